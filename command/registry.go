@@ -1,0 +1,215 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// BuiltinOwner is the owner label (Descriptor.ToolCard) of the built-in help
+// command.
+const BuiltinOwner = "CommandRegistry"
+
+// Registry is a table of commands keyed by name. It is safe for concurrent
+// use; handlers run on the caller's goroutine, without any registry lock held.
+type Registry struct {
+	logger *slog.Logger
+
+	mu     sync.RWMutex
+	byName map[string]*entry
+	order  []*entry // registration order, for Descriptors and /help
+}
+
+type entry struct {
+	cmd   *Command
+	owner string
+}
+
+// Option configures a [Registry] made by [NewRegistry].
+type Option func(*Registry)
+
+// WithLogger sets the logger a recovered handler panic is reported to, with
+// its stack. The default is slog.Default(); nil keeps the default.
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Registry) {
+		if l != nil {
+			r.logger = l
+		}
+	}
+}
+
+// NewRegistry returns a registry holding only the built-in help command.
+func NewRegistry(opts ...Option) *Registry {
+	r := &Registry{logger: slog.Default(), byName: make(map[string]*entry)}
+	for _, opt := range opts {
+		opt(r)
+	}
+	help := r.helpCommand()
+	e := &entry{cmd: help, owner: BuiltinOwner}
+	r.byName[help.name], r.order = e, []*entry{e}
+	return r
+}
+
+// Register adds commands under an owner label (the tool card or component
+// that provides them, reported as Descriptor.ToolCard). It adds all of them or
+// none: a name already taken, or taken twice in cmds, is an error wrapping
+// [ErrDuplicate] that names the command and both owners, and a mistake in a
+// declaration (see [New]) is an error naming the command.
+func (r *Registry) Register(owner string, cmds ...*Command) error {
+	if owner == "" {
+		return errors.New("command: register: empty owner label")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	batch := make(map[string]bool, len(cmds))
+	for _, c := range cmds {
+		if c == nil {
+			return fmt.Errorf("command: register %s: nil command", owner)
+		}
+		if err := c.validate(); err != nil {
+			return fmt.Errorf("command: register %s: %w", owner, err)
+		}
+		if e := r.byName[c.name]; e != nil {
+			return fmt.Errorf("%w: %s is provided by both %s and %s", ErrDuplicate, c.name, e.owner, owner)
+		}
+		if batch[c.name] {
+			return fmt.Errorf("%w: %s is provided twice by %s", ErrDuplicate, c.name, owner)
+		}
+		batch[c.name] = true
+	}
+	for _, c := range cmds {
+		e := &entry{cmd: c, owner: owner}
+		r.byName[c.name] = e
+		r.order = append(r.order, e)
+	}
+	return nil
+}
+
+// Has reports whether a command called name is registered.
+func (r *Registry) Has(name string) bool { return r.lookup(name) != nil }
+
+// Descriptors returns the discovery record of every command, in registration
+// order (the built-in help first). The result is the caller's to keep.
+func (r *Registry) Descriptors() []Descriptor {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Descriptor, len(r.order))
+	for i, e := range r.order {
+		out[i] = describe(e.cmd, e.owner)
+	}
+	return out
+}
+
+func (r *Registry) lookup(name string) *entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
+// entries returns a snapshot of the registered commands in order.
+func (r *Registry) entries() []*entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]*entry(nil), r.order...)
+}
+
+func notRecognized(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: no command name", ErrNotRecognized)
+	}
+	return fmt.Errorf("%w: %q", ErrNotRecognized, name)
+}
+
+// invoke binds args and runs c. Every failure comes back as an [*Error]
+// naming c, a panic included. When asText is set the result is rendered
+// (A76) under the same protection, since a String method may panic too.
+func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bool) (v any, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			pe := &PanicError{Value: rec, Stack: debug.Stack()}
+			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(pe.Stack))
+			v, err = nil, &Error{Command: c.name, Err: pe}
+		}
+	}()
+	in, err := c.bind(args)
+	if err != nil {
+		return nil, &Error{Command: c.name, Err: err}
+	}
+	if v, err = c.run(ctx, in); err != nil {
+		return nil, &Error{Command: c.name, Err: err}
+	}
+	if asText {
+		return render(v), nil
+	}
+	return v, nil
+}
+
+// NamedArg is a keyword argument for [Call] and [Callable]; make one with
+// [Named].
+type NamedArg struct {
+	Name  string
+	Value any
+}
+
+// Named returns a keyword argument binding the parameter called name.
+func Named(name string, value any) NamedArg { return NamedArg{Name: name, Value: value} }
+
+// Callable resolves the command called name into a typed function returning
+// its native value. R must be the handler's result type, or an interface that
+// type implements (any always works); a mismatch is an [*Error] here, not at
+// call time. An unknown name is an error wrapping [ErrNotRecognized].
+//
+// The function takes arguments as Go values of the declared parameter types
+// (string, int, float64, bool, time.Duration, []string), positionally in
+// declaration order and then as [Named] keywords, under the same binding rules
+// as text; nil leaves an optional parameter unbound. Every failure, a handler
+// panic included, is returned as an [*Error] naming the command; the handler's
+// own error is kept inside it for errors.Is and errors.As.
+func Callable[R any](r *Registry, name string) (func(ctx context.Context, args ...any) (R, error), error) {
+	e := r.lookup(name)
+	if e == nil {
+		return nil, notRecognized(name)
+	}
+	c := e.cmd
+	if c.zero != nil { // a concrete result type can be checked now
+		if _, ok := c.zero.(R); !ok {
+			return nil, &Error{Command: c.name, Err: fmt.Errorf("returns %T, not %s", c.zero, typeName[R]())}
+		}
+	}
+	return func(ctx context.Context, args ...any) (R, error) {
+		var zero R
+		bound := make([]arg, len(args))
+		for i, a := range args {
+			if kw, ok := a.(NamedArg); ok {
+				bound[i] = arg{keyword: true, name: kw.Name, value: kw.Value, native: true}
+			} else {
+				bound[i] = arg{value: a, native: true}
+			}
+		}
+		v, err := r.invoke(ctx, c, bound, false)
+		if err != nil || v == nil {
+			return zero, err
+		}
+		out, ok := v.(R)
+		if !ok {
+			return zero, &Error{Command: c.name, Err: fmt.Errorf("returned %T, not %s", v, typeName[R]())}
+		}
+		return out, nil
+	}, nil
+}
+
+// Call resolves the command called name and calls it once; see [Callable].
+func Call[R any](ctx context.Context, r *Registry, name string, args ...any) (R, error) {
+	f, err := Callable[R](r, name)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return f(ctx, args...)
+}
+
+// typeName names the type R, interfaces included.
+func typeName[R any]() string { return fmt.Sprintf("%T", (*R)(nil))[1:] }
