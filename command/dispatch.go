@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -45,9 +44,7 @@ func (r *Registry) Dispatch(ctx context.Context, text string) (string, error) {
 	}
 	v, err := r.invoke(ctx, e.cmd, classify(e.cmd, words[1:]), true)
 	if err != nil {
-		var ce *Error
-		errors.As(err, &ce) // invoke only returns *Error
-		return failure(name, ce.Err), nil
+		return failure(name, err.(*Error).Err), nil // invoke only returns *Error
 	}
 	return v.(string), nil
 }

@@ -51,6 +51,12 @@ func (tm *team) record(s string) {
 	tm.calls = append(tm.calls, s)
 }
 
+func (tm *team) reset() {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.hired, tm.calls = nil, nil
+}
+
 func (tm *team) hires() []address {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()

@@ -200,6 +200,9 @@ func (p *Param[T]) validate() error {
 	if p.parse == nil {
 		return fmt.Errorf("parameter %s was not made by a constructor such as command.String", p.name)
 	}
+	if p.check != nil && len(p.enum) == 0 {
+		return fmt.Errorf("parameter %s: Enum has no values", p.name)
+	}
 	if p.hasDefault && p.check != nil {
 		if err := p.check(p.def); err != nil {
 			return fmt.Errorf("parameter %s: default: %w", p.name, err)

@@ -68,6 +68,7 @@ func TestRegisterInvalidDeclarations_A67_A68(t *testing.T) {
 		{"parameter twice", "T", New("x", "", noop, String("a", ""), Int("a", "")), "command x: parameter a declared twice"},
 		{"required after optional", "T", New("x", "", noop, String("a", "").Optional(), String("b", "")),
 			"command x: required parameter b follows optional parameter a"},
+		{"enum without values", "T", New("x", "", noop, Enum("mode", "")), "command x: parameter mode: Enum has no values"},
 		{"enum default outside values", "T", New("x", "", noop, Enum("mode", "", "a", "b").Default("c")),
 			`command x: parameter mode: default: "c" is not one of: a, b`},
 	}
@@ -346,5 +347,14 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if n := len(tm.hires()); n != workers*20 {
 		t.Fatalf("hired %d, want %d", n, workers*20)
+	}
+}
+
+// A68: a command and its parameters report the names they were declared with.
+func TestNames_A68(t *testing.T) {
+	role := String("role", "")
+	c := New("hire_member", "", noop, role)
+	if c.Name() != "hire_member" || role.Name() != "role" {
+		t.Fatalf("names: %q %q", c.Name(), role.Name())
 	}
 }
