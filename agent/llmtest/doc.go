@@ -1,0 +1,23 @@
+// Package llmtest is an in-process, OpenAI-compatible chat-completions server
+// for tests, demos and users' own test suites: no network, no API key.
+//
+// A [Server] answers POST /v1/chat/completions the way the real API does
+// (same JSON envelope, same error bodies) from scripted models: each agent
+// has a FIFO of [Step] values (tool calls, final outputs, refusals, raw HTTP
+// errors, connection resets), and every request is recorded for assertions.
+//
+// The server is as strict as OpenAI where strictness catches our bugs: a
+// history in which an assistant tool call has no tool reply, a tool message
+// answering an unknown tool call id, or a strict json_schema that is not
+// strict-valid is answered with OpenAI's 400 body, so client code is tested on
+// the real go-openai path.
+//
+// Requests are routed to a scripted model by agent name: the default router
+// looks in the system messages for a roster line ending in " - [you]" and uses
+// the name before " (role:". Requests without tools and without a
+// response_format are summarizer requests and go to [Server.Summarizer].
+//
+// A server can also replay a recorded transcript (JSON Lines, see
+// [Exchange]): each request must match the next recorded one, and any request
+// the transcript does not expect fails with a 400 and is reported.
+package llmtest

@@ -1,0 +1,201 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Request is one chat-completions request as the server received it. Only
+// the fields tests usually assert on are decoded; Body holds the exact bytes.
+type Request struct {
+	// Agent is the routing key the request was matched to ("" for none).
+	Agent string `json:"-"`
+	// Summarizer is true for a request with neither tools nor response_format.
+	Summarizer bool `json:"-"`
+	// Body is the raw request body.
+	Body []byte `json:"-"`
+	// Authorization is the Authorization header value as sent.
+	Authorization string `json:"-"`
+
+	Model               string          `json:"model"`
+	Messages            []Message       `json:"messages"`
+	Tools               []Tool          `json:"tools,omitempty"`
+	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	Seed                *int            `json:"seed,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	Stream              bool            `json:"stream"`
+}
+
+// Message is one entry of a request's messages array.
+type Message struct {
+	Role string `json:"role"`
+	// Content is the raw content: a JSON string, an array of parts, or absent.
+	Content    json.RawMessage `json:"content,omitempty"`
+	Refusal    string          `json:"refusal,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// Text returns the message's text: the content string, or the text parts of
+// a multipart content joined together. It is "" when content is absent.
+func (m Message) Text() string {
+	if len(m.Content) == 0 {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// IsMultipart reports whether the content is an array of parts rather than a
+// plain string.
+func (m Message) IsMultipart() bool {
+	c := strings.TrimSpace(string(m.Content))
+	return strings.HasPrefix(c, "[")
+}
+
+// ToolCall is a function call as it appears on the wire, in an assistant
+// message of a request or in a scripted response.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function and carries its arguments, a JSON string
+// that need not be valid JSON.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool is a tool declaration from a request.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Strict      bool            `json:"strict,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+// ToolNames lists the names of the tools declared in the request, in order.
+func (r *Request) ToolNames() []string {
+	names := make([]string, 0, len(r.Tools))
+	for _, t := range r.Tools {
+		names = append(names, t.Function.Name)
+	}
+	return names
+}
+
+// SystemTexts returns the text of every system message, in order.
+func (r *Request) SystemTexts() []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role == "system" || m.Role == "developer" {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+// History returns the messages that are not system messages, in order.
+func (r *Request) History() []Message {
+	var out []Message
+	for _, m := range r.Messages {
+		if m.Role != "system" && m.Role != "developer" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// wire response shapes: content and refusal are explicit nulls, as OpenAI
+// sends them.
+type wireResponse struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	Choices           []wireChoice `json:"choices"`
+	Usage             *wireUsage   `json:"usage,omitempty"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+}
+
+type wireChoice struct {
+	Index        int         `json:"index"`
+	FinishReason string      `json:"finish_reason"`
+	Logprobs     any         `json:"logprobs"`
+	Message      wireMessage `json:"message"`
+}
+
+type wireMessage struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	Refusal   *string    `json:"refusal"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens          int `json:"reasoning_tokens"`
+		AudioTokens              int `json:"audio_tokens"`
+		AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+		RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+type wireError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// ErrorBody returns an OpenAI error body:
+// {"error":{"message":…,"type":…,"param":…,"code":…}}. Empty param and code
+// are sent as null.
+func ErrorBody(typ, code, param, message string) []byte {
+	var e wireError
+	e.Error.Message = message
+	e.Error.Type = typ
+	if param != "" {
+		e.Error.Param = &param
+	}
+	if code != "" {
+		e.Error.Code = &code
+	}
+	b, _ := json.Marshal(e) // cannot fail: plain strings
+	return b
+}
