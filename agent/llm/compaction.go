@@ -1,0 +1,215 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// SummaryPrefix starts the single entry that replaces compacted history.
+const SummaryPrefix = "[Conversation summary] "
+
+// SummarizerPrompts are the summarizer instructions by version (A54).
+var SummarizerPrompts = map[string]string{
+	"v1": "You compress a conversation between a user, an AI agent and its tools so the agent can continue " +
+		"the work from your summary alone. Keep verbatim every named entity, identifier, file name, number and " +
+		"agent name. Keep the original request, the facts established, the decisions taken, the outcome of each " +
+		"tool call and the open items. Write plain prose or terse bullet points, with no preamble and no closing remark.",
+}
+
+// maxToolResultChars truncates tool results in the summarizer transcript.
+const maxToolResultChars = 3000
+
+// CompactResult says what a compaction did.
+type CompactResult struct {
+	// Replaced is the number of history entries folded into the summary; 0
+	// means there was nothing to compact.
+	Replaced int
+	// Summary is the summary text (without [SummaryPrefix]).
+	Summary string
+}
+
+// String is the /compact command's reply (A56).
+func (c CompactResult) String() string {
+	if c.Replaced == 0 {
+		return "Nothing to compact."
+	}
+	return fmt.Sprintf("Compacted: replaced %d earlier message(s) with a summary.", c.Replaced)
+}
+
+// compactionOn: compaction needs a known context window and a folding
+// strategy (A52).
+func (r *Runner) compactionOn() bool {
+	return r.cfg.Model.ContextLength > 0 && r.cfg.Compaction.Strategy != StrategyNone
+}
+
+func (r *Runner) compactionState(forced int) string {
+	switch {
+	case r.cfg.Model.ContextLength == 0:
+		return "is off: set the model's context_length to enable it"
+	case r.cfg.Compaction.Strategy == StrategyNone:
+		return "strategy is none"
+	}
+	return fmt.Sprintf("ran %d time(s) and the request still does not fit", forced)
+}
+
+// shouldCompact is the auto-trigger gate (A53): never on missing data.
+func (r *Runner) shouldCompact() bool {
+	if !r.compactionOn() || !r.cfg.Compaction.AutoTrigger || r.lastInputTokens == 0 {
+		return false
+	}
+	threshold := int(math.Floor(float64(r.cfg.Model.ContextLength) * r.cfg.Compaction.TriggerRatio))
+	return r.lastInputTokens > threshold
+}
+
+// Compact folds the whole history now, ignoring the trigger gate (A56).
+// Outside a run, the event's run id is empty.
+func (r *Runner) Compact(ctx context.Context) (CompactResult, error) {
+	if r.closed {
+		return CompactResult{}, ErrClosed
+	}
+	return r.compactPrefix(ctx, "", len(r.history))
+}
+
+// compactPrefix folds history[:n] into one summary entry, keeping what
+// follows (inside a run: the run's prompt and what came after it).
+func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (CompactResult, error) {
+	strategy := r.cfg.Compaction.Strategy
+	if n == 0 || strategy == StrategyNone {
+		return CompactResult{}, nil
+	}
+	var res CompactResult
+	switch strategy {
+	case StrategySlidingWindow:
+		keep := max(n-r.cfg.Compaction.KeepRecentMessages, 0)
+		for keep > 0 && r.history[keep].Role == RoleTool { // never orphan a tool result
+			keep--
+		}
+		if keep == 0 {
+			return CompactResult{}, nil
+		}
+		res = CompactResult{Replaced: keep, Summary: fmt.Sprintf("[Sliding window: dropped %d earlier message(s)]", keep)}
+	default:
+		if err := ctx.Err(); err != nil {
+			return CompactResult{}, err
+		}
+		res = CompactResult{Replaced: n, Summary: r.summarize(ctx, r.history[:n])}
+	}
+	ev := CompactedEvent{RunID: runID, StrategyID: strategy, Summary: res.Summary, ReplacedMessageCount: res.Replaced,
+		TokensBefore: r.lastInputTokens, TokensAfter: (len(SummaryPrefix) + len(res.Summary)) / 4}
+	if strategy == StrategySummarize {
+		ev.SummarizerPromptVersion = r.cfg.Compaction.SummarizerPromptVersion
+	}
+	r.history = foldCompaction(r.history, res.Replaced, res.Summary)
+	r.emit(ev)
+	return res, nil
+}
+
+// foldCompaction replaces the first n entries with one summary entry; live
+// compaction and restore share it (A51).
+func foldCompaction(h []Message, n int, summary string) []Message {
+	n = min(max(n, 0), len(h))
+	out := make([]Message, 0, len(h)-n+1)
+	out = append(out, UserText(SummaryPrefix+summary))
+	return append(out, h[n:]...)
+}
+
+// summarize asks the model for a summary of msgs; on failure the summary is
+// a note that the messages were truncated (A54). The call is not a usage
+// event and counts against no budget.
+func (r *Runner) summarize(ctx context.Context, msgs []Message) string {
+	c := r.cfg.Compaction
+	instructions, ok := SummarizerPrompts[c.SummarizerPromptVersion]
+	if !ok {
+		instructions = SummarizerPrompts["v1"]
+	}
+	req := openai.ChatCompletionRequest{Model: c.SummaryModel, Messages: []openai.ChatCompletionMessage{
+		{Role: RoleSystem, Content: instructions},
+		{Role: RoleUser, Content: fmt.Sprintf("Summarize the conversation below in at most ~%d tokens.\n\n---\n%s---",
+			c.SummaryTargetTokens, transcript(msgs))},
+	}}
+	resp, err := r.client.CreateChatCompletion(ctx, req)
+	if err == nil && len(resp.Choices) > 0 && strings.TrimSpace(resp.Choices[0].Message.Content) != "" {
+		return strings.TrimSpace(resp.Choices[0].Message.Content)
+	}
+	if err == nil {
+		err = fmt.Errorf("empty summary")
+	}
+	r.logger.LogAttrs(ctx, slog.LevelWarn, "llm: summarizer failed; truncating history", slog.String("error", err.Error()))
+	return fmt.Sprintf("[NOTE: %d earlier message(s) were truncated to fit the context window; the summarizer failed.]", len(msgs))
+}
+
+// transcript renders messages one line per part for the summarizer.
+func transcript(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleUser:
+			fmt.Fprintf(&b, "USER: %s\n", m.Text())
+		case RoleAssistant:
+			if t := m.Text(); t != "" {
+				fmt.Fprintf(&b, "ASSISTANT: %s\n", t)
+			}
+			if m.Refusal != "" {
+				fmt.Fprintf(&b, "ASSISTANT: (refused) %s\n", m.Refusal)
+			}
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "TOOL_CALL (%s): %s\n", c.Name, c.Arguments)
+			}
+		case RoleTool:
+			content := m.Content
+			if len(content) > maxToolResultChars {
+				content = content[:maxToolResultChars] + "…[truncated]"
+			}
+			fmt.Fprintf(&b, "TOOL_RESULT (%s): %s\n", m.ToolName, content)
+		}
+	}
+	return b.String()
+}
+
+// ClearResult says what Clear dropped.
+type ClearResult struct{ Cleared int }
+
+// String is the /clear command's reply (A57).
+func (c ClearResult) String() string {
+	return fmt.Sprintf("Cleared %d message(s); system prompt regenerates on the next run.", c.Cleared)
+}
+
+// Clear drops the whole history and reports it (A57). No model call.
+func (r *Runner) Clear() ClearResult {
+	n := len(r.history)
+	r.history = nil
+	r.emit(ClearedEvent{ClearedMessageCount: n})
+	return ClearResult{Cleared: n}
+}
+
+// Restore rebuilds the history from replayed events and reseeds the
+// lifetime budget (A37, A51): messages append, a compaction folds, a clear
+// empties; the run count becomes the number of distinct run ids among usage
+// events and the lifetime tokens their sums. It replaces, never adds, so
+// replaying twice is idempotent. Nothing is emitted.
+func (r *Runner) Restore(events []Event) {
+	var h []Message
+	runs := map[string]bool{}
+	var budget agentBudget
+	for _, e := range events {
+		switch ev := e.(type) {
+		case MessageEvent:
+			h = append(h, ev.Message)
+		case CompactedEvent:
+			h = foldCompaction(h, ev.ReplacedMessageCount, ev.Summary)
+		case ClearedEvent:
+			h = nil
+		case UsageEvent:
+			runs[ev.RunID] = true
+			budget.input += ev.InputTokens
+			budget.output += ev.OutputTokens
+		}
+	}
+	budget.runs = len(runs)
+	r.history, r.budget = h, budget
+}

@@ -1,0 +1,350 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+)
+
+// Provider names accepted by [ModelConfig].
+const (
+	ProviderOpenAI           = "openai"
+	ProviderAzure            = "azure"
+	ProviderOpenAICompatible = "openai-compatible"
+)
+
+// DefaultModel is the model used when ModelConfig.Model is empty (A27).
+const DefaultModel = "gpt-5.2"
+
+// ModelConfig says which model to call and how (A27). The zero value is not
+// ready: start from [DefaultModelConfig].
+type ModelConfig struct {
+	// Provider is openai (default), azure or openai-compatible (any server
+	// speaking the OpenAI chat-completions API: Ollama, vLLM, llmtest).
+	Provider string `json:"provider" validate:"omitempty,oneof=openai azure openai-compatible"`
+	// Model is the model name sent on the wire; for azure, the deployment.
+	Model string `json:"model" validate:"required"`
+	// BaseURL overrides the provider's endpoint; required for azure and
+	// openai-compatible.
+	BaseURL string `json:"base_url,omitempty" validate:"required_if=Provider azure,required_if=Provider openai-compatible,omitempty,url"`
+	// APIKey is the key itself. Leave it empty to read APIKeyEnv. It is
+	// never logged, printed or serialized.
+	APIKey string `json:"-"`
+	// APIKeyEnv names the environment variable holding the key when APIKey
+	// is empty (default OPENAI_API_KEY).
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// AzureAPIVersion is the api-version query parameter for azure.
+	AzureAPIVersion string `json:"azure_api_version,omitempty"`
+	// Temperature in [0, 2]; nil omits it. An explicit 0 is sent as 0
+	// (go-openai alone would drop it).
+	Temperature *float32 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
+	// Seed, when set, is sent for reproducible sampling.
+	Seed *int `json:"seed,omitempty"`
+	// MaxTokens caps the completion; sent as max_completion_tokens to
+	// reasoning models (gpt-5*, o-series), as max_tokens otherwise.
+	MaxTokens int `json:"max_tokens,omitempty" validate:"gte=0"`
+	// ContextLength is the model's context window in tokens; compaction is
+	// off unless it is set (A52).
+	ContextLength int `json:"context_length,omitempty" validate:"gte=0"`
+	// ReasoningEffort is low, medium or high; only reasoning models accept it.
+	ReasoningEffort string `json:"reasoning_effort,omitempty" validate:"omitempty,oneof=low medium high"`
+}
+
+// DefaultModelConfig returns provider openai, model [DefaultModel], key from
+// OPENAI_API_KEY.
+func DefaultModelConfig() ModelConfig {
+	return ModelConfig{Provider: ProviderOpenAI, Model: DefaultModel, APIKeyEnv: "OPENAI_API_KEY"}
+}
+
+// String describes the config without its API key.
+func (m ModelConfig) String() string {
+	return fmt.Sprintf("ModelConfig{provider=%s model=%s base_url=%s key=%s}", m.provider(), m.Model, m.BaseURL, redact(m.APIKey))
+}
+
+// LogValue logs the config without its API key.
+func (m ModelConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("provider", m.provider()), slog.String("model", m.Model),
+		slog.String("base_url", m.BaseURL), slog.String("api_key", redact(m.APIKey)))
+}
+
+func redact(key string) string {
+	if key == "" {
+		return "unset"
+	}
+	return "[redacted]"
+}
+
+func (m ModelConfig) provider() string {
+	if m.Provider == "" {
+		return ProviderOpenAI
+	}
+	return m.Provider
+}
+
+// apiKey resolves the key: APIKey, else the environment variable.
+func (m ModelConfig) apiKey() string {
+	if m.APIKey != "" {
+		return m.APIKey
+	}
+	env := m.APIKeyEnv
+	if env == "" {
+		env = "OPENAI_API_KEY"
+	}
+	return os.Getenv(env)
+}
+
+// IsReasoningModel reports whether OpenAI treats the model as a reasoning
+// model (gpt-5*, o1*, o3*, o4*): those take max_completion_tokens, accept
+// reasoning_effort and fix temperature at 1.
+func IsReasoningModel(model string) bool {
+	for _, p := range []string{"gpt-5", "o1", "o3", "o4"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPConfig tunes the HTTP layer (A28). The zero value takes the defaults.
+type HTTPConfig struct {
+	// Timeout bounds each attempt (default 120 s). A timed-out attempt is
+	// not retried.
+	Timeout time.Duration `json:"timeout,omitempty" validate:"gte=0"`
+	// MaxAttempts is the total number of attempts, first included
+	// (default 5).
+	MaxAttempts int `json:"max_attempts,omitempty" validate:"gte=0"`
+	// BackoffBase is the multiplier of the random exponential backoff
+	// (default 0.5 s): attempt n waits a random time in [0, base·2^n).
+	BackoffBase time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
+	// BackoffMax caps one backoff (default 60 s).
+	BackoffMax time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
+	// RetryAfterMax caps a server's Retry-After (default 300 s).
+	RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+}
+
+func (h HTTPConfig) withDefaults() HTTPConfig {
+	if h.Timeout == 0 {
+		h.Timeout = 120 * time.Second
+	}
+	if h.MaxAttempts == 0 {
+		h.MaxAttempts = 5
+	}
+	if h.BackoffBase == 0 {
+		h.BackoffBase = 500 * time.Millisecond
+	}
+	if h.BackoffMax == 0 {
+		h.BackoffMax = 60 * time.Second
+	}
+	if h.RetryAfterMax == 0 {
+		h.RetryAfterMax = 300 * time.Second
+	}
+	return h
+}
+
+// End strategies (A25). In native structured-output mode both behave the
+// same; the field is carried for the final-tool mode (LATER).
+const (
+	EndStrategyExhaustive = "exhaustive"
+	EndStrategyEarly      = "early"
+)
+
+// RuntimeConfig holds the loop's knobs (A99).
+type RuntimeConfig struct {
+	// Retries is the budget of model-fixable failures per run: invalid
+	// outputs, and per tool the retry errors it returns (default 3).
+	Retries int `json:"retries" validate:"gte=0"`
+	// EndStrategy is exhaustive (default) or early.
+	EndStrategy string `json:"end_strategy,omitempty" validate:"omitempty,oneof=exhaustive early"`
+	// ParallelToolCalls, when set, is sent as parallel_tool_calls; nil sends
+	// nothing (C8). Tool calls of one response run concurrently unless it
+	// is false or a tool is marked Serial; results keep call order (A26).
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// HTTP tunes timeouts and retries.
+	HTTP HTTPConfig `json:"http"`
+}
+
+// DefaultRuntimeConfig returns retries 3, end strategy exhaustive, parallel
+// tool calls unset, HTTP defaults.
+func DefaultRuntimeConfig() RuntimeConfig {
+	return RuntimeConfig{Retries: 3, EndStrategy: EndStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()}
+}
+
+// RunUsageLimits bound one run; counters reset every run (A31). Nil means
+// unlimited; a set value must be > 0.
+type RunUsageLimits struct {
+	// RequestLimit caps model requests per run (default 50).
+	RequestLimit *int `json:"run_request_limit,omitempty" validate:"omitempty,gt=0"`
+	// ToolCallsLimit caps executed tool calls per run.
+	ToolCallsLimit *int `json:"tool_calls_limit,omitempty" validate:"omitempty,gt=0"`
+	// InputTokensLimit caps prompt tokens summed over the run.
+	InputTokensLimit *int `json:"input_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+	// OutputTokensLimit caps completion tokens summed over the run.
+	OutputTokensLimit *int `json:"output_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+	// TotalTokensLimit caps prompt + completion tokens over the run.
+	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+}
+
+// DefaultRunUsageLimits returns the 50-request brake and nothing else.
+func DefaultRunUsageLimits() RunUsageLimits { return RunUsageLimits{RequestLimit: Ptr(50)} }
+
+// AgentUsageLimits bound the runner's whole lifetime (A32). All nil (the
+// default) never blocks.
+type AgentUsageLimits struct {
+	// RequestLimit caps the number of runs.
+	RequestLimit *int `json:"agent_request_limit,omitempty" validate:"omitempty,gt=0"`
+	// InputTokensLimit caps lifetime prompt tokens.
+	InputTokensLimit *int `json:"input_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+	// OutputTokensLimit caps lifetime completion tokens.
+	OutputTokensLimit *int `json:"output_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+	// TotalTokensLimit caps lifetime prompt + completion tokens.
+	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+}
+
+// Compaction strategies (A54, A55).
+const (
+	StrategySummarize     = "summarize"
+	StrategySlidingWindow = "sliding_window"
+	StrategyNone          = "none"
+)
+
+// CompactionConfig configures context compaction (A52). It has no effect
+// unless ModelConfig.ContextLength is set.
+type CompactionConfig struct {
+	// Strategy is summarize (default), sliding_window or none.
+	Strategy string `json:"strategy,omitempty" validate:"omitempty,oneof=summarize sliding_window none"`
+	// AutoTrigger compacts before a request once the last prompt exceeded
+	// ContextLength × TriggerRatio (default true via
+	// [DefaultCompactionConfig]).
+	AutoTrigger bool `json:"auto_trigger"`
+	// TriggerRatio in (0, 1] (default 0.85).
+	TriggerRatio float64 `json:"trigger_ratio,omitempty" validate:"gte=0,lte=1"`
+	// KeepRecentMessages is what sliding_window keeps (default 4).
+	KeepRecentMessages int `json:"keep_recent_messages,omitempty" validate:"gte=0"`
+	// SummaryTargetTokens is the summary length asked for (default 2000).
+	SummaryTargetTokens int `json:"summary_target_tokens,omitempty" validate:"gte=0"`
+	// SummarizerPromptVersion selects the summarizer instructions
+	// (default v1).
+	SummarizerPromptVersion string `json:"summarizer_prompt_version,omitempty"`
+	// SummaryModel is the model for the summarizer call (default: the
+	// agent's model).
+	SummaryModel string `json:"summary_model,omitempty"`
+}
+
+// DefaultCompactionConfig returns summarize, auto-trigger on, ratio 0.85,
+// keep 4, target 2000 tokens, prompt v1.
+func DefaultCompactionConfig() CompactionConfig {
+	return CompactionConfig{Strategy: StrategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
+		KeepRecentMessages: 4, SummaryTargetTokens: 2000, SummarizerPromptVersion: "v1"}
+}
+
+func (c CompactionConfig) withDefaults() CompactionConfig {
+	d := DefaultCompactionConfig()
+	if c.Strategy == "" {
+		c.Strategy = d.Strategy
+	}
+	if c.TriggerRatio == 0 {
+		c.TriggerRatio = d.TriggerRatio
+	}
+	if c.KeepRecentMessages == 0 {
+		c.KeepRecentMessages = d.KeepRecentMessages
+	}
+	if c.SummaryTargetTokens == 0 {
+		c.SummaryTargetTokens = d.SummaryTargetTokens
+	}
+	if c.SummarizerPromptVersion == "" {
+		c.SummarizerPromptVersion = d.SummarizerPromptVersion
+	}
+	return c
+}
+
+// Config is everything a [Runner] needs besides tools and callbacks.
+type Config struct {
+	Model       ModelConfig      `json:"model_cfg"`
+	Runtime     RuntimeConfig    `json:"runtime_cfg"`
+	RunLimits   RunUsageLimits   `json:"run_usage_limits"`
+	AgentLimits AgentUsageLimits `json:"agent_usage_limits"`
+	Compaction  CompactionConfig `json:"compaction_cfg"`
+	// Backstory is the first system-prompt section (A19).
+	Backstory string `json:"backstory,omitempty"`
+}
+
+// DefaultConfig returns the documented defaults of every part.
+func DefaultConfig() Config {
+	return Config{
+		Model:       DefaultModelConfig(),
+		Runtime:     DefaultRuntimeConfig(),
+		RunLimits:   DefaultRunUsageLimits(),
+		Compaction:  DefaultCompactionConfig(),
+		AgentLimits: AgentUsageLimits{},
+	}
+}
+
+var validate = validator.New(validator.WithRequiredStructEnabled())
+
+// Validate checks every field and the cross-field rules, naming what is
+// wrong: temperature on a reasoning model, and a compaction threshold that
+// a run-tier token limit would pre-empt (A39).
+func (c Config) Validate() error {
+	if err := validate.Struct(c); err != nil {
+		return fmt.Errorf("llm: invalid config: %w", describeValidation(err))
+	}
+	if IsReasoningModel(c.Model.Model) && c.Model.Temperature != nil && *c.Model.Temperature != 1 {
+		return fmt.Errorf("llm: invalid config: model %q is a reasoning model: temperature must be unset or 1, got %g",
+			c.Model.Model, *c.Model.Temperature)
+	}
+	if c.Model.ReasoningEffort != "" && !IsReasoningModel(c.Model.Model) {
+		return fmt.Errorf("llm: invalid config: reasoning_effort %q needs a reasoning model, %q is not one",
+			c.Model.ReasoningEffort, c.Model.Model)
+	}
+	comp := c.Compaction.withDefaults()
+	if comp.AutoTrigger && comp.Strategy != StrategyNone && c.Model.ContextLength > 0 {
+		threshold := int(math.Floor(float64(c.Model.ContextLength) * comp.TriggerRatio))
+		for name, lim := range map[string]*int{"input_tokens_limit": c.RunLimits.InputTokensLimit, "total_tokens_limit": c.RunLimits.TotalTokensLimit} {
+			if lim != nil && threshold >= *lim {
+				return fmt.Errorf("llm: invalid config: compaction threshold %d (context_length %d × trigger_ratio %g) must be below run %s %d, or compaction would never fire",
+					threshold, c.Model.ContextLength, comp.TriggerRatio, name, *lim)
+			}
+		}
+	}
+	return nil
+}
+
+// describeValidation turns validator errors into one line per field.
+func describeValidation(err error) error {
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	parts := make([]string, 0, len(verrs))
+	for _, fe := range verrs {
+		rule := fe.Tag()
+		if fe.Param() != "" {
+			rule += "=" + fe.Param()
+		}
+		parts = append(parts, fmt.Sprintf("%s: value %v fails %s", strings.TrimPrefix(fe.Namespace(), "Config."), valueOf(fe.Value()), rule))
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+func valueOf(v any) any {
+	switch p := v.(type) {
+	case *int:
+		if p != nil {
+			return *p
+		}
+	case *float32:
+		if p != nil {
+			return *p
+		}
+	}
+	return v
+}
+
+// Ptr returns a pointer to v; handy for optional limits.
+func Ptr[T any](v T) *T { return &v }

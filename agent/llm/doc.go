@@ -1,0 +1,31 @@
+// Package llm is the LLM layer of akgentic agents: a chat-completions
+// client over github.com/sashabaranov/go-openai for any OpenAI-compatible
+// endpoint, and the ReAct loop an agent runs on every message.
+//
+// The pieces:
+//
+//   - [ModelConfig], [RuntimeConfig], [RunUsageLimits], [AgentUsageLimits]
+//     and [CompactionConfig], gathered in [Config] with [DefaultConfig] and
+//     [Config.Validate].
+//   - [Client]: go-openai with a retrying HTTP doer ([RetryDoer]: backoff
+//     with jitter, Retry-After honoured, fail fast on 4xx other than 408,
+//     409 and 429) and the model settings applied to each request.
+//   - [Runner] and [Run]: the loop. A run sends the system prompt (backstory,
+//     date, [SystemPrompt] sections), the history and the new prompt with
+//     the tools and a strict json_schema response format made from the
+//     caller's output type ([Output]); executes tool calls ([Tool],
+//     [NewTool], [Retry]); feeds invalid output back to the model; enforces
+//     both usage tiers ([UsageLimitError]); and heals the history when a run
+//     fails so the next request is valid.
+//   - Events ([MessageEvent], [UsageEvent], [ToolCallEvent],
+//     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to an
+//     [Observer]; [Runner.Restore] folds them back into a history and a
+//     lifetime budget.
+//   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
+//   - Compaction: [Runner.Compact] and [Runner.Clear], and the auto-trigger
+//     when the model's context length is known.
+//
+// A Runner is driven from one goroutine (an agent's); its tools may run
+// concurrently. The package's tests speak to the fake server in
+// agent/llmtest, never to the network.
+package llm

@@ -1,0 +1,189 @@
+package llm
+
+import (
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one history entry (A20). It is our own type, converted to
+// go-openai's at the edge, so it serializes the same way in events and
+// transcripts whatever the client library does.
+type Message struct {
+	Role string `json:"role"`
+	// Content is the text; for an assistant final output, its JSON.
+	Content string `json:"content,omitempty"`
+	// Parts, when set, replaces Content with multipart content (text and
+	// images).
+	Parts []Part `json:"parts,omitempty"`
+	// Refusal is an assistant refusal text.
+	Refusal string `json:"refusal,omitempty"`
+	// ToolCalls are an assistant's function calls.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolName is the tool a tool message comes from; kept for summaries,
+	// never sent.
+	ToolName string `json:"tool_name,omitempty"`
+}
+
+// Part is one part of multipart content.
+type Part struct {
+	// Type is "text" or "image_url".
+	Type string `json:"type"`
+	// Text is the text of a text part.
+	Text string `json:"text,omitempty"`
+	// ImageURL is an https or data: URL for an image part.
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+// ToolCall is one function call requested by the model. Arguments is the
+// raw JSON string as the model sent it, which may be invalid.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// UserText returns a plain-text user message.
+func UserText(text string) Message { return Message{Role: RoleUser, Content: text} }
+
+// UserParts returns a multipart user message.
+func UserParts(parts ...Part) Message { return Message{Role: RoleUser, Parts: parts} }
+
+// TextPart returns a text part.
+func TextPart(text string) Part { return Part{Type: "text", Text: text} }
+
+// ImagePart returns an image part for an https or data: URL.
+func ImagePart(url string) Part { return Part{Type: "image_url", ImageURL: url} }
+
+// Text returns the message text: Content, or the text parts joined.
+func (m Message) Text() string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	var s string
+	for _, p := range m.Parts {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+func (m Message) toOpenAI() openai.ChatCompletionMessage {
+	out := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Refusal: m.Refusal, ToolCallID: m.ToolCallID}
+	if len(m.Parts) > 0 {
+		out.Content = ""
+		out.MultiContent = make([]openai.ChatMessagePart, len(m.Parts))
+		for i, p := range m.Parts {
+			op := openai.ChatMessagePart{Type: openai.ChatMessagePartType(p.Type), Text: p.Text}
+			if p.ImageURL != "" {
+				op.ImageURL = &openai.ChatMessageImageURL{URL: p.ImageURL}
+			}
+			out.MultiContent[i] = op
+		}
+	}
+	if len(m.ToolCalls) > 0 {
+		out.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			out.ToolCalls[i] = openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}}
+		}
+	}
+	return out
+}
+
+func fromOpenAI(m openai.ChatCompletionMessage) Message {
+	out := Message{Role: RoleAssistant, Content: m.Content, Refusal: m.Refusal}
+	if len(m.ToolCalls) > 0 {
+		out.ToolCalls = make([]ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			out.ToolCalls[i] = ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+		}
+	}
+	return out
+}
+
+// Event is what a [Runner] reports to its observer: [MessageEvent],
+// [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent] and
+// [ClearedEvent]. The set is closed.
+type Event interface{ llmEvent() }
+
+// Observer receives events synchronously, in order, on the goroutine that
+// runs the loop. It must not call back into the Runner.
+type Observer func(Event)
+
+// MessageEvent reports one history append (A50); replaying these rebuilds
+// the history (A51).
+type MessageEvent struct {
+	RunID   string  `json:"run_id"`
+	Message Message `json:"message"`
+}
+
+// UsageEvent reports one model response (A41): tokens as the provider
+// counted them and the cost from the price table.
+type UsageEvent struct {
+	RunID        string `json:"run_id"`
+	ModelName    string `json:"model_name"`
+	ProviderName string `json:"provider_name"`
+	// InputTokens is prompt_tokens, cached tokens included.
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens is completion_tokens, reasoning tokens included.
+	OutputTokens     int     `json:"output_tokens"`
+	CacheReadTokens  int     `json:"cache_read_tokens"`
+	CacheWriteTokens int     `json:"cache_write_tokens"`
+	ReasoningTokens  int     `json:"reasoning_tokens"`
+	Requests         int     `json:"requests"`
+	Cost             float64 `json:"cost"`
+}
+
+// ToolCallEvent reports one tool call of a response, in call order (A48).
+type ToolCallEvent struct {
+	RunID      string `json:"run_id"`
+	ToolName   string `json:"tool_name"`
+	ToolCallID string `json:"tool_call_id"`
+	// Arguments is the raw JSON string as sent by the model.
+	Arguments string `json:"arguments"`
+}
+
+// ToolReturnEvent reports one tool result (A49); Success is false when the
+// result is retry feedback or an abort notice.
+type ToolReturnEvent struct {
+	RunID      string `json:"run_id"`
+	ToolName   string `json:"tool_name"`
+	ToolCallID string `json:"tool_call_id"`
+	Success    bool   `json:"success"`
+}
+
+// CompactedEvent reports a compaction (A54); replaying it folds the history
+// the same way.
+type CompactedEvent struct {
+	// RunID is empty outside a run.
+	RunID                   string `json:"run_id,omitempty"`
+	StrategyID              string `json:"strategy_id"`
+	Summary                 string `json:"summary"`
+	ReplacedMessageCount    int    `json:"replaced_message_count"`
+	SummarizerPromptVersion string `json:"summarizer_prompt_version,omitempty"`
+	TokensBefore            int    `json:"tokens_before"`
+	TokensAfter             int    `json:"tokens_after"`
+}
+
+// ClearedEvent reports that the history was dropped (A57).
+type ClearedEvent struct {
+	RunID               string `json:"run_id,omitempty"`
+	ClearedMessageCount int    `json:"cleared_message_count"`
+}
+
+func (MessageEvent) llmEvent()    {}
+func (UsageEvent) llmEvent()      {}
+func (ToolCallEvent) llmEvent()   {}
+func (ToolReturnEvent) llmEvent() {}
+func (CompactedEvent) llmEvent()  {}
+func (ClearedEvent) llmEvent()    {}

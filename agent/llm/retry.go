@@ -1,0 +1,239 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Sleeper waits for d or until ctx is done, whichever is first, and returns
+// ctx's error in the second case. Tests inject one that records or scales.
+type Sleeper func(ctx context.Context, d time.Duration) error
+
+// SleepContext is the real [Sleeper].
+func SleepContext(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
+// HTTPConfig.Timeout; such attempts are not retried (A28).
+var ErrAttemptTimeout = errors.New("llm: request timed out")
+
+// RetryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
+// 409, any 5xx and transport errors (connection reset, refused, EOF), with
+// random exponential backoff that a Retry-After header overrides (A28). It
+// fails fast on other statuses, on its per-attempt timeout and when the
+// caller's context ends. After the last attempt the last answer (or error)
+// is returned as is, so go-openai decodes the API error.
+type RetryDoer struct {
+	// Next sends one attempt; nil uses a private *http.Client.
+	Next openai.HTTPDoer
+	// Config holds timeout, attempts and backoff; zero fields take defaults.
+	Config HTTPConfig
+	// Sleep waits between attempts (default [SleepContext]).
+	Sleep Sleeper
+	// Jitter returns a float in [0, 1) that scales the backoff (default
+	// math/rand/v2).
+	Jitter func() float64
+	// Logger receives one debug line per retry; nil discards. It never sees
+	// headers, so no API key is logged.
+	Logger *slog.Logger
+	// Now is the clock used for HTTP-date Retry-After values.
+	Now func() time.Time
+}
+
+// Do sends req, retrying as described on [RetryDoer].
+func (d *RetryDoer) Do(req *http.Request) (*http.Response, error) {
+	cfg := d.Config.withDefaults()
+	body, err := snapshotBody(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx := req.Context()
+	for attempt := 1; ; attempt++ {
+		resp, err := d.attempt(ctx, req, body, cfg.Timeout)
+		if attempt >= cfg.MaxAttempts || !retryable(ctx, resp, err) || quotaExhausted(resp) {
+			return resp, err
+		}
+		wait := d.backoff(cfg, attempt, resp)
+		d.logger().LogAttrs(ctx, slog.LevelDebug, "llm: retrying request", slog.Int("attempt", attempt),
+			slog.Int("status", statusOf(resp)), slog.String("error", errString(err)), slog.Duration("wait", wait))
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+		}
+		if err := d.sleep()(ctx, wait); err != nil {
+			return nil, fmt.Errorf("llm: waiting to retry: %w", err)
+		}
+	}
+}
+
+func (d *RetryDoer) attempt(ctx context.Context, req *http.Request, body []byte, timeout time.Duration) (*http.Response, error) {
+	actx, cancel := context.WithTimeoutCause(ctx, timeout, ErrAttemptTimeout)
+	r := req.Clone(actx)
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	resp, err := d.next().Do(r)
+	if err != nil {
+		cancel()
+		if context.Cause(actx) == ErrAttemptTimeout && ctx.Err() == nil {
+			return nil, fmt.Errorf("%w after %s: %w", ErrAttemptTimeout, timeout, err)
+		}
+		return nil, err
+	}
+	// The body is read after Do returns: cancel when it is closed.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// quotaExhausted reports a 429 insufficient_quota: retrying cannot help, so
+// it fails fast. The body is put back for the caller to decode.
+func quotaExhausted(resp *http.Response) bool {
+	if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(b), resp.Body), Closer: resp.Body}
+	return err == nil && bytes.Contains(b, []byte(`"insufficient_quota"`))
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+func snapshotBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("llm: reading request body: %w", err)
+	}
+	return b, nil
+}
+
+// retryable decides from one attempt's outcome.
+func retryable(ctx context.Context, resp *http.Response, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil {
+		return !errors.Is(err, ErrAttemptTimeout)
+	}
+	switch s := resp.StatusCode; {
+	case s == http.StatusTooManyRequests, s == http.StatusRequestTimeout, s == http.StatusConflict:
+		return true
+	case s >= 500:
+		return true
+	}
+	return false
+}
+
+// backoff is the wait before the next attempt: Retry-After when the server
+// sent one (capped), else random exponential.
+func (d *RetryDoer) backoff(cfg HTTPConfig, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), d.now()); ok {
+			return min(ra, cfg.RetryAfterMax)
+		}
+	}
+	ceiling := cfg.BackoffMax
+	if attempt < 40 {
+		ceiling = min(cfg.BackoffMax, cfg.BackoffBase*time.Duration(1<<attempt))
+	}
+	j := rand.Float64
+	if d.Jitter != nil {
+		j = d.Jitter
+	}
+	return time.Duration(j() * float64(ceiling))
+}
+
+// parseRetryAfter reads seconds (possibly fractional) or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+func (d *RetryDoer) next() openai.HTTPDoer {
+	if d.Next == nil {
+		return http.DefaultClient
+	}
+	return d.Next
+}
+
+func (d *RetryDoer) sleep() Sleeper {
+	if d.Sleep == nil {
+		return SleepContext
+	}
+	return d.Sleep
+}
+
+func (d *RetryDoer) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
+}
+
+func (d *RetryDoer) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
+func statusOf(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

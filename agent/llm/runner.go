@@ -1,0 +1,536 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Errors a run can end with besides [*UsageLimitError], API errors and the
+// context's error.
+var (
+	// ErrOutputRetriesExceeded: the model's final output stayed invalid
+	// after RuntimeConfig.Retries corrections (A23).
+	ErrOutputRetriesExceeded = errors.New("llm: output retries exceeded")
+	// ErrToolRetriesExceeded: one tool failed with retry errors more than
+	// RuntimeConfig.Retries times in a run (A22).
+	ErrToolRetriesExceeded = errors.New("llm: tool retries exceeded")
+	// ErrContentFilter: the provider stopped the answer with
+	// finish_reason content_filter (A23).
+	ErrContentFilter = errors.New("llm: response stopped by the content filter")
+	// ErrContextLength: the conversation does not fit the model's context
+	// window and compaction is off or did not help.
+	ErrContextLength = errors.New("llm: context length exceeded")
+	// ErrClosed: the runner was closed.
+	ErrClosed = errors.New("llm: runner closed")
+)
+
+// SystemPrompt returns one system-prompt section; it is evaluated at the
+// start of every run (A19). An empty string omits the section.
+type SystemPrompt func(ctx context.Context) string
+
+// Options are the injectable parts of a [Runner].
+type Options struct {
+	// Client is the model client; nil builds one from Config.Model and
+	// Config.Runtime.HTTP with ClientOptions, owned (closed) by the runner.
+	Client *Client
+	// ClientOptions are used when Client is nil.
+	ClientOptions ClientOptions
+	// Tools the model may call.
+	Tools []*Tool
+	// SystemPrompts are the sections after the backstory and the date.
+	SystemPrompts []SystemPrompt
+	// Observer receives every event; nil discards.
+	Observer Observer
+	// Prices prices usage events (default [DefaultPriceTable]).
+	Prices *PriceTable
+	// Logger receives debug and warning lines; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for the date section (default time.Now).
+	Now func() time.Time
+	// NewRunID makes run ids (default random UUIDs).
+	NewRunID func() string
+}
+
+// Runner is the ReAct loop of one agent: its history, tools, budgets and
+// compaction. Runs are not concurrent: call [Run], [Runner.Compact],
+// [Runner.Clear] and [Runner.Restore] from one goroutine at a time, as an
+// actor does.
+type Runner struct {
+	cfg        Config
+	client     *Client
+	ownsClient bool
+	tools      []*Tool
+	toolIndex  map[string]*Tool
+	wireTools  []openai.Tool
+	system     []SystemPrompt
+	observer   Observer
+	prices     *PriceTable
+	logger     *slog.Logger
+	now        func() time.Time
+	newRunID   func() string
+
+	history         []Message
+	budget          agentBudget
+	lastInputTokens int
+	closed          bool
+}
+
+// NewRunner validates cfg and builds a runner.
+func NewRunner(cfg Config, opts Options) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Runtime.HTTP = cfg.Runtime.HTTP.withDefaults()
+	cfg.Compaction = cfg.Compaction.withDefaults()
+	r := &Runner{cfg: cfg, client: opts.Client, system: opts.SystemPrompts, observer: opts.Observer,
+		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
+	if r.client == nil {
+		c, err := NewClient(cfg.Model, cfg.Runtime.HTTP, opts.ClientOptions)
+		if err != nil {
+			return nil, err
+		}
+		r.client, r.ownsClient = c, true
+	}
+	if r.prices == nil {
+		r.prices = DefaultPriceTable()
+	}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.newRunID == nil {
+		r.newRunID = func() string { return uuid.NewString() }
+	}
+	if r.observer == nil {
+		r.observer = func(Event) {}
+	}
+	if err := r.SetTools(opts.Tools...); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// SetTools replaces the tools the model may call.
+func (r *Runner) SetTools(tools ...*Tool) error {
+	index := make(map[string]*Tool, len(tools))
+	wire := make([]openai.Tool, 0, len(tools))
+	for _, t := range tools {
+		if t == nil || t.Call == nil || !namePattern.MatchString(t.Name) {
+			return fmt.Errorf("llm: tool %v: needs a valid name and a Call function", toolName(t))
+		}
+		if _, dup := index[t.Name]; dup {
+			return fmt.Errorf("llm: tool %s declared twice", t.Name)
+		}
+		index[t.Name] = t
+		var params any = t.Parameters
+		if t.Parameters == nil {
+			params = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
+		}
+		wire = append(wire, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Strict: t.Strict, Parameters: params}})
+	}
+	r.tools, r.toolIndex, r.wireTools = tools, index, wire
+	return nil
+}
+
+func toolName(t *Tool) string {
+	if t == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%q", t.Name)
+}
+
+// AddSystemPrompt appends a system-prompt section.
+func (r *Runner) AddSystemPrompt(p SystemPrompt) { r.system = append(r.system, p) }
+
+// History returns a copy of the history.
+func (r *Runner) History() []Message { return append([]Message(nil), r.history...) }
+
+// LastInputTokens is the prompt size of the latest response, 0 if unknown
+// (A43).
+func (r *Runner) LastInputTokens() int { return r.lastInputTokens }
+
+// AgentUsage returns the lifetime tier's counters: runs started, input and
+// output tokens (A34).
+func (r *Runner) AgentUsage() (runs, input, output int) {
+	return r.budget.runs, r.budget.input, r.budget.output
+}
+
+// Close releases the client's connections when the runner owns it. It is
+// idempotent; later runs fail with [ErrClosed] (A101).
+func (r *Runner) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.ownsClient {
+		return r.client.Close()
+	}
+	return nil
+}
+
+func (r *Runner) emit(e Event) { r.observer(e) }
+
+func (r *Runner) appendMessage(runID string, m Message) {
+	r.history = append(r.history, m)
+	r.emit(MessageEvent{RunID: runID, Message: m})
+}
+
+// outputSpec is what the loop needs of an [Output], whatever its type.
+type outputSpec[T any] interface {
+	Name() string
+	Parse(string) (T, error)
+}
+
+// Run sends prompt with the history and runs the ReAct loop until the model
+// answers a valid out (A17-A30): tools are executed and answered, invalid
+// outputs are fed back for correction, both usage tiers are enforced, and a
+// failed run leaves a history the next run can send (A30).
+func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) (T, error) {
+	var zero T
+	if r.closed {
+		return zero, ErrClosed
+	}
+	if out == nil {
+		return zero, errors.New("llm: Run needs an output")
+	}
+	if err := r.budget.preflight(r.cfg.AgentLimits); err != nil {
+		return zero, err
+	}
+	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out,
+		format: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: out.Name(), Schema: out.Schema(), Strict: true}},
+		toolRetries: map[string]int{}}
+	res, err := rs.run(prompt)
+	r.budget.input += rs.usage.input
+	r.budget.output += rs.usage.output
+	if err != nil {
+		r.heal(rs.id, err)
+		return zero, err
+	}
+	return res, nil
+}
+
+type runState[T any] struct {
+	r              *Runner
+	ctx            context.Context
+	id             string
+	out            outputSpec[T]
+	format         *openai.ChatCompletionResponseFormat
+	usage          runUsage
+	system         []openai.ChatCompletionMessage
+	promptIndex    int
+	outputRetries  int
+	toolRetries    map[string]int
+	autoCompacted  bool
+	forcedCompacts int
+}
+
+func (rs *runState[T]) run(prompt Message) (T, error) {
+	var zero T
+	r := rs.r
+	if prompt.Role == "" {
+		prompt.Role = RoleUser
+	}
+	rs.system = r.systemMessages(rs.ctx)
+	rs.promptIndex = len(r.history)
+	r.appendMessage(rs.id, prompt)
+	for {
+		if err := rs.ctx.Err(); err != nil {
+			return zero, err
+		}
+		if err := r.cfg.RunLimits.beforeRequest(rs.usage); err != nil {
+			return zero, err
+		}
+		if !rs.autoCompacted && r.shouldCompact() {
+			rs.autoCompacted = true
+			if _, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex); err != nil {
+				return zero, err
+			}
+		}
+		resp, err := r.client.CreateChatCompletion(rs.ctx, rs.request())
+		if err != nil {
+			if !isContextLength(err) {
+				return zero, fmt.Errorf("llm: chat completion with model %s: %w", r.client.model.Model, err)
+			}
+			if !r.compactionOn() || rs.forcedCompacts > 0 {
+				return zero, fmt.Errorf("%w (compaction %s): %w", ErrContextLength, r.compactionState(rs.forcedCompacts), err)
+			}
+			rs.forcedCompacts++
+			if _, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex); err != nil {
+				return zero, err
+			}
+			continue
+		}
+		rs.usage.requests++
+		if done, res, err := rs.handle(resp); done || err != nil {
+			return res, err
+		}
+	}
+}
+
+// handle processes one response; done means the run is over with res.
+func (rs *runState[T]) handle(resp openai.ChatCompletionResponse) (done bool, res T, err error) {
+	r := rs.r
+	usage := r.usageEvent(rs.id, resp)
+	rs.usage.input += usage.InputTokens
+	rs.usage.output += usage.OutputTokens
+	r.lastInputTokens = usage.InputTokens
+	if len(resp.Choices) == 0 {
+		r.emit(usage)
+		if err := r.cfg.RunLimits.afterResponse(rs.usage); err != nil {
+			return true, res, err
+		}
+		return false, res, rs.outputRetry(errors.New("the response had no choices"), false)
+	}
+	choice := resp.Choices[0]
+	msg := fromOpenAI(choice.Message)
+	r.appendMessage(rs.id, msg)
+	for _, c := range msg.ToolCalls {
+		r.emit(ToolCallEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Arguments: c.Arguments})
+	}
+	r.emit(usage)
+	if err := r.cfg.RunLimits.afterResponse(rs.usage); err != nil {
+		return true, res, err
+	}
+	if len(msg.ToolCalls) > 0 { // never final: A21
+		if err := r.cfg.RunLimits.beforeTools(rs.usage, len(msg.ToolCalls)); err != nil {
+			return true, res, err
+		}
+		rs.usage.toolCalls += len(msg.ToolCalls)
+		return false, res, rs.runTools(msg.ToolCalls)
+	}
+	if choice.FinishReason == openai.FinishReasonContentFilter {
+		return true, res, ErrContentFilter
+	}
+	var perr error
+	switch {
+	case msg.Refusal != "":
+		perr = fmt.Errorf("the model refused: %s", msg.Refusal)
+	default:
+		res, perr = rs.out.Parse(msg.Content)
+		if perr != nil && choice.FinishReason == openai.FinishReasonLength {
+			perr = fmt.Errorf("the response was cut off at the token limit (%w); answer more briefly", perr)
+		}
+	}
+	if perr == nil {
+		return true, res, nil
+	}
+	return false, res, rs.outputRetry(perr, true)
+}
+
+// outputRetry spends one output retry; with feedback it tells the model
+// what was wrong (A23).
+func (rs *runState[T]) outputRetry(cause error, feedback bool) error {
+	rs.outputRetries++
+	if rs.outputRetries > rs.r.cfg.Runtime.Retries {
+		return fmt.Errorf("%w (%d retries): %w", ErrOutputRetriesExceeded, rs.r.cfg.Runtime.Retries, cause)
+	}
+	rs.r.logger.LogAttrs(rs.ctx, slog.LevelDebug, "llm: invalid output, retrying", slog.String("run_id", rs.id), slog.String("reason", cause.Error()))
+	if feedback {
+		rs.r.appendMessage(rs.id, UserText(fmt.Sprintf(
+			"Validation feedback:\n%v\n\nFix the errors and try again: answer with JSON that matches the %s schema.", cause, rs.out.Name())))
+	}
+	return nil
+}
+
+// request assembles system block + history, tools and the output format.
+func (rs *runState[T]) request() openai.ChatCompletionRequest {
+	r := rs.r
+	msgs := make([]openai.ChatCompletionMessage, 0, len(rs.system)+len(r.history))
+	msgs = append(msgs, rs.system...)
+	for _, m := range r.history {
+		msgs = append(msgs, m.toOpenAI())
+	}
+	req := openai.ChatCompletionRequest{Messages: msgs, Tools: r.wireTools, ResponseFormat: rs.format}
+	if p := r.cfg.Runtime.ParallelToolCalls; p != nil && len(r.wireTools) > 0 {
+		req.ParallelToolCalls = *p
+	}
+	return req
+}
+
+func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMessage {
+	sections := make([]string, 0, 2+len(r.system))
+	sections = append(sections, r.cfg.Backstory, "The current date is "+r.now().Format(time.DateOnly)+".")
+	for _, p := range r.system {
+		sections = append(sections, p(ctx))
+	}
+	out := make([]openai.ChatCompletionMessage, 0, len(sections))
+	for _, s := range sections {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, openai.ChatCompletionMessage{Role: RoleSystem, Content: s})
+		}
+	}
+	return out
+}
+
+func (r *Runner) usageEvent(runID string, resp openai.ChatCompletionResponse) UsageEvent {
+	e := UsageEvent{RunID: runID, ModelName: resp.Model, ProviderName: "openai", Requests: 1,
+		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens}
+	if e.ModelName == "" {
+		e.ModelName = r.client.model.Model
+	}
+	if d := resp.Usage.PromptTokensDetails; d != nil {
+		e.CacheReadTokens = d.CachedTokens
+	}
+	if d := resp.Usage.CompletionTokensDetails; d != nil {
+		e.ReasoningTokens = d.ReasoningTokens
+	}
+	e.Cost = r.prices.Cost(e.ModelName, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens)
+	return e
+}
+
+// toolResult is one executed call.
+type toolResult struct {
+	content string
+	retry   bool  // model-fixable failure: feedback sent, counter spent
+	err     error // aborts the run
+}
+
+// runTools executes a batch, in parallel when allowed, and appends results
+// in call order (A22, A26).
+func (rs *runState[T]) runTools(calls []ToolCall) error {
+	r := rs.r
+	results := make([]toolResult, len(calls))
+	if r.parallel(calls) {
+		var wg sync.WaitGroup
+		for i, c := range calls {
+			wg.Go(func() { results[i] = r.callTool(rs.ctx, c) })
+		}
+		wg.Wait()
+	} else {
+		for i, c := range calls {
+			results[i] = r.callTool(rs.ctx, c)
+		}
+	}
+	var abort error
+	for i, c := range calls {
+		res := results[i]
+		if res.err != nil && abort == nil {
+			abort = res.err
+		}
+		content := res.content
+		if res.err != nil {
+			content = fmt.Sprintf("Tool call aborted: %v", res.err)
+		}
+		r.appendMessage(rs.id, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
+		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil})
+	}
+	if abort != nil {
+		return abort
+	}
+	for i, c := range calls {
+		if !results[i].retry {
+			continue
+		}
+		rs.toolRetries[c.Name]++
+		if n := rs.toolRetries[c.Name]; n > r.cfg.Runtime.Retries {
+			return fmt.Errorf("%w: tool %s failed %d times: %s", ErrToolRetriesExceeded, c.Name, n, results[i].content)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) parallel(calls []ToolCall) bool {
+	if len(calls) < 2 || (r.cfg.Runtime.ParallelToolCalls != nil && !*r.cfg.Runtime.ParallelToolCalls) {
+		return false
+	}
+	for _, c := range calls {
+		if t := r.toolIndex[c.Name]; t != nil && t.Serial {
+			return false
+		}
+	}
+	return true
+}
+
+const retryHint = "\n\nFix the errors and try again."
+
+// callTool runs one call, turning every failure into a result.
+func (r *Runner) callTool(ctx context.Context, c ToolCall) (res toolResult) {
+	t := r.toolIndex[c.Name]
+	if t == nil {
+		names := make([]string, len(r.tools))
+		for i, t := range r.tools {
+			names[i] = t.Name
+		}
+		return toolResult{retry: true, content: fmt.Sprintf("Unknown tool name: %q. Available tools: %s.%s",
+			c.Name, strings.Join(names, ", "), retryHint)}
+	}
+	args := strings.TrimSpace(c.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return toolResult{retry: true, content: fmt.Sprintf("Invalid arguments for %s: not valid JSON: %s%s", c.Name, c.Arguments, retryHint)}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.LogAttrs(ctx, slog.LevelError, "llm: tool panicked", slog.String("tool", c.Name),
+				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			res = toolResult{err: fmt.Errorf("llm: tool %s panicked: %v", c.Name, p)}
+		}
+	}()
+	out, err := t.Call(ctx, json.RawMessage(args))
+	if err != nil {
+		var re *RetryError
+		if errors.As(err, &re) {
+			return toolResult{retry: true, content: re.Message + retryHint}
+		}
+		return toolResult{err: fmt.Errorf("llm: tool %s: %w", c.Name, err)}
+	}
+	if s, ok := out.(string); ok {
+		return toolResult{content: s}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return toolResult{err: fmt.Errorf("llm: tool %s: encoding its result: %w", c.Name, err)}
+	}
+	return toolResult{content: string(b)}
+}
+
+// heal answers every tool call of the last assistant message that has no
+// result yet, so the next request is valid (A30).
+func (r *Runner) heal(runID string, cause error) {
+	last := -1
+	for i := len(r.history) - 1; i >= 0; i-- {
+		if r.history[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || len(r.history[last].ToolCalls) == 0 {
+		return
+	}
+	answered := map[string]bool{}
+	for _, m := range r.history[last+1:] {
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for _, c := range r.history[last].ToolCalls {
+		if answered[c.ID] {
+			continue
+		}
+		r.appendMessage(runID, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+			Content: fmt.Sprintf("Tool call aborted: the run ended before it executed (%v).", cause)})
+		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false})
+	}
+}
+
+func isContextLength(err error) bool {
+	var ae *openai.APIError
+	return errors.As(err, &ae) && ae.Code == "context_length_exceeded"
+}
