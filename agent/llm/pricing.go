@@ -37,8 +37,10 @@ type PriceTable struct {
 // "cache_read": 0.5, "cache_write": 2}, ...}}.
 func ParsePriceTable(r io.Reader) (*PriceTable, error) {
 	var doc struct {
-		Version string           `json:"version"`
-		Models  map[string]Price `json:"models"`
+		Version  string           `json:"version"`
+		Currency string           `json:"currency"`
+		Unit     string           `json:"unit"`
+		Models   map[string]Price `json:"models"`
 	}
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
