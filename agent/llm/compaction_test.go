@@ -126,7 +126,9 @@ func TestCompactAndClear(t *testing.T) {
 // S51, A51: the restore fold, with nothing emitted.
 func TestRestoreFold(t *testing.T) {
 	h := newHarness(t, nil)
-	msg := func(role, text string) llm.Event { return llm.MessageEvent{Message: llm.Message{Role: role, Content: text}} }
+	msg := func(role, text string) llm.Event {
+		return llm.MessageEvent{Message: llm.Message{Role: role, Content: text}}
+	}
 	h.runner.Restore([]llm.Event{
 		msg("user", "u1"), msg("assistant", "a1"),
 		llm.CompactedEvent{Summary: "S", ReplacedMessageCount: 2},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -197,4 +198,9 @@ func usageErr(t *testing.T, err error) *llm.UsageLimitError {
 		t.Fatalf("want *UsageLimitError, got %T %v", err, err)
 	}
 	return ule
+}
+
+func plainRequest() openai.ChatCompletionRequest {
+	return openai.ChatCompletionRequest{ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}}
 }
