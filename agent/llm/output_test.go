@@ -33,7 +33,7 @@ func TestOutputParse(t *testing.T) {
 		t.Fatalf("%+v %v", d, err)
 	}
 	for content, want := range map[string]string{
-		`{"name":"c","inner":{}}`:                                  `"c" is not one of a, b`,
+		`{"name":"c","inner":{"n":1,"f":1,"b":true,"items":[]}}`:   `"c" is not one of a, b`,
 		`{"name":"a","inner":{"n":1.5,"f":1,"b":true,"items":[]}}`: "$.inner.n: expected an integer, got the number 1.5",
 		`{"name":"a","inner":{"n":1,"f":"x","b":true,"items":[]}}`: "$.inner.f: expected a number",
 		`{"name":"a","inner":{"n":1,"f":1,"b":"yes","items":[]}}`:  "$.inner.b: expected true or false",
