@@ -1,0 +1,241 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/google/uuid"
+)
+
+// Context is what a handler, a hook or a proxy closure gets: the actor's
+// view of itself and the runtime. It is valid only on the actor's own
+// goroutine, during the call it was passed to; do not keep it or hand it
+// to another goroutine.
+type Context struct {
+	cell   *cell
+	sender *message.Address
+}
+
+// Self returns the actor's own address.
+func (c *Context) Self() *message.Address { return c.cell.self }
+
+// Sender returns the sender of the message being handled (nil for raw
+// values, proxy calls and messages told without a sender).
+func (c *Context) Sender() *message.Address { return c.sender }
+
+// Message returns the message whose turn is running (nil outside a turn and
+// for raw values).
+func (c *Context) Message() message.Message { return c.cell.current }
+
+// System returns the actor system.
+func (c *Context) System() *System { return c.cell.sys }
+
+// Logger returns the actor's logger (the system's, with the actor's name).
+func (c *Context) Logger() *slog.Logger { return c.cell.logger }
+
+// Config returns the actor's own copy of its config: a pointer to the config
+// type it was spawned with (*Config when none was given).
+func (c *Context) Config() any { return c.cell.cfg }
+
+// TeamID returns the actor's team id.
+func (c *Context) TeamID() uuid.UUID { return c.cell.self.TeamID() }
+
+// Parent returns the address of the actor that spawned this one (nil for a
+// root actor).
+func (c *Context) Parent() *message.Address { return c.cell.parentA }
+
+// Orchestrator returns the team's orchestrator (nil outside a team; the
+// orchestrator gets itself).
+func (c *Context) Orchestrator() *message.Address {
+	if c.cell.childOrch != nil && c.cell.childOrch == c.cell.self {
+		return c.cell.self
+	}
+	return c.cell.orch
+}
+
+// Restoring reports whether the actor was spawned as part of a restore.
+func (c *Context) Restoring() bool { return c.cell.restoring }
+
+// UserID returns the user id the actor was spawned with (inherited by
+// children).
+func (c *Context) UserID() string { return c.cell.userID }
+
+// UserEmail returns the user email the actor was spawned with (inherited by
+// children).
+func (c *Context) UserEmail() string { return c.cell.userEmail }
+
+// Children returns the addresses of the actor's children, in creation order
+// (B24).
+func (c *Context) Children() []*message.Address {
+	return append([]*message.Address(nil), c.cell.children...)
+}
+
+// Spawn creates a child actor (B19): it joins this actor's team, reports to
+// the same orchestrator, inherits the squad unless its config names one, and
+// is appended to Children. cfg is copied; see System.Spawn.
+func (c *Context) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address, error) {
+	return c.cell.sys.spawn(c.cell, a, cfg, opts)
+}
+
+// Send sends msg to the actor at to (B39). A message is stamped (sender =
+// this actor, its team, parent = the current message) and a SentMessage is
+// emitted before delivery; any other value is delivered as it is. It fails
+// with ErrActorDead when the recipient cannot receive (after the
+// SentMessage went out) and with ErrNotDeliverable for a snapshot address.
+func (c *Context) Send(to *message.Address, msg any) error {
+	if to == nil {
+		return errors.New("actor: Send to a nil address")
+	}
+	msg = c.stamp(to, msg)
+	if h, ok := to.Handle().(*handle); ok {
+		cc := h.cell()
+		if cc == nil {
+			return deadError(to)
+		}
+		return cc.enqueue(envelope{msg: msg})
+	}
+	return to.Tell(msg)
+}
+
+// stamp prepares a message for sending from this actor and emits its
+// SentMessage; other values pass through.
+func (c *Context) stamp(to *message.Address, msg any) any {
+	m, ok := msg.(message.Message)
+	if !ok {
+		return msg
+	}
+	if !message.Claim(m) {
+		m = message.Clone(m)
+		message.Claim(m)
+	}
+	cl := c.cell
+	b := m.Envelope()
+	b.Sender = cl.self
+	b.Recipient = to
+	team := cl.self.TeamID()
+	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
+	if cl.current != nil {
+		b.ParentID = uuid.NullUUID{UUID: cl.current.Envelope().ID, Valid: true}
+	} else {
+		b.ParentID = uuid.NullUUID{}
+	}
+	now := clock.UnixNano()
+	if b.ID == uuid.Nil {
+		b.ID = message.NewID()
+	}
+	if b.Timestamp.IsZero() {
+		b.Timestamp = clock.Now()
+	}
+	if cl.emitter != nil {
+		cl.emitter.Emit(Record{Kind: RecordSent, Time: now, Emitter: cl.self, Parent: cl.current, Message: m, Recipient: to})
+	}
+	return m
+}
+
+// Ask sends msg like Send and waits for the recipient's handler to return,
+// or for ctx. Asking oneself fails at once with ErrSelfAsk (it would
+// deadlock, B46).
+func (c *Context) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
+	if to == nil {
+		return nil, errors.New("actor: Ask to a nil address")
+	}
+	if to.AgentID() == c.cell.self.AgentID() {
+		return nil, fmt.Errorf("%w: %s", ErrSelfAsk, to)
+	}
+	msg = c.stamp(to, msg)
+	if h, ok := to.Handle().(*handle); ok {
+		return h.ask(ctx, envelope{msg: msg})
+	}
+	return to.Ask(ctx, msg)
+}
+
+// Stop runs this actor's recursive stop (B20): checkpoint its state, stop
+// every child completely, in creation order, then put the stop marker at the
+// tail of its own mailbox. What is already queued is still handled; then
+// OnStop runs, once. Calling it again does nothing.
+func (c *Context) Stop() error { return c.cell.stopTree() }
+
+// StopSelf puts the stop marker at the tail of the mailbox without touching
+// the children (the orchestrator's finalize step, B97).
+func (c *Context) StopSelf() error { return c.cell.stopSelf() }
+
+// Stopping reports whether the actor's stop marker was posted.
+func (c *Context) Stopping() bool { return c.cell.stopping }
+
+// Mailbox returns the messages waiting in the mailbox, in queue order,
+// without removing them (B40): never the one being handled, never raw
+// values, proxy calls or control entries.
+func (c *Context) Mailbox() []message.Message {
+	cl := c.cell
+	cl.pull()
+	var out []message.Message
+	for _, env := range cl.pending[cl.pendHead:] {
+		if env.kind != envMsg {
+			continue
+		}
+		if m, ok := env.msg.(message.Message); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ConsumeMailbox removes the waiting messages whose ids are listed and
+// returns them in queue order (B41). Ids not queued are ignored. Each removed
+// message gets one HandledMessage (B42) and never a turn of its own; an ask
+// among them is answered with ErrConsumed.
+func (c *Context) ConsumeMailbox(ids ...uuid.UUID) []message.Message {
+	if len(ids) == 0 {
+		return nil
+	}
+	want := make(map[uuid.UUID]struct{}, len(ids))
+	for _, id := range ids {
+		want[id] = struct{}{}
+	}
+	cl := c.cell
+	cl.pull()
+	var out []message.Message
+	keep := cl.pending[:cl.pendHead]
+	for _, env := range cl.pending[cl.pendHead:] {
+		m, ok := env.msg.(message.Message)
+		if ok && env.kind == envMsg {
+			if _, hit := want[m.Envelope().ID]; hit {
+				out = append(out, m)
+				if env.reply != nil {
+					env.reply <- result{err: fmt.Errorf("%w: %s", ErrConsumed, message.TypeName(m))}
+				}
+				continue
+			}
+		}
+		keep = append(keep, env)
+	}
+	clear(cl.pending[len(keep):])
+	cl.pending = keep
+	if cl.emitter != nil {
+		for _, m := range out {
+			cl.emitter.Emit(Record{Kind: RecordHandled, Time: clock.UnixNano(), Emitter: cl.self, Parent: cl.current, Message: m})
+		}
+	}
+	return out
+}
+
+// NotifyEvent emits an EventMessage carrying ev to the orchestrator (B14).
+func (c *Context) NotifyEvent(ev any) {
+	cl := c.cell
+	if cl.emitter != nil {
+		cl.emitter.Emit(Record{Kind: RecordEvent, Time: clock.UnixNano(), Emitter: cl.self, Parent: cl.current, Value: ev})
+	}
+}
+
+// Report emits err as the runtime reports a failed handler: a WarningMessage
+// for a WarningError, an ErrorMessage otherwise, naming the current message.
+// The actor goes on.
+func (c *Context) Report(err error) {
+	if err != nil {
+		c.cell.report(err, c.cell.current)
+	}
+}

@@ -1,0 +1,329 @@
+package message
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// ErrNotDeliverable is returned by Tell and Ask on a snapshot address (one
+// deserialized from JSON or built for history): it names an actor but cannot
+// reach one. The error returned wraps it and names the address.
+var ErrNotDeliverable = errors.New("address cannot deliver")
+
+// AddressKind says what an Address can do.
+type AddressKind uint8
+
+const (
+	// Live addresses belong to a running runtime and deliver to its actor.
+	Live AddressKind = iota
+	// Snapshot addresses were deserialized or built from an identity; they
+	// report alive but refuse delivery (the Python ActorAddressProxy).
+	Snapshot
+	// Stopped addresses record an actor known to be stopped; they report
+	// not alive and refuse delivery (the Python ActorAddressStopped).
+	Stopped
+)
+
+func (k AddressKind) String() string {
+	switch k {
+	case Live:
+		return "live"
+	case Snapshot:
+		return "snapshot"
+	case Stopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("AddressKind(%d)", uint8(k))
+}
+
+// Identity is everything an address says about its actor. It is captured
+// once, when the address is built, and never re-read from the actor.
+type Identity struct {
+	AgentID     uuid.UUID // unique agent identity
+	Name        string    // e.g. "@Summarizer"
+	Role        string    // e.g. "SummaryAgent"
+	TeamID      uuid.UUID // team membership; always set for live actors
+	SquadID     uuid.UUID // optional sub-grouping; uuid.Nil when none
+	UserProxy   bool      // the actor is a user proxy (by kind, not by name)
+	Type        string    // the actor's concrete type, "" if unknown
+	Orchestrate bool      // the actor is a team root (orchestrator)
+}
+
+// Handle is the delivery side of a live address, implemented by the actor
+// runtime. Addresses never expose it; it is exported only so that the runtime
+// package can implement it.
+type Handle interface {
+	// Alive reports whether the actor can still receive.
+	Alive() bool
+	// Tell delivers msg without waiting.
+	Tell(msg any) error
+	// Ask delivers msg and waits for the handler's result.
+	Ask(ctx context.Context, msg any) (any, error)
+}
+
+// Address is a reference to an actor, like a mailbox address: a snapshot of
+// the actor's identity plus, for a live address, a weak handle used only to
+// deliver. Holding an address never keeps a stopped actor's memory alive, and
+// every identity accessor keeps working after the actor stopped or was
+// collected.
+//
+// Compare addresses with Equal (by agent id); two *Address values for the
+// same actor need not be the same pointer.
+type Address struct {
+	id   Identity
+	kind AddressKind
+	h    Handle
+}
+
+// NewLiveAddress builds a live address over h. It is meant for actor runtimes.
+func NewLiveAddress(id Identity, h Handle) *Address {
+	return &Address{id: id, kind: Live, h: h}
+}
+
+// NewSnapshotAddress builds a snapshot address: alive, never deliverable.
+// Tests use it as a fake address.
+func NewSnapshotAddress(id Identity) *Address {
+	return &Address{id: id, kind: Snapshot}
+}
+
+// NewStoppedAddress builds an address for an actor known to be stopped.
+func NewStoppedAddress(id Identity) *Address {
+	return &Address{id: id, kind: Stopped}
+}
+
+// Identity returns the identity snapshot.
+func (a *Address) Identity() Identity {
+	if a == nil {
+		return Identity{}
+	}
+	return a.id
+}
+
+// AgentID returns the actor's unique id.
+func (a *Address) AgentID() uuid.UUID { return a.Identity().AgentID }
+
+// Name returns the actor's name.
+func (a *Address) Name() string { return a.Identity().Name }
+
+// Role returns the actor's role.
+func (a *Address) Role() string { return a.Identity().Role }
+
+// TeamID returns the actor's team id.
+func (a *Address) TeamID() uuid.UUID { return a.Identity().TeamID }
+
+// SquadID returns the actor's squad id, uuid.Nil when it has none.
+func (a *Address) SquadID() uuid.UUID { return a.Identity().SquadID }
+
+// IsUserProxy reports whether the actor is a user proxy: true for the
+// UserProxy actor and anything built on it, whatever its name or role.
+func (a *Address) IsUserProxy() bool { return a.Identity().UserProxy }
+
+// IsOrchestrator reports whether the actor is a team root.
+func (a *Address) IsOrchestrator() bool { return a.Identity().Orchestrate }
+
+// ActorType returns the actor's concrete type name, "" if unknown.
+func (a *Address) ActorType() string { return a.Identity().Type }
+
+// Kind says whether the address is live, a snapshot, or a stopped record.
+func (a *Address) Kind() AddressKind {
+	if a == nil {
+		return Stopped
+	}
+	return a.kind
+}
+
+// Handle returns the delivery handle of a live address, nil otherwise. It is
+// meant for actor runtimes.
+func (a *Address) Handle() Handle {
+	if a == nil {
+		return nil
+	}
+	return a.h
+}
+
+// IsAlive reports whether the actor can still receive. For a live address it
+// is false once the actor stopped or was collected; a snapshot reports true
+// and a stopped record false. It never panics and is safe to poll.
+func (a *Address) IsAlive() bool {
+	if a == nil {
+		return false
+	}
+	switch a.kind {
+	case Live:
+		return a.h != nil && a.h.Alive()
+	case Snapshot:
+		return true
+	}
+	return false
+}
+
+// Tell delivers msg to the actor without waiting for it to be handled. Unlike
+// a send from inside an actor it stamps nothing. It fails with the runtime's
+// dead-actor error when the actor cannot receive, and with ErrNotDeliverable
+// on a snapshot or stopped address.
+func (a *Address) Tell(msg any) error {
+	if a == nil || a.kind != Live || a.h == nil {
+		return a.refuse()
+	}
+	return a.h.Tell(msg)
+}
+
+// Ask delivers msg and waits until the handler returns, or ctx is done. It
+// fails like Tell when the actor cannot receive.
+func (a *Address) Ask(ctx context.Context, msg any) (any, error) {
+	if a == nil || a.kind != Live || a.h == nil {
+		return nil, a.refuse()
+	}
+	return a.h.Ask(ctx, msg)
+}
+
+func (a *Address) refuse() error {
+	if a == nil {
+		return fmt.Errorf("nil address: %w", ErrNotDeliverable)
+	}
+	return fmt.Errorf("%s: %w", a, ErrNotDeliverable)
+}
+
+// Equal reports whether a and b name the same actor (same agent id).
+func (a *Address) Equal(b *Address) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.id.AgentID == b.id.AgentID
+}
+
+// String returns "name(role, agent id)" for logs and errors.
+func (a *Address) String() string {
+	if a == nil {
+		return "<nil address>"
+	}
+	return fmt.Sprintf("%s(%s, %s)", a.id.Name, a.id.Role, a.id.AgentID)
+}
+
+// Snapshot returns a snapshot address with the same identity: a value safe to
+// hand to subscribers and persist. A snapshot or stopped address is returned
+// unchanged.
+func (a *Address) Snapshot() *Address {
+	if a == nil || a.kind != Live {
+		return a
+	}
+	return &Address{id: a.id, kind: Snapshot}
+}
+
+// AsStopped returns a stopped record with the same identity.
+func (a *Address) AsStopped() *Address {
+	if a == nil {
+		return nil
+	}
+	return &Address{id: a.id, kind: Stopped}
+}
+
+// AddressDict is the serialized form of an address: exactly the eight keys of
+// akgentic-core's ActorAddressDict.
+type AddressDict struct {
+	Tag         bool   `json:"__actor_address__"`
+	ActorType   string `json:"__actor_type__"`
+	AgentID     string `json:"agent_id"`
+	Name        string `json:"name"`
+	Role        string `json:"role"`
+	TeamID      string `json:"team_id"`
+	SquadID     string `json:"squad_id"`
+	IsUserProxy bool   `json:"is_user_proxy"`
+}
+
+func uuidString(u uuid.UUID) string {
+	if u == uuid.Nil {
+		return ""
+	}
+	return u.String()
+}
+
+// Serialize returns the address as an AddressDict; nil ids are "".
+func (a *Address) Serialize() AddressDict {
+	id := a.Identity()
+	return AddressDict{
+		Tag:         true,
+		ActorType:   id.Type,
+		AgentID:     uuidString(id.AgentID),
+		Name:        id.Name,
+		Role:        id.Role,
+		TeamID:      uuidString(id.TeamID),
+		SquadID:     uuidString(id.SquadID),
+		IsUserProxy: id.UserProxy,
+	}
+}
+
+// Identity decodes the dict's identity. An absent or empty id is uuid.Nil; a
+// malformed id is an error naming the field.
+func (d AddressDict) Identity() (Identity, error) {
+	var id Identity
+	var err error
+	if id.AgentID, err = parseOptionalUUID("agent_id", d.AgentID); err != nil {
+		return id, err
+	}
+	if id.TeamID, err = parseOptionalUUID("team_id", d.TeamID); err != nil {
+		return id, err
+	}
+	if id.SquadID, err = parseOptionalUUID("squad_id", d.SquadID); err != nil {
+		return id, err
+	}
+	id.Name, id.Role, id.UserProxy, id.Type = d.Name, d.Role, d.IsUserProxy, d.ActorType
+	return id, nil
+}
+
+func parseOptionalUUID(field, s string) (uuid.UUID, error) {
+	if s == "" {
+		return uuid.Nil, nil
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("address field %s: %w", field, err)
+	}
+	return u, nil
+}
+
+// Deserialize turns an AddressDict into an address: the resolver's result
+// when resolve is non-nil and returns a non-nil address, else a snapshot.
+func Deserialize(d AddressDict, resolve func(Identity) *Address) (*Address, error) {
+	id, err := d.Identity()
+	if err != nil {
+		return nil, err
+	}
+	if resolve != nil {
+		if a := resolve(id); a != nil {
+			return a, nil
+		}
+	}
+	return NewSnapshotAddress(id), nil
+}
+
+// MarshalJSON encodes the address as its AddressDict.
+func (a *Address) MarshalJSON() ([]byte, error) {
+	return json.Marshal(a.Serialize())
+}
+
+// UnmarshalJSON decodes an AddressDict into a snapshot address. The object
+// must carry "__actor_address__": true.
+func (a *Address) UnmarshalJSON(data []byte) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	var d AddressDict
+	if err := json.Unmarshal(data, &d); err != nil {
+		return fmt.Errorf("decode address: %w", err)
+	}
+	if !d.Tag {
+		return errors.New(`decode address: missing "__actor_address__": true`)
+	}
+	id, err := d.Identity()
+	if err != nil {
+		return fmt.Errorf("decode address: %w", err)
+	}
+	*a = Address{id: id, kind: Snapshot}
+	return nil
+}

@@ -1,0 +1,238 @@
+package message
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+)
+
+// TypeTag is the JSON key naming a value's registered type (B115).
+const TypeTag = "__model__"
+
+// ErrUnknownType is wrapped by decode errors for a type name that is not
+// registered, and by encode errors for a type that is not.
+var ErrUnknownType = errors.New("type not registered")
+
+var registry = struct {
+	sync.RWMutex
+	byName map[string]reflect.Type
+	byType map[reflect.Type]string
+}{byName: map[string]reflect.Type{}, byType: map[reflect.Type]string{}}
+
+// Register registers the struct type T under name so that values of type *T
+// (and T) encode with that name as their type tag and decode back to *T.
+// Persisted names are forever: renaming a type must keep its registered
+// name, or stored events stop decoding. Registering the same name for
+// another type, or the same type under another name, panics: it is a
+// programming error caught at init.
+func Register[T any](name string) {
+	RegisterType(name, reflect.TypeFor[T]())
+}
+
+// RegisterType is Register for a reflect.Type (a struct type).
+func RegisterType(name string, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if name == "" {
+		panic("message: Register with an empty name")
+	}
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("message: Register(%q): %s is not a struct type", name, t))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if old, ok := registry.byName[name]; ok && old != t {
+		panic(fmt.Sprintf("message: name %q already registered for %s", name, old))
+	}
+	if old, ok := registry.byType[t]; ok && old != name {
+		panic(fmt.Sprintf("message: %s already registered as %q", t, old))
+	}
+	registry.byName[name] = t
+	registry.byType[t] = name
+}
+
+// Registered returns the registered type names, sorted.
+func Registered() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New returns a new zero *T for the type registered under name.
+func New(name string) (any, error) {
+	registry.RLock()
+	t, ok := registry.byName[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("message: %q: %w", name, ErrUnknownType)
+	}
+	return reflect.New(t).Interface(), nil
+}
+
+func nameOf(t reflect.Type) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	registry.RLock()
+	defer registry.RUnlock()
+	n, ok := registry.byType[t]
+	return n, ok
+}
+
+func init() {
+	Register[UserMessage]("UserMessage")
+	Register[ResultMessage]("ResultMessage")
+	Register[CancelMessage]("CancelMessage")
+	Register[StopRecursively]("StopRecursively")
+	Register[TeamStoppingEvent]("TeamStoppingEvent")
+	Register[ClosedNotification]("ClosedNotification")
+	Register[StartMessage]("StartMessage")
+	Register[StopMessage]("StopMessage")
+	Register[SentMessage]("SentMessage")
+	Register[ReceivedMessage]("ReceivedMessage")
+	Register[ProcessedMessage]("ProcessedMessage")
+	Register[HandledMessage]("HandledMessage")
+	Register[NotificationMessage]("NotificationMessage")
+	Register[ErrorMessage]("ErrorMessage")
+	Register[WarningMessage]("WarningMessage")
+	Register[StateChangedMessage]("StateChangedMessage")
+	Register[EventMessage]("EventMessage")
+}
+
+// Marshal encodes a registered value (a message, a telemetry record or a
+// payload such as TeamStoppingEvent) as a JSON object whose first key is
+// "__model__", the registered name. Nested messages and payloads carry their
+// own tags. An unregistered type is an error wrapping ErrUnknownType.
+func Marshal(v any) ([]byte, error) {
+	if v == nil {
+		return nil, errors.New("message: Marshal(nil)")
+	}
+	name, ok := nameOf(reflect.TypeOf(v))
+	if !ok {
+		return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("message: encode %s: %w", name, err)
+	}
+	return tag(name, body)
+}
+
+func tag(name string, body []byte) ([]byte, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("message: encode %s: not a JSON object", name)
+	}
+	qn, _ := json.Marshal(name)
+	out := make([]byte, 0, len(body)+len(TypeTag)+len(qn)+4)
+	out = append(out, `{"`+TypeTag+`":`...)
+	out = append(out, qn...)
+	if len(bytes.TrimSpace(body[1:len(body)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, body[1:]...)
+	return out, nil
+}
+
+// Unmarshal decodes a JSON object written by Marshal into a new value of
+// the registered type named by its "__model__" key (always a pointer, e.g.
+// *UserMessage). A missing tag, an unknown name or a field of the wrong type
+// is an error naming what was wrong; unknown keys are ignored.
+func Unmarshal(data []byte) (any, error) {
+	var head struct {
+		Model *string `json:"__model__"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("message: decode: %w", err)
+	}
+	if head.Model == nil {
+		return nil, fmt.Errorf("message: decode: missing %q type tag", TypeTag)
+	}
+	v, err := New(*head.Model)
+	if err != nil {
+		return nil, fmt.Errorf("message: decode: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("message: decode %s: %w", *head.Model, err)
+	}
+	return v, nil
+}
+
+// UnmarshalMessage is Unmarshal for a value that must be a Message.
+func UnmarshalMessage(data []byte) (Message, error) {
+	v, err := Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(Message)
+	if !ok {
+		return nil, fmt.Errorf("message: decode: %T is not a Message", v)
+	}
+	return m, nil
+}
+
+// marshalValue encodes a nested value: null for nil, tagged when its type is
+// registered, plain JSON otherwise.
+func marshalValue(v any) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage("null"), nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return json.RawMessage("null"), nil
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	if name, ok := nameOf(rv.Type()); ok {
+		body, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return tag(name, body)
+	}
+	return json.Marshal(v)
+}
+
+// unmarshalValue decodes a nested value: nil for null, the registered type
+// for a tagged object, the raw JSON otherwise.
+func unmarshalValue(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if raw[0] == '{' {
+		var head struct {
+			Model *string `json:"__model__"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, err
+		}
+		if head.Model != nil {
+			return Unmarshal(raw)
+		}
+	}
+	return append(json.RawMessage(nil), raw...), nil
+}
+
+func unmarshalMessage(raw json.RawMessage, field string) (Message, error) {
+	v, err := unmarshalValue(raw)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	m, ok := v.(Message)
+	if !ok {
+		return nil, fmt.Errorf("field %s: %T is not a tagged message", field, v)
+	}
+	return m, nil
+}

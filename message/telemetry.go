@@ -1,0 +1,289 @@
+package message
+
+import (
+	"encoding/json"
+
+	"github.com/google/uuid"
+)
+
+// Telemetry is implemented by every telemetry record the runtime emits to a
+// team's orchestrator.
+type Telemetry interface {
+	Message
+	telemetry()
+}
+
+// StartMessage records an actor's start (B7): its config and its parent.
+// The runtime emits it in the creator's context, before the actor's OnStart.
+type StartMessage struct {
+	Base
+	Config any      `json:"config"`
+	Parent *Address `json:"parent"`
+}
+
+// StopMessage records an actor's stop (B12), once per actor.
+type StopMessage struct {
+	Base
+}
+
+// SentMessage opens the ledger record of a message (B10): emitted by the
+// sender after stamping and before delivery.
+type SentMessage struct {
+	Base
+	Message   Message  `json:"message"`
+	Recipient *Address `json:"recipient"`
+}
+
+// ReceivedMessage records the start of a turn for a message (B8).
+type ReceivedMessage struct {
+	Base
+	MessageID uuid.UUID `json:"message_id"`
+}
+
+// ProcessedMessage closes a message's ledger record after its own turn (B9).
+type ProcessedMessage struct {
+	Base
+	MessageID uuid.UUID `json:"message_id"`
+}
+
+// HandledMessage closes a message's ledger record when a running turn
+// consumed it from the mailbox, so it never got a turn of its own (B16).
+type HandledMessage struct {
+	Base
+	MessageID uuid.UUID `json:"message_id"`
+}
+
+// Notification is implemented by NotificationMessage, ErrorMessage and
+// WarningMessage, so one case in a type switch covers all three (B13).
+type Notification interface {
+	Telemetry
+	Notice() *NotificationMessage
+}
+
+// NotificationMessage reports something about a turn (B13). ContentType is
+// the error's type name ("" for none), Content its text, CurrentMessage the
+// message being handled when it happened (nil outside a turn).
+type NotificationMessage struct {
+	Base
+	ContentType    string  `json:"content_type"`
+	Content        string  `json:"content"`
+	CurrentMessage Message `json:"current_message"`
+}
+
+// Notice returns n.
+func (n *NotificationMessage) Notice() *NotificationMessage { return n }
+
+// ErrorMessage reports a handler failure (B33) with its stack trace.
+type ErrorMessage struct {
+	NotificationMessage
+	Traceback string `json:"traceback"`
+}
+
+// WarningMessage reports a soft failure, a WarningError (B34).
+type WarningMessage struct {
+	NotificationMessage
+}
+
+// StateChangedMessage carries a detached copy of an actor's published state
+// (B11).
+type StateChangedMessage struct {
+	Base
+	State any `json:"state"`
+}
+
+// EventMessage carries a domain event (B14), e.g. a TeamStoppingEvent.
+type EventMessage struct {
+	Base
+	Event any `json:"event"`
+}
+
+func (*StartMessage) telemetry()        {}
+func (*StopMessage) telemetry()         {}
+func (*SentMessage) telemetry()         {}
+func (*ReceivedMessage) telemetry()     {}
+func (*ProcessedMessage) telemetry()    {}
+func (*HandledMessage) telemetry()      {}
+func (*NotificationMessage) telemetry() {}
+func (*StateChangedMessage) telemetry() {}
+func (*EventMessage) telemetry()        {}
+
+// JSON: the fields holding arbitrary values are written with their type tag
+// (see Marshal) so that they decode back to their Go types.
+
+type startJSON struct {
+	*startAlias
+	Config json.RawMessage `json:"config"`
+}
+type startAlias StartMessage
+
+// MarshalJSON encodes the record with its config tagged.
+func (m *StartMessage) MarshalJSON() ([]byte, error) {
+	raw, err := marshalValue(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(startJSON{(*startAlias)(m), raw})
+}
+
+// UnmarshalJSON decodes the record and its tagged config.
+func (m *StartMessage) UnmarshalJSON(data []byte) error {
+	var j startJSON
+	j.startAlias = (*startAlias)(m)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	v, err := unmarshalValue(j.Config)
+	m.Config = v
+	return err
+}
+
+type sentJSON struct {
+	*sentAlias
+	Message json.RawMessage `json:"message"`
+}
+type sentAlias SentMessage
+
+// MarshalJSON encodes the record with the sent message tagged.
+func (m *SentMessage) MarshalJSON() ([]byte, error) {
+	raw, err := marshalValue(m.Message)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sentJSON{(*sentAlias)(m), raw})
+}
+
+// UnmarshalJSON decodes the record and the tagged message.
+func (m *SentMessage) UnmarshalJSON(data []byte) error {
+	var j sentJSON
+	j.sentAlias = (*sentAlias)(m)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	msg, err := unmarshalMessage(j.Message, "message")
+	m.Message = msg
+	return err
+}
+
+type noticeAlias NotificationMessage
+type noticeJSON struct {
+	*noticeAlias
+	CurrentMessage json.RawMessage `json:"current_message"`
+}
+
+func (n *NotificationMessage) toJSON() (noticeJSON, error) {
+	raw, err := marshalValue(n.CurrentMessage)
+	return noticeJSON{(*noticeAlias)(n), raw}, err
+}
+
+func (n *NotificationMessage) fromJSON(j noticeJSON) error {
+	msg, err := unmarshalMessage(j.CurrentMessage, "current_message")
+	n.CurrentMessage = msg
+	return err
+}
+
+// MarshalJSON encodes the record with its current message tagged.
+func (n *NotificationMessage) MarshalJSON() ([]byte, error) {
+	j, err := n.toJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes the record; legacy keys are ignored.
+func (n *NotificationMessage) UnmarshalJSON(data []byte) error {
+	j := noticeJSON{noticeAlias: (*noticeAlias)(n)}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	return n.fromJSON(j)
+}
+
+type errorJSON struct {
+	noticeJSON
+	Traceback string `json:"traceback"`
+}
+
+// MarshalJSON encodes the record with its current message tagged.
+func (e *ErrorMessage) MarshalJSON() ([]byte, error) {
+	j, err := e.NotificationMessage.toJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(errorJSON{j, e.Traceback})
+}
+
+// UnmarshalJSON decodes the record; legacy keys are ignored.
+func (e *ErrorMessage) UnmarshalJSON(data []byte) error {
+	j := errorJSON{noticeJSON: noticeJSON{noticeAlias: (*noticeAlias)(&e.NotificationMessage)}}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	e.Traceback = j.Traceback
+	return e.NotificationMessage.fromJSON(j.noticeJSON)
+}
+
+// MarshalJSON encodes the record with its current message tagged.
+func (w *WarningMessage) MarshalJSON() ([]byte, error) {
+	return w.NotificationMessage.MarshalJSON()
+}
+
+// UnmarshalJSON decodes the record; legacy keys are ignored.
+func (w *WarningMessage) UnmarshalJSON(data []byte) error {
+	return w.NotificationMessage.UnmarshalJSON(data)
+}
+
+type stateJSON struct {
+	*stateAlias
+	State json.RawMessage `json:"state"`
+}
+type stateAlias StateChangedMessage
+
+// MarshalJSON encodes the record with its state tagged when registered.
+func (m *StateChangedMessage) MarshalJSON() ([]byte, error) {
+	raw, err := marshalValue(m.State)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(stateJSON{(*stateAlias)(m), raw})
+}
+
+// UnmarshalJSON decodes the record. A tagged state decodes to its registered
+// type; an untagged one is kept as json.RawMessage for the caller to decode.
+func (m *StateChangedMessage) UnmarshalJSON(data []byte) error {
+	var j stateJSON
+	j.stateAlias = (*stateAlias)(m)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	v, err := unmarshalValue(j.State)
+	m.State = v
+	return err
+}
+
+type eventJSON struct {
+	*eventAlias
+	Event json.RawMessage `json:"event"`
+}
+type eventAlias EventMessage
+
+// MarshalJSON encodes the record with its event tagged.
+func (m *EventMessage) MarshalJSON() ([]byte, error) {
+	raw, err := marshalValue(m.Event)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(eventJSON{(*eventAlias)(m), raw})
+}
+
+// UnmarshalJSON decodes the record and its tagged event.
+func (m *EventMessage) UnmarshalJSON(data []byte) error {
+	var j eventJSON
+	j.eventAlias = (*eventAlias)(m)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	v, err := unmarshalValue(j.Event)
+	m.Event = v
+	return err
+}
