@@ -34,6 +34,11 @@ const agentName = "@Manager"
 
 var fixedNow = time.Date(2026, 8, 18, 10, 0, 0, 0, time.Local)
 
+func nowFixed() time.Time { return fixedNow }
+
+// rosterPrompt is the roster section the fake routes by.
+var rosterPrompt = []llm.SystemPrompt{func(context.Context) string { return "Team members:\n" + agentName + " (role: Manager) - [you]" }}
+
 // recorder collects events and sleeps.
 type recorder struct {
 	mu     sync.Mutex
@@ -118,9 +123,9 @@ func newHarness(t *testing.T, mutate func(*llm.Config), tools ...*llm.Tool) *har
 	runner, err := llm.NewRunner(cfg, llm.Options{
 		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Sleep: rec.sleep},
 		Tools:         tools,
-		SystemPrompts: []llm.SystemPrompt{func(context.Context) string { return "Team members:\n" + agentName + " (role: Manager) - [you]" }},
+		SystemPrompts: rosterPrompt,
 		Observer:      rec.observe,
-		Now:           func() time.Time { return fixedNow },
+		Now:           nowFixed,
 	})
 	if err != nil {
 		t.Fatal(err)
