@@ -48,10 +48,10 @@ var (
 // the handler answered. The message is not withdrawn: it is still handled
 // later and its reply discarded.
 type TimeoutError struct {
-	Op          string         // "ask" or "listen"
+	Op          string           // "ask" or "listen"
 	Target      *message.Address // the asked actor; nil for listen
-	MessageType string         // the type name of the message asked
-	Cause       error          // the context's error
+	MessageType string           // the type name of the message asked
+	Cause       error            // the context's error
 }
 
 func (e *TimeoutError) Error() string {
