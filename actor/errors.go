@@ -158,7 +158,31 @@ func contentType(err error) string {
 	if w, ok := IsWarning(err); ok {
 		return typeName(w)
 	}
-	return typeName(err)
+	return typeName(unwrapFmt(err))
+}
+
+// unwrapFmt looks through fmt.Errorf's wrappers (which say nothing about
+// what failed) to the first error of another type.
+func unwrapFmt(err error) error {
+	for {
+		t := reflect.TypeOf(err)
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.PkgPath() != "fmt" {
+			return err
+		}
+		next := errors.Unwrap(err)
+		if next == nil {
+			if m, ok := err.(interface{ Unwrap() []error }); ok && len(m.Unwrap()) > 0 {
+				next = m.Unwrap()[0]
+			}
+		}
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func typeName(v any) string {

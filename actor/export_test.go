@@ -1,0 +1,23 @@
+package actor
+
+import (
+	"weak"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// NewCollectableAddressForTest returns a live address over a cell that was
+// never started and that nothing else references, so a GC collects it
+// without it ever being stopped (scenario 13, B55).
+func NewCollectableAddressForTest() *message.Address {
+	c := &cell{life: &lifecycle{done: make(chan struct{})}, wake: make(chan struct{}, 1)}
+	h := &handle{w: weak.Make(c), life: c.life}
+	addr := message.NewLiveAddress(message.Identity{AgentID: message.NewID(), Name: "ghost", Role: "Ghost"}, h)
+	h.addr = addr
+	return addr
+}
+
+// CollectedForTest reports whether the address's cell was collected.
+func CollectedForTest(a *message.Address) bool {
+	return a.Handle().(*handle).w.Value() == nil
+}
