@@ -30,10 +30,10 @@ type (
 		message.Base
 		Warn bool
 	}
-	poison     struct{ message.Base }
-	cure       struct{ message.Base }
-	notifyNow  struct{ message.Base }
-	update     struct {
+	poison    struct{ message.Base }
+	cure      struct{ message.Base }
+	notifyNow struct{ message.Base }
+	update    struct {
 		message.Base
 		Fields map[string]any
 	}
