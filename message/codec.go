@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -121,11 +122,25 @@ func Marshal(v any) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)
 	}
-	body, err := json.Marshal(v)
+	body, err := json.Marshal(addressable(v))
 	if err != nil {
 		return nil, fmt.Errorf("message: encode %s: %w", name, err)
 	}
 	return tag(name, body)
+}
+
+// addressable returns a pointer to a copy of v when v is a struct value, so
+// that the JSON methods the message types declare on their pointer receivers
+// (which tag nested values) apply to values too; anything else is returned
+// unchanged.
+func addressable(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Struct {
+		return v
+	}
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	return p.Interface()
 }
 
 func tag(name string, body []byte) ([]byte, error) {
@@ -144,28 +159,148 @@ func tag(name string, body []byte) ([]byte, error) {
 	return out, nil
 }
 
+// maxDepth bounds how deeply the JSON given to Unmarshal may nest. Each
+// level of nested tagged values is decoded by its own pass over its part of
+// the input, so decoding time grows with depth times size; real messages
+// nest a few levels, and the bound keeps a hostile input cheap.
+const maxDepth = 256
+
 // Unmarshal decodes a JSON object written by Marshal into a new value of
 // the registered type named by its "__model__" key (always a pointer, e.g.
 // *UserMessage). A missing tag, an unknown name or a field of the wrong type
-// is an error naming what was wrong; unknown keys are ignored.
+// is an error naming what was wrong; unknown keys are ignored. Input that
+// nests objects and arrays more than 256 deep is refused.
 func Unmarshal(data []byte) (any, error) {
+	if tooDeep(data, maxDepth) {
+		return nil, fmt.Errorf("message: decode: JSON nested more than %d levels deep", maxDepth)
+	}
+	return unmarshal(data)
+}
+
+// tooDeep reports whether the JSON text nests objects and arrays more than
+// limit levels deep. It does not validate the JSON.
+func tooDeep(data []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// unmarshal is Unmarshal without the depth check, for nested values.
+func unmarshal(data []byte) (any, error) {
 	var head struct {
-		Model *string `json:"__model__"`
+		Model json.RawMessage `json:"__model__"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("message: decode: %w", err)
 	}
-	if head.Model == nil {
+	if head.Model == nil || bytes.Equal(head.Model, []byte("null")) {
 		return nil, fmt.Errorf("message: decode: missing %q type tag", TypeTag)
 	}
-	v, err := New(*head.Model)
+	var name string
+	if err := json.Unmarshal(head.Model, &name); err != nil {
+		return nil, fmt.Errorf("message: decode: %q is %s, not a type name", TypeTag, head.Model)
+	}
+	v, err := New(name)
 	if err != nil {
 		return nil, fmt.Errorf("message: decode: %w", err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return nil, fmt.Errorf("message: decode %s: %w", *head.Model, err)
+		return nil, fmt.Errorf("message: decode %s: %w", name, explain(data, reflect.TypeOf(v).Elem(), err))
 	}
 	return v, nil
+}
+
+// FieldError is a decode error that names the JSON key whose value did not
+// decode. Errors returned by Unmarshal wrap it when the key is known.
+type FieldError struct {
+	Field string // the JSON key, e.g. "timestamp"
+	Err   error  // why its value did not decode
+}
+
+// Error says which field failed and why.
+func (e *FieldError) Error() string {
+	te, ok := e.Err.(*json.UnmarshalTypeError)
+	if !ok || te.Type == nil {
+		return fmt.Sprintf("field %q: %v", e.Field, e.Err)
+	}
+	msg := fmt.Sprintf("field %q: cannot decode a JSON %s as %s", e.Field, te.Value, te.Type)
+	// te.Field is the Go path (embedded structs included) down to the
+	// failing key; show the part below e.Field when there is one.
+	segs := strings.Split(te.Field, ".")
+	for i := len(segs) - 2; i >= 0; i-- {
+		if segs[i] == e.Field {
+			return msg + " (at " + strings.Join(segs[i:], ".") + ")"
+		}
+	}
+	return msg
+}
+
+// Unwrap returns the underlying error.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// inField wraps a nested value's decode error in a FieldError naming key.
+func inField(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FieldError{Field: key, Err: err}
+}
+
+// explain finds which top-level key of the object data made decoding into
+// a *t fail with err, by decoding each key alone, and names it. It runs on
+// the error path only; when no single key fails, err is returned as is.
+// An error that already names its key (the nested values of the records,
+// see inField) is returned as is: probing it again at every level of a
+// nested payload would take time exponential in the nesting depth.
+func explain(data []byte, t reflect.Type, err error) error {
+	if _, ok := err.(*FieldError); ok {
+		return err
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return err
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return err
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		if k != TypeTag {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		one, merr := json.Marshal(map[string]json.RawMessage{k: obj[k]})
+		if merr != nil {
+			continue
+		}
+		if ferr := json.Unmarshal(one, reflect.New(t).Interface()); ferr != nil {
+			return &FieldError{Field: k, Err: ferr}
+		}
+	}
+	return err
 }
 
 // UnmarshalMessage is Unmarshal for a value that must be a Message.
@@ -195,7 +330,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 		return raw, nil
 	}
 	if name, ok := nameOf(rv.Type()); ok {
-		body, err := json.Marshal(v)
+		body, err := json.Marshal(addressable(v))
 		if err != nil {
 			return nil, err
 		}
@@ -219,20 +354,27 @@ func unmarshalValue(raw json.RawMessage) (any, error) {
 			return nil, err
 		}
 		if head.Model != nil {
-			return Unmarshal(raw)
+			return unmarshal(raw)
 		}
 	}
-	return append(json.RawMessage(nil), raw...), nil
+	// Keep untagged JSON in the form Marshal writes it (compact, HTML
+	// escaped), so that a decoded value re-encodes and decodes to itself.
+	canon, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(canon), nil
 }
 
-func unmarshalMessage(raw json.RawMessage, field string) (Message, error) {
+// unmarshalMessage decodes a nested value that must be a Message (or null).
+func unmarshalMessage(raw json.RawMessage) (Message, error) {
 	v, err := unmarshalValue(raw)
 	if err != nil || v == nil {
 		return nil, err
 	}
 	m, ok := v.(Message)
 	if !ok {
-		return nil, fmt.Errorf("field %s: %T is not a tagged message", field, v)
+		return nil, fmt.Errorf("%s is not a message", TypeName(v))
 	}
 	return m, nil
 }

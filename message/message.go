@@ -77,8 +77,9 @@ func (b *Base) Parent() uuid.UUID {
 
 // Stamp sets the causal fields (B2): sender, team id and parent id (the id
 // of current, or nil when current is nil; always overwritten). It fills in
-// a zero ID and Timestamp. It returns m. Runtimes call it through Prepare;
-// call it directly only on a message no one else holds.
+// a zero ID and Timestamp. It returns m. A runtime stamps a message only
+// after Claim (or on a Clone); call Stamp directly only on a message no one
+// else holds.
 func Stamp(m Message, sender *Address, team uuid.UUID, current Message) Message {
 	b := m.Envelope()
 	b.Sender = sender

@@ -28,6 +28,10 @@ type StopMessage struct {
 
 // SentMessage opens the ledger record of a message (B10): emitted by the
 // sender after stamping and before delivery.
+//
+// Its Recipient is the sent message's recipient. In JSON it takes the
+// "recipient" key, as in akgentic-core, so the record's own Base.Recipient
+// (which the runtime leaves nil) is not persisted.
 type SentMessage struct {
 	Base
 	Message   Message  `json:"message"`
@@ -134,7 +138,7 @@ func (m *StartMessage) UnmarshalJSON(data []byte) error {
 	}
 	v, err := unmarshalValue(j.Config)
 	m.Config = v
-	return err
+	return inField("config", err)
 }
 
 type sentJSON struct {
@@ -159,9 +163,9 @@ func (m *SentMessage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	msg, err := unmarshalMessage(j.Message, "message")
+	msg, err := unmarshalMessage(j.Message)
 	m.Message = msg
-	return err
+	return inField("message", err)
 }
 
 type noticeAlias NotificationMessage
@@ -176,9 +180,9 @@ func (n *NotificationMessage) toJSON() (noticeJSON, error) {
 }
 
 func (n *NotificationMessage) fromJSON(j noticeJSON) error {
-	msg, err := unmarshalMessage(j.CurrentMessage, "current_message")
+	msg, err := unmarshalMessage(j.CurrentMessage)
 	n.CurrentMessage = msg
-	return err
+	return inField("current_message", err)
 }
 
 // MarshalJSON encodes the record with its current message tagged.
@@ -258,7 +262,7 @@ func (m *StateChangedMessage) UnmarshalJSON(data []byte) error {
 	}
 	v, err := unmarshalValue(j.State)
 	m.State = v
-	return err
+	return inField("state", err)
 }
 
 type eventJSON struct {
@@ -285,5 +289,5 @@ func (m *EventMessage) UnmarshalJSON(data []byte) error {
 	}
 	v, err := unmarshalValue(j.Event)
 	m.Event = v
-	return err
+	return inField("event", err)
 }
