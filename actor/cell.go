@@ -186,6 +186,22 @@ func (c *cell) enqueue(env envelope) error {
 	return nil
 }
 
+// forceStop is shutdown's reaper: the actor stops receiving at once and
+// its stop marker goes to the head of the queue, so that it finishes as soon
+// as its blocked handler returns.
+func (c *cell) forceStop() {
+	c.life.stopped.Store(true)
+	c.mu.Lock()
+	c.closed = true
+	c.q = append([]envelope{{kind: envStop}}, c.q...)
+	wake := c.idle
+	c.idle = false
+	c.mu.Unlock()
+	if wake {
+		c.wake <- struct{}{}
+	}
+}
+
 // next returns the next envelope, blocking while the mailbox is empty.
 func (c *cell) next() envelope {
 	if c.pendHead < len(c.pending) {

@@ -342,10 +342,7 @@ func (s *System) Shutdown(ctx context.Context) error {
 	var stuck []string
 	for _, c := range s.cells {
 		stuck = append(stuck, fmt.Sprintf("%s (%s)", c.self.Name(), c.self.ActorType()))
-		c.life.stopped.Store(true)
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
+		c.forceStop()
 	}
 	s.mu.Unlock()
 	sort.Strings(stuck)

@@ -1,0 +1,82 @@
+// Package proxy makes typed method calls on an actor, run on the actor's own
+// goroutine: the Go form of akgentic-core's proxy_ask and proxy_tell (B36,
+// B50).
+//
+// A call submits a closure to the actor's mailbox; when its turn comes the
+// closure gets the actor's Context and its value, typed as T, so it can call
+// any method of the actor safely, since nothing else runs on that actor
+// meanwhile:
+//
+//	team, err := proxy.Ask(ctx, orchestrator, func(c *actor.Context, o *orchestrator.Orchestrator) ([]*message.Address, error) {
+//		return o.Team(), nil
+//	})
+//
+// A proxy call is not a turn: it emits no telemetry and takes no state
+// checkpoint. Prefer messages (Address.Tell / Ask) for anything long-lived;
+// a proxy call holds the actor for as long as the closure runs.
+package proxy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// TypeError is returned when the actor at an address is not a T.
+type TypeError struct {
+	Addr *message.Address
+	Got  string // the actor's Go type
+	Want string // T
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("proxy: %s is a %s, not a %s", e.Addr, e.Got, e.Want)
+}
+
+// Ask runs fn on the goroutine of the actor at addr and returns its result,
+// waiting until it returns or ctx ends (B50). The actor must be a T (a
+// *TypeError otherwise). A panic in fn comes back as an *actor.PanicError;
+// a dead actor as actor.ErrActorDead; a passed deadline as an
+// *actor.TimeoutError.
+func Ask[T any, R any](ctx context.Context, addr *message.Address, fn func(c *actor.Context, a T) (R, error)) (R, error) {
+	var zero R
+	v, err := actor.Call(ctx, addr, func(c *actor.Context, a actor.Actor) (any, error) {
+		t, ok := a.(T)
+		if !ok {
+			return nil, typeError[T](addr, a)
+		}
+		return fn(c, t)
+	})
+	if err != nil {
+		return zero, err
+	}
+	r, _ := v.(R)
+	return r, nil
+}
+
+// Do is Ask for a call with no result.
+func Do[T any](ctx context.Context, addr *message.Address, fn func(c *actor.Context, a T) error) error {
+	_, err := Ask(ctx, addr, func(c *actor.Context, a T) (struct{}, error) { return struct{}{}, fn(c, a) })
+	return err
+}
+
+// Tell runs fn on the goroutine of the actor at addr later, without waiting
+// (proxy_tell). It fails at once only when the actor cannot receive; an
+// error, a panic or a type mismatch met when fn's turn comes is logged at
+// error level by the runtime, since no caller is waiting for it.
+func Tell[T any](addr *message.Address, fn func(c *actor.Context, a T) error) error {
+	return actor.Cast(addr, func(c *actor.Context, a actor.Actor) error {
+		t, ok := a.(T)
+		if !ok {
+			return typeError[T](addr, a)
+		}
+		return fn(c, t)
+	})
+}
+
+func typeError[T any](addr *message.Address, a actor.Actor) error {
+	var want T
+	return &TypeError{Addr: addr, Got: fmt.Sprintf("%T", a), Want: fmt.Sprintf("%T", any(&want))[1:]}
+}
