@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sort"
 	"sync"
 )
 
@@ -91,8 +92,8 @@ func (r *Registry) Register(owner string, cmds ...*Command) error {
 // Has reports whether a command called name is registered.
 func (r *Registry) Has(name string) bool { return r.lookup(name) != nil }
 
-// Descriptors returns the discovery record of every command, in registration
-// order (the built-in help first). The result is the caller's to keep.
+// Descriptors returns the discovery record of every command, sorted by
+// name. The result is the caller's to keep.
 func (r *Registry) Descriptors() []Descriptor {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -100,6 +101,9 @@ func (r *Registry) Descriptors() []Descriptor {
 	for i, e := range r.order {
 		out[i] = describe(e.cmd, e.owner)
 	}
+	// Sorted by name (issue 4), so discovery output is stable whatever the
+	// order tools registered in.
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
