@@ -164,7 +164,7 @@ type cell struct {
 	children  []*message.Address
 	cfg       any
 	state     stateHolder
-	logger    *slog.Logger
+	logger    *slog.Logger // the system's, with the actor's name; made on first use
 	userID    string
 	userEmail string
 	restoring bool
@@ -350,7 +350,7 @@ func (c *cell) turn(env envelope) {
 	}
 	res, err := c.dispatch(env.msg)
 	if err != nil && errors.Is(err, ErrUnhandled) {
-		c.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.sender),
+		c.sys.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.sender),
 			"actor", c.self.Name())
 		res, err = nil, nil
 	}
@@ -407,7 +407,7 @@ func (c *cell) call(env envelope) {
 		return
 	}
 	if err != nil {
-		c.logger.Error("actor: proxy tell failed", "actor", c.self.Name(), "error", err)
+		c.sys.logger.Error("actor: proxy tell failed", "actor", c.self.Name(), "error", err)
 	}
 }
 
@@ -417,14 +417,14 @@ func (c *cell) call(env envelope) {
 func (c *cell) failure(err error, cur message.Message) {
 	if c.state != nil {
 		if cerr := c.state.checkpoint(); cerr != nil {
-			c.logger.Warn("actor: state checkpoint failed while reporting a failure",
+			c.sys.logger.Warn("actor: state checkpoint failed while reporting a failure",
 				"actor", c.self.Name(), "error", cerr)
 		}
 	}
 	if cur == nil {
 		cur = c.current
 	}
-	c.logger.Error("actor: handler failed", "actor", c.self.Name(),
+	c.sys.logger.Error("actor: handler failed", "actor", c.self.Name(),
 		"message", message.TypeName(cur), "error", err)
 	if c.current != nil {
 		c.emitProcessed(c.current)
@@ -537,7 +537,7 @@ func (c *cell) finish() {
 
 	if s, ok := c.actor.(Stopper); ok {
 		if err := c.protect(func() error { s.OnStop(&c.ctx); return nil }); err != nil {
-			c.logger.Error("actor: OnStop failed", "actor", c.self.Name(), "error", err)
+			c.sys.logger.Error("actor: OnStop failed", "actor", c.self.Name(), "error", err)
 			c.report(err, nil)
 		}
 	}
@@ -560,7 +560,7 @@ func (c *cell) finish() {
 		}
 	}
 	if dropped > 0 {
-		c.logger.Debug("actor: tells queued after the stop marker were dropped",
+		c.sys.logger.Debug("actor: tells queued after the stop marker were dropped",
 			"actor", c.self.Name(), "count", dropped)
 	}
 	c.finished = true

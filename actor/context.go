@@ -35,7 +35,13 @@ func (c *Context) Message() message.Message { return c.cell.current }
 func (c *Context) System() *System { return c.cell.sys }
 
 // Logger returns the actor's logger (the system's, with the actor's name).
-func (c *Context) Logger() *slog.Logger { return c.cell.logger }
+func (c *Context) Logger() *slog.Logger {
+	cl := c.cell
+	if cl.logger == nil {
+		cl.logger = cl.sys.logger.With("actor", cl.self.Name())
+	}
+	return cl.logger
+}
 
 // Config returns the actor's own copy of its config: a pointer to the config
 // type it was spawned with (*Config when none was given).

@@ -165,7 +165,6 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	if isSink {
 		c.childOrch, c.childSink = c.self, sink
 	}
-	c.logger = s.logger.With("actor", base.Name)
 	if sh, ok := a.(stateHolder); ok {
 		if err := sh.bind(c, cfgPtr); err != nil {
 			return nil, err

@@ -1,0 +1,46 @@
+package actortest_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/message"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type ping struct{ message.Base }
+
+// The kit's own contract: a Recorder team records Start, Received and
+// Processed; a Probe hands messages to Expect in order; LogCapture counts.
+func TestKit(t *testing.T) {
+	sys, rec, root := actortest.Team(t)
+	probe := actortest.NewProbe()
+	probe.Reply = func(*actor.Context, any) (any, error) { return "pong", nil }
+	addr := actortest.Spawn(t, root, probe, actor.Config{Name: "probe"})
+	v, err := sys.Ask(t.Context(), addr, &ping{})
+	if err != nil || v != "pong" {
+		t.Fatalf("ask %v %v", v, err)
+	}
+	if _, r := actortest.Expect[*ping](t, probe); r.Sender == nil {
+		t.Fatal("no sender recorded")
+	}
+	probe.ExpectNone(t)
+	recs := rec.WaitKind(t, actor.RecordProcessed, addr, 1)
+	if len(rec.Of(actor.RecordStart)) != 1 || len(rec.Kinds(addr)) != 3 || actortest.Describe(recs) == "" {
+		t.Fatalf("records: %s", actortest.Describe(rec.Records()))
+	}
+	if _, err := actortest.SpawnIn(t.Context(), addr.Snapshot(), probe, nil); err == nil {
+		t.Fatal("spawn under a snapshot address succeeded")
+	}
+
+	logs := actortest.NewLogCapture(t)
+	l := logs.Logger().With("k", "v").WithGroup("g")
+	l.Warn("hello", "n", 1)
+	if logs.Count(slog.LevelWarn, "hello") != 1 || logs.Count(slog.LevelError, "hello") != 0 || len(logs.Records()) != 1 {
+		t.Fatalf("log capture: %s", logs.Text())
+	}
+}
