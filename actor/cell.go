@@ -111,6 +111,27 @@ func (h *handle) ask(ctx context.Context, env envelope) (any, error) {
 	}
 }
 
+// claim takes m for one send: m itself the first time, a fresh shallow copy
+// when m was sent before (a sent message never changes, B4). It stamps the
+// sender, recipient and team, and fills a zero id and timestamp; the parent
+// is the caller's to set.
+func claim(m message.Message, from, to *message.Address, team uuid.UUID) message.Message {
+	if !message.Claim(m) {
+		m = message.Clone(m)
+		message.Claim(m)
+	}
+	b := m.Envelope()
+	b.Sender, b.Recipient = from, to
+	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
+	if b.ID == uuid.Nil {
+		b.ID = message.NewID()
+	}
+	if b.Timestamp.IsZero() {
+		b.Timestamp = clock.Now()
+	}
+	return m
+}
+
 // prepareUnstamped fills a fresh message's id and timestamp without touching
 // its causal fields; a message sent before is passed on as it is.
 func prepareUnstamped(m message.Message) message.Message {

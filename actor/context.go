@@ -114,28 +114,15 @@ func (c *Context) stamp(to *message.Address, msg any) any {
 	if !ok {
 		return msg
 	}
-	if !message.Claim(m) {
-		m = message.Clone(m)
-		message.Claim(m)
-	}
 	cl := c.cell
+	m = claim(m, cl.self, to, cl.self.TeamID())
 	b := m.Envelope()
-	b.Sender = cl.self
-	b.Recipient = to
-	team := cl.self.TeamID()
-	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
 	if cl.current != nil {
 		b.ParentID = uuid.NullUUID{UUID: cl.current.Envelope().ID, Valid: true}
 	} else {
 		b.ParentID = uuid.NullUUID{}
 	}
 	now := clock.UnixNano()
-	if b.ID == uuid.Nil {
-		b.ID = message.NewID()
-	}
-	if b.Timestamp.IsZero() {
-		b.Timestamp = clock.Now()
-	}
 	if cl.emitter != nil {
 		cl.emitter.Emit(Record{Kind: RecordSent, Time: now, Emitter: cl.self, Parent: cl.current, Message: m, Recipient: to})
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
-	"github.com/google/uuid"
 )
 
 // Endpoint is a place outside the actor world that tells and asks actors and
@@ -48,22 +46,7 @@ func (e *Endpoint) prepare(to *message.Address, msg any) any {
 	if !ok {
 		return msg
 	}
-	if !message.Claim(m) {
-		m = message.Clone(m)
-		message.Claim(m)
-	}
-	b := m.Envelope()
-	b.Sender = e.addr
-	b.Recipient = to
-	team := to.TeamID()
-	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
-	if b.ID == uuid.Nil {
-		b.ID = message.NewID()
-	}
-	if b.Timestamp.IsZero() {
-		b.Timestamp = clock.Now()
-	}
-	return m
+	return claim(m, e.addr, to, to.TeamID())
 }
 
 // Tell delivers msg to the actor at to without waiting; no telemetry (B45).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -536,10 +537,10 @@ func TestScenario54MailboxPeekConsume(t *testing.T) {
 		return out
 	}
 	want := []uuid.UUID{m1.ID, c.ID, m3.ID}
-	if !equalIDs(ids(res.peek1), want) || !equalIDs(ids(res.peek2), want) {
+	if !slices.Equal(ids(res.peek1), want) || !slices.Equal(ids(res.peek2), want) {
 		t.Fatalf("peek %v / %v, want %v", ids(res.peek1), ids(res.peek2), want)
 	}
-	if !equalIDs(ids(res.consumed), []uuid.UUID{c.ID}) || len(res.again) != 0 {
+	if !slices.Equal(ids(res.consumed), []uuid.UUID{c.ID}) || len(res.again) != 0 {
 		t.Fatalf("consumed %v, again %v", ids(res.consumed), ids(res.again))
 	}
 	if strings.Join(turns, ",") != "m1,m3" {
@@ -558,18 +559,6 @@ func TestScenario54MailboxPeekConsume(t *testing.T) {
 			t.Fatal("consumed message got a turn record")
 		}
 	}
-}
-
-func equalIDs(a, b []uuid.UUID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A consumed ask is answered with ErrConsumed (B41).
