@@ -315,8 +315,10 @@ func BenchmarkIdleActor(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		heap := float64(after.HeapInuse-before.HeapInuse) + float64(after.StackInuse-before.StackInuse)
-		b.ReportMetric(heap/n, "B/actor")
+		heap := float64(after.HeapInuse) - float64(before.HeapInuse)
+		stack := float64(after.StackInuse) - float64(before.StackInuse)
+		b.ReportMetric((heap+stack)/n, "B/actor")
+		b.ReportMetric(stack/n, "stackB/actor")
 		runtime.KeepAlive(addrs)
 		shutdown(b, sys)
 	}
