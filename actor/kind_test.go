@@ -1,0 +1,57 @@
+package actor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/actor"
+)
+
+type restorable struct {
+	actor.Agent[counterConfig, counterState]
+}
+
+func (*restorable) Receive(*actor.Context, any) (any, error) { return nil, actor.ErrUnhandled }
+
+func init() { actor.RegisterKind("Restorable", func() actor.Actor { return &restorable{} }) }
+
+// The kind registry (B44, B107): a registered kind is named in addresses,
+// recreated by name, and its config decoded into its declared type.
+func TestKindRegistry(t *testing.T) {
+	sys, _ := newSystem(t)
+	a, err := actor.NewKind("Restorable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := actor.DecodeConfig(a, []byte(`{"name":"r","role":"R","max_increment":3,"prefix":"P"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.(*counterConfig)
+	if c.Name != "r" || c.MaxIncrement != 3 || c.Prefix != "P" {
+		t.Fatalf("decoded config %+v", c)
+	}
+	addr := spawn(t, sys, a, cfg)
+	if addr.ActorType() != "Restorable" || actor.KindOf(a) != "Restorable" || addr.Name() != "r" {
+		t.Fatalf("identity %+v", addr.Identity())
+	}
+	if _, err := actor.NewKind("Nope"); err == nil || !strings.Contains(err.Error(), `"Nope"`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	if _, err := actor.DecodeConfig(a, []byte(`{"max_increment":"x"}`)); err == nil {
+		t.Fatal("bad config decoded")
+	}
+	plain, err := actor.DecodeConfig(noop, []byte(`{"name":"n"}`))
+	if err != nil || plain.(*actor.Config).Name != "n" {
+		t.Fatalf("plain config %v %v", plain, err)
+	}
+	if actor.KindOf(noop) != "Func" {
+		t.Fatalf("unregistered kind name %q", actor.KindOf(noop))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering a kind name for another type did not panic")
+		}
+	}()
+	actor.RegisterKind("Restorable", func() actor.Actor { return &plainAgent{} })
+}
