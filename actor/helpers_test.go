@@ -2,6 +2,8 @@ package actor_test
 
 import (
 	"context"
+	"go.uber.org/goleak"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -75,3 +77,8 @@ type numMsg struct {
 	message.Base
 	N int `json:"n"`
 }
+
+var discard = slog.New(slog.DiscardHandler)
+
+// TestMain checks every test of the package for leaked goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go.uber.org/goleak"
 	"strings"
 	"testing"
 )
@@ -359,3 +360,6 @@ func TestNames_A68(t *testing.T) {
 		t.Fatalf("names: %q %q", c.Name(), role.Name())
 	}
 }
+
+// TestMain checks every test of the package for leaked goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go.uber.org/goleak"
 	"reflect"
 	"slices"
 	"strings"
@@ -497,3 +498,6 @@ func TestUnmarshalDeepNesting(t *testing.T) {
 		t.Fatalf("brackets in a string: %v", err)
 	}
 }
+
+// TestMain checks every test of the package for leaked goroutines.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
