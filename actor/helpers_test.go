@@ -2,7 +2,6 @@ package actor_test
 
 import (
 	"context"
-	"go.uber.org/goleak"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
+	"go.uber.org/goleak"
 )
 
 // newSystem returns a system logging into a capture, shut down at cleanup.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go.uber.org/goleak"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func noop(context.Context, Args) (string, error) { return "ok", nil }

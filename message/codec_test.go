@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"go.uber.org/goleak"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/google/uuid"
+	"go.uber.org/goleak"
 )
 
 // roundTrip marshals v, checks the type tag comes first, unmarshals it and
