@@ -77,15 +77,7 @@ func (a *Agent[C, S]) State() *S { return a.state }
 // stamps the baseline and, when observed, publishes unconditionally.
 func (a *Agent[C, S]) InitState(s *S) error {
 	a.state = s
-	data, err := a.serialize()
-	if err != nil {
-		return err
-	}
-	a.baseline, a.stamped = data, true
-	if a.observer != nil {
-		a.notify(data)
-	}
-	return nil
+	return a.NotifyStateChange()
 }
 
 // ObserveState attaches the agent itself as the state's observer, so state
@@ -100,15 +92,7 @@ func (a *Agent[C, S]) ObserveState() error {
 // only (B65).
 func (a *Agent[C, S]) SetStateObserver(o StateObserver) error {
 	a.observer = o
-	data, err := a.serialize()
-	if err != nil {
-		return err
-	}
-	a.baseline, a.stamped = data, true
-	if o != nil {
-		a.notify(data)
-	}
-	return nil
+	return a.NotifyStateChange()
 }
 
 // NotifyStateChange publishes now (B66): it re-stamps the baseline, even
