@@ -82,9 +82,15 @@ func (r Record) ToMessage() message.Telemetry {
 	case RecordHandled:
 		m = &message.HandledMessage{MessageID: r.Message.Envelope().ID}
 	case RecordError, RecordWarning:
-		if n, ok := r.Value.(message.Telemetry); ok {
-			m = n
-		} else {
+		// A copy: the record's value is shared by every materialization.
+		switch v := r.Value.(type) {
+		case *message.ErrorMessage:
+			c := *v
+			m = &c
+		case *message.WarningMessage:
+			c := *v
+			m = &c
+		default:
 			m = &message.ErrorMessage{}
 		}
 	case RecordStateChanged:

@@ -1,0 +1,96 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Catalog is the team's directory of agent cards, keyed by card role and
+// kept in registration order (B86): "what agent kinds exist?", as opposed to
+// the roster of running instances. The zero value is an empty catalog ready
+// to use.
+//
+// The catalog keeps its own copies of the cards it is given and hands out
+// copies, so no caller can change it behind its back.
+//
+// A Catalog is not safe for concurrent use: it belongs to the orchestrator's
+// goroutine, and other actors reach it by asking the orchestrator (B110).
+type Catalog struct {
+	order  []string              // roles in registration order
+	byRole map[string]*AgentCard // the catalog's own copies
+}
+
+// Register validates cards and adds copies of them, keyed by role (B86). A
+// card whose role is already registered replaces the old card in its
+// original position; within one call the last card for a role wins.
+// Registration is all-or-nothing: if any card is invalid (or nil) nothing is
+// registered, and the error names each invalid card's index and role and
+// matches ErrInvalidCard.
+func (c *Catalog) Register(cards ...*AgentCard) error {
+	var errs []error
+	for i, card := range cards {
+		if err := card.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("catalog: card %d (role %q): %w", i, card.Role(), err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if c.byRole == nil {
+		c.byRole = map[string]*AgentCard{}
+	}
+	for _, card := range cards {
+		role := card.Role()
+		if _, ok := c.byRole[role]; !ok {
+			c.order = append(c.order, role)
+		}
+		c.byRole[role] = card.Clone()
+	}
+	return nil
+}
+
+// Cards returns copies of all cards in registration order (B86).
+func (c *Catalog) Cards() []*AgentCard {
+	out := make([]*AgentCard, 0, len(c.order))
+	for _, role := range c.order {
+		out = append(out, c.byRole[role].Clone())
+	}
+	return out
+}
+
+// ByRole returns a copy of the card registered for role, or nil (B86).
+func (c *Catalog) ByRole(role string) *AgentCard {
+	return c.byRole[role].Clone()
+}
+
+// BySkill returns copies of the cards listing skill, in registration order
+// (B86, B109); empty, not nil, when none does.
+func (c *Catalog) BySkill(skill string) []*AgentCard {
+	out := []*AgentCard{}
+	for _, role := range c.order {
+		if card := c.byRole[role]; card.HasSkill(skill) {
+			out = append(out, card.Clone())
+		}
+	}
+	return out
+}
+
+// Roles returns the registered roles in registration order (B86).
+func (c *Catalog) Roles() []string {
+	return append([]string{}, c.order...)
+}
+
+// Skills returns every skill of every card, sorted and without duplicates
+// (B86).
+func (c *Catalog) Skills() []string {
+	out := []string{}
+	for _, card := range c.byRole {
+		out = append(out, card.Skills...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Len returns the number of registered cards.
+func (c *Catalog) Len() int { return len(c.order) }

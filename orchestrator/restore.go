@@ -1,0 +1,232 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// MetadataChanged is published to the subscribers (not logged, not a
+// state) when the team metadata is set, so that a durable event log can
+// keep it and a restore can bring it back (B85: metadata is otherwise not
+// telemetry). Its sender is the orchestrator.
+type MetadataChanged struct {
+	message.Base
+	Value any `json:"value"`
+}
+
+func init() { message.Register[MetadataChanged]("TeamMetadataChanged") }
+
+type metadataJSON struct {
+	*metadataAlias
+	Value json.RawMessage `json:"value"`
+}
+type metadataAlias MetadataChanged
+
+// MarshalJSON encodes the change with its value tagged (message.Marshal),
+// so that a registered type decodes back to itself.
+func (m *MetadataChanged) MarshalJSON() ([]byte, error) {
+	raw, err := message.Marshal(m.Value)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(metadataJSON{(*metadataAlias)(m), raw})
+}
+
+// UnmarshalJSON decodes the change and its tagged value.
+func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
+	j := metadataJSON{metadataAlias: (*metadataAlias)(m)}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	if len(j.Value) == 0 || string(j.Value) == "null" {
+		m.Value = nil
+		return nil
+	}
+	v, err := message.Unmarshal(j.Value)
+	if err != nil {
+		return fmt.Errorf("TeamMetadataChanged.value: %w", err)
+	}
+	m.Value = v
+	return nil
+}
+
+// publishMetadata fans a MetadataChanged out to the subscribers only.
+func (o *Orchestrator) publishMetadata() {
+	if len(o.subs) == 0 {
+		return
+	}
+	m := &MetadataChanged{Value: o.meta}
+	o.stamp(m)
+	m.Sender = o.snap(m.Sender)
+	for _, s := range append([]Subscriber(nil), o.subs...) {
+		guard(o.logger, "OnMessage", s, func() { s.OnMessage(m) })
+	}
+}
+
+// Restore recreates a team from its log, as read back from a durable event
+// log (B94, B102-B103):
+//
+//  1. a new orchestrator with the log's team id and orchestrator id;
+//  2. the subscribers of opts are told SetRestoring(true), every message is
+//     replayed to the ledger and to them in order (a TeamStoppingEvent is
+//     skipped, B94; a MetadataChanged restores the metadata), then
+//     SetRestoring(false);
+//  3. every actor that started and did not stop is recreated with its
+//     original agent id and team, its kind (actor.RegisterKind) and its
+//     recorded config, under its original parent when that parent was
+//     recreated too, else under the orchestrator. It is spawned with
+//     actor.WithRestoring, so Context.Restoring reports true; RestoredState
+//     gives it its last published state.
+//
+// The team is returned even when some actors could not be recreated (an
+// unregistered kind, a config that does not decode): the error names each
+// of them, and they stay in the roster as stopped members until the team
+// stops (their snapshot addresses are not alive).
+func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts ...Option) (*Team, error) {
+	var teamID, orchID uuid.UUID
+	for _, m := range log {
+		b := m.Envelope()
+		if teamID == uuid.Nil && b.TeamID.Valid {
+			teamID = b.TeamID.UUID
+		}
+		if _, ok := m.(*message.StartMessage); ok && b.Sender != nil && b.Sender.IsOrchestrator() && orchID == uuid.Nil {
+			orchID = b.Sender.AgentID()
+		}
+	}
+	if teamID == uuid.Nil {
+		return nil, errors.New("orchestrator: restore: the log names no team (no message has a team id)")
+	}
+	pre := []Option{WithTeamID(teamID)}
+	if orchID != uuid.Nil {
+		pre = append(pre, func(o *options) { o.spawn = append(o.spawn, actor.WithAgentID(orchID), actor.WithRestoring()) })
+	}
+	t, err := New(sys, append(pre, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: restore team %s: %w", teamID, err)
+	}
+	type alive struct {
+		addr *message.Address
+		cfg  any
+		par  *message.Address
+	}
+	var starts []alive
+	err = t.live(ctx, func(o *Orchestrator) {
+		o.setRestoring(true)
+		for _, m := range log {
+			if mc, ok := m.(*MetadataChanged); ok {
+				o.meta = mc.Value
+				o.publishMetadata()
+				continue
+			}
+			o.restoreMessage(m)
+		}
+		o.setRestoring(false)
+		for _, a := range o.roster() {
+			if a.Kind() == message.Live {
+				continue
+			}
+			starts = append(starts, alive{addr: a})
+		}
+		// Configs and parents from the last StartMessage of each.
+		idx := make(map[uuid.UUID]int, len(starts))
+		for i, s := range starts {
+			idx[s.addr.AgentID()] = i
+		}
+		for _, m := range log {
+			if sm, ok := m.(*message.StartMessage); ok && sm.Sender != nil {
+				if i, ok := idx[sm.Sender.AgentID()]; ok {
+					starts[i].cfg, starts[i].par = sm.Config, sm.Parent
+				}
+			}
+		}
+	})
+	if err != nil {
+		return t, fmt.Errorf("orchestrator: restore team %s: replay: %w", teamID, err)
+	}
+	recreated := map[uuid.UUID]*message.Address{}
+	var errs []error
+	for _, s := range starts {
+		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recreate %s (%s, kind %q): %w", s.addr.Name(), s.addr.AgentID(), s.addr.ActorType(), err))
+			continue
+		}
+		recreated[s.addr.AgentID()] = addr
+	}
+	if len(errs) > 0 {
+		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
+	}
+	return t, nil
+}
+
+// recreate spawns one recorded actor again.
+func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address) (*message.Address, error) {
+	a, err := actor.NewKind(was.ActorType())
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := cfg.(json.RawMessage); ok {
+		if cfg, err = actor.DecodeConfig(a, raw); err != nil {
+			return nil, err
+		}
+	}
+	opts := []actor.SpawnOption{actor.WithAgentID(was.AgentID()), actor.WithRestoring()}
+	if parent != nil {
+		if p, ok := done[parent.AgentID()]; ok {
+			return actorSpawnUnder(ctx, p, a, cfg, opts)
+		}
+	}
+	return t.Spawn(ctx, a, cfg, opts...)
+}
+
+func actorSpawnUnder(ctx context.Context, parent *message.Address, a actor.Actor, cfg any, opts []actor.SpawnOption) (*message.Address, error) {
+	r, err := actor.Call(ctx, parent, func(c *actor.Context, _ actor.Actor) (any, error) {
+		return c.Spawn(a, cfg, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.(*message.Address), nil
+}
+
+// RestoredState returns the last state the calling actor published before
+// its team was saved, decoded into S, and whether there was one. Call it
+// from OnStart when c.Restoring() is true:
+//
+//	if c.Restoring() {
+//		if s, ok, err := orchestrator.RestoredState[MyState](ctx, c); err == nil && ok {
+//			w.InitState(s)
+//		}
+//	}
+func RestoredState[S any](ctx context.Context, c *actor.Context) (*S, bool, error) {
+	states, err := Of(c.Orchestrator()).States(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	v, ok := states[c.Self().AgentID()]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	if s, ok := v.(*S); ok {
+		cp := *s
+		return &cp, true, nil
+	}
+	data, ok := v.(json.RawMessage)
+	if !ok {
+		if data, err = json.Marshal(v); err != nil {
+			return nil, false, fmt.Errorf("orchestrator: restored state of %s: %w", c.Self().Name(), err)
+		}
+	}
+	s := new(S)
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, false, fmt.Errorf("orchestrator: restored state of %s into %T: %w", c.Self().Name(), s, err)
+	}
+	return s, true, nil
+}

@@ -1,0 +1,63 @@
+package orchestrator
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Subscriber receives every telemetry message of a team, in ledger order
+// (B88-B89). OnMessage runs synchronously on the orchestrator's goroutine:
+// it must not block and must not call back into the team (a query from a
+// hook would wait for the goroutine that is running the hook). Hand work to
+// another goroutine if it can take time.
+//
+// The message is the subscriber's own copy: its sender, recipient and the
+// addresses of a sent message are snapshot addresses (B90), so holding it
+// keeps no actor alive. It must not be modified.
+//
+// The other hooks are optional: implement RestoringSubscriber,
+// StopRequestSubscriber or StopSubscriber to receive them (B91). A hook
+// with a different signature silently fails to implement its interface, so
+// assert it at compile time:
+//
+//	var _ orchestrator.StopSubscriber = (*MySubscriber)(nil)
+type Subscriber interface {
+	OnMessage(msg message.Message)
+}
+
+// RestoringSubscriber is told when a restore replay starts (true) and ends
+// (false) (B91-B92). Messages it receives in between are replayed history.
+type RestoringSubscriber interface {
+	SetRestoring(teamID uuid.UUID, restoring bool)
+}
+
+// StopRequestSubscriber is told that the team's stop has begun, right after
+// the TeamStoppingEvent was published (B96): release resources and stop
+// timers now.
+type StopRequestSubscriber interface {
+	OnStopRequest(teamID uuid.UUID)
+}
+
+// StopSubscriber is told, once, that the team has stopped (B100). It is the
+// last call a subscriber receives from the team (B101).
+type StopSubscriber interface {
+	OnStop(teamID uuid.UUID)
+}
+
+// guard runs one subscriber hook, turning a panic into a logged error so
+// that the other subscribers and the ledger lose nothing (B89, B91).
+func guard(logger *slog.Logger, hook string, s any, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.Error("orchestrator: subscriber hook panicked; skipped",
+				"hook", hook, "subscriber", fmt.Sprintf("%T", s), "panic", fmt.Sprint(r),
+				"stack", string(debug.Stack()))
+		}
+	}()
+	f()
+}

@@ -1,0 +1,439 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
+)
+
+// Option configures a team created by New or Restore.
+type Option func(*options)
+
+type options struct {
+	teamID    uuid.UUID
+	name      string
+	subs      []Subscriber
+	retention int
+	spawn     []actor.SpawnOption
+}
+
+// WithTeamID gives the team a chosen id instead of a fresh one.
+func WithTeamID(id uuid.UUID) Option { return func(o *options) { o.teamID = id } }
+
+// WithName names the orchestrator actor (default "orchestrator").
+func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithSubscribers attaches subscribers from the start, so that they see the
+// whole log, including a restore's replay.
+func WithSubscribers(s ...Subscriber) Option {
+	return func(o *options) { o.subs = append(o.subs, s...) }
+}
+
+// WithRetention keeps at most about n records of the log in memory (n > 0):
+// older ones are released once the orchestrator has consumed them (fanned
+// them out to the subscribers, such as a durable event log), and queries
+// see only the retained window. The default keeps everything. The roster,
+// states and metadata are not affected.
+func WithRetention(n int) Option { return func(o *options) { o.retention = n } }
+
+// WithUser passes a user id and email to the orchestrator and, by
+// inheritance, to every member (actor.WithUser).
+func WithUser(id, email string) Option {
+	return func(o *options) { o.spawn = append(o.spawn, actor.WithUser(id, email)) }
+}
+
+// Team is a handle on a running team's orchestrator. Its methods may be
+// called from any goroutine except the orchestrator's own (a subscriber
+// hook must not call them); each runs on the orchestrator's goroutine and
+// returns copies, never live internals (B82, B84). Every query first takes
+// in all the telemetry emitted so far, so what a member emitted before
+// answering an ask is visible to a query made after the answer.
+//
+// Once the team has stopped, queries answer from its final state.
+type Team struct {
+	addr *message.Address
+	o    *Orchestrator // nil for a handle made by Of
+}
+
+// ErrNoTeam is returned by queries on a handle with no orchestrator (Of(nil)).
+var ErrNoTeam = errors.New("orchestrator: no team")
+
+// New creates a team: its orchestrator is a root actor of sys (B77).
+func New(sys *actor.System, opts ...Option) (*Team, error) {
+	var op options
+	for _, f := range opts {
+		f(&op)
+	}
+	if op.retention < 0 {
+		return nil, fmt.Errorf("orchestrator: WithRetention(%d): must be positive", op.retention)
+	}
+	o := newOrchestrator(&op)
+	name := op.name
+	if name == "" {
+		name = "orchestrator"
+	}
+	so := append([]actor.SpawnOption(nil), op.spawn...)
+	if op.teamID != uuid.Nil {
+		so = append(so, actor.WithTeamID(op.teamID))
+	}
+	addr, err := sys.Spawn(o, &actor.Config{Name: name, Role: "Orchestrator"}, so...)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: create team: %w", err)
+	}
+	return &Team{addr: addr, o: o}, nil
+}
+
+// Of returns a handle on the orchestrator at addr, such as an agent's
+// Context.Orchestrator(). With a nil address the team queries fail with a
+// warning wrapping actor.ErrNoOrchestrator, and the catalog queries return
+// nothing (B110).
+func Of(addr *message.Address) *Team { return &Team{addr: addr} }
+
+// Address returns the orchestrator's address.
+func (t *Team) Address() *message.Address { return t.addr }
+
+// ID returns the team id (the orchestrator's team id).
+func (t *Team) ID() uuid.UUID {
+	if t.addr == nil {
+		return uuid.Nil
+	}
+	return t.addr.TeamID()
+}
+
+// Done returns a channel closed when the orchestrator has stopped.
+func (t *Team) Done() <-chan struct{} { return actor.Done(t.addr) }
+
+func noTeam() error {
+	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: actor.ErrNoOrchestrator}
+}
+
+// query runs fn on the orchestrator's goroutine after a drain; once the
+// orchestrator has stopped, it runs fn on the final state.
+func query[R any](ctx context.Context, t *Team, fn func(o *Orchestrator) (R, error)) (R, error) {
+	var zero R
+	if t == nil || t.addr == nil {
+		return zero, noTeam()
+	}
+	r, err := proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) (R, error) {
+		o.drain()
+		return fn(o)
+	})
+	if err != nil && errors.Is(err, actor.ErrActorDead) && t.o != nil {
+		select {
+		case <-t.o.done: // nothing writes the orchestrator any more
+			return fn(t.o)
+		default:
+		}
+	}
+	return r, err
+}
+
+// Spawn creates a member as a child of the orchestrator, with the same
+// options as actor.Context.Spawn.
+func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {
+	if t == nil || t.addr == nil {
+		return nil, noTeam()
+	}
+	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+		if o.stopping || o.finished {
+			return nil, fmt.Errorf("orchestrator: spawn %T: team is stopping: %w", a, actor.ErrActorDead)
+		}
+		return c.Spawn(a, cfg, opts...)
+	})
+}
+
+// ChildOrCreate returns the live direct child named cfg's name, or spawns
+// a as a new one (B87). It looks at the orchestrator's children, not the
+// roster, so a child created moments ago is found.
+func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg actor.Configurer) (*message.Address, error) {
+	if t == nil || t.addr == nil {
+		return nil, noTeam()
+	}
+	name := cfg.ActorConfig().Name
+	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+		for _, ch := range c.Children() {
+			if ch.IsAlive() && ch.Name() == name && name != "" {
+				return ch, nil
+			}
+		}
+		if o.stopping || o.finished {
+			return nil, fmt.Errorf("orchestrator: create %q: team is stopping: %w", name, actor.ErrActorDead)
+		}
+		return c.Spawn(a, cfg)
+	})
+}
+
+// Members returns the team's roster (B81): every actor that started in the
+// team and has not stopped, the orchestrator excluded, in join order.
+func (t *Team) Members(ctx context.Context) ([]*message.Address, error) {
+	return query(ctx, t, func(o *Orchestrator) ([]*message.Address, error) { return o.roster(), nil })
+}
+
+// Member returns the first member named name, or nil (B81).
+func (t *Team) Member(ctx context.Context, name string) (*message.Address, error) {
+	return query(ctx, t, func(o *Orchestrator) (*message.Address, error) {
+		for _, a := range o.roster() {
+			if a.Name() == name {
+				return a, nil
+			}
+		}
+		return nil, nil
+	})
+}
+
+// Filter selects messages of the log. The zero Filter selects all.
+type Filter struct {
+	// Sender keeps messages whose sender has this agent id.
+	Sender uuid.UUID
+	// Type keeps messages of this registered type name (message.TypeName),
+	// e.g. "SentMessage".
+	Type string
+}
+
+func (f Filter) match(m message.Message) bool {
+	if f.Sender != uuid.Nil {
+		s := m.Envelope().Sender
+		if s == nil || s.AgentID() != f.Sender {
+			return false
+		}
+	}
+	return f.Type == "" || message.TypeName(m) == f.Type
+}
+
+// Messages returns the team's log in ledger order (B82): every telemetry
+// message except StateChanged (those only update States), filtered by f.
+// Addresses in it are live where the actor is; the slice is the caller's.
+// With WithRetention, only the retained window is returned.
+func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error) {
+	return query(ctx, t, func(o *Orchestrator) ([]message.Message, error) {
+		var out []message.Message
+		o.each(func(m message.Message) {
+			if f.match(m) {
+				out = append(out, m)
+			}
+		})
+		return out, nil
+	})
+}
+
+// each calls fn for every log message in order.
+func (o *Orchestrator) each(fn func(m message.Message)) {
+	v := o.led.view()
+	for i := v.base; i < o.cursor && i < v.to; i++ {
+		r, id := v.at(i)
+		if r.Kind == actor.RecordStateChanged {
+			continue
+		}
+		if r.Kind == kindReady {
+			if _, ok := r.Message.(*message.StateChangedMessage); ok {
+				continue
+			}
+		}
+		fn(materialize(r, id))
+	}
+}
+
+// Select returns the messages of type T, in order: the typed form of
+// Filter.Type.
+func Select[T message.Message](msgs []message.Message) []T {
+	var out []T
+	for _, m := range msgs {
+		if t, ok := m.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// EventFilter selects events (B83). The zero EventFilter selects all.
+type EventFilter struct {
+	// Agent keeps events emitted by the agent with this id.
+	Agent uuid.UUID
+	// Payload keeps events whose payload has this registered type name
+	// (message.TypeName), e.g. "ClosedNotification".
+	Payload string
+}
+
+// Events returns the EventMessages of the log, filtered (B83).
+func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessage, error) {
+	return query(ctx, t, func(o *Orchestrator) ([]*message.EventMessage, error) {
+		var out []*message.EventMessage
+		o.each(func(m message.Message) {
+			ev, ok := m.(*message.EventMessage)
+			if !ok {
+				return
+			}
+			if f.Agent != uuid.Nil && (ev.Sender == nil || ev.Sender.AgentID() != f.Agent) {
+				return
+			}
+			if f.Payload != "" && message.TypeName(ev.Event) != f.Payload {
+				return
+			}
+			out = append(out, ev)
+		})
+		return out, nil
+	})
+}
+
+// States returns the latest published state of every agent that published
+// one (B84), by agent id. The states are detached copies.
+func (t *Team) States(ctx context.Context) (map[uuid.UUID]any, error) {
+	return query(ctx, t, func(o *Orchestrator) (map[uuid.UUID]any, error) {
+		out := make(map[uuid.UUID]any, len(o.states))
+		for k, v := range o.states {
+			out[k] = v
+		}
+		return out, nil
+	})
+}
+
+// Metadata returns the team metadata, nil when unset (B85).
+func (t *Team) Metadata(ctx context.Context) (any, error) {
+	return query(ctx, t, func(o *Orchestrator) (any, error) { return o.meta, nil })
+}
+
+// SetMetadata replaces the team metadata wholesale (nil clears it). It is
+// not telemetry: no StateChanged, nothing in the log (B85); subscribers
+// get a MetadataChanged so that a durable log can restore it. The value is
+// stored as it is: do not modify it afterwards.
+func (t *Team) SetMetadata(ctx context.Context, v any) error {
+	return t.live(ctx, func(o *Orchestrator) {
+		o.meta = v
+		o.publishMetadata()
+	})
+}
+
+// Subscribe attaches s (B88); it receives every message logged from now on.
+func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
+	if s == nil {
+		return errors.New("orchestrator: Subscribe(nil)")
+	}
+	return t.live(ctx, func(o *Orchestrator) { o.subs = append(o.subs, s) })
+}
+
+// Unsubscribe detaches one occurrence of s; it does nothing when s is not
+// attached (B88).
+func (t *Team) Unsubscribe(ctx context.Context, s Subscriber) error {
+	return t.live(ctx, func(o *Orchestrator) {
+		if i := slices.IndexFunc(o.subs, func(x Subscriber) bool { return x == s }); i >= 0 {
+			o.subs = slices.Delete(slices.Clone(o.subs), i, i+1)
+		}
+	})
+}
+
+// live runs a mutation on the running orchestrator.
+func (t *Team) live(ctx context.Context, fn func(o *Orchestrator)) error {
+	if t == nil || t.addr == nil {
+		return noTeam()
+	}
+	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
+		o.drain()
+		fn(o)
+		return nil
+	})
+}
+
+// Emit publishes msg as the orchestrator's own (B93): its sender becomes
+// the orchestrator, its team the team's, its parent none; it is logged and
+// fanned out, never delivered to an agent. msg must not have been sent.
+func (t *Team) Emit(ctx context.Context, msg message.Message) error {
+	if msg == nil {
+		return errors.New("orchestrator: Emit(nil)")
+	}
+	return t.live(ctx, func(o *Orchestrator) { o.emit(msg) })
+}
+
+// SetRestoring tells every subscriber that a replay starts (true) or ends
+// (false) (B92). Restore calls it around its replay.
+func (t *Team) SetRestoring(ctx context.Context, restoring bool) error {
+	return t.live(ctx, func(o *Orchestrator) { o.setRestoring(restoring) })
+}
+
+// Stop starts the team's stop and returns at once a channel closed when the
+// team has stopped (B96): it publishes a TeamStoppingEvent, tells the
+// subscribers OnStopRequest, tells every member to stop (tools named "#..."
+// last, B98), and completes when the roster is empty or, after grace
+// (DefaultStopGrace when zero), by force (B99). Calling it again returns the
+// same channel and does nothing else.
+func (t *Team) Stop(ctx context.Context, grace time.Duration) (<-chan struct{}, error) {
+	if t == nil || t.addr == nil {
+		return nil, noTeam()
+	}
+	done, err := proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (<-chan struct{}, error) {
+		return o.stop(c, grace), nil
+	})
+	if err != nil && errors.Is(err, actor.ErrActorDead) {
+		return actor.Done(t.addr), nil
+	}
+	return done, err
+}
+
+// StopAndWait stops the team and waits until it has stopped or ctx ends.
+func (t *Team) StopAndWait(ctx context.Context, grace time.Duration) error {
+	done, err := t.Stop(ctx, grace)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		<-actor.Done(t.addr)
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("orchestrator: waiting for team %s to stop: %w", t.ID(), ctx.Err())
+	}
+}
+
+// Register adds cards to the team's catalog (B86): keyed by role, a card
+// with a role already present replaces it in place. All or nothing: when a
+// card is invalid, nothing is registered and the error names it.
+func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
+	if t == nil || t.addr == nil {
+		return noTeam()
+	}
+	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
+		return o.catalog.Register(cards...)
+	})
+}
+
+// catalogQuery runs a catalog query; with no team it returns the zero
+// value and no error (B110).
+func catalogQuery[R any](ctx context.Context, t *Team, fn func(c *Catalog) R) (R, error) {
+	if t == nil || t.addr == nil {
+		var zero R
+		return zero, nil
+	}
+	return query(ctx, t, func(o *Orchestrator) (R, error) { return fn(&o.catalog), nil })
+}
+
+// Cards returns copies of the catalog's cards in registration order (B86).
+func (t *Team) Cards(ctx context.Context) ([]*AgentCard, error) {
+	return catalogQuery(ctx, t, (*Catalog).Cards)
+}
+
+// Card returns a copy of the card for role, or nil (B86, B110).
+func (t *Team) Card(ctx context.Context, role string) (*AgentCard, error) {
+	return catalogQuery(ctx, t, func(c *Catalog) *AgentCard { return c.ByRole(role) })
+}
+
+// CardsWithSkill returns copies of the cards having skill (B86, B110).
+func (t *Team) CardsWithSkill(ctx context.Context, skill string) ([]*AgentCard, error) {
+	return catalogQuery(ctx, t, func(c *Catalog) []*AgentCard { return c.BySkill(skill) })
+}
+
+// Roles returns the catalog's roles in registration order (B86).
+func (t *Team) Roles(ctx context.Context) ([]string, error) {
+	return catalogQuery(ctx, t, (*Catalog).Roles)
+}
+
+// Skills returns the catalog's skills, sorted and unique (B86).
+func (t *Team) Skills(ctx context.Context) ([]string, error) {
+	return catalogQuery(ctx, t, (*Catalog).Skills)
+}

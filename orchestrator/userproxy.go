@@ -1,0 +1,83 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// UserProxy is the team member standing for a person (B111-B113). Agents
+// send it UserMessages (leg 1: an ordinary turn, so the message is in the
+// log and reaches the subscribers, which is how a user interface sees it);
+// the person's answer goes back with ProcessHumanInput (leg 2).
+//
+// Embed it to integrate a user interface: override Receive for the
+// messages you handle and call UserProxy.Receive for the rest. Whatever its
+// name or role, an actor embedding UserProxy has IsUserProxy addresses
+// (B62, B113).
+type UserProxy struct {
+	actor.Base
+}
+
+var _ actor.UserProxyActor = (*UserProxy)(nil)
+
+// UserProxyActor marks the actor as a user proxy.
+func (*UserProxy) UserProxyActor() {}
+
+// Receive handles UserMessage by logging its arrival (length and sender,
+// never the text: it may be personal data, B112). Other messages are
+// reported as unhandled.
+func (p *UserProxy) Receive(c *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*message.UserMessage); ok {
+		c.Logger().Info("user proxy: message for the user", "from", senderName(m), "length", len(m.Content))
+		return nil, nil
+	}
+	return nil, fmt.Errorf("user proxy: %T: %w", msg, actor.ErrUnhandled)
+}
+
+func senderName(m message.Message) string {
+	if s := m.Envelope().Sender; s != nil {
+		return s.Name()
+	}
+	return ""
+}
+
+// ErrNoSender is returned by ProcessHumanInput when the original message
+// has no sender to reply to.
+var ErrNoSender = errors.New("orchestrator: the original message has no sender to reply to")
+
+// Reply sends the person's answer to the sender of original as a
+// ResultMessage (B112), through the normal send path (a SentMessage is
+// logged). Call it on the proxy's goroutine: from its own handler, or
+// through ProcessHumanInput.
+func (p *UserProxy) Reply(c *actor.Context, content string, original message.Message) error {
+	if original == nil || original.Envelope().Sender == nil {
+		return ErrNoSender
+	}
+	to := original.Envelope().Sender
+	c.Logger().Info("user proxy: human input", "reply_to", to.Name(), "length", len(content))
+	return c.Send(to, message.NewResultMessage(content))
+}
+
+// humanInput is implemented by UserProxy and everything embedding it.
+type humanInput interface {
+	Reply(c *actor.Context, content string, original message.Message) error
+}
+
+// ProcessHumanInput delivers a person's answer (leg 2, B112): the user
+// proxy at proxyAddr sends ResultMessage{content} to the sender of
+// original. It fails with ErrNoSender when original has none, and when the
+// actor at proxyAddr is not a UserProxy.
+func ProcessHumanInput(ctx context.Context, proxyAddr *message.Address, content string, original message.Message) error {
+	_, err := actor.Call(ctx, proxyAddr, func(c *actor.Context, a actor.Actor) (any, error) {
+		p, ok := a.(humanInput)
+		if !ok {
+			return nil, fmt.Errorf("orchestrator: ProcessHumanInput: %s is a %T, not a UserProxy", proxyAddr, a)
+		}
+		return nil, p.Reply(c, content, original)
+	})
+	return err
+}
