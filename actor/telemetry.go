@@ -3,6 +3,8 @@ package actor
 import (
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -60,7 +62,12 @@ type Record struct {
 
 // ToMessage builds the telemetry message the record stands for, with a fresh
 // id, its timestamp, sender, team and parent.
-func (r Record) ToMessage() message.Telemetry {
+func (r Record) ToMessage() message.Telemetry { return r.ToMessageID(uuid.Nil) }
+
+// ToMessageID is ToMessage with a given id (a fresh one when id is
+// uuid.Nil), for a sink that must give a record the same id every time it
+// builds its message.
+func (r Record) ToMessageID(id uuid.UUID) message.Telemetry {
 	var m message.Telemetry
 	switch r.Kind {
 	case RecordStart:
@@ -101,7 +108,10 @@ func (r Record) ToMessage() message.Telemetry {
 		m = &message.EventMessage{Event: r.Value}
 	}
 	b := m.Envelope()
-	if b.ID == [16]byte{} {
+	switch {
+	case id != uuid.Nil:
+		b.ID = id
+	case b.ID == uuid.Nil:
 		b.ID = message.NewID()
 	}
 	b.Timestamp = time.Unix(0, r.Time).UTC()

@@ -378,3 +378,14 @@ func unmarshalMessage(raw json.RawMessage) (Message, error) {
 	}
 	return m, nil
 }
+
+// MarshalValue encodes a value nested in a message the way the runtime's
+// own records do (a StartMessage's config, an event): null for nil, tagged
+// when its type is registered, plain JSON otherwise. Types defined outside
+// this package use it in their MarshalJSON for fields of type any.
+func MarshalValue(v any) (json.RawMessage, error) { return marshalValue(v) }
+
+// UnmarshalValue decodes what MarshalValue wrote: nil for null, the
+// registered type for a tagged object, the raw JSON (json.RawMessage)
+// otherwise.
+func UnmarshalValue(raw json.RawMessage) (any, error) { return unmarshalValue(raw) }

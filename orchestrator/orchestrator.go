@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,18 @@ type Orchestrator struct {
 	stopGen   int
 	ctx       *actor.Context
 	deferred  []*message.Address // "#" tools awaiting phase 2 (B98)
+}
+
+// The kind names of the package's actors (actor.RegisterKind), recorded in
+// their addresses and used by Restore.
+const (
+	KindOrchestrator = "Orchestrator"
+	KindUserProxy    = "UserProxy"
+)
+
+func init() {
+	actor.RegisterKind(KindOrchestrator, func() actor.Actor { return newOrchestrator(&options{}) })
+	actor.RegisterKind(KindUserProxy, func() actor.Actor { return &UserProxy{} })
 }
 
 // drainSignal wakes the orchestrator to consume new ledger records; it is a
@@ -163,13 +176,27 @@ func (o *Orchestrator) consume(r *actor.Record, id uint64) {
 	}
 	if len(o.subs) > 0 {
 		m := o.forSubscribers(r, id)
-		for _, s := range slices.Clone(o.subs) {
-			guard(o.logger, "OnMessage", s, func() { s.OnMessage(m) })
+		// No hook can change o.subs while this runs (hooks cannot call the
+		// team), and Subscribe/Unsubscribe replace the slice, so no copy.
+		for _, s := range o.subs {
+			o.deliver(s, m)
 		}
 	}
 	if kind == actor.RecordStop {
 		o.forget(o.senderOf(r))
 	}
+}
+
+// deliver calls s.OnMessage(m), isolated (B89).
+func (o *Orchestrator) deliver(s Subscriber, m message.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			o.logger.Error("orchestrator: subscriber hook panicked; skipped",
+				"hook", "OnMessage", "subscriber", fmt.Sprintf("%T", s), "panic", fmt.Sprint(r),
+				"stack", string(debug.Stack()))
+		}
+	}()
+	s.OnMessage(m)
 }
 
 // kindOf maps a ready-made telemetry message to its record kind.
@@ -242,9 +269,7 @@ func materialize(r *actor.Record, id uint64) message.Message {
 	if r.Kind == kindReady {
 		return r.Message
 	}
-	m := r.ToMessage()
-	m.Envelope().ID = message.IDAt(id)
-	return m
+	return r.ToMessageID(message.IDAt(id))
 }
 
 // forSubscribers returns the subscribers' copy of an entry: every address
@@ -257,8 +282,7 @@ func (o *Orchestrator) forSubscribers(r *actor.Record, id uint64) message.Messag
 		}
 		m = message.Clone(r.Message)
 	} else {
-		m = r.ToMessage()
-		m.Envelope().ID = message.IDAt(id)
+		m = r.ToMessageID(message.IDAt(id))
 	}
 	b := m.Envelope()
 	b.Sender = o.snap(b.Sender)

@@ -32,26 +32,28 @@ type metadataAlias MetadataChanged
 // MarshalJSON encodes the change with its value tagged (message.Marshal),
 // so that a registered type decodes back to itself.
 func (m *MetadataChanged) MarshalJSON() ([]byte, error) {
-	raw, err := message.Marshal(m.Value)
+	raw, err := message.MarshalValue(m.Value)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(metadataJSON{(*metadataAlias)(m), raw})
 }
 
-// UnmarshalJSON decodes the change and its tagged value.
+// UnmarshalJSON decodes the change: a tagged value to its registered type,
+// plain JSON to maps, slices, strings, float64 and bools.
 func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 	j := metadataJSON{metadataAlias: (*metadataAlias)(m)}
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	if len(j.Value) == 0 || string(j.Value) == "null" {
-		m.Value = nil
-		return nil
-	}
-	v, err := message.Unmarshal(j.Value)
+	v, err := message.UnmarshalValue(j.Value)
 	if err != nil {
 		return fmt.Errorf("TeamMetadataChanged.value: %w", err)
+	}
+	if raw, ok := v.(json.RawMessage); ok { // untagged: plain JSON values
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("TeamMetadataChanged.value: %w", err)
+		}
 	}
 	m.Value = v
 	return nil
@@ -87,8 +89,7 @@ func (o *Orchestrator) publishMetadata() {
 //
 // The team is returned even when some actors could not be recreated (an
 // unregistered kind, a config that does not decode): the error names each
-// of them, and they stay in the roster as stopped members until the team
-// stops (their snapshot addresses are not alive).
+// of them, and they are left out of the roster.
 func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts ...Option) (*Team, error) {
 	var teamID, orchID uuid.UUID
 	for _, m := range log {
@@ -96,8 +97,12 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		if teamID == uuid.Nil && b.TeamID.Valid {
 			teamID = b.TeamID.UUID
 		}
-		if _, ok := m.(*message.StartMessage); ok && b.Sender != nil && b.Sender.IsOrchestrator() && orchID == uuid.Nil {
-			orchID = b.Sender.AgentID()
+		if orchID == uuid.Nil { // its own records, or its children's parent
+			if isOrchestrator(b.Sender) {
+				orchID = b.Sender.AgentID()
+			} else if sm, ok := m.(*message.StartMessage); ok && isOrchestrator(sm.Parent) {
+				orchID = sm.Parent.AgentID()
+			}
 		}
 	}
 	if teamID == uuid.Nil {
@@ -118,16 +123,7 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	}
 	var starts []alive
 	err = t.live(ctx, func(o *Orchestrator) {
-		o.setRestoring(true)
-		for _, m := range log {
-			if mc, ok := m.(*MetadataChanged); ok {
-				o.meta = mc.Value
-				o.publishMetadata()
-				continue
-			}
-			o.restoreMessage(m)
-		}
-		o.setRestoring(false)
+		o.replay(log)
 		for _, a := range o.roster() {
 			if a.Kind() == message.Live {
 				continue
@@ -152,18 +148,59 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	}
 	recreated := map[uuid.UUID]*message.Address{}
 	var errs []error
+	var failed []*message.Address
 	for _, s := range starts {
 		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("recreate %s (%s, kind %q): %w", s.addr.Name(), s.addr.AgentID(), s.addr.ActorType(), err))
+			failed = append(failed, s.addr)
 			continue
 		}
 		recreated[s.addr.AgentID()] = addr
+	}
+	if len(failed) > 0 { // no phantom members to hold the team's stop (§4 item 6)
+		_ = t.live(ctx, func(o *Orchestrator) {
+			for _, a := range failed {
+				o.leave(a)
+			}
+		})
 	}
 	if len(errs) > 0 {
 		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
 	}
 	return t, nil
+}
+
+// Replay appends recorded messages to the team's log and fans them out,
+// with SetRestoring(true) before and SetRestoring(false) after (B92, B94):
+// no re-stamping; an EventMessage carrying a TeamStoppingEvent is skipped;
+// a MetadataChanged sets the metadata. The roster and states follow the
+// replayed StartMessages, StopMessages and StateChangedMessages. Restore
+// uses it; on its own it recreates no actor.
+func (t *Team) Replay(ctx context.Context, log []message.Message) error {
+	return t.live(ctx, func(o *Orchestrator) { o.replay(log) })
+}
+
+func (o *Orchestrator) replay(log []message.Message) {
+	o.setRestoring(true)
+	for _, m := range log {
+		if m == nil {
+			continue
+		}
+		if mc, ok := m.(*MetadataChanged); ok {
+			o.meta = mc.Value
+			o.publishMetadata()
+			continue
+		}
+		o.restoreMessage(m)
+	}
+	o.setRestoring(false)
+}
+
+// isOrchestrator recognises an orchestrator's address, live or decoded
+// (a serialized address keeps its kind, not the live flag).
+func isOrchestrator(a *message.Address) bool {
+	return a != nil && (a.IsOrchestrator() || a.ActorType() == KindOrchestrator)
 }
 
 // recreate spawns one recorded actor again.

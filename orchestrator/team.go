@@ -316,7 +316,7 @@ func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
 	if s == nil {
 		return errors.New("orchestrator: Subscribe(nil)")
 	}
-	return t.live(ctx, func(o *Orchestrator) { o.subs = append(o.subs, s) })
+	return t.live(ctx, func(o *Orchestrator) { o.subs = append(slices.Clone(o.subs), s) })
 }
 
 // Unsubscribe detaches one occurrence of s; it does nothing when s is not

@@ -1,0 +1,247 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+type tallyConfig struct {
+	actor.Config
+	Step int `json:"step"`
+}
+
+type tallyState struct {
+	Total int      `json:"total"`
+	Seen  []string `json:"seen"`
+}
+
+// tally adds its step to its state for every UserMessage and answers the
+// new total; it restores its state when recreated by a restore.
+type tally struct {
+	actor.Agent[tallyConfig, tallyState]
+	restored bool
+}
+
+func init() { actor.RegisterKind("orchestrator_test.tally", func() actor.Actor { return &tally{} }) }
+
+func (w *tally) OnStart(c *actor.Context) error {
+	st := &tallyState{}
+	if c.Restoring() {
+		s, ok, err := orchestrator.RestoredState[tallyState](context.Background(), c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			st, w.restored = s, true
+		}
+	}
+	if err := w.InitState(st); err != nil {
+		return err
+	}
+	return w.ObserveState()
+}
+
+func (w *tally) Receive(c *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*message.UserMessage); ok {
+		w.State().Total += w.Config().Step
+		w.State().Seen = append(w.State().Seen, m.Content)
+		return w.State().Total, nil
+	}
+	return nil, nil
+}
+
+// roundTrip encodes and decodes each message, as a durable log does.
+func roundTrip(t testing.TB, msgs []message.Message) []message.Message {
+	t.Helper()
+	out := make([]message.Message, 0, len(msgs))
+	for _, m := range msgs {
+		data, err := message.Marshal(m)
+		if err != nil {
+			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
+		}
+		back, err := message.UnmarshalMessage(data)
+		if err != nil {
+			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
+		}
+		out = append(out, back)
+	}
+	return out
+}
+
+// B94, issue 3 item 6: a team is recreated from its log with the same ids,
+// configs and states, and goes on working.
+func TestRestoreRecreatesTheTeam(t *testing.T) {
+	ctx := ctxT(t)
+	sys1, team1, _ := newTeam(t)
+	rec := newSub()
+	_ = team1.Subscribe(ctx, rec)
+	a := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 2})
+	b := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 5})
+	gone := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "gone", Role: "Tally"}, Step: 1})
+	child, err := actor.Call(ctx, a, func(c *actor.Context, _ actor.Actor) (any, error) {
+		return c.Spawn(&tally{}, &tallyConfig{Config: actor.Config{Name: "a.child", Role: "Tally"}, Step: 3})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"x", "y"} {
+		if _, err := sys1.Ask(ctx, a, message.NewUserMessage(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = sys1.Ask(ctx, b, message.NewUserMessage("z"))
+	_ = sys1.Stop(ctx, gone)
+	_ = team1.SetMetadata(ctx, map[string]any{"project": "demo"})
+	if _, err := team1.Members(ctx); err != nil { // barrier
+		t.Fatal(err)
+	}
+	saved := roundTrip(t, rec.messages())
+
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	watch := newSub()
+	team2, err := orchestrator.Restore(ctx, sys2, saved, orchestrator.WithSubscribers(watch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if team2.ID() != team1.ID() || team2.Address().AgentID() != team1.Address().AgentID() {
+		t.Fatalf("restored team %s / orchestrator %s, want %s / %s", team2.ID(), team2.Address().AgentID(), team1.ID(), team1.Address().AgentID())
+	}
+	members, _ := team2.Members(ctx)
+	var names []string
+	for _, m := range members {
+		names = append(names, m.Name())
+		if !m.IsAlive() || m.TeamID() != team1.ID() {
+			t.Fatalf("member %v: want a live actor of the restored team", m)
+		}
+	}
+	slices.Sort(names)
+	if fmt.Sprint(names) != "[a a.child b]" {
+		t.Fatalf("restored members %v, want [a a.child b]", names)
+	}
+	ra := sys2.Get(a.AgentID())
+	if ra == nil {
+		t.Fatal("a not recreated with its agent id")
+	}
+	rc := sys2.Get(child.(*message.Address).AgentID())
+	if rc == nil {
+		t.Fatal("a's child not recreated with its agent id")
+	}
+	// a's child was recreated under a.
+	kids, _ := actor.Call(ctx, ra, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Children(), nil })
+	if k := kids.([]*message.Address); len(k) != 1 || !k[0].Equal(rc) {
+		t.Fatalf("a's children after restore: %v", k)
+	}
+	// Config, state and work go on: a had total 4 (2+2); one more makes 6.
+	total, err := sys2.Ask(ctx, ra, message.NewUserMessage("w"))
+	if err != nil || total != 6 {
+		t.Fatalf("restored a answered %v, %v; want 6", total, err)
+	}
+	if meta, _ := team2.Metadata(ctx); fmt.Sprint(meta) != "map[project:demo]" {
+		t.Fatalf("metadata %v", meta)
+	}
+	// SetRestoring brackets the replay; the replay reaches the subscriber.
+	ev := watch.all()
+	first, last := -1, -1
+	for i, e := range ev {
+		if e.hook == "restoring" {
+			if e.on {
+				first = i
+			} else {
+				last = i
+			}
+		}
+	}
+	if first < 0 || last < first || last-first-1 < len(saved)-1 {
+		t.Fatalf("restoring bracket %d..%d around %d replayed messages", first, last, len(saved))
+	}
+}
+
+// §3.47, B94: a replay skips the TeamStoppingEvent only; the roster is the
+// same as for the log without it.
+func TestReplay(t *testing.T) {
+	_, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	sub := newSub()
+	_ = team.Subscribe(ctx, sub)
+	teamID := team.ID()
+	addr := func(name string) *message.Address {
+		return message.NewSnapshotAddress(message.Identity{AgentID: uuid.New(), Name: name, Role: name, TeamID: teamID})
+	}
+	k, w := addr("k"), addr("w")
+	env := func(m message.Message, from *message.Address) message.Message {
+		b := m.Envelope()
+		b.ID, b.Sender = uuid.New(), from
+		b.TeamID = uuid.NullUUID{UUID: teamID, Valid: true}
+		return m
+	}
+	user := env(message.NewUserMessage("hello"), k)
+	log := []message.Message{
+		env(&message.StartMessage{}, k),
+		env(&message.StartMessage{}, w),
+		env(&message.StopMessage{}, w),
+		env(&message.SentMessage{Message: user, Recipient: w}, k),
+		env(&message.ReceivedMessage{MessageID: user.Envelope().ID}, w),
+		env(&message.ProcessedMessage{MessageID: user.Envelope().ID}, w),
+		env(&message.EventMessage{Event: message.ClosedNotification{}}, k),
+		env(&message.EventMessage{Event: message.TeamStoppingEvent{}}, team.Address()),
+	}
+	if err := team.Replay(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	got := sub.messages()
+	if len(got) != len(log)-1 {
+		t.Fatalf("subscriber got %v, want the log but the announcement", typeNames(got))
+	}
+	for i := range got {
+		if got[i].Envelope().ID != log[i].Envelope().ID {
+			t.Fatalf("replayed message %d re-stamped", i)
+		}
+	}
+	if ev, _ := team.Events(ctx, orchestrator.EventFilter{Payload: "TeamStoppingEvent"}); len(ev) != 0 {
+		t.Fatal("TeamStoppingEvent replayed")
+	}
+	if ev, _ := team.Events(ctx, orchestrator.EventFilter{Payload: "ClosedNotification"}); len(ev) != 1 {
+		t.Fatal("ClosedNotification not replayed")
+	}
+	members, _ := team.Members(ctx)
+	if len(members) != 1 || members[0].AgentID() != k.AgentID() {
+		t.Fatalf("roster %v, want {k}", members)
+	}
+	// §4 item 6: replay k's stop, or the phantom member holds the stop.
+	if err := team.Replay(ctx, []message.Message{env(&message.StopMessage{}, k)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.StopAndWait(ctx, waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A log whose actors cannot be recreated still gives a team, with an
+// error naming each of them.
+func TestRestoreUnknownKind(t *testing.T) {
+	ctx := ctxT(t)
+	_, team1, _ := newTeam(t)
+	rec := newSub()
+	_ = team1.Subscribe(ctx, rec)
+	mustSpawn(t, team1, &echo{}, named("unregistered"))
+	_, _ = team1.Members(ctx)
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
+	if team2 == nil || err == nil || !strings.Contains(err.Error(), "unregistered") || !strings.Contains(err.Error(), "not registered") {
+		t.Fatalf("Restore = %v, %v; want a team and an error naming the actor and its kind", team2, err)
+	}
+	if _, err := orchestrator.Restore(ctx, sys2, nil); err == nil {
+		t.Fatal("Restore of an empty log succeeded")
+	}
+}
