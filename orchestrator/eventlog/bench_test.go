@@ -1,0 +1,92 @@
+package eventlog_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
+)
+
+// benchRecord is a typical record: a SentMessage carrying a UserMessage,
+// with addresses (about 900 bytes of JSON).
+func benchRecord(tm *team) message.Message {
+	return tm.records()[1]
+}
+
+// BenchmarkWriteRecord measures OnMessage under SyncNone: encode, one
+// write(2), bookkeeping. The record is built before the timer starts.
+func BenchmarkWriteRecord(b *testing.B) {
+	tm := newTeam()
+	w, _ := create(b, tm, eventlog.Options{Sync: eventlog.SyncNone})
+	rec := benchRecord(tm)
+	line, _ := message.Marshal(rec)
+	b.SetBytes(int64(len(line) + 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		w.OnMessage(rec)
+	}
+	b.StopTimer()
+	if s := w.Stats(); s.Lost != 0 || s.Written == 0 {
+		b.Fatalf("Stats %+v", s)
+	}
+}
+
+// BenchmarkWriteRaw is the floor: the same pre-encoded line written to a
+// file with one write(2), nothing else.
+func BenchmarkWriteRaw(b *testing.B) {
+	tm := newTeam()
+	line, _ := message.Marshal(benchRecord(tm))
+	line = append(line, '\n')
+	f, err := os.Create(filepath.Join(b.TempDir(), "raw.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMarshalRecord is the codec's share: message.Marshal alone.
+func BenchmarkMarshalRecord(b *testing.B) {
+	rec := benchRecord(newTeam())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := message.Marshal(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRead reads a log of 1000 typical records; ns/record is the
+// figure to read.
+func BenchmarkRead(b *testing.B) {
+	tm := newTeam()
+	w, path := create(b, tm, eventlog.Options{Sync: eventlog.SyncNone})
+	rec := benchRecord(tm)
+	const n = 1000
+	for range n {
+		w.OnMessage(rec)
+	}
+	w.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := eventlog.Read(bytes.NewReader(data))
+		if err != nil || len(l.Messages) != n {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+}

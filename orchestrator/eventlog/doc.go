@@ -1,0 +1,57 @@
+// Package eventlog is the durable event log of a team: an append-only file
+// of JSON lines that the team's orchestrator feeds, as a subscriber, with
+// every telemetry record in ledger order, and that a restore reads back.
+//
+// # Format, version 1
+//
+// The file is UTF-8 text made of lines, each terminated by a single "\n"
+// (0x0A). Line 1 is the header, a JSON object with four keys, in this
+// order:
+//
+//   - "format": always the string "akgentic-eventlog" (Format);
+//   - "version": the integer 1 (Version); a reader refuses any other
+//     version with ErrUnsupportedVersion;
+//   - "team_id": the team's id, a lower-case hyphenated UUID, never the
+//     nil UUID;
+//   - "created": when the file was created, RFC 3339 with nanoseconds, UTC.
+//
+// For example:
+//
+//	{"format":"akgentic-eventlog","version":1,"team_id":"7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d","created":"2025-03-14T15:09:26.535123456Z"}
+//
+// Readers ignore header keys they do not know; a change that a version 1
+// reader could not safely ignore gets a new version number.
+//
+// Every further line is one telemetry record (a message.Message) encoded by
+// message.Marshal: a compact JSON object whose first key, "__model__", names
+// the record's registered type (e.g. "SentMessage"); nested messages and
+// payloads carry their own tags. JSON escapes newlines inside strings, so a
+// record never contains a raw "\n". Records appear in the order the
+// orchestrator saw them (ledger order). There are no blank lines, no
+// comments and no footer.
+//
+// # Durability
+//
+// The Writer writes each record, newline included, with a single write(2)
+// on a file opened with O_APPEND; nothing is buffered in the process, so
+// a process killed with SIGKILL loses nothing the Writer wrote. What reaches
+// the disk across a power loss depends on the SyncPolicy: SyncEvery fsyncs
+// after every record, SyncBatch at most once per Options.BatchInterval (and
+// when the team stops), SyncNone never.
+//
+// A crash in the middle of a write can leave the last line incomplete
+// (no trailing "\n"). Read reports such a line in Log.Truncated and skips
+// it; it is never fatal. Append cuts it off before it continues the log.
+// Any other line that does not decode, including a complete last line, is
+// an error naming its line number and byte offset (LineError).
+//
+// # Use
+//
+// A team creates its log once with Create and hands the Writer to its
+// orchestrator as an event subscriber: the Writer's OnMessage,
+// SetRestoring, OnStopRequest and OnStop methods are the hooks. A restore
+// reads the log with ReadFile, replays Log.Messages, and continues the same
+// file with Append; the orchestrator brackets the replay with
+// SetRestoring(team, true) and SetRestoring(team, false), so the replayed
+// records, already in the file, are not written twice.
+package eventlog

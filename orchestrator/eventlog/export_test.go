@@ -1,0 +1,82 @@
+package eventlog
+
+import (
+	"sync"
+)
+
+// Faults sits between a Writer and its file so that tests can count the
+// write(2) and fsync calls and make them fail.
+type Faults struct {
+	f file
+
+	mu       sync.Mutex
+	writeErr error
+	partial  bool // a failing write first writes half its bytes
+	syncErr  error
+	writes   int
+	syncs    int
+}
+
+func (x *Faults) Write(p []byte) (int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.writes++
+	if x.writeErr == nil {
+		return x.f.Write(p)
+	}
+	if x.partial {
+		n, _ := x.f.Write(p[:len(p)/2])
+		return n, x.writeErr
+	}
+	return 0, x.writeErr
+}
+
+func (x *Faults) Sync() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.syncs++
+	if x.syncErr != nil {
+		return x.syncErr
+	}
+	return x.f.Sync()
+}
+
+func (x *Faults) Close() error { return x.f.Close() }
+
+// FailWrites makes every later write fail with err; with partial, each
+// failing write first writes half of its bytes (a torn record).
+func (x *Faults) FailWrites(err error, partial bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.writeErr, x.partial = err, partial
+}
+
+// FailSyncs makes every later fsync fail with err.
+func (x *Faults) FailSyncs(err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.syncErr = err
+}
+
+// Calls returns how many writes and fsyncs reached the file.
+func (x *Faults) Calls() (writes, syncs int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.writes, x.syncs
+}
+
+// InjectFaults puts a Faults between w and its file.
+func InjectFaults(w *Writer) *Faults {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x := &Faults{f: w.f}
+	w.f = x
+	return x
+}
+
+// CloseFile closes w's file behind its back, so that later writes fail.
+func CloseFile(w *Writer) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Close()
+}

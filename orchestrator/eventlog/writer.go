@@ -1,0 +1,518 @@
+package eventlog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// SyncPolicy says when the Writer fsyncs the file. Whatever the policy,
+// every record reaches the operating system with one write(2) as soon as it
+// arrives, so a killed process loses nothing; the policy only decides what
+// survives a power loss or a kernel crash.
+type SyncPolicy int
+
+const (
+	// SyncEvery fsyncs after every record, on the caller's goroutine: the
+	// safest and the slowest (an fsync costs from tens of microseconds to
+	// milliseconds, depending on the disk).
+	SyncEvery SyncPolicy = iota
+	// SyncBatch fsyncs at most once per Options.BatchInterval, from a
+	// background goroutine and only when something was written since the
+	// last fsync, and also on OnStopRequest, OnStop and Close.
+	SyncBatch
+	// SyncNone never fsyncs; the operating system writes the file back
+	// when it chooses.
+	SyncNone
+)
+
+// String returns the policy's name, e.g. "SyncBatch".
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncEvery:
+		return "SyncEvery"
+	case SyncBatch:
+		return "SyncBatch"
+	case SyncNone:
+		return "SyncNone"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", int(p))
+}
+
+// DefaultBatchInterval is the SyncBatch interval when Options leaves it 0.
+const DefaultBatchInterval = 100 * time.Millisecond
+
+// Options configure a Writer. The zero value is valid: SyncEvery, logging
+// to slog.Default().
+type Options struct {
+	// Sync is the fsync policy.
+	Sync SyncPolicy
+	// BatchInterval is the longest time between two fsyncs under
+	// SyncBatch; 0 means DefaultBatchInterval. Ignored by the other
+	// policies.
+	BatchInterval time.Duration
+	// Logger receives write errors and repairs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) validate() error {
+	if o.Sync < SyncEvery || o.Sync > SyncNone {
+		return fmt.Errorf("eventlog: Options.Sync: unknown policy %v", o.Sync)
+	}
+	if o.BatchInterval < 0 {
+		return fmt.Errorf("eventlog: Options.BatchInterval: negative (%v)", o.BatchInterval)
+	}
+	return nil
+}
+
+// Stats counts what a Writer did with the records it was given.
+type Stats struct {
+	Written uint64 // records written to the file
+	Lost    uint64 // records not written because of an error: see Err
+	Skipped uint64 // records not written because they came during a restore replay
+	Syncs   uint64 // fsyncs of the file, including the one after the header
+}
+
+// file is what the Writer needs of an *os.File (tests wrap it).
+type file interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// error kinds, each logged once.
+const (
+	kindIO = 1 << iota
+	kindEncode
+	kindClosed
+)
+
+// Writer appends telemetry records to a log file. It is a team
+// orchestrator's event subscriber: OnMessage, SetRestoring, OnStopRequest
+// and OnStop are its hooks. The hooks never panic and never return an
+// error: the first failure is logged and kept for Err, and records that
+// could not be written are counted in Stats. After a failed write or fsync
+// nothing more is written (the file's tail is in doubt); a record that
+// fails to encode is lost alone.
+//
+// The hooks run on the orchestrator's goroutine. OnMessage costs one encode
+// and one write(2), plus an fsync under SyncEvery; under SyncBatch the
+// fsync runs on the Writer's own goroutine, without holding the lock that
+// OnMessage takes.
+//
+// A Writer is safe for concurrent use.
+type Writer struct {
+	path   string
+	teamID uuid.UUID
+	policy SyncPolicy
+	logger *slog.Logger
+
+	mu        sync.Mutex
+	f         file
+	buf       []byte // the line being written, reused
+	restoring bool   // a restore replay is running: records are already in the file
+	dirty     bool   // written since the last fsync
+	broken    bool   // a write or an fsync failed: write no more
+	closed    bool
+	err       error // the first failure
+	logged    int   // kinds of failure already logged
+	stats     Stats
+
+	stop      chan struct{} // closed by Close to end the SyncBatch goroutine
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Create creates a new log at path for the team and writes its header. It
+// never overwrites: if path exists, Create fails with an error wrapping
+// fs.ErrExist (continue an existing log with Append). The file is created
+// with mode 0600, as logs hold the team's conversations. Unless the policy
+// is SyncNone the header is fsynced, and so is the directory, so that the
+// new file's name is durable too.
+func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if teamID == uuid.Nil {
+		return nil, errors.New("eventlog: create: nil team id")
+	}
+	hdr, err := encodeHeader(Header{Format: Format, Version: Version, TeamID: teamID, Created: time.Now().UTC()})
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("eventlog: create: %w (continue an existing log with Append)", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: create: %w", err)
+	}
+	w := newWriter(path, teamID, f, opts)
+	if _, err := f.Write(hdr); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("eventlog: create: write header: %w", err)
+	}
+	if opts.Sync != SyncNone {
+		if err := w.syncLocked(); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("eventlog: create: %w", err)
+		}
+		w.syncDir()
+	}
+	w.startBatch(opts.BatchInterval)
+	return w, nil
+}
+
+// Append reopens the log at path to continue it, typically after a restore
+// has read it. It checks the header and takes the team id from it. If the
+// last line is incomplete (a write cut short by a crash), Append cuts the
+// file back to the end of the last complete line, logging a warning that
+// names the byte offset, before anything is appended; the records before
+// it are not re-read (ReadFile checks them).
+func Append(path string, opts Options) (*Writer, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: append: %w", err)
+	}
+	w, err := appendTo(f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.startBatch(opts.BatchInterval)
+	return w, nil
+}
+
+func appendTo(f *os.File, path string, opts Options) (*Writer, error) {
+	lr := &lineReader{br: bufio.NewReaderSize(f, 4<<10)}
+	h, hlen, err := lr.header(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: append: %w", err)
+	}
+	size := fi.Size()
+	end, err := lastLineEnd(f, hlen, size)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: append: find the last complete line of %s: %w", path, err)
+	}
+	w := newWriter(path, h.TeamID, f, opts)
+	if end == size {
+		return w, nil
+	}
+	w.logger.Warn("eventlog: cutting off an incomplete last line before appending",
+		"offset", end, "bytes", size-end)
+	if err := f.Truncate(end); err != nil {
+		return nil, fmt.Errorf("eventlog: append: cut the incomplete last line at byte offset %d: %w", end, err)
+	}
+	if opts.Sync != SyncNone {
+		if err := w.syncLocked(); err != nil {
+			return nil, fmt.Errorf("eventlog: append: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// lastLineEnd returns the offset just past the file's last newline, which
+// is at least from (the offset just past the header's newline); size when
+// the file ends with a newline.
+func lastLineEnd(f io.ReaderAt, from, size int64) (int64, error) {
+	const chunk = 32 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > from; {
+		start := max(from, end-chunk)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return from, nil
+}
+
+func newWriter(path string, teamID uuid.UUID, f file, opts Options) *Writer {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Writer{
+		path:   path,
+		teamID: teamID,
+		policy: opts.Sync,
+		logger: logger.With("path", path, "team_id", teamID),
+		f:      f,
+	}
+}
+
+// startBatch starts the SyncBatch goroutine; Close ends and joins it.
+func (w *Writer) startBatch(interval time.Duration) {
+	if w.policy != SyncBatch {
+		return
+	}
+	if interval == 0 {
+		interval = DefaultBatchInterval
+	}
+	w.stop = make(chan struct{})
+	w.wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+				w.batchSync()
+			}
+		}
+	})
+}
+
+// batchSync fsyncs if anything was written since the last fsync. The fsync
+// runs outside the lock, so records keep being written meanwhile.
+func (w *Writer) batchSync() {
+	w.mu.Lock()
+	if !w.dirty || w.broken {
+		w.mu.Unlock()
+		return
+	}
+	w.dirty = false
+	f := w.f
+	w.mu.Unlock()
+
+	err := f.Sync()
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.fail(kindIO, fmt.Errorf("eventlog: fsync: %w", err))
+		return
+	}
+	w.stats.Syncs++
+}
+
+// syncDir fsyncs the directory holding the new file, so that its name
+// survives a crash. Not every file system supports it; a failure is only
+// logged.
+func (w *Writer) syncDir() {
+	d, err := os.Open(filepath.Dir(w.path))
+	if err == nil {
+		err = d.Sync()
+		d.Close()
+	}
+	if err != nil {
+		w.logger.Warn("eventlog: fsync of the directory failed; the new file's name may not survive a crash", "error", err)
+	}
+}
+
+// Path returns the file's path.
+func (w *Writer) Path() string { return w.path }
+
+// TeamID returns the team the log belongs to.
+func (w *Writer) TeamID() uuid.UUID { return w.teamID }
+
+// OnMessage appends msg to the log: one line, one write(2), then an fsync
+// under SyncEvery. During a restore replay (SetRestoring) it writes nothing.
+func (w *Writer) OnMessage(msg message.Message) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.restoring:
+		w.stats.Skipped++
+		return
+	case w.closed:
+		w.stats.Lost++
+		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", ErrClosed, message.TypeName(msg)))
+		return
+	case w.broken:
+		w.stats.Lost++
+		return
+	}
+	line, err := w.encode(msg)
+	if err != nil {
+		w.stats.Lost++
+		w.fail(kindEncode, err)
+		return
+	}
+	if _, err := w.f.Write(line); err != nil {
+		w.stats.Lost++
+		w.fail(kindIO, fmt.Errorf("eventlog: write %s record: %w", message.TypeName(msg), err))
+		return
+	}
+	w.stats.Written++
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not keep one huge record's buffer
+	}
+	switch w.policy {
+	case SyncEvery:
+		_ = w.syncLocked() // a failure is kept by fail
+	case SyncBatch:
+		w.dirty = true
+	}
+}
+
+// encode returns msg's line, newline included, in w.buf. A panic in a
+// payload's MarshalJSON is an error.
+func (w *Writer) encode(msg message.Message) (line []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("eventlog: encode %s: panic: %v", message.TypeName(msg), r)
+		}
+	}()
+	b, err := message.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(b, '\n') >= 0 {
+		return nil, fmt.Errorf("eventlog: encode %s: the encoding holds a raw newline", message.TypeName(msg))
+	}
+	w.buf = append(append(w.buf[:0], b...), '\n')
+	return w.buf, nil
+}
+
+// syncLocked fsyncs the file; w.mu is held (or w is not shared yet).
+func (w *Writer) syncLocked() error {
+	if w.broken {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		err = fmt.Errorf("eventlog: fsync: %w", err)
+		w.fail(kindIO, err)
+		return err
+	}
+	w.stats.Syncs++
+	w.dirty = false
+	return nil
+}
+
+// fail keeps the first error, logs the first of each kind, and after an
+// I/O error stops all writing.
+func (w *Writer) fail(kind int, err error) {
+	if w.err == nil {
+		w.err = err
+	}
+	if kind == kindIO {
+		w.broken = true
+	}
+	if w.logged&kind != 0 {
+		return
+	}
+	w.logged |= kind
+	switch kind {
+	case kindIO:
+		w.logger.Error("eventlog: the log is broken; later records will be lost", "error", err)
+	case kindEncode:
+		w.logger.Error("eventlog: a record could not be encoded and is lost (later such records are only counted)", "error", err)
+	default:
+		w.logger.Error("eventlog: a record arrived after the log was closed and is lost (later ones are only counted)", "error", err)
+	}
+}
+
+// SetRestoring is the orchestrator's hook around a restore replay: while
+// restoring is true, records are counted as skipped and not written,
+// because they are already in the file. Calls for another team are ignored
+// with a warning.
+func (w *Writer) SetRestoring(teamID uuid.UUID, restoring bool) {
+	if !w.ours(teamID, "SetRestoring") {
+		return
+	}
+	w.mu.Lock()
+	w.restoring = restoring
+	w.mu.Unlock()
+}
+
+// OnStopRequest is the orchestrator's hook when the team starts to stop:
+// under SyncBatch, what is not yet fsynced is fsynced now.
+func (w *Writer) OnStopRequest(teamID uuid.UUID) {
+	if !w.ours(teamID, "OnStopRequest") {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirty && !w.closed {
+		_ = w.syncLocked() // a failure is kept by fail
+	}
+}
+
+// OnStop is the orchestrator's last call: Close. A failure is logged and
+// kept for Err.
+func (w *Writer) OnStop(teamID uuid.UUID) {
+	if !w.ours(teamID, "OnStop") {
+		return
+	}
+	_ = w.Close() // a failure is kept by fail
+}
+
+func (w *Writer) ours(teamID uuid.UUID, hook string) bool {
+	if teamID == w.teamID {
+		return true
+	}
+	w.logger.Warn("eventlog: hook called for another team; ignored", "hook", hook, "other_team_id", teamID)
+	return false
+}
+
+// Close ends the SyncBatch goroutine, fsyncs what is not yet fsynced
+// (unless the policy is SyncNone) and closes the file. It returns the
+// error of that fsync or close; earlier failures are reported by Err.
+// Calling it again returns the same result. Records given to the Writer
+// after Close are lost (ErrClosed).
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() {
+		if w.stop != nil {
+			close(w.stop)
+			w.wg.Wait()
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		var errs []error
+		if w.dirty {
+			errs = append(errs, w.syncLocked())
+		}
+		if err := w.f.Close(); err != nil {
+			err = fmt.Errorf("eventlog: close: %w", err)
+			w.fail(kindIO, err)
+			errs = append(errs, err)
+		}
+		w.closed = true
+		w.closeErr = errors.Join(errs...)
+	})
+	return w.closeErr
+}
+
+// Err returns the first failure: a write, fsync or close error, a record
+// that could not be encoded, or a record given after Close. Nil when every
+// record was written.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Stats returns the Writer's counters.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
