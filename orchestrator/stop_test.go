@@ -248,7 +248,7 @@ func TestRawStop(t *testing.T) {
 // §3.58: shutdown stops two busy teams and a root agent; every subscriber
 // gets OnStop once; nothing is left alive.
 func TestShutdownStopsTeams(t *testing.T) {
-	sys := actor.NewSystem(actor.SystemConfig{})
+	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
 	var subs []*recordingSub
 	var all []*message.Address
 	for range 2 {

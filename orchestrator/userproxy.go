@@ -51,13 +51,21 @@ var ErrNoSender = errors.New("orchestrator: the original message has no sender t
 
 // Reply sends the person's answer to the sender of original as a
 // ResultMessage (B112), through the normal send path (a SentMessage is
-// logged). Call it on the proxy's goroutine: from its own handler, or
-// through ProcessHumanInput.
+// logged). The original may be a subscriber's copy: a snapshot sender is
+// resolved to the running actor with its agent id. Call it on the proxy's
+// goroutine: from its own handler, or through ProcessHumanInput.
 func (p *UserProxy) Reply(c *actor.Context, content string, original message.Message) error {
 	if original == nil || original.Envelope().Sender == nil {
 		return ErrNoSender
 	}
 	to := original.Envelope().Sender
+	if to.Kind() != message.Live { // e.g. a subscriber's snapshot copy
+		live := c.System().Get(to.AgentID())
+		if live == nil {
+			return fmt.Errorf("orchestrator: reply to %s: %w", to, actor.ErrActorDead)
+		}
+		to = live
+	}
 	c.Logger().Info("user proxy: human input", "reply_to", to.Name(), "length", len(content))
 	return c.Send(to, message.NewResultMessage(content))
 }
