@@ -33,7 +33,6 @@ type Orchestrator struct {
 	teamID    uuid.UUID
 	logger    *slog.Logger
 
-	cursor  int64                          // next ledger index to consume
 	members map[uuid.UUID]*message.Address // roster by agent id (B81)
 	order   []uuid.UUID                    // roster in join order, compacted lazily
 	states  map[uuid.UUID]any              // latest state per agent (B84)
@@ -71,15 +70,17 @@ type drainSignal struct{}
 // backstopSignal is posted by the stop backstop's timer (B99).
 type backstopSignal struct{ gen int }
 
-func newOrchestrator(o *options) *Orchestrator {
-	return &Orchestrator{
-		retention: int64(o.retention),
-		subs:      append([]Subscriber(nil), o.subs...),
+func newOrchestrator(op *options) *Orchestrator {
+	o := &Orchestrator{
+		retention: int64(op.retention),
+		subs:      append([]Subscriber(nil), op.subs...),
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
 		snaps:     map[*message.Address]*message.Address{},
 		done:      make(chan struct{}),
 	}
+	o.led.init()
+	return o
 }
 
 // Attach implements actor.Sink: every member appends to the ledger.
@@ -106,7 +107,7 @@ func (o *Orchestrator) OnStart(c *actor.Context) error {
 func (o *Orchestrator) Receive(c *actor.Context, msg any) (any, error) {
 	switch m := msg.(type) {
 	case drainSignal:
-		o.drain()
+		o.drainFrom(false)
 		return nil, nil
 	case backstopSignal:
 		if m.gen == o.stopGen && o.stopping && !o.finished {
@@ -114,8 +115,7 @@ func (o *Orchestrator) Receive(c *actor.Context, msg any) (any, error) {
 		}
 		return nil, nil
 	}
-	o.logger.Warn("orchestrator: message ignored: an orchestrator takes no messages",
-		"type", fmt.Sprintf("%T", msg))
+	// An orchestrator takes no messages: the runtime logs the unknown one.
 	return nil, fmt.Errorf("orchestrator: %T: %w", msg, actor.ErrUnhandled)
 }
 
@@ -132,19 +132,24 @@ func (o *Orchestrator) stamp(msg message.Message) {
 	b.ParentID = uuid.NullUUID{}
 }
 
-// drain consumes every record appended since the last pass: roster,
-// states, fan-out. Queries call it first, which is the barrier rule: what a
-// member emitted before answering an ask is visible to a later query.
-func (o *Orchestrator) drain() {
+// drain consumes every record appended before it started: roster, states,
+// fan-out. Queries call it first, which is the barrier rule: what a member
+// emitted before answering an ask is visible to a later query.
+func (o *Orchestrator) drain() { o.drainFrom(true) }
+
+// drainFrom consumes the ready records; with wait, also those claimed by
+// producers still writing them.
+func (o *Orchestrator) drainFrom(wait bool) {
 	o.led.pending.Store(false)
-	v := o.led.view()
-	for o.cursor < v.to {
-		r, id := v.at(o.cursor)
-		o.cursor++
+	for {
+		r, id, ok := o.led.next(wait)
+		if !ok {
+			break
+		}
 		o.consume(r, id)
 	}
-	if o.retention > 0 && o.cursor-v.base > o.retention+chunkSize {
-		o.led.retire(o.cursor - o.retention)
+	if o.retention > 0 && o.led.retained() > o.retention+chunkSize {
+		o.led.retire(o.led.cursor - o.retention)
 	}
 }
 

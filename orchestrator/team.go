@@ -226,19 +226,17 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 
 // each calls fn for every log message in order.
 func (o *Orchestrator) each(fn func(m message.Message)) {
-	v := o.led.view()
-	for i := v.base; i < o.cursor && i < v.to; i++ {
-		r, id := v.at(i)
+	o.led.each(func(r *actor.Record, id uint64) {
 		if r.Kind == actor.RecordStateChanged {
-			continue
+			return
 		}
 		if r.Kind == kindReady {
 			if _, ok := r.Message.(*message.StateChangedMessage); ok {
-				continue
+				return
 			}
 		}
 		fn(materialize(r, id))
-	}
+	})
 }
 
 // Select returns the messages of type T, in order: the typed form of

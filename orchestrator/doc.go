@@ -1,0 +1,64 @@
+// Package orchestrator is the root of an agent team: it records the team's
+// telemetry, fans it out to subscribers, keeps the roster, the latest state
+// of every member, the team metadata and the AgentCard catalog, runs the
+// team's stop, and restores a team from its log (akgentic-core's
+// Orchestrator, AgentCard and UserProxy; behaviours B77-B113).
+//
+// # A team
+//
+//	sys := actor.NewSystem(actor.SystemConfig{})
+//	team, err := orchestrator.New(sys)
+//	worker, err := team.Spawn(ctx, &Worker{}, &actor.Config{Name: "worker", Role: "Worker"})
+//	members, err := team.Members(ctx)           // the roster
+//	log, err := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
+//	err = team.StopAndWait(ctx, 30*time.Second)
+//
+// Every actor spawned in the team (by Team.Spawn, or by a member with
+// actor.Context.Spawn) reports to the orchestrator: StartMessage,
+// SentMessage, ReceivedMessage, ProcessedMessage, ErrorMessage, events and
+// state changes. A member reaches its team with Of(c.Orchestrator()).
+//
+// # The ledger
+//
+// The log is a lock-free multi-producer ledger: a member appends a record
+// with one atomic add and a store, and never blocks; the orchestrator's
+// goroutine consumes the records in order. Its order keeps cause before
+// effect (a Sent before its Received), each actor's own order, and the
+// barrier rule: what a member emitted before answering an ask is visible to
+// any team query made after the answer. Nothing is dropped. WithRetention
+// bounds the memory the log keeps (a durable event log keeps the rest).
+//
+// # Subscribers
+//
+// A Subscriber sees every logged message, in order, as its own copy with
+// snapshot addresses (B89-B90); the optional RestoringSubscriber,
+// StopRequestSubscriber and StopSubscriber hooks follow the team's
+// lifecycle (B91). Hooks run on the orchestrator's goroutine: they must
+// not block, and must not call the Team (that would wait for themselves).
+// A hook that panics is logged and skipped; the others lose nothing.
+//
+// # Stop
+//
+// Team.Stop publishes a TeamStoppingEvent, calls OnStopRequest, tells the
+// members to stop (tools, named "#...", after the others), and completes
+// when the roster is empty or the grace expires (the force-stop backstop
+// logs "forcing teardown"). It never blocks: members can still query the
+// team while it stops. System.Shutdown runs the same stop.
+//
+// # Durable log and restore
+//
+// Package eventlog writes a team's log to a JSON-lines file as a
+// subscriber; Restore recreates a team from it, after a crash as well as a
+// clean stop:
+//
+//	w, _ := eventlog.Create(path, teamID, eventlog.Options{Sync: eventlog.SyncBatch})
+//	team, _ := orchestrator.New(sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(w))
+//	...
+//	log, _ := eventlog.ReadFile(path)
+//	w, _ = eventlog.Append(path, eventlog.Options{})
+//	team, err := orchestrator.Restore(ctx, sys, log.Messages, orchestrator.WithSubscribers(w))
+//
+// Restore needs every actor kind registered (actor.RegisterKind) so it can
+// recreate members with their ids and configs; RestoredState gives a member
+// its last published state.
+package orchestrator
