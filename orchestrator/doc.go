@@ -20,9 +20,9 @@
 //
 // # The ledger
 //
-// The log is a lock-free multi-producer ledger: a member appends a record
-// with one atomic add and a store, and never blocks; the orchestrator's
-// goroutine consumes the records in order. Its order keeps cause before
+// The log is a ledger members append to directly (an 80-byte record copy
+// under a short lock; nothing allocated); the orchestrator's goroutine
+// consumes the records in order. Its order keeps cause before
 // effect (a Sent before its Received), each actor's own order, and the
 // barrier rule: what a member emitted before answering an ask is visible to
 // any team query made after the answer. Nothing is dropped. WithRetention

@@ -79,7 +79,6 @@ func newOrchestrator(op *options) *Orchestrator {
 		snaps:     map[*message.Address]*message.Address{},
 		done:      make(chan struct{}),
 	}
-	o.led.init()
 	return o
 }
 
@@ -107,7 +106,7 @@ func (o *Orchestrator) OnStart(c *actor.Context) error {
 func (o *Orchestrator) Receive(c *actor.Context, msg any) (any, error) {
 	switch m := msg.(type) {
 	case drainSignal:
-		o.drainFrom(false)
+		o.drain()
 		return nil, nil
 	case backstopSignal:
 		if m.gen == o.stopGen && o.stopping && !o.finished {
@@ -135,14 +134,10 @@ func (o *Orchestrator) stamp(msg message.Message) {
 // drain consumes every record appended before it started: roster, states,
 // fan-out. Queries call it first, which is the barrier rule: what a member
 // emitted before answering an ask is visible to a later query.
-func (o *Orchestrator) drain() { o.drainFrom(true) }
-
-// drainFrom consumes the ready records; with wait, also those claimed by
-// producers still writing them.
-func (o *Orchestrator) drainFrom(wait bool) {
+func (o *Orchestrator) drain() {
 	o.led.pending.Store(false)
 	for {
-		r, id, ok := o.led.next(wait)
+		r, id, ok := o.led.next()
 		if !ok {
 			break
 		}

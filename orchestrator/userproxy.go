@@ -32,7 +32,7 @@ func (*UserProxy) UserProxyActor() {}
 // reported as unhandled.
 func (p *UserProxy) Receive(c *actor.Context, msg any) (any, error) {
 	if m, ok := msg.(*message.UserMessage); ok {
-		c.Logger().Info("user proxy: message for the user", "from", senderName(m), "length", len(m.Content))
+		c.Logger().Debug("user proxy: message for the user", "from", senderName(m), "length", len(m.Content))
 		return nil, nil
 	}
 	return nil, fmt.Errorf("user proxy: %T: %w", msg, actor.ErrUnhandled)
@@ -66,7 +66,7 @@ func (p *UserProxy) Reply(c *actor.Context, content string, original message.Mes
 		}
 		to = live
 	}
-	c.Logger().Info("user proxy: human input", "reply_to", to.Name(), "length", len(content))
+	c.Logger().Debug("user proxy: human input", "reply_to", to.Name(), "length", len(content))
 	return c.Send(to, message.NewResultMessage(content))
 }
 
