@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -189,11 +188,9 @@ func (o *Orchestrator) consume(r *actor.Record, id uint64) {
 
 // deliver calls s.OnMessage(m), isolated (B89).
 func (o *Orchestrator) deliver(s Subscriber, m message.Message) {
-	defer func() {
+	defer func() { // no closure per call: this is the fan-out hot path
 		if r := recover(); r != nil {
-			o.logger.Error("orchestrator: subscriber hook panicked; skipped",
-				"hook", "OnMessage", "subscriber", fmt.Sprintf("%T", s), "panic", fmt.Sprint(r),
-				"stack", string(debug.Stack()))
+			logPanic(o.logger, "OnMessage", s, r)
 		}
 	}()
 	s.OnMessage(m)

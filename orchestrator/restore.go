@@ -67,8 +67,8 @@ func (o *Orchestrator) publishMetadata() {
 	m := &MetadataChanged{Value: o.meta}
 	o.stamp(m)
 	m.Sender = o.snap(m.Sender)
-	for _, s := range append([]Subscriber(nil), o.subs...) {
-		guard(o.logger, "OnMessage", s, func() { s.OnMessage(m) })
+	for _, s := range o.subs {
+		o.deliver(s, m)
 	}
 }
 

@@ -54,10 +54,15 @@ type StopSubscriber interface {
 func guard(logger *slog.Logger, hook string, s any, f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			logger.Error("orchestrator: subscriber hook panicked; skipped",
-				"hook", hook, "subscriber", fmt.Sprintf("%T", s), "panic", fmt.Sprint(r),
-				"stack", string(debug.Stack()))
+			logPanic(logger, hook, s, r)
 		}
 	}()
 	f()
+}
+
+// logPanic logs a subscriber hook's panic with its stack.
+func logPanic(logger *slog.Logger, hook string, s any, r any) {
+	logger.Error("orchestrator: subscriber hook panicked; skipped",
+		"hook", hook, "subscriber", fmt.Sprintf("%T", s), "panic", fmt.Sprint(r),
+		"stack", string(debug.Stack()))
 }
