@@ -1,0 +1,296 @@
+// Package tool holds the tool cards of LLM agents and the factory that
+// attaches them (A62-A66): a card is a configured capability that gives an
+// agent model tools (the TOOL_CALL channel), system-prompt sections
+// (SYSTEM_PROMPT) and commands (COMMAND: slash commands and typed in-agent
+// calls). TeamTool (hire, fire, roster, roles), PlanningTool (a shared task
+// board) and WorkspaceTool (files under a per-team root, media references)
+// are the cards this package provides.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// Channel is a set of the three channels a capability can be exposed on
+// (A62).
+type Channel uint8
+
+// The channels.
+const (
+	// ToolCall exposes a capability as a model tool.
+	ToolCall Channel = 1 << iota
+	// SystemPrompt exposes it as a system-prompt section, evaluated at the
+	// start of every run.
+	SystemPrompt
+	// Command exposes it in the agent's command registry: a slash command
+	// for a person and a typed call for code.
+	Command
+)
+
+// Has reports whether c includes every channel of x.
+func (c Channel) Has(x Channel) bool { return c&x == x }
+
+// String lists the channels, e.g. "TOOL_CALL|COMMAND".
+func (c Channel) String() string {
+	var parts []string
+	for _, p := range []struct {
+		ch   Channel
+		name string
+	}{{ToolCall, "TOOL_CALL"}, {SystemPrompt, "SYSTEM_PROMPT"}, {Command, "COMMAND"}} {
+		if c.Has(p.ch) {
+			parts = append(parts, p.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "NONE"
+	}
+	return strings.Join(parts, "|")
+}
+
+// Capability configures one capability of a card (A64). The zero value
+// means "on, on its default channels, no extra instructions".
+type Capability struct {
+	// Disabled turns the capability off.
+	Disabled bool `json:"disabled,omitempty"`
+	// Expose replaces the default channels when non-zero.
+	Expose Channel `json:"expose,omitempty"`
+	// Instructions are appended to the tool's description after a blank
+	// line and an "Additional Instructions:" header.
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// Channels returns the channels the capability is exposed on, given its
+// defaults: none when disabled.
+func (c Capability) Channels(defaults Channel) Channel {
+	switch {
+	case c.Disabled:
+		return 0
+	case c.Expose != 0:
+		return c.Expose
+	}
+	return defaults
+}
+
+// Describe returns description with the capability's instructions
+// appended (A64).
+func (c Capability) Describe(description string) string {
+	if c.Instructions == "" {
+		return description
+	}
+	return description + "\n\nAdditional Instructions:\n" + c.Instructions
+}
+
+// Owner is the agent a card is attached to.
+type Owner struct {
+	// Context is the agent's actor context. Use it only on the agent's
+	// goroutine: in commands, system-prompt sections and tools marked
+	// Serial (the agent runs those itself); tools that may run in
+	// parallel must not touch it.
+	Context *actor.Context
+	// Team is the agent's team (orchestrator.Of(Context.Orchestrator())).
+	Team *orchestrator.Team
+	// Registry is the agent's command registry; cards that call other
+	// cards' commands (in dependency order) find them here.
+	Registry *command.Registry
+}
+
+// Name returns the owning agent's name.
+func (o *Owner) Name() string { return o.Context.Self().Name() }
+
+// Capabilities are what an attached card contributes.
+type Capabilities struct {
+	Tools         []*llm.Tool
+	SystemPrompts []llm.SystemPrompt
+	Commands      []*command.Command
+}
+
+// Card is a tool card (A63): serializable configuration that, attached to
+// an agent, yields its capabilities. Cards are values in an agent's config
+// and must round-trip through JSON (see Register).
+type Card interface {
+	// Kind is the card's registered type name, e.g. "TeamTool"; it labels
+	// the card's commands and is what DependsOn names.
+	Kind() string
+	// DependsOn lists the kinds that must be attached before this one.
+	DependsOn() []string
+	// Attach binds the card to its owner (on the owner's goroutine, during
+	// its start) and returns its capabilities. ctx bounds the work.
+	Attach(ctx context.Context, o *Owner) (Capabilities, error)
+}
+
+var kinds = struct {
+	sync.RWMutex
+	m map[string]func() Card
+}{m: map[string]func() Card{}}
+
+// Register makes a card kind decodable from JSON (a restored agent's
+// config carries its cards). It panics on a duplicate kind for another
+// type: a programming error caught at init.
+func Register(kind string, factory func() Card) {
+	kinds.Lock()
+	defer kinds.Unlock()
+	if _, dup := kinds.m[kind]; dup {
+		panic(fmt.Sprintf("tool: card kind %q registered twice", kind))
+	}
+	kinds.m[kind] = factory
+}
+
+// Cards is an agent's list of tool cards; it encodes each as
+// {"kind": ..., "config": {...}}.
+type Cards []Card
+
+type cardJSON struct {
+	Kind   string          `json:"kind"`
+	Config json.RawMessage `json:"config"`
+}
+
+// MarshalJSON encodes the cards with their kinds.
+func (cs Cards) MarshalJSON() ([]byte, error) {
+	out := make([]cardJSON, 0, len(cs))
+	for i, c := range cs {
+		if c == nil {
+			return nil, fmt.Errorf("tool: card %d is nil", i)
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("tool: encode card %d (%s): %w", i, c.Kind(), err)
+		}
+		out = append(out, cardJSON{Kind: c.Kind(), Config: raw})
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON decodes cards of registered kinds.
+func (cs *Cards) UnmarshalJSON(data []byte) error {
+	var in []cardJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("tool: decode cards: %w", err)
+	}
+	out := make(Cards, 0, len(in))
+	for i, j := range in {
+		kinds.RLock()
+		f, ok := kinds.m[j.Kind]
+		kinds.RUnlock()
+		if !ok {
+			return fmt.Errorf("tool: card %d: kind %q is not registered (tool.Register)", i, j.Kind)
+		}
+		c := f()
+		if len(j.Config) > 0 && string(j.Config) != "null" {
+			if err := json.Unmarshal(j.Config, c); err != nil {
+				return fmt.Errorf("tool: card %d (%s): %w", i, j.Kind, err)
+			}
+		}
+		out = append(out, c)
+	}
+	*cs = out
+	return nil
+}
+
+// ErrDependency is returned by Order for a missing dependency or a cycle.
+var ErrDependency = errors.New("tool: card dependency")
+
+// Order returns the cards in dependency order (A65): every card after the
+// kinds it depends on, otherwise in the given order. A missing dependency
+// or a cycle is an error naming it, before anything is attached.
+func Order(cards []Card) ([]Card, error) {
+	present := map[string]bool{}
+	for _, c := range cards {
+		present[c.Kind()] = true
+	}
+	for _, c := range cards {
+		for _, d := range c.DependsOn() {
+			if !present[d] {
+				return nil, fmt.Errorf("%w: %s depends on %s, which is not configured", ErrDependency, c.Kind(), d)
+			}
+		}
+	}
+	var out []Card
+	placed := map[string]bool{}
+	done := make([]bool, len(cards))
+	for len(out) < len(cards) {
+		progress := false
+		for i, c := range cards {
+			if done[i] {
+				continue
+			}
+			ready := true
+			for _, d := range c.DependsOn() {
+				if !placed[d] {
+					ready = false
+					break
+				}
+			}
+			if !ready {
+				continue
+			}
+			// A kind is placed once all its cards are.
+			out, done[i], progress = append(out, c), true, true
+			placed[c.Kind()] = allPlaced(cards, done, c.Kind())
+		}
+		if !progress {
+			var stuck []string
+			for i, c := range cards {
+				if !done[i] {
+					stuck = append(stuck, c.Kind())
+				}
+			}
+			sort.Strings(stuck)
+			return nil, fmt.Errorf("%w: cycle among %s", ErrDependency, strings.Join(stuck, ", "))
+		}
+	}
+	return out, nil
+}
+
+func allPlaced(cards []Card, done []bool, kind string) bool {
+	for i, c := range cards {
+		if c.Kind() == kind && !done[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Attach orders the cards, attaches each to o in that order, registers
+// their commands in o.Registry (owner label: the card's kind) and returns
+// the aggregated tools and system prompts (A65). A duplicate command or
+// tool name is an error naming it.
+func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
+	ordered, err := Order(cards)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	var all Capabilities
+	toolNames := map[string]string{}
+	for _, c := range ordered {
+		caps, err := c.Attach(ctx, o)
+		if err != nil {
+			return Capabilities{}, fmt.Errorf("tool: attach %s: %w", c.Kind(), err)
+		}
+		for _, t := range caps.Tools {
+			if prev, dup := toolNames[t.Name]; dup {
+				return Capabilities{}, fmt.Errorf("tool: tool %q of %s is also provided by %s", t.Name, c.Kind(), prev)
+			}
+			toolNames[t.Name] = c.Kind()
+		}
+		if len(caps.Commands) > 0 && o.Registry != nil {
+			if err := o.Registry.Register(c.Kind(), caps.Commands...); err != nil {
+				return Capabilities{}, fmt.Errorf("tool: commands of %s: %w", c.Kind(), err)
+			}
+		}
+		all.Tools = append(all.Tools, caps.Tools...)
+		all.SystemPrompts = append(all.SystemPrompts, caps.SystemPrompts...)
+		all.Commands = append(all.Commands, caps.Commands...)
+	}
+	return all, nil
+}
