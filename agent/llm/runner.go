@@ -80,6 +80,7 @@ type Runner struct {
 	newRunID   func() string
 
 	history         []Message
+	pendingOps      []string // operator actions waiting for the next prompt (A11)
 	budget          agentBudget
 	lastInputTokens int
 	closed          bool
@@ -182,6 +183,42 @@ func (r *Runner) Close() error {
 	return nil
 }
 
+// RecordOperatorAction puts a command a person ran into the history as one
+// user entry attributed to the human (A11), so that the model reasons about
+// it on its next run without mistaking it for its own tool call. With an
+// empty history (before the first run, or after a clear) the entry is held
+// and prepended to the next run's prompt, so the first request keeps its
+// shape; otherwise it is appended (and emitted) at once.
+func (r *Runner) RecordOperatorAction(commandText, result string) {
+	entry := OperatorAction(commandText, result)
+	if len(r.history) == 0 {
+		r.pendingOps = append(r.pendingOps, entry)
+		return
+	}
+	r.appendMessage("", UserText(entry))
+}
+
+// OperatorAction renders the history entry for a command a person ran
+// (A11).
+func OperatorAction(commandText, result string) string {
+	return fmt.Sprintf("[Operator action] The human ran %q. \nResult:\n%s", commandText, result)
+}
+
+// foldOperatorActions prepends the held operator actions to prompt.
+func (r *Runner) foldOperatorActions(prompt Message) Message {
+	if len(r.pendingOps) == 0 {
+		return prompt
+	}
+	head := strings.Join(r.pendingOps, "\n\n") + "\n\n"
+	r.pendingOps = nil
+	if len(prompt.Parts) > 0 {
+		prompt.Parts = append([]Part{TextPart(head)}, prompt.Parts...)
+	} else {
+		prompt.Content = head + prompt.Content
+	}
+	return prompt
+}
+
 func (r *Runner) emit(e Event) { r.observer(e) }
 
 func (r *Runner) appendMessage(runID string, m Message) {
@@ -247,7 +284,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 	}
 	rs.system = r.systemMessages(rs.ctx)
 	rs.promptIndex = len(r.history)
-	r.appendMessage(rs.id, prompt)
+	r.appendMessage(rs.id, r.foldOperatorActions(prompt))
 	for {
 		if err := rs.ctx.Err(); err != nil {
 			return zero, err

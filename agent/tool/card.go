@@ -103,6 +103,11 @@ type Owner struct {
 	// Registry is the agent's command registry; cards that call other
 	// cards' commands (in dependency order) find them here.
 	Registry *command.Registry
+	// Prepare, when set, is called on every actor a card creates for the
+	// owner (a hired member) before it is spawned: the owning agent passes
+	// on what it knows that a kind's factory cannot (its LLM client
+	// environment, for instance).
+	Prepare func(a actor.Actor)
 }
 
 // Name returns the owning agent's name.
