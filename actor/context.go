@@ -107,6 +107,17 @@ func (c *Context) Send(to *message.Address, msg any) error {
 	return to.Tell(msg)
 }
 
+// SendFor sends msg as Send does, but as if cause were the message being
+// handled: msg's parent id, and its SentMessage's, are cause's id. A user
+// proxy answering a person's input to an earlier message uses it, outside
+// any turn for that message.
+func (c *Context) SendFor(cause message.Message, to *message.Address, msg any) error {
+	prev := c.cell.current
+	c.cell.current = cause
+	defer func() { c.cell.current = prev }()
+	return c.Send(to, msg)
+}
+
 // stamp prepares a message for sending from this actor and emits its
 // SentMessage; other values pass through.
 func (c *Context) stamp(to *message.Address, msg any) any {

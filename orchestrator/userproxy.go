@@ -51,23 +51,31 @@ var ErrNoSender = errors.New("orchestrator: the original message has no sender t
 
 // Reply sends the person's answer to the sender of original as a
 // ResultMessage (B112), through the normal send path (a SentMessage is
-// logged). The original may be a subscriber's copy: a snapshot sender is
-// resolved to the running actor with its agent id. Call it on the proxy's
-// goroutine: from its own handler, or through ProcessHumanInput.
+// logged, its parent the original). Call it on the proxy's goroutine: from
+// its own handler, or through ProcessHumanInput.
 func (p *UserProxy) Reply(c *actor.Context, content string, original message.Message) error {
+	return p.Answer(c, original, message.NewResultMessage(content))
+}
+
+// Answer sends msg to the sender of original, with original as its parent
+// (a proxy answering on a person's behalf). The original may be a
+// subscriber's copy: a snapshot sender is resolved to the running actor
+// with its agent id. It fails with ErrNoSender when original has no
+// sender, with actor.ErrActorDead when that actor is gone.
+func (p *UserProxy) Answer(c *actor.Context, original message.Message, msg message.Message) error {
 	if original == nil || original.Envelope().Sender == nil {
 		return ErrNoSender
 	}
 	to := original.Envelope().Sender
-	if to.Kind() != message.Live { // e.g. a subscriber's snapshot copy
+	if to.Kind() != message.Live {
 		live := c.System().Get(to.AgentID())
 		if live == nil {
 			return fmt.Errorf("orchestrator: reply to %s: %w", to, actor.ErrActorDead)
 		}
 		to = live
 	}
-	c.Logger().Debug("user proxy: human input", "reply_to", to.Name(), "length", len(content))
-	return c.Send(to, message.NewResultMessage(content))
+	c.Logger().Debug("user proxy: human input", "reply_to", to.Name(), "type", message.TypeName(msg))
+	return c.SendFor(original, to, msg)
 }
 
 // humanInput is implemented by UserProxy and everything embedding it.

@@ -1,0 +1,402 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
+	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// Kind is the kind name BaseAgent is registered under (actor.RegisterKind):
+// the agent_class of its AgentCards.
+const Kind = "BaseAgent"
+
+func init() {
+	actor.RegisterKind(Kind, func() actor.Actor { return &BaseAgent{} })
+}
+
+// CommandsAnnouncedEvent lists an agent's commands, once, when it starts
+// (A71).
+type CommandsAnnouncedEvent struct {
+	Agent    *message.Address     `json:"agent"`
+	Commands []command.Descriptor `json:"commands"`
+}
+
+func init() {
+	message.Register[CommandsAnnouncedEvent]("CommandsAnnouncedEvent")
+	message.Register[llm.MessageEvent]("LlmMessageEvent")
+	message.Register[llm.UsageEvent]("LlmUsageEvent")
+	message.Register[llm.ToolCallEvent]("ToolCallEvent")
+	message.Register[llm.ToolReturnEvent]("ToolReturnEvent")
+	message.Register[llm.CompactedEvent]("LlmContextCompactedEvent")
+	message.Register[llm.ClearedEvent]("LlmContextClearedEvent")
+}
+
+// ErrNotStarted is returned for messages an agent cannot handle because
+// its start failed (no team, an invalid config, a tool card that did not
+// attach); the start error itself was reported when it happened.
+var ErrNotStarted = errors.New("agent: not started")
+
+// structured is the static output schema of every run (A5).
+var structured = func() *llm.Output[StructuredOutput] {
+	out, err := llm.NewOutput[StructuredOutput]("StructuredOutput")
+	if err != nil {
+		panic(err) // a programming error in StructuredOutput's declaration
+	}
+	return out
+}()
+
+// BaseAgent is an LLM agent (A9-A16, A100-A101): each AgentMessage it
+// receives is a slash command (run, answered, recorded) or a prompt: the
+// reply protocol for its intent, the raw content, one ReAct run whose
+// StructuredOutput is routed, each request to "@Name" (a member) or to a
+// role (hired from the team's catalog).
+//
+// Embed it to add handlers; spawn it with an *AgentConfig. Its methods run
+// on its own goroutine.
+type BaseAgent struct {
+	actor.Agent[AgentConfig, AgentState]
+	// Env is the run-time environment; nil uses DefaultEnv. Hired agents
+	// get their hirer's.
+	Env *Env
+
+	runner   *llm.Runner
+	registry *command.Registry
+	team     *orchestrator.Team
+	startErr error
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+var (
+	_ actor.Starter = (*BaseAgent)(nil)
+	_ actor.Stopper = (*BaseAgent)(nil)
+)
+
+func (a *BaseAgent) env() *Env {
+	if a.Env != nil {
+		return a.Env
+	}
+	return DefaultEnv()
+}
+
+// OnStart builds the agent (A100): team required, backstory, TeamTool
+// injection, cards attached, command registry, one CommandsAnnouncedEvent,
+// the LLM runner with both usage tiers, and on a restore the LLM context
+// and lifetime counters from the team's log (A37, A51). No model call.
+func (a *BaseAgent) OnStart(c *actor.Context) error {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	if err := a.start(c); err != nil {
+		a.startErr = err
+		return err
+	}
+	return nil
+}
+
+func (a *BaseAgent) start(c *actor.Context) error {
+	if c.Orchestrator() == nil {
+		return fmt.Errorf("agent %s: an agent must be created in a team (orchestrator.Team.Spawn): %w",
+			c.Self().Name(), actor.ErrNoOrchestrator)
+	}
+	cfg := a.Config()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	backstory, err := cfg.Prompt.Render()
+	if err != nil {
+		return err
+	}
+	if err := a.InitState(&AgentState{Backstory: backstory}); err != nil {
+		return err
+	}
+	if err := a.ObserveState(); err != nil {
+		return err
+	}
+	a.team = orchestrator.Of(c.Orchestrator())
+	a.registry = command.NewRegistry(command.WithLogger(c.Logger()))
+	owner := &tool.Owner{Context: c, Team: a.team, Registry: a.registry, Prepare: a.prepare}
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	caps, err := tool.Attach(ctx, owner, withTeamTool(cfg.Tools))
+	if err != nil {
+		return err
+	}
+	if err := a.registry.Register("BaseAgent", a.builtins()...); err != nil {
+		return err
+	}
+	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
+	env := a.env()
+	a.runner, err = llm.NewRunner(cfg.LLM(backstory), llm.Options{
+		ClientOptions: llm.ClientOptions{HTTPClient: httpDoer(env), Sleep: env.Sleep, Logger: c.Logger()},
+		Tools:         caps.Tools,
+		SystemPrompts: caps.SystemPrompts,
+		Observer:      func(e llm.Event) { c.NotifyEvent(e) },
+		Prices:        env.Prices,
+		Logger:        c.Logger(),
+		Now:           env.Now,
+		NewRunID:      env.NewRunID,
+	})
+	if err != nil {
+		return err
+	}
+	if c.Restoring() {
+		events, err := LLMEvents(ctx, a.team, c.Self().AgentID())
+		if err != nil {
+			return fmt.Errorf("agent %s: restore LLM context: %w", c.Self().Name(), err)
+		}
+		a.runner.Restore(events)
+	}
+	return nil
+}
+
+// httpDoer keeps a nil client a nil interface.
+func httpDoer(env *Env) openai.HTTPDoer {
+	if env.HTTPClient == nil {
+		return nil
+	}
+	return env.HTTPClient
+}
+
+// withTeamTool puts a default TeamTool first when none is configured (A66);
+// the config itself is not changed.
+func withTeamTool(cards tool.Cards) []tool.Card {
+	for _, c := range cards {
+		if c.Kind() == teamtool.Kind {
+			return cards
+		}
+	}
+	return append([]tool.Card{teamtool.New()}, cards...)
+}
+
+// prepare passes this agent's environment to a member it hires.
+func (a *BaseAgent) prepare(x actor.Actor) {
+	if e, ok := x.(interface{ setEnv(*Env) }); ok {
+		e.setEnv(a.env())
+	}
+}
+
+func (a *BaseAgent) setEnv(e *Env) {
+	if a.Env == nil {
+		a.Env = e
+	}
+}
+
+// builtins are the agent's own commands: compact and clear (A56-A57).
+func (a *BaseAgent) builtins() []*command.Command {
+	return []*command.Command{
+		command.New("compact", "Compact the conversation context now.",
+			func(ctx context.Context, _ command.Args) (llm.CompactResult, error) {
+				return a.runner.Compact(ctx)
+			}),
+		command.New("clear", "Clear the conversation context.",
+			func(context.Context, command.Args) (llm.ClearResult, error) {
+				return a.runner.Clear(), nil
+			}),
+	}
+}
+
+// Registry returns the agent's command registry (nil before its start).
+// Use it on the agent's goroutine.
+func (a *BaseAgent) Registry() *command.Registry { return a.registry }
+
+// Runner returns the agent's LLM runner (nil before its start). Use it on
+// the agent's goroutine.
+func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
+
+// OnStop closes the runner (A101); a failure is logged.
+func (a *BaseAgent) OnStop(c *actor.Context) {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.runner != nil {
+		if err := a.runner.Close(); err != nil {
+			c.Logger().Warn("agent: closing the LLM runner failed", "error", err)
+		}
+	}
+}
+
+// Receive handles AgentMessages; anything else is unhandled.
+func (a *BaseAgent) Receive(c *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*AgentMessage); ok {
+		return nil, a.Handle(c, m)
+	}
+	return nil, fmt.Errorf("agent: %T: %w", msg, actor.ErrUnhandled)
+}
+
+// Handle runs the receive path for one AgentMessage (A9): slash command
+// interception, reply-protocol prefix, one run, routing; a usage-limit
+// breach is escalated to the team's person and ends the turn with a
+// warning (A38).
+func (a *BaseAgent) Handle(c *actor.Context, m *AgentMessage) error {
+	if a.runner == nil {
+		return fmt.Errorf("%w: %v", ErrNotStarted, a.startErr)
+	}
+	from := "unknown"
+	if s := m.Sender; s != nil {
+		from = s.Name()
+	}
+	c.Logger().Debug("agent: message", "type", m.Type, "from", from, "length", len(m.Content))
+	if strings.HasPrefix(m.Content, "/") {
+		done, err := a.slash(c, m)
+		if done || err != nil {
+			return err
+		}
+	}
+	err := a.turn(c, m)
+	var limit *llm.UsageLimitError
+	if errors.As(err, &limit) {
+		a.notifyHuman(c, err)
+		return &actor.WarningError{Msg: "LLM usage limit exceeded: " + err.Error(), Err: err}
+	}
+	return err
+}
+
+// slash runs a slash command when the sender may (A10-A12); done means the
+// message was a command and is answered.
+func (a *BaseAgent) slash(c *actor.Context, m *AgentMessage) (bool, error) {
+	if !a.mayCommand(c, m.Sender) {
+		if first := strings.Fields(m.Content); len(first) > 0 && a.registry.Has(strings.TrimPrefix(first[0], "/")) {
+			c.Report(actor.NewWarning("agent %s: slash command %q from agent %s refused: commands are taken from a person or the program only (AgentConfig.AllowAgentCommands); passed to the model as text",
+				c.Self().Name(), first[0], m.Sender.Name()))
+		}
+		return false, nil
+	}
+	res, err := a.registry.Dispatch(a.ctx, m.Content)
+	if errors.Is(err, command.ErrNotRecognized) {
+		return false, nil // A12: a sentence that starts with a slash
+	}
+	if err != nil {
+		return true, err
+	}
+	a.runner.RecordOperatorAction(m.Content, res)
+	if m.Sender == nil || !m.Sender.IsAlive() {
+		return true, nil
+	}
+	reply := &AgentMessage{Type: Notification, Content: res}
+	return true, c.Send(m.Sender, reply)
+}
+
+// mayCommand says whether a slash command from sender is obeyed: a user
+// proxy (a person), the program (no sender, or a sender outside the team),
+// or anyone when the config allows agents.
+func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
+	switch {
+	case a.Config().AllowAgentCommands, sender == nil, sender.IsUserProxy():
+		return true
+	}
+	return sender.TeamID() != c.TeamID()
+}
+
+// turn prompts the model and routes its output (A7, A13, A17).
+func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
+	out, err := Act(a.ctx, a, Prefix(m), structured)
+	if err != nil {
+		return err
+	}
+	return a.route(c, out)
+}
+
+// Act runs one ReAct run of the agent's runner with prompt against out's
+// schema (A17, C7), expanding media references first when the agent has a
+// WorkspaceTool (A96-A97). Call it on the agent's goroutine.
+func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Output[T]) (T, error) {
+	msg := llm.UserText(prompt)
+	if a.registry != nil && a.registry.Has("_expand_media_refs") {
+		parts, err := command.Call[[]llm.Part](ctx, a.registry, "_expand_media_refs", prompt)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		if !(len(parts) == 1 && parts[0].Type == "text" && parts[0].Text == prompt) {
+			msg = llm.UserParts(parts...)
+		}
+	}
+	return llm.Run(ctx, a.runner, msg, out)
+}
+
+// route delivers each request in order (A13-A14): "@Name" to that member
+// (an unknown name is skipped and reported as a warning), a role to a new
+// member hired from the catalog. The raw text goes with the request's
+// intent (A8). A hire that fails ends the routing with that error.
+func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
+	for i, r := range out.Messages {
+		if !r.MessageType.Valid() {
+			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
+			continue
+		}
+		var to *message.Address
+		if strings.HasPrefix(r.Recipient, "@") {
+			ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+			member, err := a.team.Member(ctx, r.Recipient)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
+			}
+			if member == nil {
+				c.Report(actor.NewWarning("agent %s: no team member named %s; message %d skipped", c.Self().Name(), r.Recipient, i))
+				continue
+			}
+			to = member
+		} else {
+			hired, err := a.HireMember(r.Recipient)
+			if err != nil {
+				return err
+			}
+			to = hired
+		}
+		if err := c.Send(to, &AgentMessage{Type: r.MessageType, Content: r.Message}); err != nil {
+			c.Report(actor.NewWarning("agent %s: send to %s failed: %v", c.Self().Name(), to.Name(), err))
+		}
+	}
+	return nil
+}
+
+// ErrNoHire is returned when the agent has no hire_member command (its
+// TeamTool's hire capability is disabled) (A14).
+var ErrNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
+
+// HireMember hires a member of role through the registry's typed
+// hire_member command (A14) and returns its address. Call it on the
+// agent's goroutine.
+func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
+	if a.registry == nil || !a.registry.Has("hire_member") {
+		return nil, ErrNoHire
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	return command.Call[*message.Address](ctx, a.registry, "hire_member", role)
+}
+
+// notifyHuman tells the team's person about a usage-limit breach (A38):
+// the first member whose address is a user proxy, whatever its role.
+func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	members, err := a.team.Members(ctx)
+	if err != nil {
+		c.Logger().Warn("agent: usage limit exceeded; cannot reach the team to tell a person", "error", err)
+		return
+	}
+	for _, m := range members {
+		if m.IsUserProxy() {
+			text := fmt.Sprintf("The agent %s has exceeded its usage limits (%v). \nPlease review the agent's activity and give your instruction.",
+				c.Self().Name(), cause)
+			if err := c.Send(m, &AgentMessage{Type: Notification, Content: text}); err != nil {
+				c.Logger().Warn("agent: usage limit exceeded; telling the person failed", "error", err)
+			}
+			return
+		}
+	}
+	c.Logger().Warn("agent: usage limit exceeded and the team has no person to tell", "agent", c.Self().Name(), "error", cause)
+}

@@ -1,0 +1,367 @@
+package agent_test
+
+import (
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// S1, A7: a request from the human gets the reply protocol prefix and the
+// model's response goes back to the human, raw.
+func TestRequestReplyToHuman(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "Plan: ship it")))
+	h.say(h.manager, agent.Request, "Plan the next sprint.")
+	got := h.expectHuman()
+	if got.Type != agent.Response || got.Content != "Plan: ship it" {
+		t.Fatalf("human got %s %q", got.Type, got.Content)
+	}
+	want := "You received a request from @Human. Carry out the task, then respond to @Human. You may also delegate to others.\n\nPlan the next sprint."
+	if u := h.lastUser("@Manager", 0); u != want {
+		t.Fatalf("prompt:\n%q\nwant\n%q", u, want)
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 1 {
+		t.Fatalf("%d model requests, want 1", n)
+	}
+}
+
+// S2, S3, S9, S11, A8: routing to @Name keeps content and intent; the
+// receiver's prompt names the sender; several outputs go in order.
+func TestRouteToMembers(t *testing.T) {
+	h := newHarness(t)
+	dev := h.spawnAgent(h.config("@Developer", "Developer"))
+	qa := h.spawnAgent(h.config("@QA1", "QA"))
+	raw := "\n# Tests\n- write them *all* — ünïcödé ✓"
+	h.srv.Model("@Manager").Enqueue(final(
+		out(agent.Instruction, "@Developer", raw),
+		out(agent.Request, "@QA1", "Check it"),
+		out(agent.Response, "@Human", "On it"),
+	))
+	h.say(h.manager, agent.Request, "Go")
+	if got := h.expectHuman(); got.Content != "On it" {
+		t.Fatalf("human got %q", got.Content)
+	}
+	h.sync(dev)
+	h.sync(qa)
+	toDev := h.sub.sentTo("@Developer")
+	if len(toDev) != 1 || toDev[0].Content != raw || toDev[0].Type != agent.Instruction {
+		t.Fatalf("to @Developer: %+v", toDev)
+	}
+	var order []string
+	for _, s := range of[*message.SentMessage](h.sub, h.manager) {
+		order = append(order, s.Recipient.Name())
+	}
+	if strings.Join(order, ",") != "@Developer,@QA1,@Human" {
+		t.Fatalf("send order %v", order)
+	}
+	h.waitProcessed(dev, toDev[0].ID)
+	wantDev := "You received an instruction from @Manager. Carry out the task, then acknowledge to @Manager if requested.\n\n" + raw
+	if u := h.lastUser("@Developer", 0); u != wantDev {
+		t.Fatalf("developer prompt %q", u)
+	}
+	h.waitProcessed(qa, h.sub.sentTo("@QA1")[0].ID)
+	if u := h.lastUser("@QA1", 0); !strings.HasPrefix(u, "You received a request from @Manager. Carry out the task, then respond to @Manager.") {
+		t.Fatalf("qa prompt %q", u)
+	}
+}
+
+// S5, A13-A14, A80: a bare role hires a member (child of the hirer, same
+// team), which receives the message.
+func TestHireByRole(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "Developer", "Build login")))
+	h.say(h.manager, agent.Request, "Need a login page")
+	var dev *message.Address
+	members, _ := h.team.Members(h.ctx())
+	for _, m := range members {
+		if matched, _ := regexp.MatchString(`^@Developer\d{3}$`, m.Name()); matched {
+			dev = m
+		}
+	}
+	if dev == nil {
+		t.Fatalf("no @DeveloperNNN in %v", members)
+	}
+	if dev.TeamID() != h.team.ID() {
+		t.Fatal("hired member in another team")
+	}
+	kids, _ := actor.Call(h.ctx(), h.manager, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Children(), nil })
+	if k := kids.([]*message.Address); len(k) != 1 || !k[0].Equal(dev) {
+		t.Fatalf("manager's children %v, want the hire", k)
+	}
+	got := h.sub.sentTo(dev.Name())
+	if len(got) != 1 || got[0].Content != "Build login" {
+		t.Fatalf("hire got %+v", got)
+	}
+	h.waitProcessed(dev, got[0].ID) // the hire inherited the model environment
+	if n := len(h.srv.RequestsFor(dev.Name())); n != 1 {
+		t.Fatalf("hire made %d model requests", n)
+	}
+}
+
+// S6: an unknown @Name is skipped with a warning, not silently, and the
+// rest is delivered.
+func TestUnknownMemberSkipped(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Ghost", "x"), out(agent.Response, "@Human", "done")))
+	h.say(h.manager, agent.Request, "go")
+	if got := h.expectHuman(); got.Content != "done" {
+		t.Fatalf("human got %q", got.Content)
+	}
+	if n := len(of[*message.ErrorMessage](h.sub, h.manager)); n != 0 {
+		t.Fatalf("%d ErrorMessages", n)
+	}
+	warns := of[*message.WarningMessage](h.sub, h.manager)
+	if len(warns) != 1 || !strings.Contains(warns[0].Content, "@Ghost") {
+		t.Fatalf("warnings %+v, want one naming @Ghost", warns)
+	}
+}
+
+// S7, A14: an unknown role fails the turn after what was already sent;
+// the agent goes on.
+func TestUnknownRoleFailsTheTurn(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(
+		final(out(agent.Response, "@Human", "a"), out(agent.Request, "Astronaut", "b"), out(agent.Response, "@Human", "c")),
+		final(out(agent.Response, "@Human", "next")),
+	)
+	h.say(h.manager, agent.Request, "go")
+	if got := h.expectHuman(); got.Content != "a" {
+		t.Fatalf("human got %q", got.Content)
+	}
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
+	errs := of[*message.ErrorMessage](h.sub, h.manager)
+	if len(errs) != 1 || !strings.Contains(errs[0].Content, "Astronaut") || !strings.Contains(errs[0].Content, "Developer") {
+		t.Fatalf("errors %+v, want one naming Astronaut and the roles", errs)
+	}
+	h.say(h.manager, agent.Request, "again")
+	if got := h.expectHuman(); got.Content != "next" {
+		t.Fatalf("after the failure human got %q", got.Content)
+	}
+	h.noHuman()
+}
+
+// S10: no sender in the envelope reads "unknown".
+func TestMissingSender(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if u := h.lastUser("@Manager", 0); !strings.HasPrefix(u, "You received a request from ") {
+		t.Fatalf("prompt %q", u)
+	}
+}
+
+// S14, S13, A10-A11: a slash command from the person runs without the
+// model, answers with a notification, and is recorded as an operator
+// action prepended to the next prompt.
+func TestSlashCommandFromHuman(t *testing.T) {
+	h := newHarness(t)
+	h.say(h.manager, agent.Request, "/hire_member Developer name=@Ada")
+	reply := h.expectHuman()
+	if reply.Type != agent.Notification || !strings.Contains(reply.Content, "@Ada") || !strings.Contains(reply.Content, "Developer") {
+		t.Fatalf("reply %s %q", reply.Type, reply.Content)
+	}
+	if ada, _ := h.team.Member(h.ctx(), "@Ada"); ada == nil || ada.Role() != "Developer" {
+		t.Fatalf("@Ada = %v", ada)
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 0 {
+		t.Fatalf("%d model requests for a command", n)
+	}
+	h.say(h.manager, agent.Request, "hello")
+	users := userTexts(h.srv.RequestsFor("@Manager")[0])
+	if len(users) != 1 || !strings.HasPrefix(users[0], `[Operator action] The human ran "/hire_member Developer name=@Ada".`) ||
+		!strings.HasSuffix(users[0], "\n\nYou received a request from @Human. Carry out the task, then respond to @Human. You may also delegate to others.\n\nhello") {
+		t.Fatalf("first request's user messages %q", users)
+	}
+	// S15: a failing command is a string, recorded, no model call.
+	h.say(h.manager, agent.Request, "/hire_member x=y")
+	if r := h.expectHuman(); !strings.HasPrefix(r.Content, "Command 'hire_member' failed:") || !strings.Contains(r.Content, "x=y") {
+		t.Fatalf("failure reply %q", r.Content)
+	}
+}
+
+// S18-S19, A12: an unknown command and path-like text go to the model.
+func TestUnknownCommandFallsThrough(t *testing.T) {
+	h := newHarness(t)
+	h.say(h.manager, agent.Request, "/deploy now")
+	h.say(h.manager, agent.Request, "/etc/passwd is missing")
+	if u := h.lastUser("@Manager", 0); !strings.HasSuffix(u, "\n\n/deploy now") {
+		t.Fatalf("prompt %q", u)
+	}
+	if u := h.lastUser("@Manager", 1); !strings.HasSuffix(u, "\n\n/etc/passwd is missing") {
+		t.Fatalf("prompt %q", u)
+	}
+	h.noHuman()
+}
+
+// Security: a slash command written by another agent is not obeyed: the
+// text goes to the model and a WarningMessage records the refusal.
+func TestSlashCommandFromAgentRefused(t *testing.T) {
+	h := newHarness(t)
+	dev := h.spawnAgent(h.config("@Developer", "Developer"))
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Instruction, "@Developer", "/fire_member @Human")))
+	h.say(h.manager, agent.Request, "go")
+	sent := h.sub.sentTo("@Developer")
+	if len(sent) != 1 {
+		t.Fatalf("to developer: %+v", sent)
+	}
+	h.waitProcessed(dev, sent[0].ID)
+	if !h.human.IsAlive() {
+		t.Fatal("an agent fired the human with a slash command")
+	}
+	if u := h.lastUser("@Developer", 0); !strings.HasSuffix(u, "\n\n/fire_member @Human") {
+		t.Fatalf("the text did not reach the model: %q", u)
+	}
+	warns := of[*message.WarningMessage](h.sub, dev)
+	if len(warns) != 1 || !strings.Contains(warns[0].Content, "refused") {
+		t.Fatalf("warnings %+v, want the refusal", warns)
+	}
+}
+
+// AllowAgentCommands lets agents run commands.
+func TestSlashCommandFromAgentAllowed(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config("@Developer", "Developer")
+	cfg.AllowAgentCommands = true
+	dev := h.spawnAgent(cfg)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Instruction, "@Developer", "/team_roles")))
+	h.say(h.manager, agent.Request, "go")
+	sent := h.sub.sentTo("@Developer")
+	h.waitProcessed(dev, sent[0].ID)
+	if n := len(h.srv.RequestsFor("@Developer")); n != 0 {
+		t.Fatalf("developer called the model %d times for an allowed command", n)
+	}
+	h.barrier()
+	back := of[*message.SentMessage](h.sub, dev)
+	if len(back) != 1 || back[0].Message.(*agent.AgentMessage).Type != agent.Notification ||
+		!strings.Contains(back[0].Message.(*agent.AgentMessage).Content, "Developer") {
+		t.Fatalf("developer's sends %+v, want one notification to the manager", back)
+	}
+}
+
+// A71: one CommandsAnnouncedEvent at start, listing the built-ins and the
+// TeamTool commands.
+func TestCommandsAnnounced(t *testing.T) {
+	h := newHarness(t)
+	h.barrier()
+	var found []*message.EventMessage
+	for _, ev := range of[*message.EventMessage](h.sub, h.manager) {
+		if _, ok := ev.Event.(agent.CommandsAnnouncedEvent); ok {
+			found = append(found, ev)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d CommandsAnnouncedEvents", len(found))
+	}
+	var names []string
+	for _, d := range found[0].Event.(agent.CommandsAnnouncedEvent).Commands {
+		names = append(names, d.Name)
+	}
+	for _, want := range []string{"hire_member", "fire_member", "team_members", "team_roles", "compact", "clear"} {
+		if !strings.Contains(strings.Join(names, ","), want) {
+			t.Fatalf("commands %v lack %s", names, want)
+		}
+	}
+}
+
+// S38, A38: a run-tier breach notifies the human and ends the turn with a
+// warning, not an error.
+func TestRunLimitEscalates(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = llm.Ptr(2) })
+	h.srv.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
+	)
+	h.say(h.manager, agent.Request, "loop")
+	n := h.expectHuman()
+	if n.Type != agent.Notification || !strings.Contains(n.Content, "@Manager") ||
+		!strings.Contains(n.Content, "exceeded its usage limits") || !strings.Contains(n.Content, "request_limit of 2") {
+		t.Fatalf("notice %s %q", n.Type, n.Content)
+	}
+	h.sub.waitFor(t, "the WarningMessage", func([]message.Message) bool { return len(of[*message.WarningMessage](h.sub, h.manager)) > 0 })
+	if len(of[*message.ErrorMessage](h.sub, h.manager)) != 0 {
+		t.Fatal("an ErrorMessage for a usage limit")
+	}
+	warns := of[*message.WarningMessage](h.sub, h.manager)
+	if len(warns) != 1 || !strings.Contains(warns[0].Content, "LLM usage limit exceeded") {
+		t.Fatalf("warnings %+v", warns)
+	}
+}
+
+// S41, S43: the lifetime tier refuses a run before any request; with no
+// person in the team nothing is sent, a warning is logged.
+func TestLifetimeLimitWithoutHuman(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
+	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sys.Stop(h.ctx(), h.human); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("two"))
+	var w *actor.WarningError
+	if !errors.As(err, &w) || !strings.Contains(err.Error(), "agent_request_limit of 1") {
+		t.Fatalf("second ask: %v", err)
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 1 {
+		t.Fatalf("%d model requests, want 1", n)
+	}
+	if h.logs.Count(slog.LevelWarn, "no person to tell") != 1 {
+		t.Fatalf("no warning about the missing person:\n%s", h.logs.Text())
+	}
+}
+
+// S55, A60: the human's answer goes back as a response parented to the
+// question, and the agent reads the response protocol.
+func TestHumanAnswers(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
+	h.say(h.manager, agent.Request, "Ask the human")
+	q := h.expectHuman()
+	if err := agent.ProcessHumanInput(h.ctx(), h.human, "Yes", q); err != nil {
+		t.Fatal(err)
+	}
+	var answer *agent.AgentMessage
+	h.sub.waitFor(t, "the answer", func([]message.Message) bool {
+		for _, a := range h.sub.sentTo("@Manager") {
+			if a.Type == agent.Response {
+				answer = a
+			}
+		}
+		return answer != nil
+	})
+	if answer.Type != agent.Response || answer.Content != "Yes" || answer.ParentID.UUID != q.ID {
+		t.Fatalf("answer %+v, want response Yes parented to %s", answer, q.ID)
+	}
+	h.waitProcessed(h.manager, answer.ID)
+	if u := h.lastUser("@Manager", 1); !strings.HasPrefix(u, "You received a response from @Human. Analyse the response, then continue or end the exchange.") {
+		t.Fatalf("prompt %q", u)
+	}
+}
+
+// S57: the proxy is inert: no model request, no message from it.
+func TestHumanProxyInert(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.sys.Ask(h.ctx(), h.human, agent.Ask("for you")); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.expectHuman(); got.Content != "for you" {
+		t.Fatalf("delivered %q", got.Content)
+	}
+	if len(h.srv.Requests()) != 0 || len(of[*message.SentMessage](h.sub, h.human)) != 0 {
+		t.Fatal("the proxy acted")
+	}
+}

@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+)
+
+// PromptTemplate is the agent's backstory template (A18): {key}
+// placeholders filled from Params; {{ and }} are literal braces.
+type PromptTemplate struct {
+	Template string            `json:"template"`
+	Params   map[string]string `json:"params,omitempty"`
+}
+
+// DefaultPrompt is the backstory of an agent configured without one.
+const DefaultPrompt = "You are a useful assistant."
+
+// Render fills the placeholders. A placeholder without a param is an
+// error naming it; an unclosed brace too.
+func (p PromptTemplate) Render() (string, error) {
+	t := p.Template
+	if t == "" {
+		t = DefaultPrompt
+	}
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		ch := t[i]
+		switch {
+		case ch == '{' && i+1 < len(t) && t[i+1] == '{':
+			b.WriteByte('{')
+			i++
+		case ch == '}' && i+1 < len(t) && t[i+1] == '}':
+			b.WriteByte('}')
+			i++
+		case ch == '{':
+			end := strings.IndexByte(t[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("agent: prompt template: unclosed { at byte %d", i)
+			}
+			key := t[i+1 : i+end]
+			v, ok := p.Params[key]
+			if !ok {
+				return "", fmt.Errorf("agent: prompt template: no param for placeholder {%s}", key)
+			}
+			b.WriteString(v)
+			i += end
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), nil
+}
+
+// AgentConfig configures a BaseAgent (A99): the core config plus the
+// prompt, the model, the loop's knobs, both usage tiers, compaction and
+// the tool cards. It is serializable (a restored agent gets it back from
+// its StartMessage); the API key never is.
+type AgentConfig struct {
+	actor.Config
+	Prompt      PromptTemplate       `json:"prompt"`
+	Model       llm.ModelConfig      `json:"model_cfg"`
+	Runtime     llm.RuntimeConfig    `json:"runtime_cfg"`
+	RunLimits   llm.RunUsageLimits   `json:"run_usage_limits"`
+	AgentLimits llm.AgentUsageLimits `json:"agent_usage_limits"`
+	Compaction  llm.CompactionConfig `json:"compaction_cfg"`
+	// Tools are the agent's tool cards; a TeamTool is added in front when
+	// none is configured (A66).
+	Tools tool.Cards `json:"tools"`
+	// AllowAgentCommands lets other agents' messages run slash commands.
+	// By default only a person (a user proxy) and the program itself (a
+	// message from outside the team) may: a model writing "/fire_member
+	// @X" into a message is not obeyed.
+	AllowAgentCommands bool `json:"allow_agent_commands,omitempty"`
+}
+
+// NewConfig returns an AgentConfig with every default (A99).
+func NewConfig(name, role string) *AgentConfig {
+	d := llm.DefaultConfig()
+	return &AgentConfig{
+		Config:     actor.Config{Name: name, Role: role},
+		Model:      d.Model,
+		Runtime:    d.Runtime,
+		RunLimits:  d.RunLimits,
+		Compaction: d.Compaction,
+	}
+}
+
+// LLM returns the runner config the agent's settings make.
+func (c *AgentConfig) LLM(backstory string) llm.Config {
+	return llm.Config{Model: c.Model, Runtime: c.Runtime, RunLimits: c.RunLimits,
+		AgentLimits: c.AgentLimits, Compaction: c.Compaction, Backstory: backstory}
+}
+
+// Validate checks the config: the LLM settings (llm.Config.Validate), the
+// prompt template, the cards.
+func (c *AgentConfig) Validate() error {
+	var errs []error
+	if _, err := c.Prompt.Render(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.LLM("").Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for i, card := range c.Tools {
+		if card == nil {
+			errs = append(errs, fmt.Errorf("agent: tools[%d] is nil", i))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("agent: invalid config for %s: %w", c.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// AgentState is what an agent publishes (README AgentState): its rendered
+// backstory.
+type AgentState struct {
+	Backstory string `json:"backstory"`
+}
+
+// Env is what an agent needs at run time that is not configuration: how to
+// reach the model and the clocks. Hired agents inherit their hirer's Env;
+// agents created without one (by a restore, or a catalog card outside a
+// hire) use DefaultEnv.
+type Env struct {
+	// HTTPClient sends the model requests (e.g. llmtest.Server's
+	// HTTPClient()); nil uses a private client.
+	HTTPClient *http.Client
+	// Prices prices usage (default llm.DefaultPriceTable()).
+	Prices *llm.PriceTable
+	// Now is the clock for the date section (default time.Now).
+	Now func() time.Time
+	// NewRunID makes run ids (default random UUIDs).
+	NewRunID func() string
+	// Sleep waits between HTTP retries (default llm.SleepContext).
+	Sleep llm.Sleeper
+}
+
+var defaultEnv struct {
+	sync.RWMutex
+	env *Env
+}
+
+// SetDefaultEnv sets the Env used by agents created without one.
+func SetDefaultEnv(e *Env) {
+	defaultEnv.Lock()
+	defaultEnv.env = e
+	defaultEnv.Unlock()
+}
+
+// DefaultEnv returns the Env used by agents created without one (an empty
+// Env unless SetDefaultEnv was called).
+func DefaultEnv() *Env {
+	defaultEnv.RLock()
+	defer defaultEnv.RUnlock()
+	if defaultEnv.env == nil {
+		return &Env{}
+	}
+	return defaultEnv.env
+}

@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// KindHumanProxy is the kind name HumanProxy is registered under.
+const KindHumanProxy = "HumanProxy"
+
+func init() {
+	actor.RegisterKind(KindHumanProxy, func() actor.Actor { return &HumanProxy{} })
+}
+
+// HumanProxy is the team member standing for a person (A59-A61): a user
+// proxy (the agents' usage-limit notices find it by that flag, whatever
+// its name or role) that receives AgentMessages for the person and sends
+// the person's messages and answers.
+//
+// Receiving only logs (type, sender, length): a user interface sees the
+// content through the sender's SentMessage (a team subscriber), or sets
+// Deliver.
+type HumanProxy struct {
+	orchestrator.UserProxy
+	// Deliver, when set, is called on the proxy's goroutine with every
+	// AgentMessage for the person (a console, a websocket). It must not
+	// block.
+	Deliver func(m *AgentMessage)
+}
+
+var _ actor.UserProxyActor = (*HumanProxy)(nil)
+
+// Receive handles AgentMessages for the person; other messages go to the
+// core user proxy.
+func (h *HumanProxy) Receive(c *actor.Context, msg any) (any, error) {
+	m, ok := msg.(*AgentMessage)
+	if !ok {
+		return h.UserProxy.Receive(c, msg)
+	}
+	from := "unknown"
+	if m.Sender != nil {
+		from = m.Sender.Name()
+	}
+	c.Logger().Debug("human proxy: message for the person", "type", m.Type, "from", from, "length", len(m.Content))
+	if h.Deliver != nil {
+		h.Deliver(m)
+	}
+	return nil, nil
+}
+
+// Respond sends the person's answer to the sender of original as an
+// AgentMessage with intent response, parented to original (A60). Call it
+// on the proxy's goroutine, or use ProcessHumanInput.
+func (h *HumanProxy) Respond(c *actor.Context, content string, original message.Message) error {
+	return h.Answer(c, original, &AgentMessage{Type: Response, Content: content})
+}
+
+// ProcessHumanInput delivers a person's answer through the human proxy at
+// proxy (A60): an AgentMessage response with the content verbatim to the
+// sender of original. original may be a subscriber's copy.
+func ProcessHumanInput(ctx context.Context, proxy *message.Address, content string, original message.Message) error {
+	_, err := actor.Call(ctx, proxy, func(c *actor.Context, a actor.Actor) (any, error) {
+		h, ok := a.(interface {
+			Respond(*actor.Context, string, message.Message) error
+		})
+		if !ok {
+			return nil, fmt.Errorf("agent: ProcessHumanInput: %s is a %T, not a HumanProxy", proxy, a)
+		}
+		return nil, h.Respond(c, content, original)
+	})
+	return err
+}
+
+// Say sends a person's message from the human proxy at proxy to an agent
+// (A61): the team's log records the proxy as the sender. A nil msg's
+// intent defaults to request.
+func Say(ctx context.Context, proxy, to *message.Address, msg *AgentMessage) error {
+	if msg.Type == "" {
+		msg.Type = Request
+	}
+	if !msg.Type.Valid() {
+		return fmt.Errorf("agent: Say: unknown intent %q", msg.Type)
+	}
+	_, err := actor.Call(ctx, proxy, func(c *actor.Context, _ actor.Actor) (any, error) {
+		return nil, c.Send(to, msg)
+	})
+	return err
+}

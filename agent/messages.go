@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Intent is what a sender expects of the recipient (A1-A2): it travels in
+// every AgentMessage and decides the reply protocol the receiver reads.
+// It is guidance for the model: the framework never blocks or synthesises
+// replies from it.
+type Intent string
+
+// The five intents.
+const (
+	// Request: do this and bring me the result (expect a response).
+	Request Intent = "request"
+	// Instruction: do this, possibly for a third party (acknowledge if
+	// asked).
+	Instruction Intent = "instruction"
+	// Response: here is what you asked for (a reply is optional).
+	Response Intent = "response"
+	// Notification: for your information, no reply.
+	Notification Intent = "notification"
+	// Acknowledgment: got it, no reply.
+	Acknowledgment Intent = "acknowledgment"
+)
+
+// Intents lists the five intents in protocol order.
+var Intents = []Intent{Request, Response, Instruction, Notification, Acknowledgment}
+
+// Valid reports whether i is one of the five intents.
+func (i Intent) Valid() bool {
+	for _, x := range Intents {
+		if i == x {
+			return true
+		}
+	}
+	return false
+}
+
+// AgentMessage is the one message agents exchange (A1): an intent and the
+// raw content, in the core envelope.
+type AgentMessage struct {
+	message.Base
+	Type    Intent `json:"type"`
+	Content string `json:"content"`
+}
+
+func init() { message.Register[AgentMessage]("AgentMessage") }
+
+// NewMessage returns an AgentMessage with the given intent; an empty intent
+// means Request. An unknown intent is an error (A1).
+func NewMessage(intent Intent, content string) (*AgentMessage, error) {
+	if intent == "" {
+		intent = Request
+	}
+	if !intent.Valid() {
+		return nil, fmt.Errorf("agent: unknown intent %q (want one of %v)", intent, Intents)
+	}
+	return &AgentMessage{Type: intent, Content: content}, nil
+}
+
+// Ask returns a request: the usual first message from a person.
+func Ask(content string) *AgentMessage { return &AgentMessage{Type: Request, Content: content} }
+
+// UnmarshalJSON decodes the message and rejects an unknown intent; a
+// missing one means request.
+func (m *AgentMessage) UnmarshalJSON(data []byte) error {
+	type plain AgentMessage
+	if err := json.Unmarshal(data, (*plain)(m)); err != nil {
+		return err
+	}
+	if m.Type == "" {
+		m.Type = Request
+	}
+	if !m.Type.Valid() {
+		return fmt.Errorf("agent: AgentMessage.type: unknown intent %q", m.Type)
+	}
+	return nil
+}
+
+// OutboundRequest is one message the model asks to send (A3). Recipient is
+// "@Name" for an existing member, or a role to hire one.
+type OutboundRequest struct {
+	MessageType Intent `json:"message_type" enum:"request,instruction,response,notification,acknowledgment" description:"The intent: request = ask the recipient to do a task and reply to you with the result; instruction = direct the recipient to do a task, you may ask for an acknowledgment; response = answer a previous request; notification = information, no reply expected; acknowledgment = confirm receipt of an instruction, no reply expected."`
+	Message     string `json:"message" description:"The message content, sent to the recipient as it is."`
+	Recipient   string `json:"recipient" description:"@Name of an existing team member (e.g. @Developer123), or a role name without @ to hire a new member of that role (only to add a member)."`
+}
+
+// StructuredOutput is what the model answers on every run (A4): the list
+// of messages to send, in parallel. An empty list sends nothing.
+type StructuredOutput struct {
+	Messages []OutboundRequest `json:"messages" description:"Your only way to send messages: every item is delivered to its recipient. Several messages are sent in parallel. Leave it empty when nothing needs to be sent."`
+}
+
+// ReplyProtocol is one row of the reply-protocol table.
+type ReplyProtocol struct {
+	Intent Intent
+	Text   string
+}
+
+// ReplyProtocols is the guidance the receiver prepends, per incoming intent
+// (A6, decision C1: the seed's wording; upstream later reworded it to
+// "message mechanics only" because the request line made coordinators do
+// specialists' work; swap the table if you want that). {sender} is
+// replaced with the sender's name.
+var ReplyProtocols = []ReplyProtocol{
+	{Request, "Carry out the task, then respond to {sender}. You may also delegate to others."},
+	{Response, "Analyse the response, then continue or end the exchange."},
+	{Instruction, "Carry out the task, then acknowledge to {sender} if requested."},
+	{Notification, "Informational message. No reply is expected."},
+	{Acknowledgment, "No further action needed."},
+}
+
+// Protocol returns the reply protocol for an intent with the sender's
+// name filled in; "" for an unknown intent.
+func Protocol(i Intent, sender string) string {
+	for _, p := range ReplyProtocols {
+		if p.Intent == i {
+			return strings.ReplaceAll(p.Text, "{sender}", sender)
+		}
+	}
+	return ""
+}
+
+// Prefix returns the prompt the receiver hands the model for m (A7):
+// "You received a|an <type> from <sender>. <protocol>" then a blank line
+// and the raw content. The sender is the envelope sender's name, or
+// "unknown".
+func Prefix(m *AgentMessage) string {
+	sender := "unknown"
+	if s := m.Envelope().Sender; s != nil && s.Name() != "" {
+		sender = s.Name()
+	}
+	article := "a"
+	if t := string(m.Type); t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		article = "an"
+	}
+	return "You received " + article + " " + string(m.Type) + " from " + sender + ". " +
+		Protocol(m.Type, sender) + "\n\n" + m.Content
+}

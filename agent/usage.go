@@ -1,0 +1,69 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// LLMEvents returns the LLM events an agent emitted, in order, from its
+// team's log: what restores its context and lifetime counters (A37, A51).
+func LLMEvents(ctx context.Context, team *orchestrator.Team, agentID uuid.UUID) ([]llm.Event, error) {
+	evs, err := team.Events(ctx, orchestrator.EventFilter{Agent: agentID})
+	if err != nil {
+		return nil, err
+	}
+	var out []llm.Event
+	for _, ev := range evs {
+		if e := asLLMEvent(ev.Event); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// asLLMEvent accepts an event value or a pointer to one (a decoded log
+// yields pointers).
+func asLLMEvent(v any) llm.Event {
+	switch e := v.(type) { // pointers first: they implement llm.Event too
+	case *llm.MessageEvent:
+		return *e
+	case *llm.UsageEvent:
+		return *e
+	case *llm.ToolCallEvent:
+		return *e
+	case *llm.ToolReturnEvent:
+		return *e
+	case *llm.CompactedEvent:
+		return *e
+	case *llm.ClearedEvent:
+		return *e
+	case llm.Event:
+		return e
+	}
+	return nil
+}
+
+// UsageSummary aggregates an agent's LLM usage and cost from the usage
+// events in its team's log (A46-A47); byRun adds a per-run breakdown.
+// prices may be nil (llm.DefaultPriceTable()).
+func UsageSummary(ctx context.Context, team *orchestrator.Team, agentID uuid.UUID, byRun bool, prices *llm.PriceTable) (llm.UsageSummary, error) {
+	evs, err := LLMEvents(ctx, team, agentID)
+	if err != nil {
+		return llm.UsageSummary{}, fmt.Errorf("agent: usage summary: %w", err)
+	}
+	var usage []llm.UsageEvent
+	for _, e := range evs {
+		if u, ok := e.(llm.UsageEvent); ok {
+			usage = append(usage, u)
+		}
+	}
+	if prices == nil {
+		prices = llm.DefaultPriceTable()
+	}
+	return llm.Aggregate(usage, byRun, prices), nil
+}
