@@ -1,0 +1,175 @@
+package teamtool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+const hireMemberDoc = `Hire a new team member by role.
+
+The member is created from the team catalog's card for the role, as your own
+child in the team. Without a name it is named "@" + the role without spaces
++ a number, e.g. @Developer123. Returns the new member's address.`
+
+const hireMembersDoc = `Hire new team members, one per role listed (a role may be listed several
+times). Roles must be among the available roles of the team. Each new member
+gets a generated name such as @Developer123; the answer lists the names, use
+them to send the members work.`
+
+type hireArgs struct {
+	Roles []string `json:"roles" description:"Roles to hire, one member per entry, e.g. [\"Developer\", \"Tester\"]"`
+}
+
+func (b *binding) hireCommand(c tool.Capability) *command.Command {
+	role := command.String("role", "Role to hire, e.g. Developer")
+	name := command.String("name", "Name for the new member, e.g. @Ada (default: generated)").Optional()
+	return command.New(HireMember, c.Describe(hireMemberDoc),
+		func(ctx context.Context, in command.Args) (*message.Address, error) {
+			n, given := name.Lookup(in)
+			return b.hireMember(ctx, role.Get(in), n, given)
+		}, role, name)
+}
+
+func (b *binding) hireTool(c tool.Capability) (*llm.Tool, error) {
+	t, err := llm.NewTool(HireMembers, c.Describe(hireMembersDoc),
+		func(ctx context.Context, a hireArgs) (any, error) { return b.hireMembers(ctx, a.Roles) })
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: %w", err)
+	}
+	t.Serial = true // spawns through the owner's context
+	return t, nil
+}
+
+// hireMember is hire_member (A80).
+func (b *binding) hireMember(ctx context.Context, role, name string, named bool) (*message.Address, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	card, err := b.o.Team.Card(ctx, role)
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: look up role %q: %w", role, err)
+	}
+	if card == nil {
+		roles, err := b.o.Team.Roles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("teamtool: role %q not found, and the roles cannot be listed: %w", role, err)
+		}
+		return nil, llm.Retry("role %q not found. Available roles: %s", role, list(roles))
+	}
+	taken, err := b.takenNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if named {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return nil, llm.Retry("the name of the new %s member is empty: give a name such as @Ada, or none to generate one", role)
+		case taken[name]:
+			return nil, llm.Retry("the name %q is already taken in the team: choose another name, or none to generate one", name)
+		}
+	} else {
+		name = b.generateName(card.Role(), taken)
+	}
+	return b.spawn(card, name)
+}
+
+// takenNames returns the names in use in the team: the roster's and the
+// orchestrator's.
+func (b *binding) takenNames(ctx context.Context) (map[string]bool, error) {
+	members, err := b.o.Team.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: get the roster: %w", err)
+	}
+	taken := make(map[string]bool, len(members)+1)
+	taken[b.o.Team.Address().Name()] = true
+	for _, m := range members {
+		taken[m.Name()] = true
+	}
+	return taken, nil
+}
+
+// generateName returns "@" + role without spaces + a number from 100 to
+// 999, incremented until the name is free (A80).
+func (b *binding) generateName(role string, taken map[string]bool) string {
+	base := "@" + strings.Join(strings.Fields(role), "")
+	for n := 100 + b.intn(900); ; n++ {
+		if name := base + strconv.Itoa(n); !taken[name] {
+			return name
+		}
+	}
+}
+
+// spawn creates the card's agent named name as a child of the owner.
+func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Address, error) {
+	if b.o.Context.Stopping() {
+		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Name(), actor.ErrActorDead)
+	}
+	a, err := card.NewActor()
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: hire %s: %w", card.Role(), err)
+	}
+	cfg, err := card.ConfigCopy()
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: hire %s: %w", card.Role(), err)
+	}
+	cfgr, ok := cfg.(actor.Configurer)
+	if !ok {
+		return nil, fmt.Errorf("teamtool: hire %s: config type %T does not implement actor.Configurer", card.Role(), cfg)
+	}
+	ac := cfgr.ActorConfig()
+	ac.Name, ac.Role = name, card.Role()
+	addr, err := b.o.Context.Spawn(a, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("teamtool: hire %s as %s: %w", card.Role(), name, err)
+	}
+	return addr, nil
+}
+
+// hireMembers is the hire_members tool (A79).
+func (b *binding) hireMembers(ctx context.Context, roles []string) (string, error) {
+	if len(roles) == 0 {
+		return "", llm.Retry("no roles given: list at least one role to hire")
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	var hired, unknown []string
+	for _, role := range roles {
+		addr, err := b.hireMember(ctx, role, "", false)
+		// Without a given name, the only retry error is an unknown role.
+		var retry *llm.RetryError
+		switch {
+		case errors.As(err, &retry):
+			unknown = append(unknown, role)
+		case err != nil:
+			if len(hired) > 0 {
+				return "", fmt.Errorf("%w (already hired: %s)", err, strings.Join(hired, ", "))
+			}
+			return "", err
+		default:
+			hired = append(hired, addr.Name())
+		}
+	}
+	done := "Members hired: [" + strings.Join(hired, ", ") + "]"
+	if len(unknown) == 0 {
+		return done, nil
+	}
+	available, err := b.o.Team.Roles(ctx)
+	if err != nil {
+		return "", fmt.Errorf("teamtool: unknown roles %s, and the roles cannot be listed: %w", strings.Join(unknown, ", "), err)
+	}
+	msg := fmt.Sprintf("Unknown roles: %s. Available roles: %s", strings.Join(unknown, ", "), list(available))
+	if len(hired) > 0 {
+		msg = done + ". " + msg
+	}
+	return "", &llm.RetryError{Message: msg}
+}

@@ -1,0 +1,256 @@
+// Package teamtool provides TeamTool, the tool card that lets an agent
+// manage its team (A78-A83): hire members by role, fire them by name, and
+// see the roster and the roles it can hire.
+//
+// Its capabilities and their default channels:
+//
+//	capability  channels                 model tool      command                   prompt
+//	Hire        TOOL_CALL|COMMAND        hire_members    hire_member(role, name?)  -
+//	Fire        TOOL_CALL|COMMAND        fire_members    fire_member(name)         -
+//	Roster      SYSTEM_PROMPT|COMMAND    team_members    team_members()            roster
+//	Roles       SYSTEM_PROMPT|COMMAND    team_roles      team_roles()              role profiles
+//
+// hire_member's native result is the new member's *message.Address, so an
+// agent hires for routing with
+//
+//	hire, err := command.Callable[*message.Address](reg, teamtool.HireMember)
+//
+// A hired member is a child of the hiring agent, in the same team: firing
+// the hiring agent (or stopping it) stops what it hired. Firing tells the
+// member message.StopRecursively and returns at once: the member may be
+// the one waiting on the firing agent.
+//
+// Hiring and firing use the owner's actor context, so their commands must
+// run on the owner's goroutine, and their model tools are Serial. Mistakes
+// the model can fix (unknown role or member, a taken name, firing oneself
+// or the orchestrator) are *llm.RetryError values; the roster and roles
+// sections never fail, they say when the team cannot be queried.
+package teamtool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Kind is the card's registered kind name.
+const Kind = "TeamTool"
+
+// The names of the commands and model tools the card provides.
+const (
+	// HireMember is the command hire_member(role, name?); it returns the
+	// new member's *message.Address.
+	HireMember = "hire_member"
+	// HireMembers is the model tool hire_members(roles).
+	HireMembers = "hire_members"
+	// FireMember is the command fire_member(name).
+	FireMember = "fire_member"
+	// FireMembers is the model tool fire_members(names).
+	FireMembers = "fire_members"
+	// TeamMembers is the roster command (and tool, when exposed on
+	// TOOL_CALL).
+	TeamMembers = "team_members"
+	// TeamRoles is the role-profiles command (and tool, when exposed on
+	// TOOL_CALL).
+	TeamRoles = "team_roles"
+)
+
+// QueryTimeout bounds the orchestrator queries of a capability called with
+// a context that has no deadline.
+const QueryTimeout = 30 * time.Second
+
+// Default channels of each capability (A78).
+const (
+	defaultHire   = tool.ToolCall | tool.Command
+	defaultFire   = tool.ToolCall | tool.Command
+	defaultRoster = tool.SystemPrompt | tool.Command
+	defaultRoles  = tool.SystemPrompt | tool.Command
+)
+
+// Channels each capability can be exposed on: hiring and firing have no
+// system-prompt form.
+const (
+	actionChannels = tool.ToolCall | tool.Command
+	viewChannels   = tool.ToolCall | tool.SystemPrompt | tool.Command
+)
+
+// Card is the TeamTool card (A78). Its zero value, like New's, has every
+// capability on its default channels. It round-trips through JSON (Rand
+// excepted) and is registered under Kind.
+type Card struct {
+	// Hire is hiring by role: model tool hire_members(roles), command
+	// hire_member(role, name?). Default channels TOOL_CALL|COMMAND.
+	Hire tool.Capability `json:"hire"`
+	// Fire is firing by name: model tool fire_members(names), command
+	// fire_member(name). Default channels TOOL_CALL|COMMAND.
+	Fire tool.Capability `json:"fire"`
+	// Roster is the team roster, team_members. Default channels
+	// SYSTEM_PROMPT|COMMAND.
+	Roster tool.Capability `json:"roster"`
+	// Roles is the catalog's role profiles, team_roles. Default channels
+	// SYSTEM_PROMPT|COMMAND.
+	Roles tool.Capability `json:"roles"`
+	// Rand returns a number in [0, n); it picks the number in a generated
+	// member name. Nil means math/rand/v2's IntN. It may be called from
+	// the goroutines of every agent the card is attached to.
+	Rand func(n int) int `json:"-"`
+}
+
+var _ tool.Card = (*Card)(nil)
+
+func init() { tool.Register(Kind, func() tool.Card { return New() }) }
+
+// New returns a card with every capability on its default channels.
+func New() *Card { return &Card{} }
+
+// Kind returns "TeamTool".
+func (*Card) Kind() string { return Kind }
+
+// DependsOn returns nil: TeamTool depends on no other card.
+func (*Card) DependsOn() []string { return nil }
+
+// Attach binds the card to its owner and returns the tools, system-prompt
+// sections and commands of its enabled capabilities (A78). The owner must
+// be in a team. A capability exposed on a channel it has no form for
+// (hiring or firing as a system prompt) is an error naming it.
+func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, error) {
+	if o == nil || o.Context == nil {
+		return tool.Capabilities{}, errors.New("teamtool: attach: the owner has no actor context")
+	}
+	if o.Team == nil || o.Team.Address() == nil {
+		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Name(), actor.ErrNoOrchestrator)
+	}
+	hire, err := channels("hire", c.Hire, defaultHire, actionChannels)
+	if err != nil {
+		return tool.Capabilities{}, err
+	}
+	fire, err := channels("fire", c.Fire, defaultFire, actionChannels)
+	if err != nil {
+		return tool.Capabilities{}, err
+	}
+	roster, err := channels("roster", c.Roster, defaultRoster, viewChannels)
+	if err != nil {
+		return tool.Capabilities{}, err
+	}
+	roles, err := channels("roles", c.Roles, defaultRoles, viewChannels)
+	if err != nil {
+		return tool.Capabilities{}, err
+	}
+
+	b := &binding{card: c, o: o}
+	var caps tool.Capabilities
+	var errs []error
+	add := func(t *llm.Tool, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		caps.Tools = append(caps.Tools, t)
+	}
+	if hire.Has(tool.ToolCall) {
+		add(b.hireTool(c.Hire))
+	}
+	if fire.Has(tool.ToolCall) {
+		add(b.fireTool(c.Fire))
+	}
+	if roster.Has(tool.ToolCall) {
+		add(viewTool(TeamMembers, c.Roster.Describe(rosterDoc), b.roster))
+	}
+	if roles.Has(tool.ToolCall) {
+		add(viewTool(TeamRoles, c.Roles.Describe(rolesDoc), b.roles))
+	}
+	if len(errs) > 0 {
+		return tool.Capabilities{}, errors.Join(errs...)
+	}
+	if roster.Has(tool.SystemPrompt) {
+		caps.SystemPrompts = append(caps.SystemPrompts, b.roster)
+	}
+	if roles.Has(tool.SystemPrompt) {
+		caps.SystemPrompts = append(caps.SystemPrompts, b.roles)
+	}
+	if hire.Has(tool.Command) {
+		caps.Commands = append(caps.Commands, b.hireCommand(c.Hire))
+	}
+	if fire.Has(tool.Command) {
+		caps.Commands = append(caps.Commands, b.fireCommand(c.Fire))
+	}
+	if roster.Has(tool.Command) {
+		caps.Commands = append(caps.Commands, viewCommand(TeamMembers, c.Roster.Describe(rosterDoc), b.roster))
+	}
+	if roles.Has(tool.Command) {
+		caps.Commands = append(caps.Commands, viewCommand(TeamRoles, c.Roles.Describe(rolesDoc), b.roles))
+	}
+	return caps, nil
+}
+
+// channels resolves a capability's channels and checks that it has a form
+// for each.
+func channels(name string, c tool.Capability, defaults, supported tool.Channel) (tool.Channel, error) {
+	ch := c.Channels(defaults)
+	extra := ch &^ supported
+	switch {
+	case extra&^(tool.ToolCall|tool.SystemPrompt|tool.Command) != 0:
+		return 0, fmt.Errorf("teamtool: capability %s: expose %#x has unknown channel bits; it supports %s",
+			name, uint8(ch), supported)
+	case extra != 0:
+		return 0, fmt.Errorf("teamtool: capability %s cannot be exposed on %s; it supports %s", name, extra, supported)
+	}
+	return ch, nil
+}
+
+// binding is a card attached to one owner.
+type binding struct {
+	card *Card
+	o    *tool.Owner
+}
+
+// bounded gives ctx a QueryTimeout deadline when it has none.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, QueryTimeout)
+}
+
+func (b *binding) intn(n int) int {
+	if b.card.Rand != nil {
+		return b.card.Rand(n)
+	}
+	return rand.IntN(n)
+}
+
+// self reports whether a is the owner.
+func (b *binding) self(a *message.Address) bool {
+	return a.AgentID() == b.o.Context.Self().AgentID()
+}
+
+// hidden reports whether a roster name is hidden from listings: tool
+// actors are named "#...".
+func hidden(name string) bool { return strings.HasPrefix(name, "#") }
+
+// visibleNames returns the names of the members that listings show.
+func visibleNames(members []*message.Address) []string {
+	var out []string
+	for _, m := range members {
+		if !hidden(m.Name()) {
+			out = append(out, m.Name())
+		}
+	}
+	return out
+}
+
+// list joins names for a message, "none" when there are none.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
