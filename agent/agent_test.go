@@ -104,7 +104,11 @@ func TestHireByRole(t *testing.T) {
 	if len(got) != 1 || got[0].Content != "Build login" {
 		t.Fatalf("hire got %+v", got)
 	}
-	h.waitProcessed(dev, got[0].ID) // the hire inherited the model environment
+	env, _ := actor.Call(h.ctx(), dev, func(_ *actor.Context, a actor.Actor) (any, error) { return a.(*agent.BaseAgent).Env, nil })
+	if env != h.env {
+		t.Fatal("the hire did not inherit its hirer's Env")
+	}
+	h.waitProcessed(dev, got[0].ID)
 	if n := len(h.srv.RequestsFor(dev.Name())); n != 1 {
 		t.Fatalf("hire made %d model requests", n)
 	}

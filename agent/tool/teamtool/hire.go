@@ -128,6 +128,9 @@ func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Add
 	}
 	ac := cfgr.ActorConfig()
 	ac.Name, ac.Role = name, card.Role()
+	if b.o.Prepare != nil {
+		b.o.Prepare(a)
+	}
 	addr, err := b.o.Context.Spawn(a, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("teamtool: hire %s as %s: %w", card.Role(), name, err)
