@@ -1,0 +1,167 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/command"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fake is a card with a kind, dependencies and fixed capabilities.
+type fake struct {
+	K    string   `json:"k"`
+	Deps []string `json:"deps,omitempty"`
+	Tool string   `json:"tool,omitempty"`
+	Cmd  string   `json:"cmd,omitempty"`
+	Fail bool     `json:"fail,omitempty"`
+	log  *[]string
+}
+
+func (f *fake) Kind() string        { return f.K }
+func (f *fake) DependsOn() []string { return f.Deps }
+func (f *fake) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, error) {
+	if f.log != nil {
+		*f.log = append(*f.log, f.K)
+	}
+	if f.Fail {
+		return tool.Capabilities{}, errors.New("boom")
+	}
+	var caps tool.Capabilities
+	if f.Tool != "" {
+		caps.Tools = append(caps.Tools, &llm.Tool{Name: f.Tool})
+	}
+	if f.Cmd != "" {
+		caps.Commands = append(caps.Commands, command.New(f.Cmd, "a command",
+			func(context.Context, command.Args) (string, error) { return "ok", nil }))
+	}
+	caps.SystemPrompts = append(caps.SystemPrompts, func(context.Context) string { return f.K })
+	return caps, nil
+}
+
+func init() { tool.Register("fake", func() tool.Card { return &fake{} }) }
+
+func kinds(cs []tool.Card) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Kind())
+	}
+	return strings.Join(out, ",")
+}
+
+// A65: cards attach after what they depend on, otherwise in order;
+// missing dependencies and cycles are errors before anything attaches.
+func TestOrder(t *testing.T) {
+	got, err := tool.Order([]tool.Card{&fake{K: "C", Deps: []string{"B"}}, &fake{K: "A"}, &fake{K: "B", Deps: []string{"A"}}})
+	if err != nil || kinds(got) != "A,B,C" {
+		t.Fatalf("order %s, %v", kinds(got), err)
+	}
+	if _, err := tool.Order([]tool.Card{&fake{K: "A", Deps: []string{"Z"}}}); !errors.Is(err, tool.ErrDependency) || !strings.Contains(err.Error(), "Z") {
+		t.Fatalf("missing dependency: %v", err)
+	}
+	_, err = tool.Order([]tool.Card{&fake{K: "A", Deps: []string{"B"}}, &fake{K: "B", Deps: []string{"A"}}})
+	if !errors.Is(err, tool.ErrDependency) || !strings.Contains(err.Error(), "cycle among A, B") {
+		t.Fatalf("cycle: %v", err)
+	}
+}
+
+// A65, A67: Attach aggregates in dependency order, registers commands
+// under the card's kind, and rejects duplicate tools and commands.
+func TestAttach(t *testing.T) {
+	var log []string
+	reg := command.NewRegistry()
+	o := &tool.Owner{Registry: reg}
+	caps, err := tool.Attach(context.Background(), o, []tool.Card{
+		&fake{K: "B", Deps: []string{"A"}, Tool: "t2", Cmd: "c2", log: &log},
+		&fake{K: "A", Tool: "t1", Cmd: "c1", log: &log},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(log, ",") != "A,B" || len(caps.Tools) != 2 || caps.Tools[0].Name != "t1" || len(caps.SystemPrompts) != 2 {
+		t.Fatalf("attach order %v, caps %+v", log, caps)
+	}
+	if !reg.Has("c1") || !reg.Has("c2") {
+		t.Fatal("commands not registered")
+	}
+	for _, d := range reg.Descriptors() {
+		if d.Name == "c1" && d.ToolCard != "A" {
+			t.Fatalf("c1 owner %q", d.ToolCard)
+		}
+	}
+	if _, err := tool.Attach(context.Background(), &tool.Owner{}, []tool.Card{&fake{K: "A", Tool: "t"}, &fake{K: "B", Tool: "t"}}); err == nil || !strings.Contains(err.Error(), `"t"`) {
+		t.Fatalf("duplicate tool: %v", err)
+	}
+	if _, err := tool.Attach(context.Background(), &tool.Owner{Registry: command.NewRegistry()}, []tool.Card{&fake{K: "A", Cmd: "c"}, &fake{K: "B", Cmd: "c"}}); err == nil {
+		t.Fatal("duplicate command accepted")
+	}
+	if _, err := tool.Attach(context.Background(), &tool.Owner{}, []tool.Card{&fake{K: "A", Fail: true}}); err == nil || !strings.Contains(err.Error(), "attach A: boom") {
+		t.Fatalf("failing card: %v", err)
+	}
+}
+
+// Cards round-trip through JSON by kind; unknown kinds are named.
+func TestCardsJSON(t *testing.T) {
+	in := tool.Cards{&fake{K: "x", Tool: "t"}}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"kind":"x"`) {
+		t.Fatalf("encoded %s", data)
+	}
+	data = []byte(strings.Replace(string(data), `"kind":"x"`, `"kind":"fake"`, 1))
+	var out tool.Cards
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := out[0].(*fake); !ok || f.Tool != "t" {
+		t.Fatalf("decoded %#v", out[0])
+	}
+	if err := json.Unmarshal([]byte(`[{"kind":"nope"}]`), &out); err == nil || !strings.Contains(err.Error(), `"nope" is not registered`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	if _, err := json.Marshal(tool.Cards{nil}); err == nil {
+		t.Fatal("nil card encoded")
+	}
+	if err := json.Unmarshal([]byte(`{}`), &out); err == nil {
+		t.Fatal("non-array decoded")
+	}
+}
+
+// A64: capability channels and instructions.
+func TestCapability(t *testing.T) {
+	def := tool.ToolCall | tool.Command
+	if got := (tool.Capability{}).Channels(def); got != def {
+		t.Fatalf("default %v", got)
+	}
+	if got := (tool.Capability{Disabled: true}).Channels(def); got != 0 || got.String() != "NONE" {
+		t.Fatalf("disabled %v", got)
+	}
+	if got := (tool.Capability{Expose: tool.SystemPrompt}).Channels(def); got != tool.SystemPrompt {
+		t.Fatalf("expose %v", got)
+	}
+	if def.String() != "TOOL_CALL|COMMAND" || !def.Has(tool.Command) || def.Has(tool.SystemPrompt) {
+		t.Fatalf("channel set %v", def)
+	}
+	if d := (tool.Capability{Instructions: "Be brief."}).Describe("Hire."); d != "Hire.\n\nAdditional Instructions:\nBe brief." {
+		t.Fatalf("describe %q", d)
+	}
+	if d := (tool.Capability{}).Describe("Hire."); d != "Hire." {
+		t.Fatalf("describe %q", d)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("duplicate Register did not panic")
+		}
+	}()
+	tool.Register("fake", func() tool.Card { return &fake{} })
+}
