@@ -22,7 +22,7 @@ const waitTimeout = 10 * time.Second
 // harness is the spec's §3 team: an orchestrator, @Human (a HumanProxy),
 // @Manager, and cards for Manager, Developer and QA, on a scripted model.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *llmtest.Server
 	env     *agent.Env
 	sys     *actor.System
@@ -36,7 +36,7 @@ type harness struct {
 
 type option func(*harness, *agent.AgentConfig)
 
-func newHarness(t *testing.T, opts ...option) *harness {
+func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, srv: llmtest.NewServer(), inbox: make(chan *agent.AgentMessage, 100), sub: newRecorder()}
 	t.Cleanup(h.srv.Close)
@@ -240,7 +240,7 @@ func (r *recorder) all() []message.Message {
 	return append([]message.Message(nil), r.msgs...)
 }
 
-func (r *recorder) waitFor(t *testing.T, what string, cond func([]message.Message) bool) []message.Message {
+func (r *recorder) waitFor(t testing.TB, what string, cond func([]message.Message) bool) []message.Message {
 	t.Helper()
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
