@@ -189,3 +189,56 @@ func roundTrip(t *testing.T, msgs []message.Message) []message.Message {
 	}
 	return out
 }
+
+// S50, A56-A57: /compact and /clear are built-in commands.
+func TestCompactAndClear(t *testing.T) {
+	h := newHarness(t)
+	h.say(h.manager, agent.Request, "/compact")
+	if r := h.expectHuman(); r.Content != "Nothing to compact." {
+		t.Fatalf("/compact on a fresh agent: %q", r.Content)
+	}
+	h.say(h.manager, agent.Request, "one")
+	h.say(h.manager, agent.Request, "two")
+	h.say(h.manager, agent.Request, "/clear")
+	if r := h.expectHuman(); !strings.HasPrefix(r.Content, "Cleared 4 message(s)") {
+		t.Fatalf("/clear: %q", r.Content)
+	}
+	h.say(h.manager, agent.Request, "three")
+	reqs := h.srv.RequestsFor("@Manager")
+	users := userTexts(reqs[len(reqs)-1])
+	if len(users) != 1 || !strings.HasPrefix(users[0], "[Operator action] The human ran \"/clear\".") || !strings.HasSuffix(users[0], "three") {
+		t.Fatalf("after /clear the history is %q", users)
+	}
+	h.barrier()
+	cleared := 0
+	for _, ev := range of[*message.EventMessage](h.sub, h.manager) {
+		if _, ok := ev.Event.(llm.ClearedEvent); ok {
+			cleared++
+		}
+	}
+	if cleared != 1 {
+		t.Fatalf("%d ClearedEvents", cleared)
+	}
+}
+
+// S30, S35: a run that fails (invalid outputs past the budget, a server
+// that keeps failing) is an ErrorMessage; nothing is sent; the agent
+// lives on.
+func TestFailedRuns(t *testing.T) {
+	h := newHarness(t)
+	bad := llmtest.Final("not json")
+	h.srv.Model("@Manager").Enqueue(bad, bad, bad, bad)
+	h.say(h.manager, agent.Request, "one")
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) == 1 })
+	for range 5 {
+		h.srv.Model("@Manager").Enqueue(llmtest.ServerError())
+	}
+	h.say(h.manager, agent.Request, "two")
+	h.sub.waitFor(t, "the second ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) == 2 })
+	h.noHuman()
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "back")))
+	h.say(h.manager, agent.Request, "three")
+	if r := h.expectHuman(); r.Content != "back" {
+		t.Fatalf("after failures: %q", r.Content)
+	}
+}
