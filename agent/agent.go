@@ -125,7 +125,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	a.team = orchestrator.Of(c.Orchestrator())
 	a.registry = command.NewRegistry(command.WithLogger(c.Logger()))
-	owner := &tool.Owner{Context: c, Team: a.team, Registry: a.registry, Prepare: a.prepare}
+	owner := &tool.Owner{Context: c, Team: a.team, Registry: a.registry, Prepare: a.prepare, Rand: a.env().Rand}
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
 	caps, err := tool.Attach(ctx, owner, withTeamTool(cfg.Tools))

@@ -142,6 +142,9 @@ type Env struct {
 	NewRunID func() string
 	// Sleep waits between HTTP retries (default llm.SleepContext).
 	Sleep llm.Sleeper
+	// Rand, when set, returns a number in [0, n): it makes generated member
+	// names (TeamTool) reproducible, e.g. for a recorded demo.
+	Rand func(n int) int
 }
 
 var defaultEnv struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -83,9 +85,10 @@ func (o *Orchestrator) publishMetadata() {
 //  3. every actor that started and did not stop is recreated with its
 //     original agent id and team, its kind (actor.RegisterKind) and its
 //     recorded config, under its original parent when that parent was
-//     recreated too, else under the orchestrator. It is spawned with
-//     actor.WithRestoring, so Context.Restoring reports true; RestoredState
-//     gives it its last published state.
+//     recreated before it, else under the orchestrator; tools (named "#...")
+//     come first, so that agents starting find their team's tools. It is
+//     spawned with actor.WithRestoring, so Context.Restoring reports true;
+//     RestoredState gives it its last published state.
 //
 // The team is returned even when some actors could not be recreated (an
 // unregistered kind, a config that does not decode): the error names each
@@ -146,6 +149,11 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	if err != nil {
 		return t, fmt.Errorf("orchestrator: restore team %s: replay: %w", teamID, err)
 	}
+	// Tools ("#" names) first: a recreated agent's start may look for its
+	// team's singleton tools (ChildOrCreate), which must be back by then.
+	slices.SortStableFunc(starts, func(a, b alive) int {
+		return cmpBool(strings.HasPrefix(b.addr.Name(), "#"), strings.HasPrefix(a.addr.Name(), "#"))
+	})
 	recreated := map[uuid.UUID]*message.Address{}
 	var errs []error
 	var failed []*message.Address
@@ -169,6 +177,17 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
 	}
 	return t, nil
+}
+
+// cmpBool orders true before false when called as cmpBool(b, a).
+func cmpBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case x:
+		return 1
+	}
+	return -1
 }
 
 // Replay appends recorded messages to the team's log and fans them out,

@@ -58,6 +58,42 @@ func (c Channel) String() string {
 	return strings.Join(parts, "|")
 }
 
+// MarshalJSON writes the channel names, e.g. "TOOL_CALL|COMMAND".
+func (c Channel) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
+
+// UnmarshalJSON reads channel names joined by "|" (or a list of names, or
+// the numeric set).
+func (c *Channel) UnmarshalJSON(data []byte) error {
+	var n uint8
+	if json.Unmarshal(data, &n) == nil {
+		*c = Channel(n)
+		return nil
+	}
+	var names []string
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		names = strings.Split(one, "|")
+	} else if err := json.Unmarshal(data, &names); err != nil {
+		return fmt.Errorf("tool: channel: want names like \"TOOL_CALL|COMMAND\": %w", err)
+	}
+	var out Channel
+	for _, name := range names {
+		switch strings.ToUpper(strings.TrimSpace(name)) {
+		case "TOOL_CALL":
+			out |= ToolCall
+		case "SYSTEM_PROMPT":
+			out |= SystemPrompt
+		case "COMMAND":
+			out |= Command
+		case "NONE", "":
+		default:
+			return fmt.Errorf("tool: unknown channel %q (want TOOL_CALL, SYSTEM_PROMPT or COMMAND)", name)
+		}
+	}
+	*c = out
+	return nil
+}
+
 // Capability configures one capability of a card (A64). The zero value
 // means "on, on its default channels, no extra instructions".
 type Capability struct {
@@ -68,6 +104,23 @@ type Capability struct {
 	// Instructions are appended to the tool's description after a blank
 	// line and an "Additional Instructions:" header.
 	Instructions string `json:"instructions,omitempty"`
+}
+
+// UnmarshalJSON accepts the three forms of A64: true (defaults), false
+// (off) or the object form.
+func (c *Capability) UnmarshalJSON(data []byte) error {
+	var on bool
+	if json.Unmarshal(data, &on) == nil {
+		*c = Capability{Disabled: !on}
+		return nil
+	}
+	type plain Capability
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("tool: capability: want true, false or an object: %w", err)
+	}
+	*c = Capability(p)
+	return nil
 }
 
 // Channels returns the channels the capability is exposed on, given its
@@ -103,6 +156,9 @@ type Owner struct {
 	// Registry is the agent's command registry; cards that call other
 	// cards' commands (in dependency order) find them here.
 	Registry *command.Registry
+	// Rand, when set, returns a number in [0, n) for cards that pick one
+	// (TeamTool's generated member names); nil means math/rand.
+	Rand func(n int) int
 	// Prepare, when set, is called on every actor a card creates for the
 	// owner (a hired member) before it is spawned: the owning agent passes
 	// on what it knows that a kind's factory cannot (its LLM client

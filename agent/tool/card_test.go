@@ -165,3 +165,39 @@ func TestCapability(t *testing.T) {
 	}()
 	tool.Register("fake", func() tool.Card { return &fake{} })
 }
+
+// A64: a capability is true, false or an object; channels are names.
+func TestCapabilityJSON(t *testing.T) {
+	var caps struct {
+		A tool.Capability `json:"a"`
+		B tool.Capability `json:"b"`
+		C tool.Capability `json:"c"`
+	}
+	err := json.Unmarshal([]byte(`{"a": true, "b": false, "c": {"expose": "TOOL_CALL|command", "instructions": "x"}}`), &caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.A.Disabled || !caps.B.Disabled || caps.C.Expose != tool.ToolCall|tool.Command || caps.C.Instructions != "x" {
+		t.Fatalf("decoded %+v", caps)
+	}
+	data, _ := json.Marshal(caps.C)
+	if string(data) != `{"expose":"TOOL_CALL|COMMAND","instructions":"x"}` {
+		t.Fatalf("encoded %s", data)
+	}
+	var ch tool.Channel
+	for in, want := range map[string]tool.Channel{`3`: tool.ToolCall | tool.SystemPrompt, `["COMMAND"]`: tool.Command, `"NONE"`: 0} {
+		if err := json.Unmarshal([]byte(in), &ch); err != nil || ch != want {
+			t.Fatalf("%s -> %v, %v", in, ch, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(`"SMOKE_SIGNAL"`), &ch); err == nil || !strings.Contains(err.Error(), "SMOKE_SIGNAL") {
+		t.Fatalf("unknown channel: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{}`), &ch); err == nil {
+		t.Fatal("object decoded as a channel")
+	}
+	var c tool.Capability
+	if err := json.Unmarshal([]byte(`"yes"`), &c); err == nil {
+		t.Fatal("string decoded as a capability")
+	}
+}

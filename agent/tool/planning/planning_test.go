@@ -406,7 +406,7 @@ func TestCardJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `{"kind":"PlanningTool","config":{"update":{"instructions":"Keep ids small."},"summary":{},"get":{"expose":4},"search":{"disabled":true}}}`) {
+	if !strings.Contains(string(data), `{"kind":"PlanningTool","config":{"update":{"instructions":"Keep ids small."},"summary":{},"get":{"expose":"COMMAND"},"search":{"disabled":true}}}`) {
 		t.Fatalf("encoded %s", data)
 	}
 	var out tool.Cards

@@ -221,8 +221,11 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func (b *binding) intn(n int) int {
-	if b.card.Rand != nil {
+	switch {
+	case b.card.Rand != nil:
 		return b.card.Rand(n)
+	case b.o.Rand != nil:
+		return b.o.Rand(n)
 	}
 	return rand.IntN(n)
 }
