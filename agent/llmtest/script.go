@@ -207,6 +207,15 @@ func (m *Model) Enqueue(steps ...Step) *Model {
 	return m
 }
 
+// Otherwise sets the step answered whenever the queue is empty (default
+// [EmptyFinal]) and returns the model.
+func (m *Model) Otherwise(step Step) *Model {
+	m.mu.Lock()
+	m.fallback = step
+	m.mu.Unlock()
+	return m
+}
+
 // Pending reports how many steps are still queued.
 func (m *Model) Pending() int {
 	m.mu.Lock()

@@ -123,6 +123,23 @@ func TestEmptyQueueAnswersEmptyStructuredOutput(t *testing.T) {
 	}
 }
 
+func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
+	srv, c := newServer(t)
+	srv.Default().Otherwise(llmtest.Final(`{"messages":[]}`)).Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"first","recipient":"@H"}]}`))
+	var got []string
+	for range 3 {
+		resp, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "gpt-4.1", ResponseFormat: schemaFormat(t),
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, resp.Choices[0].Message.Content)
+	}
+	if !strings.Contains(got[0], "first") || got[1] != `{"messages":[]}` || got[2] != got[1] {
+		t.Fatalf("answers %q", got)
+	}
+}
+
 func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 	srv, _ := newServer(t)
 	srv.Default().Enqueue(llmtest.ToolCalls(llmtest.Call("f", "{}")), llmtest.Refusal("I can't help with that."))
