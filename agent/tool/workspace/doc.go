@@ -1,0 +1,75 @@
+// Package workspace is the WorkspaceTool card (A91-A97): files under a
+// per-team directory that agents read, write, list and glob through model
+// tools, and the media references ("!!shot.png") that an agent expands into
+// image parts before it calls its model.
+//
+// # Workspace directory
+//
+// A card attached to an agent opens (creating it when missing) the directory
+// <root>/<workspace id>, where root is [Card.Root], else the environment
+// variable AKGENTIC_WORKSPACES_ROOT, else ./workspaces, and the workspace id
+// is [Card.WorkspaceID], else the agent's team id. Every agent of a team thus
+// shares one workspace.
+//
+// # Capabilities
+//
+//   - Read: the model tool workspace_read(path, offset=1, limit=2000). Text
+//     comes back with each line prefixed by its number, left-aligned in a
+//     6-wide column, and, when lines remain past the window, a last line
+//     "[... truncated: <total> lines total, showing <a>-<b> ...]". An empty
+//     file reads as "(empty file)". Documents (pdf, docx, xlsx, xls, pptx,
+//     msg, epub), images and other binary files (a NUL byte in the first
+//     8 KiB) are refused with a retry error saying the format is unsupported.
+//   - Write: workspace_write(path, content) creates the parent directories,
+//     keeps the line-ending style (CRLF or LF) of the text file it
+//     overwrites, and answers "Written: <path>".
+//   - List: workspace_list(path="", depth=1). Depth 1 lists the directory:
+//     directories first ("name/"), then files ("name (N bytes)"), each
+//     group sorted by name; an empty directory is "Empty directory.". Depth
+//     0 (unlimited) or above 1 draws an ASCII tree. At most 1000 entries are
+//     shown.
+//   - Glob: workspace_glob(pattern) lists the files matching pattern,
+//     relative to the workspace root with "/" separators, sorted, at most
+//     1000 of them.
+//   - Media: the command _expand_media_refs(prompt), never a model tool;
+//     see [FS.ExpandMediaRefs].
+//
+// Read, write, list and glob are model tools by default and may also be
+// exposed as commands ([tool.Capability.Expose]); media is a command only.
+// None of them touches the owning agent's actor context, so an agent may
+// run them concurrently.
+//
+// # Glob patterns
+//
+// A pattern is a relative, "/"-separated path whose segments use
+// [path.Match] syntax: "*" (any run of characters except "/", dot files
+// included), "?", "[a-z]" classes and "\" escapes. A segment that is
+// exactly "**" matches any number of directories, none included
+// ("**/*.png" finds every png, "docs/**/x.md" finds docs/x.md and
+// docs/a/b/x.md); as the last segment it matches every file below. Only
+// files match (symbolic links count when they lead to a file inside the
+// workspace); "**" does not descend into symbolically linked directories,
+// so links cannot make a walk loop.
+//
+// # Containment
+//
+// Every path is resolved inside the workspace: an absolute path, ".." that
+// leaves it, or a symbolic link (anywhere in the path, the last element
+// included) that leads outside it is refused with a retry error
+// "path escapes workspace root: <path>" that also matches [ErrEscape]. A
+// path that does not exist yet is checked through its deepest existing
+// ancestor. [FS.Resolve] does this by hand, so its errors name the path;
+// the file operations then run through an [os.Root] on the resolved,
+// link-free path, so a link swapped in between the check and the use
+// still cannot lead outside (the kernel-level check of os.Root). Hard links
+// and bind mounts are not detected.
+//
+// # Limits
+//
+// No file larger than [FS.MaxFileBytes] ([DefaultMaxFileBytes], 16 MiB,
+// unless the card's MaxFileBytes says otherwise) is read or written: a
+// larger read or write is a retry error matching [ErrTooLarge], and a larger
+// image in a media reference is reported as unreadable. One media expansion
+// reads at most four times that limit of images in total; images past that
+// budget are reported as unreadable too.
+package workspace
