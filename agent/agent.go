@@ -72,6 +72,7 @@ type BaseAgent struct {
 	Env *Env
 
 	runner   *llm.Runner
+	release  func() error // the cards' Close
 	registry *command.Registry
 	team     *orchestrator.Team
 	startErr error
@@ -132,6 +133,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	if err != nil {
 		return err
 	}
+	a.release = caps.Close
 	if err := a.registry.Register("BaseAgent", a.builtins()...); err != nil {
 		return err
 	}
@@ -214,7 +216,8 @@ func (a *BaseAgent) Registry() *command.Registry { return a.registry }
 // the agent's goroutine.
 func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
 
-// OnStop closes the runner (A101); a failure is logged.
+// OnStop closes the runner (A101) and releases the tool cards; a failure
+// is logged.
 func (a *BaseAgent) OnStop(c *actor.Context) {
 	if a.cancel != nil {
 		a.cancel()
@@ -223,6 +226,12 @@ func (a *BaseAgent) OnStop(c *actor.Context) {
 		if err := a.runner.Close(); err != nil {
 			c.Logger().Warn("agent: closing the LLM runner failed", "error", err)
 		}
+	}
+	if a.release != nil {
+		if err := a.release(); err != nil {
+			c.Logger().Warn("agent: releasing tool cards failed", "error", err)
+		}
+		a.release = nil
 	}
 }
 

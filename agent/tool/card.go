@@ -174,6 +174,9 @@ type Capabilities struct {
 	Tools         []*llm.Tool
 	SystemPrompts []llm.SystemPrompt
 	Commands      []*command.Command
+	// Close, when set, releases what the card holds (an open directory);
+	// the owner calls it once when it stops.
+	Close func() error
 }
 
 // Card is a tool card (A63): serializable configuration that, attached to
@@ -324,8 +327,8 @@ func allPlaced(cards []Card, done []bool, kind string) bool {
 
 // Attach orders the cards, attaches each to o in that order, registers
 // their commands in o.Registry (owner label: the card's kind) and returns
-// the aggregated tools and system prompts (A65). A duplicate command or
-// tool name is an error naming it.
+// the aggregated tools and system prompts, and one Close for all (A65). A
+// duplicate command or tool name is an error naming it.
 func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 	ordered, err := Order(cards)
 	if err != nil {
@@ -347,6 +350,17 @@ func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 		if len(caps.Commands) > 0 && o.Registry != nil {
 			if err := o.Registry.Register(c.Kind(), caps.Commands...); err != nil {
 				return Capabilities{}, fmt.Errorf("tool: commands of %s: %w", c.Kind(), err)
+			}
+		}
+		if caps.Close != nil {
+			prev := all.Close
+			next := caps.Close
+			all.Close = func() error {
+				err := next()
+				if prev != nil {
+					err = errors.Join(prev(), err)
+				}
+				return err
 			}
 		}
 		all.Tools = append(all.Tools, caps.Tools...)

@@ -201,3 +201,37 @@ func TestCapabilityJSON(t *testing.T) {
 		t.Fatal("string decoded as a capability")
 	}
 }
+
+// closer is a card whose Close is counted.
+type closer struct {
+	fake
+	closed *[]string
+}
+
+func (c *closer) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, error) {
+	caps, err := c.fake.Attach(ctx, o)
+	caps.Close = func() error {
+		*c.closed = append(*c.closed, c.K)
+		if c.Fail {
+			return errors.New("close " + c.K)
+		}
+		return nil
+	}
+	return caps, err
+}
+
+// Attach gathers every card's Close into one.
+func TestAttachClose(t *testing.T) {
+	var closed []string
+	caps, err := tool.Attach(context.Background(), &tool.Owner{}, []tool.Card{
+		&closer{fake: fake{K: "A"}, closed: &closed},
+		&fake{K: "B"},
+		&closer{fake: fake{K: "C"}, closed: &closed},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caps.Close(); err != nil || strings.Join(closed, ",") != "C,A" {
+		t.Fatalf("closed %v, %v", closed, err)
+	}
+}

@@ -146,6 +146,7 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 			return tool.Capabilities{}, err
 		}
 	}
+	caps.Close = f.Close
 	return caps, nil
 }
 
