@@ -7,11 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
+	"github.com/akgentic/akgentic-go/message"
 )
 
 // withTools gives every agent of the harness these cards.
@@ -93,5 +96,27 @@ func TestMediaReferences(t *testing.T) {
 	hist = plain.srv.RequestsFor("@Manager")[0].History()
 	if last := hist[len(hist)-1]; last.IsMultipart() || !strings.HasSuffix(last.Text(), "!!a.png") {
 		t.Fatalf("without a workspace: %s", last.Content)
+	}
+}
+
+// A14: with TeamTool's hire capability off, routing to a role fails with
+// an error naming the missing command; @Name routing still works.
+func TestNoHireCommand(t *testing.T) {
+	h := newHarness(t, withTools(&teamtool.Card{Hire: tool.Capability{Disabled: true}}))
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "hi"), out(agent.Request, "Developer", "x")))
+	h.say(h.manager, agent.Request, "go")
+	if r := h.expectHuman(); r.Content != "hi" {
+		t.Fatalf("human got %q", r.Content)
+	}
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
+	if e := of[*message.ErrorMessage](h.sub, h.manager)[0]; !strings.Contains(e.Content, "hire_member command not available") {
+		t.Fatalf("error %q", e.Content)
+	}
+	v, _ := actor.Call(h.ctx(), h.manager, func(_ *actor.Context, a actor.Actor) (any, error) {
+		reg := a.(*agent.BaseAgent).Registry()
+		return reg.Has("hire_member") || !reg.Has("fire_member"), nil
+	})
+	if v.(bool) {
+		t.Fatal("registry does not follow the TeamTool config")
 	}
 }
