@@ -1,64 +1,79 @@
-// Command demo runs akgentic's quick start: a greeter actor that prints
-// "Hello, Akgentic!". It works offline, with nothing to configure.
+// Command demo runs a team of LLM agents end to end: a Manager, a
+// Developer and a QA with planning and workspace tools, and a person
+// (@Human). The person asks for a small program; the manager plans it and
+// hires a developer and a reviewer by role; the reviewer asks the person a
+// question; the manager reports back. Every message, tool call and model
+// call is printed as it happens, then the usage per agent.
 //
-// Until the LLM agent team lands, this is the core runtime's quick start
-// (the seed README's first example); the agent team demo will replace it.
+// By default it runs offline and deterministically: agent/llmtest serves a
+// recorded conversation over the real OpenAI wire format, in process, and
+// the agents reach it through the real go-openai client. With
+// OPENAI_API_KEY set (and optionally OPENAI_BASE_URL and AKGENTIC_MODEL or
+// -model) the same team runs on a real model.
+//
+// Usage:
+//
+//	go run ./cmd/demo                  # the recorded conversation
+//	go run ./cmd/demo -i               # type to @Manager; /team_members, /hire_member QA, /usage, /help
+//	go run ./cmd/demo -log team.log    # keep the durable event log
+//	go run ./cmd/demo -restore team.log -i   # resume a team from its log
+//
+// Ctrl-C stops the team cleanly (the event log stays readable).
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
-
-	"github.com/akgentic/akgentic-go/actor"
-	"github.com/akgentic/akgentic-go/message"
 )
 
-// GreetMessage asks the greeter to greet someone.
-type GreetMessage struct {
-	message.Base
-	Text string `json:"text"`
-}
-
-func init() { message.Register[GreetMessage]("GreetMessage") }
-
-// GreeterAgent prints a greeting for each GreetMessage.
-type GreeterAgent struct {
-	actor.Base
-	out io.Writer
-}
-
-// Receive handles GreetMessage.
-func (g *GreeterAgent) Receive(_ *actor.Context, msg any) (any, error) {
-	switch m := msg.(type) {
-	case *GreetMessage:
-		_, err := fmt.Fprintf(g.out, "Hello, %s!\n", m.Text)
-		return nil, err
-	}
-	return nil, actor.ErrUnhandled
-}
-
-func run(ctx context.Context, out io.Writer, logger *slog.Logger) error {
-	sys := actor.NewSystem(actor.SystemConfig{Logger: logger})
-	agent, err := sys.Spawn(&GreeterAgent{out: out}, actor.Config{Name: "greeter", Role: "Greeter"})
-	if err != nil {
-		return err
-	}
-	if err := sys.Tell(agent, &GreetMessage{Text: "Akgentic"}); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return sys.Shutdown(ctx)
-}
-
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := run(context.Background(), os.Stdout, logger); err != nil {
+	if err := mainErr(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+}
+
+// mainErr parses the flags and runs the demo until it ends or a signal
+// stops it.
+func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opt := options{stdin: stdin, stdout: stdout, getenv: getenv}
+	fs.BoolVar(&opt.interactive, "i", false, "interactive: lines typed go to @Manager (slash commands work)")
+	fs.StringVar(&opt.logFile, "log", "", "write the team's durable event log to `FILE`")
+	fs.StringVar(&opt.restoreFile, "restore", "", "resume the team from the event log `FILE` (and go on writing it)")
+	fs.StringVar(&opt.model, "model", "", "model name with a real API (default $AKGENTIC_MODEL or gpt-4.1-mini)")
+	fs.StringVar(&opt.workspace, "workspace", "", "keep the agents' files under `DIR` (default: a temporary directory)")
+	fs.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "give up on the task after this long")
+	verbose := fs.Bool("v", false, "log the runtime's warnings and debug lines to stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	level := slog.LevelError
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	opt.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opt.color = isTerminal(stdout)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, opt)
+}
+
+// isTerminal reports whether w is a character device (colour is used only
+// there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/agent/tool/workspace"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
+)
+
+// mode says where the model is.
+type mode int
+
+const (
+	modeReplay   mode = iota // the recorded transcript (default)
+	modeScripted             // the scripted models (records the transcript)
+	modeOffline              // anything goes: a fixed offline answer (-i, -restore)
+	modeReal                 // OPENAI_API_KEY
+)
+
+// options are the demo's settings (flags, environment and streams).
+type options struct {
+	interactive bool
+	logFile     string
+	restoreFile string
+	model       string
+	workspace   string
+	timeout     time.Duration
+	color       bool
+	getenv      func(string) string
+	stdin       io.Reader
+	stdout      io.Writer
+	logger      *slog.Logger
+	record      io.Writer // scripted mode: where the transcript goes
+	forceMode   *mode
+}
+
+// demo is one run.
+type demo struct {
+	opt     options
+	mode    mode
+	srv     *llmtest.Server
+	sys     *actor.System
+	team    *orchestrator.Team
+	human   *message.Address
+	manager *message.Address
+	print   *printer
+	inbox   chan *agent.AgentMessage // what the person receives
+	log     *eventlog.Writer
+}
+
+func (d *demo) chooseMode() {
+	switch {
+	case d.opt.forceMode != nil:
+		d.mode = *d.opt.forceMode
+	case d.opt.getenv("OPENAI_API_KEY") != "":
+		d.mode = modeReal
+	case d.opt.interactive || d.opt.restoreFile != "":
+		d.mode = modeOffline
+	default:
+		d.mode = modeReplay
+	}
+}
+
+// modelConfig returns the model the agents use, and starts the offline
+// server when there is no real one.
+func (d *demo) modelConfig() (llm.ModelConfig, error) {
+	if d.mode == modeReal {
+		m := llm.DefaultModelConfig()
+		m.Model = "gpt-4.1-mini"
+		if v := d.opt.getenv("AKGENTIC_MODEL"); v != "" {
+			m.Model = v
+		}
+		if d.opt.model != "" {
+			m.Model = d.opt.model
+		}
+		if base := d.opt.getenv("OPENAI_BASE_URL"); base != "" {
+			m.Provider, m.BaseURL = llm.ProviderOpenAICompatible, base
+		}
+		return m, nil
+	}
+	var opts []llmtest.Option
+	if d.mode == modeScripted && d.opt.record != nil {
+		opts = append(opts, llmtest.WithRecorder(d.opt.record))
+	}
+	if d.mode == modeOffline { // one model answers everyone
+		opts = append(opts, llmtest.WithRouter(func(*llmtest.Request) string { return "" }))
+	}
+	d.srv = llmtest.NewServer(opts...)
+	switch d.mode {
+	case modeReplay:
+		ex, err := loadTranscript()
+		if err != nil {
+			return llm.ModelConfig{}, err
+		}
+		d.srv.Replay(ex)
+	case modeScripted:
+		script(d.srv)
+	case modeOffline:
+		d.srv.Default().Otherwise(llmtest.Final(offlineReply))
+	}
+	return llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: d.srv.URL(), Model: "gpt-4.1"}, nil
+}
+
+// cards are the team's roles.
+func cards(model llm.ModelConfig, ws *workspace.Card) ([]*orchestrator.AgentCard, error) {
+	roles := []struct{ role, desc, prompt string }{
+		{"Manager", "Project manager who plans, delegates to specialists and reports to the person",
+			"You are {name}, a project manager. Keep the team plan up to date, delegate the work to specialists (hire them by role), and report to @Human when it is done."},
+		{"Developer", "Writes code in the workspace", "You are {name}, a software developer. Write the code you are asked for in the workspace and report back."},
+		{"QA", "Reviews code and asks the person when requirements are unclear", "You are {name}, a QA engineer. Review what you are asked to review; ask @Human when a requirement is unclear."},
+	}
+	var out []*orchestrator.AgentCard
+	for _, r := range roles {
+		cfg := agent.NewConfig("@"+r.role, r.role)
+		cfg.Prompt = agent.PromptTemplate{Template: r.prompt, Params: map[string]string{"name": "@" + r.role}}
+		cfg.Model = model
+		cfg.Tools = tool.Cards{planning.New(), ws}
+		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: r.desc,
+			Skills: []string{strings.ToLower(r.role)}, Config: cfg, CanBeHired: r.role != "Manager",
+			RoutesTo: map[string][]string{"Manager": {"Developer", "QA"}}[r.role]})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, card)
+	}
+	return out, nil
+}
+
+// run is the demo: build or restore the team, run the task (or the
+// person's lines with -i), stop, print the usage table.
+func run(ctx context.Context, opt options) (err error) {
+	d := &demo{opt: opt, inbox: make(chan *agent.AgentMessage, 64)}
+	d.chooseMode()
+	model, err := d.modelConfig()
+	if err != nil {
+		return err
+	}
+	if d.srv != nil {
+		defer d.srv.Close()
+	}
+	env := &agent.Env{Rand: func(int) int { return 0 }}
+	if d.srv != nil {
+		env.HTTPClient = d.srv.HTTPClient()
+	}
+	agent.SetDefaultEnv(env) // for agents recreated by -restore
+	defer agent.SetDefaultEnv(nil)
+
+	wsRoot := opt.workspace
+	if wsRoot == "" {
+		if wsRoot, err = os.MkdirTemp("", "akgentic-demo-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(wsRoot)
+	}
+	ws := &workspace.Card{Root: wsRoot}
+	d.print = newPrinter(opt.stdout, opt.color)
+	d.sys = actor.NewSystem(actor.SystemConfig{Logger: opt.logger})
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if serr := d.sys.Shutdown(sctx); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	if err := d.startTeam(ctx, model, ws); err != nil {
+		return err
+	}
+	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s\n", d.describe(), d.team.ID(), wsRoot)
+
+	if opt.interactive {
+		err = d.interact(ctx)
+	} else if opt.restoreFile == "" {
+		err = d.runTask(ctx)
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if serr := d.team.StopAndWait(stopCtx, 10*time.Second); serr != nil && err == nil {
+		err = serr
+	}
+	if d.log != nil {
+		if cerr := d.log.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	d.print.table(opt.stdout)
+	if d.srv != nil && d.mode == modeReplay {
+		if fails := d.srv.Failures(); len(fails) > 0 && err == nil {
+			err = fmt.Errorf("the recorded transcript no longer matches the code (re-record it with go test ./cmd/demo -run TestRecordTranscript -update): %s", fails[0])
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil // Ctrl-C: the team was stopped cleanly
+	}
+	return err
+}
+
+func (d *demo) describe() string {
+	switch d.mode {
+	case modeReal:
+		return "a team of agents on a real model"
+	case modeOffline:
+		return "the team on the offline model (slash commands work; set OPENAI_API_KEY for a real model)"
+	case modeScripted:
+		return "recording the offline transcript from the scripted models"
+	}
+	return "a team of agents on the offline model (a recorded conversation, served over the OpenAI wire format)"
+}
+
+// startTeam creates (or restores) the team: cards, @Human, @Manager.
+func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspace.Card) error {
+	subs := []orchestrator.Subscriber{d.print}
+	if d.opt.restoreFile != "" {
+		return d.restore(ctx, subs)
+	}
+	teamID := uuid.New()
+	if d.opt.logFile != "" {
+		w, err := eventlog.Create(d.opt.logFile, teamID, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
+		if err != nil {
+			return err
+		}
+		d.log = w
+		subs = append(subs, w)
+	}
+	team, err := orchestrator.New(d.sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(subs...))
+	if err != nil {
+		return err
+	}
+	d.team = team
+	cs, err := cards(model, ws)
+	if err != nil {
+		return err
+	}
+	if err := team.Register(ctx, cs...); err != nil {
+		return err
+	}
+	d.human, err = team.Spawn(ctx, d.newHuman(), &actor.Config{Name: "@Human", Role: "Human"})
+	if err != nil {
+		return err
+	}
+	cfg, err := cs[0].ConfigCopy()
+	if err != nil {
+		return err
+	}
+	d.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: agent.DefaultEnv()}, cfg)
+	return err
+}
+
+func (d *demo) newHuman() *agent.HumanProxy {
+	return &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) {
+		select {
+		case d.inbox <- m:
+		default: // the loop is behind; the printer showed it anyway
+		}
+	}}
+}
+
+// restore resumes a team from an event log, which goes on in that file.
+func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) error {
+	log, err := eventlog.ReadFile(d.opt.restoreFile)
+	if err != nil {
+		return err
+	}
+	if log.Truncated != nil {
+		fmt.Fprintf(d.opt.stdout, "note: %v (skipped)\n", log.Truncated)
+	}
+	w, err := eventlog.Append(d.opt.restoreFile, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
+	if err != nil {
+		return err
+	}
+	d.log = w
+	d.print.mute(true) // the replay is history: do not print it again
+	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithSubscribers(append(subs, w)...))
+	d.print.mute(false)
+	if team == nil {
+		return err
+	}
+	d.team = team
+	if err != nil {
+		fmt.Fprintf(d.opt.stdout, "note: %v\n", err)
+	}
+	d.human, _ = team.Member(ctx, "@Human")
+	d.manager, _ = team.Member(ctx, "@Manager")
+	if d.human == nil || d.manager == nil {
+		return fmt.Errorf("the restored team has no @Human or @Manager (members: %v)", members(ctx, team))
+	}
+	fmt.Fprintf(d.opt.stdout, "restored %d records; members: %s\n", len(log.Messages), strings.Join(members(ctx, team), ", "))
+	return nil
+}
+
+func members(ctx context.Context, team *orchestrator.Team) []string {
+	ms, _ := team.Members(ctx)
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name())
+	}
+	return out
+}
+
+// runTask asks the manager for the task and waits for its answer to the
+// person, answering agents' questions on the person's behalf.
+func (d *demo) runTask(ctx context.Context) error {
+	if d.opt.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.opt.timeout)
+		defer cancel()
+	}
+	if err := agent.Say(ctx, d.human, d.manager, agent.Ask(task)); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m := <-d.inbox:
+			switch {
+			case m.Sender != nil && m.Sender.Name() == "@Manager" && m.Type == agent.Response:
+				return nil // the manager reported: done
+			case m.Type == agent.Request || m.Type == agent.Instruction:
+				answer := humanAnswer
+				if d.mode == modeReal {
+					answer = "Use your best judgement."
+				}
+				if err := agent.ProcessHumanInput(ctx, d.human, answer, m); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// settle waits until the manager has handled what it was sent and every
+// record so far is printed, so that the next line (typed or piped) comes
+// after the answer to the last.
+func (d *demo) settle(ctx context.Context) {
+	_, _ = actor.Call(ctx, d.manager, func(*actor.Context, actor.Actor) (any, error) { return nil, nil })
+	_, _ = d.team.Members(ctx)
+}
+
+// interact sends the person's lines to the manager; a line answers the
+// last question an agent asked the person; /usage prints the table; /quit
+// or the end of input stops.
+func (d *demo) interact(ctx context.Context) error {
+	d.settle(ctx)
+	fmt.Fprintln(d.opt.stdout, "Type a message for @Manager, a /command (/help lists them), /usage, or /quit.")
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(d.opt.stdin)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+		close(lines)
+	}()
+	var question *agent.AgentMessage
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m := <-d.inbox:
+			if m.Type == agent.Request || m.Type == agent.Instruction {
+				question = m
+				fmt.Fprintf(d.opt.stdout, "(your next line answers %s)\n", name(m.Sender))
+			}
+		case line, ok := <-lines:
+			if !ok {
+				return <-readErr
+			}
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "":
+			case line == "/quit" || line == "/exit":
+				return nil
+			case line == "/usage":
+				d.print.table(d.opt.stdout)
+			case question != nil && !strings.HasPrefix(line, "/"):
+				if err := agent.ProcessHumanInput(ctx, d.human, line, question); err != nil {
+					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+				}
+				question = nil
+			default:
+				if err := agent.Say(ctx, d.human, d.manager, agent.Ask(line)); err != nil {
+					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+				}
+			}
+			d.settle(ctx)
+		}
+	}
+}

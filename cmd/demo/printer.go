@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// width is the terminal width the output is laid out for.
+const width = 80
+
+// printer is a team subscriber that prints the conversation as it happens
+// and keeps the usage events for the final table.
+type printer struct {
+	mu     sync.Mutex
+	muted  bool
+	out    io.Writer
+	color  bool
+	usage  map[string][]llm.UsageEvent
+	agents []string // in order of first usage
+	prices *llm.PriceTable
+}
+
+var _ orchestrator.Subscriber = (*printer)(nil)
+
+func newPrinter(out io.Writer, color bool) *printer {
+	return &printer{out: out, color: color, usage: map[string][]llm.UsageEvent{}, prices: llm.DefaultPriceTable()}
+}
+
+// ANSI styles, used only on a terminal.
+const (
+	styleName   = "\x1b[1;36m"
+	styleIntent = "\x1b[33m"
+	styleTool   = "\x1b[35m"
+	styleDim    = "\x1b[2m"
+	styleWarn   = "\x1b[31m"
+	styleReset  = "\x1b[0m"
+)
+
+func (p *printer) style(s, style string) string {
+	if !p.color {
+		return s
+	}
+	return style + s + styleReset
+}
+
+// mute stops printing (a restore's replay), while still counting usage.
+func (p *printer) mute(on bool) {
+	p.mu.Lock()
+	p.muted = on
+	p.mu.Unlock()
+}
+
+// OnMessage prints the lines a person wants to follow: messages between
+// agents, members joining, tool calls, tokens and cost per model call,
+// warnings and errors.
+func (p *printer) OnMessage(m message.Message) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.out
+	if p.muted {
+		out = io.Discard
+	}
+	from := name(m.Envelope().Sender)
+	switch t := m.(type) {
+	case *message.SentMessage:
+		am, ok := t.Message.(*agent.AgentMessage)
+		if !ok {
+			return
+		}
+		fmt.Fprintf(out, "\n%s → %s · %s\n", p.style(from, styleName), p.style(name(t.Recipient), styleName),
+			p.style(string(am.Type), styleIntent))
+		for _, line := range wrap(am.Content, width-2) {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+	case *message.StartMessage:
+		if s := t.Sender; s != nil && !strings.HasPrefix(s.Name(), "#") && t.Parent != nil && !t.Parent.IsOrchestrator() {
+			fmt.Fprintf(out, "%s\n", p.style(fmt.Sprintf("+ %s (%s) joined the team, hired by %s", s.Name(), s.Role(), name(t.Parent)), styleDim))
+		}
+	case *message.EventMessage:
+		switch ev := t.Event.(type) {
+		case llm.ToolCallEvent:
+			line := fmt.Sprintf("  %s %s %s", from, p.style("⚙ "+ev.ToolName, styleTool), ev.Arguments)
+			fmt.Fprintln(out, clip(line, width+len(p.style("", styleTool))))
+		case llm.UsageEvent:
+			if _, seen := p.usage[from]; !seen {
+				p.agents = append(p.agents, from)
+			}
+			p.usage[from] = append(p.usage[from], ev)
+			cost := p.prices.Cost(ev.ModelName, ev.InputTokens, ev.OutputTokens, ev.CacheReadTokens, ev.CacheWriteTokens)
+			fmt.Fprintln(out, p.style(fmt.Sprintf("  %s · %s: %d in + %d out tokens, $%.4f", from, ev.ModelName, ev.InputTokens, ev.OutputTokens, cost), styleDim))
+		}
+	case *message.WarningMessage:
+		fmt.Fprintln(out, p.style(clip("  ! "+from+": "+t.Content, width), styleWarn))
+	case *message.ErrorMessage:
+		fmt.Fprintln(out, p.style(clip("  ✗ "+from+": "+t.Content, width), styleWarn))
+	}
+}
+
+// table writes the usage per agent (the seed's /usage).
+func (p *printer) table(out io.Writer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(out, "\n%-16s %8s %10s %10s %10s\n", "agent", "requests", "input", "output", "cost")
+	var total llm.UsageSummary
+	var all []llm.UsageEvent
+	agents := append([]string(nil), p.agents...)
+	sort.Strings(agents)
+	for _, a := range agents {
+		s := llm.Aggregate(p.usage[a], false, p.prices)
+		all = append(all, p.usage[a]...)
+		fmt.Fprintf(out, "%-16s %8d %10d %10d %10s\n", clip(a, 16), s.Requests, s.InputTokens, s.OutputTokens, fmt.Sprintf("$%.4f", s.Cost))
+	}
+	total = llm.Aggregate(all, false, p.prices)
+	fmt.Fprintf(out, "%-16s %8d %10d %10d %10s\n", "total", total.Requests, total.InputTokens, total.OutputTokens, fmt.Sprintf("$%.4f", total.Cost))
+}
+
+func name(a *message.Address) string {
+	if a == nil {
+		return "?"
+	}
+	return a.Name()
+}
+
+// wrap breaks text into lines of at most n runes, at spaces when it can;
+// line breaks in the text are kept.
+func wrap(text string, n int) []string {
+	var out []string
+	for _, para := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			for utf8.RuneCountInString(word) > n {
+				r := []rune(word)
+				if line != "" {
+					out, line = append(out, line), ""
+				}
+				out, word = append(out, string(r[:n])), string(r[n:])
+			}
+			switch {
+			case line == "":
+				line = word
+			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+				line += " " + word
+			default:
+				out, line = append(out, line), word
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// clip cuts s to n runes with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
