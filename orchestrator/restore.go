@@ -82,7 +82,8 @@ func (o *Orchestrator) publishMetadata() {
 //     replayed to the ledger and to them in order (a TeamStoppingEvent is
 //     skipped, B94; a MetadataChanged restores the metadata), then
 //     SetRestoring(false);
-//  3. every actor that started and did not stop is recreated with its
+//  3. every actor alive at the end of the log, or, when the log ends with
+//     the team's stop, alive when that stop began, is recreated with its
 //     original agent id and team, its kind (actor.RegisterKind) and its
 //     recorded config, under its original parent when that parent was
 //     recreated before it, else under the orchestrator; tools (named "#...")
@@ -127,8 +128,8 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	var starts []alive
 	err = t.live(ctx, func(o *Orchestrator) {
 		o.replay(log)
-		for _, a := range o.roster() {
-			if a.Kind() == message.Live {
+		for _, a := range membersAt(log, orchID) {
+			if live, ok := o.members[a.AgentID()]; ok && live.Kind() == message.Live {
 				continue
 			}
 			starts = append(starts, alive{addr: a})
@@ -177,6 +178,45 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
 	}
 	return t, nil
+}
+
+// membersAt returns the members to bring back from a log, in join order:
+// those alive when the team's last stop began (its TeamStoppingEvent), so
+// that a team stopped cleanly resumes with the members it had; without a
+// stop, those alive at the end (a crash).
+func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
+	end := len(log)
+	for i := len(log) - 1; i >= 0; i-- {
+		if ev, ok := log[i].(*message.EventMessage); ok && isStoppingEvent(ev.Event) {
+			end = i
+			break
+		}
+	}
+	alive := map[uuid.UUID]*message.Address{}
+	var order []uuid.UUID
+	for _, m := range log[:end] {
+		s := m.Envelope().Sender
+		if s == nil || s.AgentID() == orchID || isOrchestrator(s) {
+			continue
+		}
+		switch m.(type) {
+		case *message.StartMessage:
+			if _, ok := alive[s.AgentID()]; !ok {
+				order = append(order, s.AgentID())
+			}
+			alive[s.AgentID()] = s
+		case *message.StopMessage:
+			delete(alive, s.AgentID())
+		}
+	}
+	var out []*message.Address
+	for _, id := range order {
+		if a, ok := alive[id]; ok {
+			out = append(out, a)
+			delete(alive, id) // once, even if it restarted
+		}
+	}
+	return out
 }
 
 // cmpBool orders true before false when called as cmpBool(b, a).

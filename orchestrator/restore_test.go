@@ -245,3 +245,35 @@ func TestRestoreUnknownKind(t *testing.T) {
 		t.Fatal("Restore of an empty log succeeded")
 	}
 }
+
+// A team stopped cleanly resumes with the members it had when its stop
+// began (the teardown's StopMessages do not count).
+func TestRestoreAfterCleanStop(t *testing.T) {
+	ctx := ctxT(t)
+	rec := newSub()
+	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
+	gone := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "gone", Role: "Tally"}, Step: 1})
+	if err := stopAddr(ctx, gone); err != nil { // one member leaves before the team stops
+		t.Fatal(err)
+	}
+	<-actor.Done(gone)
+	if err := team1.StopAndWait(ctx, waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, _ := team2.Members(ctx)
+	if len(members) != 1 || members[0].Name() != "a" || !members[0].IsAlive() {
+		t.Fatalf("members after restoring a stopped team: %v", members)
+	}
+}
+
+func stopAddr(ctx context.Context, a *message.Address) error {
+	_, err := actor.Call(ctx, a, func(c *actor.Context, _ actor.Actor) (any, error) { return nil, c.Stop() })
+	return err
+}

@@ -288,10 +288,12 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
 	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithSubscribers(append(subs, w)...))
-	d.print.mute(false)
 	if team == nil {
+		d.print.mute(false)
 		return err
 	}
+	_, _ = team.Members(ctx) // barrier: the replay has reached the printer
+	d.print.mute(false)
 	d.team = team
 	if err != nil {
 		fmt.Fprintf(d.opt.stdout, "note: %v\n", err)
@@ -362,17 +364,27 @@ func (d *demo) interact(ctx context.Context) error {
 	fmt.Fprintln(d.opt.stdout, "Type a message for @Manager, a /command (/help lists them), /usage, or /quit.")
 	lines := make(chan string)
 	readErr := make(chan error, 1)
+	stop, readerDone := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(readerDone)
 		sc := bufio.NewScanner(d.opt.stdin)
 		for sc.Scan() {
 			select {
 			case lines <- sc.Text():
-			case <-ctx.Done():
+			case <-stop:
 				return
 			}
 		}
 		readErr <- sc.Err()
 		close(lines)
+	}()
+	defer func() {
+		close(stop)
+		// A read blocked on a pipe or file ends at a deadline; a reader
+		// that cannot take one is left to the process's exit.
+		if dl, ok := d.opt.stdin.(interface{ SetReadDeadline(time.Time) error }); ok && dl.SetReadDeadline(time.Now()) == nil {
+			<-readerDone
+		}
 	}()
 	var question *agent.AgentMessage
 	for {

@@ -1,15 +1,24 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
 )
 
 var update = flag.Bool("update", false, "re-record testdata/demo.jsonl from the scripted models")
@@ -105,5 +114,162 @@ func TestInteractive(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(got)
+	}
+}
+
+// childEnv makes the test binary run the demo as a child process.
+const childEnv = "AKGENTIC_DEMO_CHILD_ARGS"
+
+// TestChild is the child process of TestInterrupt (skipped otherwise).
+func TestChild(t *testing.T) {
+	args := os.Getenv(childEnv)
+	if args == "" {
+		t.Skip("only as a child process")
+	}
+	if err := mainErr(strings.Fields(args), os.Stdin, os.Stdout, os.Stderr, func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return ""
+		}
+		return os.Getenv(k)
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+	// As main does: exit now. A read blocked on os.Stdin (not pollable)
+	// cannot be joined; the team and every other goroutine are stopped.
+	os.Exit(0)
+}
+
+// Ctrl-C (SIGINT) stops the team cleanly: exit 0, a readable event log
+// that ends with the team's stop.
+func TestInterrupt(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "team.log")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"=-i -log "+logPath)
+	stdin, err := cmd.StdinPipe() // kept open: the demo waits for input
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("child ended before its prompt: %v\n%s", err, stderr.String())
+		}
+		if strings.HasPrefix(line, "Type a message") {
+			break
+		}
+	}
+	if _, err := io.WriteString(stdin, "/team_members\n"); err != nil {
+		t.Fatal(err)
+	}
+	for { // the answer is printed before the next line is read
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no answer: %v\n%s", err, stderr.String())
+		}
+		if strings.Contains(line, "@Manager (role: Manager)") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child exit: %v\nstdout: %s\nstderr: %s", err, rest, stderr.String())
+	}
+	if !strings.Contains(string(rest), "total") {
+		t.Errorf("no usage table after Ctrl-C:\n%s", rest)
+	}
+	log, err := eventlog.ReadFile(logPath)
+	if err != nil || log.Truncated != nil {
+		t.Fatalf("event log after Ctrl-C: %v, truncated %v", err, log.Truncated)
+	}
+	var stopping, stops int
+	for _, m := range log.Messages {
+		switch mm := m.(type) {
+		case *message.EventMessage:
+			if _, ok := mm.Event.(*message.TeamStoppingEvent); ok {
+				stopping++
+			}
+			if _, ok := mm.Event.(message.TeamStoppingEvent); ok {
+				stopping++
+			}
+		case *message.StopMessage:
+			stops++
+		}
+	}
+	if stopping != 1 || len(log.Messages) < 5 {
+		t.Fatalf("log has %d records, %d TeamStoppingEvents, %d StopMessages", len(log.Messages), stopping, stops)
+	}
+}
+
+// -log then -restore: the team comes back from its log, with its members,
+// and the log goes on.
+func TestLogAndRestore(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "team.log")
+	var out bytes.Buffer
+	if err := mainErr([]string{"-log", logPath}, strings.NewReader(""), &out, &out, func(string) string { return "" }); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	before, err := eventlog.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	in := strings.NewReader("/team_members\n/quit\n")
+	if err := mainErr([]string{"-restore", logPath, "-i"}, in, &out, &out, func(string) string { return "" }); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"restored ", "@Developer100", "@QA100", "@QA100 (role: QA)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("restore output lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "We need a tiny Go command") {
+		t.Error("the replayed history was printed again")
+	}
+	if t.Failed() {
+		t.Log(got)
+	}
+	after, err := eventlog.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Messages) < len(before.Messages) {
+		t.Fatalf("log shrank: %d -> %d", len(before.Messages), len(after.Messages))
+	}
+}
+
+// With OPENAI_API_KEY the demo talks to the configured endpoint with the
+// configured model; here an llmtest server stands in for it.
+func TestRealModelConfig(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.WithRouter(func(*llmtest.Request) string { return "" }))
+	defer srv.Close()
+	srv.Default().Otherwise(llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"done by the real model"}]}`))
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.URL(), "AKGENTIC_MODEL": "gpt-4.1-nano"}
+	var out bytes.Buffer
+	if err := mainErr(nil, strings.NewReader(""), &out, &out, func(k string) string { return env[k] }); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "done by the real model") || !strings.Contains(out.String(), "on a real model") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Model != "gpt-4.1-nano" {
+		t.Fatalf("requests %v", reqs)
 	}
 }

@@ -86,7 +86,14 @@ func (p *printer) OnMessage(m message.Message) {
 			fmt.Fprintf(out, "%s\n", p.style(fmt.Sprintf("+ %s (%s) joined the team, hired by %s", s.Name(), s.Role(), name(t.Parent)), styleDim))
 		}
 	case *message.EventMessage:
-		switch ev := t.Event.(type) {
+		event := t.Event
+		switch ev := event.(type) { // a decoded log holds pointers
+		case *llm.ToolCallEvent:
+			event = *ev
+		case *llm.UsageEvent:
+			event = *ev
+		}
+		switch ev := event.(type) {
 		case llm.ToolCallEvent:
 			line := fmt.Sprintf("  %s %s %s", from, p.style("⚙ "+ev.ToolName, styleTool), ev.Arguments)
 			fmt.Fprintln(out, clip(line, width+len(p.style("", styleTool))))
