@@ -159,7 +159,7 @@ func TestUnknownRoleFailsTheTurn(t *testing.T) {
 // S10: no sender in the envelope reads "unknown".
 func TestMissingSender(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("hi")); err != nil {
+	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if u := h.lastUser("@Manager", 0); !strings.HasPrefix(u, "You received a request from ") {
@@ -309,13 +309,13 @@ func TestRunLimitEscalates(t *testing.T) {
 // person in the team nothing is sent, a warning is logged.
 func TestLifetimeLimitWithoutHuman(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
-	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("one")); err != nil {
+	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("one")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.sys.Stop(h.ctx(), h.human); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.sys.Ask(h.ctx(), h.manager, agent.Ask("two"))
+	_, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("two"))
 	var w *actor.WarningError
 	if !errors.As(err, &w) || !strings.Contains(err.Error(), "agent_request_limit of 1") {
 		t.Fatalf("second ask: %v", err)
@@ -359,7 +359,7 @@ func TestHumanAnswers(t *testing.T) {
 // S57: the proxy is inert: no model request, no message from it.
 func TestHumanProxyInert(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.sys.Ask(h.ctx(), h.human, agent.Ask("for you")); err != nil {
+	if _, err := h.sys.Ask(h.ctx(), h.human, agent.NewRequest("for you")); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.expectHuman(); got.Content != "for you" {

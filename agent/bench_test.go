@@ -25,14 +25,14 @@ func BenchmarkAgentTurn(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		model.Enqueue(final(outReq()))
-		if err := agent.Say(ctx, h.human, h.manager, agent.Ask("Plan the next sprint.")); err != nil {
+		if err := agent.Say(ctx, h.human, h.manager, agent.NewRequest("Plan the next sprint.")); err != nil {
 			b.Fatal(err)
 		}
 		if got := <-h.inbox; got.Content != "Plan: ship it" {
 			b.Fatalf("human got %q", got.Content)
 		}
 		b.StopTimer()
-		if err := agent.Say(ctx, h.human, h.manager, agent.Ask("/clear")); err != nil {
+		if err := agent.Say(ctx, h.human, h.manager, agent.NewRequest("/clear")); err != nil {
 			b.Fatal(err)
 		}
 		<-h.inbox

@@ -58,7 +58,7 @@ func Example() {
 	env := &agent.Env{HTTPClient: srv.HTTPClient(), Rand: func(int) int { return 0 }} // hires are @Developer100
 	manager, _ := team.Spawn(ctx, &agent.BaseAgent{Env: env}, config("Manager"))
 
-	_ = agent.Say(ctx, human, manager, agent.Ask("We need a login page."))
+	_ = agent.Say(ctx, human, manager, agent.NewRequest("We need a login page."))
 	answer := <-answers
 	fmt.Printf("%s -> @Human (%s): %s\n", answer.Sender.Name(), answer.Type, answer.Content)
 	// Output:

@@ -158,10 +158,10 @@ func TestRestoreAgentContext(t *testing.T) {
 	}
 	// The lifetime limit of 3 leaves one run.
 	before := len(h.srv.RequestsFor("@Manager"))
-	if _, err := sys2.Ask(h.ctx(), m2, agent.Ask("third")); err != nil {
+	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("third")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sys2.Ask(h.ctx(), m2, agent.Ask("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
+	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
 		t.Fatalf("fourth run: %v", err)
 	}
 	reqs := h.srv.RequestsFor("@Manager")

@@ -64,8 +64,9 @@ func NewMessage(intent Intent, content string) (*AgentMessage, error) {
 	return &AgentMessage{Type: intent, Content: content}, nil
 }
 
-// Ask returns a request: the usual first message from a person.
-func Ask(content string) *AgentMessage { return &AgentMessage{Type: Request, Content: content} }
+// NewRequest returns an AgentMessage with intent request: the usual first
+// message from a person.
+func NewRequest(content string) *AgentMessage { return &AgentMessage{Type: Request, Content: content} }
 
 // UnmarshalJSON decodes the message and rejects an unknown intent; a
 // missing one means request.

@@ -59,7 +59,8 @@ type AgentCard struct {
 	Config any `json:"config"`
 
 	// RoutesTo lists the roles the agent may route work to; empty means
-	// any role (B104, B109).
+	// any role (B104, B109). It is a label read with CanRouteTo: hiring and
+	// routing do not enforce it (decision C4); neither is CanBeHired.
 	RoutesTo []string `json:"routes_to"`
 
 	// Metadata is free-form data about the agent (B104). Defaults to empty.
@@ -305,12 +306,13 @@ func cardCopyValue(v any) any {
 }
 
 // HasSkill reports whether the card lists skill s (B109).
-func (c *AgentCard) HasSkill(s string) bool { return slices.Contains(c.Skills, s) }
+func (c *AgentCard) HasSkill(s string) bool { return c != nil && slices.Contains(c.Skills, s) }
 
 // CanRouteTo reports whether the agent may route work to role: true when
-// RoutesTo lists it or is empty, meaning any role (B109).
+// RoutesTo lists it or is empty, meaning any role (B109); false for a nil
+// card. It is information: nothing in the runtime enforces it (decision C4).
 func (c *AgentCard) CanRouteTo(role string) bool {
-	return len(c.RoutesTo) == 0 || slices.Contains(c.RoutesTo, role)
+	return c != nil && (len(c.RoutesTo) == 0 || slices.Contains(c.RoutesTo, role))
 }
 
 // NewActor returns a new actor of the card's kind, by its registered name

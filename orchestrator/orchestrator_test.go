@@ -95,3 +95,25 @@ func TestLogContents(t *testing.T) {
 		}
 	}
 }
+
+// Sync is a barrier: a subscriber has seen what was emitted before it.
+func TestSync(t *testing.T) {
+	_, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	sub := newSub()
+	_ = team.Subscribe(ctx, sub)
+	mustSpawn(t, team, &echo{}, named("a"))
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.messages()) != 1 {
+		t.Fatalf("after Sync the subscriber has %v", typeNames(sub.messages()))
+	}
+	if err := orchestrator.Of(nil).Sync(ctx); err == nil {
+		t.Fatal("Sync without a team")
+	}
+	var none *orchestrator.AgentCard
+	if none.CanRouteTo("x") || none.HasSkill("x") {
+		t.Fatal("a nil card routes or has skills")
+	}
+}

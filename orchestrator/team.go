@@ -136,6 +136,13 @@ func query[R any](ctx context.Context, t *Team, fn func(o *Orchestrator) (R, err
 	return r, err
 }
 
+// Sync returns once everything members emitted before the call is in the
+// log and every subscriber has seen it: the barrier every query also is.
+func (t *Team) Sync(ctx context.Context) error {
+	_, err := query(ctx, t, func(*Orchestrator) (struct{}, error) { return struct{}{}, nil })
+	return err
+}
+
 // Spawn creates a member as a child of the orchestrator, with the same
 // options as actor.Context.Spawn.
 func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {

@@ -324,7 +324,7 @@ func (d *demo) runTask(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, d.opt.timeout)
 		defer cancel()
 	}
-	if err := agent.Say(ctx, d.human, d.manager, agent.Ask(task)); err != nil {
+	if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err != nil {
 		return err
 	}
 	for {
@@ -413,7 +413,7 @@ func (d *demo) interact(ctx context.Context) error {
 				}
 				question = nil
 			default:
-				if err := agent.Say(ctx, d.human, d.manager, agent.Ask(line)); err != nil {
+				if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(line)); err != nil {
 					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
 				}
 			}

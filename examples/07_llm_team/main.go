@@ -146,7 +146,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 		return err
 	}
 
-	if err := agent.Say(ctx, human, manager, agent.Ask("Plan the next sprint.")); err != nil {
+	if err := agent.Say(ctx, human, manager, agent.NewRequest("Plan the next sprint.")); err != nil {
 		return err
 	}
 	var final *agent.AgentMessage
