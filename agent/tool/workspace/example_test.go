@@ -1,0 +1,109 @@
+package workspace_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/workspace"
+	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// An agent with WorkspaceTool writes and reads files of its team's
+// workspace through the model tools, and expands the media references of a
+// prompt ("!!shot.png") into image parts with the _expand_media_refs
+// command before it calls its model.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root, err := os.MkdirTemp("", "workspaces")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
+	defer func() {
+		if err := sys.Shutdown(ctx); err != nil {
+			fmt.Println("shutdown:", err)
+		}
+	}()
+	team, err := orchestrator.New(sys)
+	if err != nil {
+		panic(err)
+	}
+	owner, err := team.Spawn(ctx, actor.Func(func(*actor.Context, any) (any, error) { return nil, actor.ErrUnhandled }),
+		&actor.Config{Name: "@Developer", Role: "Developer"})
+	if err != nil {
+		panic(err)
+	}
+
+	// The workspace is <Root>/<WorkspaceID>; without a WorkspaceID it is
+	// named after the team, so that every agent of the team shares it.
+	card := &workspace.Card{Root: root, WorkspaceID: "demo"}
+	reg := command.NewRegistry()
+	v, err := actor.Call(ctx, owner, func(c *actor.Context, _ actor.Actor) (any, error) {
+		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
+		return tool.Attach(ctx, o, []tool.Card{card})
+	})
+	if err != nil {
+		panic(err)
+	}
+	caps := v.(tool.Capabilities)
+	defer caps.Close() // the card holds the workspace directory open
+	tools := map[string]*llm.Tool{}
+	for _, t := range caps.Tools {
+		tools[t.Name] = t
+	}
+
+	// The model's calls, with raw JSON arguments. The tools never touch
+	// the agent, so they may run on any goroutine.
+	for _, call := range []struct{ tool, args string }{
+		{workspace.WriteTool, `{"path": "notes/plan.md", "content": "# Plan\nwrite the API\ntest it\n"}`},
+		{workspace.ReadTool, `{"path": "notes/plan.md"}`},
+		{workspace.ReadTool, `{"path": "../secret.txt"}`},
+	} {
+		out, err := tools[call.tool].Call(ctx, json.RawMessage(call.args))
+		if err != nil {
+			fmt.Printf("%s: error: %v\n", call.tool, err)
+			continue
+		}
+		fmt.Printf("%s:\n%s\n", call.tool, out)
+	}
+
+	// An image put in the workspace (here by hand; the PNG signature is
+	// enough). The media command is internal ("_..."): code calls it, it
+	// is not in /help.
+	png := filepath.Join(root, card.WorkspaceID, "shot.png")
+	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n"), 0o644); err != nil {
+		panic(err)
+	}
+	parts, err := command.Call[[]llm.Part](ctx, reg, workspace.MediaCommand, "Compare !!shot.png with !!notes/plan.md and !!missing.png")
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range parts {
+		fmt.Printf("%s: %q\n", p.Type, p.Text+p.ImageURL)
+	}
+	// Output:
+	// workspace_write:
+	// Written: notes/plan.md
+	// workspace_read:
+	// 1     # Plan
+	// 2     write the API
+	// 3     test it
+	// workspace_read: error: path escapes workspace root: ../secret.txt
+	// text: "Compare "
+	// image_url: "data:image/png;base64,iVBORw0KGgo="
+	// text: " with "
+	// text: "!!notes/plan.md[Error: no image found in the workspace]"
+	// text: " and "
+	// text: "!!missing.png[Error: no image found in the workspace]"
+}
