@@ -362,16 +362,13 @@ func (c *cell) turn(env envelope) {
 	m, isMsg := env.msg.(message.Message)
 	if isMsg {
 		c.current = m
-		c.ctx.sender = m.Envelope().Sender
 		if c.emitter != nil {
 			c.emitter.Emit(Record{Kind: RecordReceived, Time: clock.UnixNano(), Emitter: c.self, Parent: m, Message: m})
 		}
-	} else {
-		c.ctx.sender = nil
 	}
 	res, err := c.dispatch(env.msg)
 	if err != nil && errors.Is(err, ErrUnhandled) {
-		c.sys.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.sender),
+		c.sys.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.Sender()),
 			"actor", c.self.Name())
 		res, err = nil, nil
 	}
@@ -381,12 +378,10 @@ func (c *cell) turn(env envelope) {
 				c.emitProcessed(m)
 				c.current = nil
 			}
-			c.ctx.sender = nil
 			env.reply <- result{err: err}
 			return
 		}
 		c.failure(err, nil)
-		c.ctx.sender = nil
 		return
 	}
 	if isMsg {
@@ -395,14 +390,12 @@ func (c *cell) turn(env envelope) {
 		c.current = nil
 		if cerr != nil {
 			if env.reply != nil {
-				c.ctx.sender = nil
 				env.reply <- result{err: cerr}
 				return
 			}
 			c.report(cerr, m)
 		}
 	}
-	c.ctx.sender = nil
 	if env.reply != nil {
 		env.reply <- result{v: res}
 	}
@@ -416,7 +409,6 @@ func (c *cell) emitProcessed(m message.Message) {
 
 // call runs a proxy closure: not a turn, no telemetry, no checkpoint (B36).
 func (c *cell) call(env envelope) {
-	c.ctx.sender = nil
 	var res any
 	err := c.protect(func() error {
 		var err error

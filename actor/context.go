@@ -16,8 +16,7 @@ import (
 // goroutine, during the call it was passed to; do not keep it or hand it
 // to another goroutine.
 type Context struct {
-	cell   *cell
-	sender *message.Address
+	cell *cell
 }
 
 // Self returns the actor's own address.
@@ -25,7 +24,15 @@ func (c *Context) Self() *message.Address { return c.cell.self }
 
 // Sender returns the sender of the message being handled (nil for raw
 // values, proxy calls and messages told without a sender).
-func (c *Context) Sender() *message.Address { return c.sender }
+func (c *Context) Sender() *message.Address {
+	// Read from the message only when asked: a handler that does not look
+	// spares the receiving core a read of the sender's freshly written
+	// envelope.
+	if m := c.cell.current; m != nil {
+		return m.Envelope().Sender
+	}
+	return nil
+}
 
 // Message returns the message whose turn is running (nil outside a turn and
 // for raw values).
