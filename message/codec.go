@@ -122,11 +122,30 @@ func Marshal(v any) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)
 	}
-	body, err := json.Marshal(addressable(v))
+	body, err := encode(addressable(v))
 	if err != nil {
 		return nil, fmt.Errorf("message: encode %s: %w", name, err)
 	}
 	return tag(name, body)
+}
+
+// compactJSON is implemented by this package's types whose MarshalJSON
+// output is json.Marshal's own, hence valid and compact.
+type compactJSON interface {
+	json.Marshaler
+	compactJSON()
+}
+
+// encode is json.Marshal, except that the telemetry types' own MarshalJSON
+// output is used as it is instead of being validated and compacted again:
+// each nesting level would otherwise pass over its whole encoding once
+// more (half the cost of encoding a SentMessage). Other types' MarshalJSON
+// output, which may be indented, still goes through json.Marshal.
+func encode(v any) ([]byte, error) {
+	if m, ok := v.(compactJSON); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(v)
 }
 
 // addressable returns a pointer to a copy of v when v is a struct value, so
@@ -330,7 +349,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 		return raw, nil
 	}
 	if name, ok := nameOf(rv.Type()); ok {
-		body, err := json.Marshal(addressable(v))
+		body, err := encode(addressable(v))
 		if err != nil {
 			return nil, err
 		}

@@ -111,6 +111,14 @@ func (*NotificationMessage) telemetry() {}
 func (*StateChangedMessage) telemetry() {}
 func (*EventMessage) telemetry()        {}
 
+func (*StartMessage) compactJSON()        {}
+func (*SentMessage) compactJSON()         {}
+func (*NotificationMessage) compactJSON() {}
+func (*ErrorMessage) compactJSON()        {}
+func (*WarningMessage) compactJSON()      {}
+func (*StateChangedMessage) compactJSON() {}
+func (*EventMessage) compactJSON()        {}
+
 // JSON: the fields holding arbitrary values are written with their type tag
 // (see Marshal) so that they decode back to their Go types.
 
