@@ -1,0 +1,32 @@
+// Package agent holds the LLM agents of akgentic for Go: actors that talk
+// with AgentMessages carrying one of five intents, run one ReAct loop of a
+// model per message, and route the model's answer to team members, hiring
+// new ones by role.
+//
+// The receive path of a BaseAgent, for each AgentMessage:
+//
+//  1. a message starting with "/" from a person (a user proxy) or from the
+//     program is a slash command: run it (the registry built from the
+//     agent's tool cards, plus compact and clear), answer the sender with a
+//     notification, record it in the model's context as the person's
+//     action. From another agent, the text goes to the model instead and a
+//     WarningMessage records the refusal (AgentConfig.AllowAgentCommands
+//     opts in);
+//  2. the reply protocol for the message's intent is put before the raw
+//     content (Prefix, ReplyProtocols);
+//  3. one run of the model with the static StructuredOutput schema, the
+//     tool cards' tools and system-prompt sections (Act);
+//  4. each OutboundRequest of the answer is delivered, raw, with its intent:
+//     "@Name" to that member (an unknown name is skipped with a warning), a
+//     bare role to a member hired from the team's AgentCard catalog.
+//
+// A usage-limit breach (either tier of AgentConfig) notifies the team's
+// person and ends the turn with a warning. HumanProxy is the person in the
+// team; ProcessHumanInput answers an agent's question on their behalf and
+// Say sends their message. UsageSummary prices an agent's usage from the
+// team's log, and a restored agent gets its model context back from it.
+//
+// Agents reach their model through Env (an HTTP client; agent/llmtest's
+// fake server in tests and offline demos); hired agents inherit their
+// hirer's Env.
+package agent
