@@ -54,6 +54,7 @@ type TimeoutError struct {
 	Cause       error            // the context's error
 }
 
+// Error describes the failure.
 func (e *TimeoutError) Error() string {
 	if e.Target == nil {
 		return fmt.Sprintf("actor: %s timed out: %v", e.Op, e.Cause)
@@ -99,6 +100,7 @@ func NewWarning(format string, args ...any) *WarningError {
 	return &WarningError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// Error describes the failure.
 func (w *WarningError) Error() string {
 	switch {
 	case w.Msg == "" && w.Err != nil:
@@ -135,6 +137,7 @@ type PanicError struct {
 	Stack string // debug.Stack at the recovery
 }
 
+// Error describes the failure.
 func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 
 // Unwrap returns the panic value when it is an error.

@@ -27,6 +27,7 @@ const (
 
 var recordNames = [...]string{"", "Start", "Stop", "Sent", "Received", "Processed", "Handled", "Error", "Warning", "StateChanged", "Event"}
 
+// String names the value for logs and errors.
 func (k RecordKind) String() string {
 	if int(k) < len(recordNames) && k != 0 {
 		return recordNames[k]

@@ -29,6 +29,7 @@ const (
 	Stopped
 )
 
+// String names the value for logs and errors.
 func (k AddressKind) String() string {
 	switch k {
 	case Live:

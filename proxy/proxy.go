@@ -31,6 +31,7 @@ type TypeError struct {
 	Want string // T
 }
 
+// Error describes the failure.
 func (e *TypeError) Error() string {
 	return fmt.Sprintf("proxy: %s is a %s, not a %s", e.Addr, e.Got, e.Want)
 }

@@ -20,6 +20,7 @@ type UsageLimitError struct {
 	Reason string
 }
 
+// Error describes the failure.
 func (e *UsageLimitError) Error() string { return e.Reason }
 
 // runUsage counts one run (A35).

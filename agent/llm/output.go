@@ -56,6 +56,7 @@ func (o *Output[T]) Parse(content string) (T, error) { return o.schema.parse([]b
 // back to the model.
 type InvalidOutputError struct{ Reason string }
 
+// Error describes the failure.
 func (e *InvalidOutputError) Error() string { return e.Reason }
 
 // schema is a JSON Schema made from T, with a parser.

@@ -34,6 +34,7 @@ type Tool struct {
 // the model with a hint to try again (A22).
 type RetryError struct{ Message string }
 
+// Error describes the failure.
 func (e *RetryError) Error() string { return e.Message }
 
 // Retry returns a [*RetryError] with a formatted message.
