@@ -7,7 +7,6 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
-	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -37,7 +36,7 @@ func Example() {
 
 	config := func(role string) *agent.AgentConfig {
 		cfg := agent.NewConfig("@"+role, role)
-		cfg.Model = llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "gpt-4.1"}
+		cfg.Model = srv.ModelConfig("gpt-4.1")
 		return cfg
 	}
 	var cards []*orchestrator.AgentCard

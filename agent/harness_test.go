@@ -11,7 +11,6 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
-	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -95,7 +94,7 @@ func (h *harness) ctx() context.Context {
 func (h *harness) config(name, role string) *agent.AgentConfig {
 	cfg := agent.NewConfig(name, role)
 	cfg.Prompt = agent.PromptTemplate{Template: "You are {name}.", Params: map[string]string{"name": name}}
-	cfg.Model = llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: h.srv.URL(), Model: "gpt-4.1"}
+	cfg.Model = h.srv.ModelConfig("gpt-4.1")
 	return cfg
 }
 

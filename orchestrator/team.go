@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -155,6 +156,41 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 		}
 		return c.Spawn(a, cfg, opts...)
 	})
+}
+
+// Hire creates a member from the catalog's card for role, as a child of
+// the orchestrator: a new actor of the card's kind (NewActor) with a deep
+// copy of its config (ConfigCopy) whose role is the card's and whose name
+// is name, or the card config's name when name is empty. An unknown role is
+// an error listing the roles the catalog has.
+func (t *Team) Hire(ctx context.Context, role, name string, opts ...actor.SpawnOption) (*message.Address, error) {
+	if t == nil || t.addr == nil {
+		return nil, noTeam()
+	}
+	card, err := t.Card(ctx, role)
+	if err != nil {
+		return nil, err
+	}
+	if card == nil {
+		roles, _ := t.Roles(ctx)
+		return nil, fmt.Errorf("orchestrator: hire %q: no such role in the catalog (roles: %s)", role, strings.Join(roles, ", "))
+	}
+	a, err := card.NewActor()
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: hire %q: %w", role, err)
+	}
+	cfg, err := card.ConfigCopy()
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: hire %q: %w", role, err)
+	}
+	if c, ok := cfg.(actor.Configurer); ok {
+		ac := c.ActorConfig()
+		ac.Role = card.Role()
+		if name != "" {
+			ac.Name = name
+		}
+	}
+	return t.Spawn(ctx, a, cfg, opts...)
 }
 
 // ChildOrCreate returns the live direct child named cfg's name, or spawns

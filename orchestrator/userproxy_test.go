@@ -204,3 +204,35 @@ func TestRetention(t *testing.T) {
 		t.Fatal("negative retention accepted")
 	}
 }
+
+// Hire creates a member from a catalog card: its kind, a copy of its
+// config, the card's role, the given name.
+func TestHire(t *testing.T) {
+	_, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: orchestrator.KindUserProxy,
+		Description: "a person", Config: &actor.Config{Name: "@Person", Role: "Person"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Register(ctx, card); err != nil {
+		t.Fatal(err)
+	}
+	a, err := team.Hire(ctx, "Person", "@Ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name() != "@Ada" || a.Role() != "Person" || !a.IsUserProxy() {
+		t.Fatalf("hired %v", a)
+	}
+	b, _ := team.Hire(ctx, "Person", "")
+	if b == nil || b.Name() != "@Person" {
+		t.Fatalf("hired with the card's name: %v", b)
+	}
+	if _, err := team.Hire(ctx, "Pilot", ""); err == nil || !strings.Contains(err.Error(), "roles: Person") {
+		t.Fatalf("unknown role: %v", err)
+	}
+	if _, err := orchestrator.Of(nil).Hire(ctx, "Person", ""); !errors.Is(err, actor.ErrNoOrchestrator) {
+		t.Fatalf("no team: %v", err)
+	}
+}

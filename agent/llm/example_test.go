@@ -30,7 +30,7 @@ func ExampleRun() {
 		return
 	}
 	cfg := llm.DefaultConfig()
-	cfg.Model = llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "gpt-4.1"}
+	cfg.Model = srv.ModelConfig("gpt-4.1")
 	cfg.Backstory = "You are a careful calculator."
 	runner, err := llm.NewRunner(cfg, llm.Options{
 		Tools:         []*llm.Tool{add},

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
 // Router picks the scripted model for a request: it returns the agent key,
@@ -108,6 +110,13 @@ func (s *Server) URL() string { return s.ts.URL + "/v1" }
 // HTTPClient returns an HTTP client bound to this server whose idle
 // connections are closed by [Server.Close].
 func (s *Server) HTTPClient() *http.Client { return s.ts.Client() }
+
+// ModelConfig returns an agent model config that reaches this server:
+// provider openai-compatible, its URL, the model name given. Pair it with
+// HTTPClient for the agents' transport.
+func (s *Server) ModelConfig(model string) llm.ModelConfig {
+	return llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: s.URL(), Model: model}
+}
 
 // ClientConfig returns a go-openai configuration that talks to this server
 // with apiKey.

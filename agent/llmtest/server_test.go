@@ -524,3 +524,12 @@ func TestRecordsNonJSONBodies(t *testing.T) {
 		t.Fatalf("got %s %v", rec.String(), err)
 	}
 }
+
+func TestModelConfigPointsHere(t *testing.T) {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	m := srv.ModelConfig("gpt-4.1-mini")
+	if m.BaseURL != srv.URL() || m.Model != "gpt-4.1-mini" || m.Provider != "openai-compatible" {
+		t.Fatalf("ModelConfig %+v", m)
+	}
+}

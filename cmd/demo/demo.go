@@ -116,7 +116,7 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	case modeOffline:
 		d.srv.Default().Otherwise(llmtest.Final(offlineReply))
 	}
-	return llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: d.srv.URL(), Model: "gpt-4.1"}, nil
+	return d.srv.ModelConfig("gpt-4.1"), nil
 }
 
 // cards are the team's roles.

@@ -24,7 +24,6 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
-	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -90,7 +89,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 	// llm.ModelConfig{Provider: llm.ProviderOpenAI, Model: "gpt-4.1",
 	// APIKeyEnv: "OPENAI_API_KEY"}, leave Env.HTTPClient nil, and drop the
 	// script.
-	model := llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "gpt-4.1"}
+	model := srv.ModelConfig("gpt-4.1")
 	// Env is what agents need at run time; hired members inherit it. Rand
 	// makes hired names deterministic: @Developer100.
 	env := &agent.Env{HTTPClient: srv.HTTPClient(), Rand: func(int) int { return 0 }}
