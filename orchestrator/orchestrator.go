@@ -252,8 +252,10 @@ func (o *Orchestrator) forget(a *message.Address) {
 // roster returns the members in join order.
 func (o *Orchestrator) roster() []*message.Address {
 	out := make([]*message.Address, 0, len(o.members))
-	for _, id := range o.order {
-		if a, ok := o.members[id]; ok && !slices.ContainsFunc(out, func(x *message.Address) bool { return x == a }) {
+	seen := make(map[uuid.UUID]bool, len(o.members))
+	for _, id := range o.order { // an id that left and came back is listed twice
+		if a, ok := o.members[id]; ok && !seen[id] {
+			seen[id] = true
 			out = append(out, a)
 		}
 	}
