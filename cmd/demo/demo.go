@@ -303,6 +303,18 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	if d.human == nil || d.manager == nil {
 		return fmt.Errorf("the restored team has no @Human or @Manager (members: %v)", members(ctx, team))
 	}
+	// The recreated proxy has no Deliver hook (it is not configuration):
+	// give it this run's.
+	if _, err := actor.Call(ctx, d.human, func(_ *actor.Context, a actor.Actor) (any, error) {
+		h, ok := a.(*agent.HumanProxy)
+		if !ok {
+			return nil, fmt.Errorf("@Human is a %T, not a HumanProxy", a)
+		}
+		h.Deliver = d.newHuman().Deliver
+		return nil, nil
+	}); err != nil {
+		return err
+	}
 	fmt.Fprintf(d.opt.stdout, "restored %d records; members: %s\n", len(log.Messages), strings.Join(members(ctx, team), ", "))
 	return nil
 }
