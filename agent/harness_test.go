@@ -31,6 +31,9 @@ type harness struct {
 	human   *message.Address
 	inbox   chan *agent.AgentMessage // what @Human receives
 	manager *message.Address
+
+	mu    sync.Mutex
+	waits []time.Duration // HTTP retry backoffs asked for
 }
 
 type option func(*harness, *agent.AgentConfig)
@@ -40,7 +43,12 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	h := &harness{t: t, srv: llmtest.NewServer(), inbox: make(chan *agent.AgentMessage, 100), sub: newRecorder()}
 	t.Cleanup(h.srv.Close)
 	h.env = &agent.Env{HTTPClient: h.srv.HTTPClient(),
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
+		Sleep: func(ctx context.Context, d time.Duration) error { // retries do not wait; the waits are kept
+			h.mu.Lock()
+			h.waits = append(h.waits, d)
+			h.mu.Unlock()
+			return ctx.Err()
+		}}
 	h.logs = actortest.NewLogCapture(t)
 	h.sys = actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
 	t.Cleanup(func() {

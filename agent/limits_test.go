@@ -1,0 +1,120 @@
+package agent_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// S33, A19-A20: the second run sends the system block, the first exchange
+// and the new prompt; the system block is rendered again (a member hired in
+// between is on the roster).
+func TestContinuityAndFreshSystemBlock(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first")))
+	h.say(h.manager, agent.Request, "one")
+	h.expectHuman()
+	h.say(h.manager, agent.Request, "/hire_member QA name=@Quinn")
+	h.expectHuman()
+	h.say(h.manager, agent.Request, "two")
+	reqs := h.srv.RequestsFor("@Manager")
+	second := reqs[1]
+	var roles []string
+	for _, m := range second.History() {
+		roles = append(roles, m.Role)
+	}
+	// user one, assistant (JSON), the operator action (A11: its own entry
+	// once the history has begun), user two.
+	if strings.Join(roles, ",") != "user,assistant,user,user" ||
+		!strings.HasPrefix(second.History()[2].Text(), "[Operator action] The human ran \"/hire_member QA name=@Quinn\".") {
+		t.Fatalf("second request history %v", roles)
+	}
+	if a := second.History()[1].Text(); !strings.Contains(a, `"first"`) {
+		t.Fatalf("assistant entry %q, want the first answer's JSON", a)
+	}
+	sys := strings.Join(second.SystemTexts(), "\n")
+	if !strings.Contains(sys, "@Quinn (role: QA)") || strings.Contains(strings.Join(reqs[0].SystemTexts(), "\n"), "@Quinn") {
+		t.Fatalf("system block not re-rendered:\n%s", sys)
+	}
+	if !strings.Contains(sys, "The current date is ") || !strings.HasPrefix(second.SystemTexts()[0], "You are @Manager.") {
+		t.Fatalf("system block order: %q", second.SystemTexts())
+	}
+}
+
+// S34, A28: a 429 with Retry-After is retried after the wait; one usage
+// event is recorded for the one response.
+func TestRateLimitThenSuccess(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(llmtest.RateLimited("1"), final(out(agent.Response, "@Human", "ok")))
+	h.say(h.manager, agent.Request, "go")
+	if r := h.expectHuman(); r.Content != "ok" {
+		t.Fatalf("human got %q", r.Content)
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 2 {
+		t.Fatalf("%d HTTP attempts, want 2", n)
+	}
+	h.mu.Lock()
+	waits := append([]time.Duration(nil), h.waits...)
+	h.mu.Unlock()
+	if len(waits) != 1 || waits[0] < time.Second {
+		t.Fatalf("waits %v, want one of at least the Retry-After", waits)
+	}
+	h.barrier()
+	usage := 0
+	for _, ev := range of[*message.EventMessage](h.sub, h.manager) {
+		if _, ok := ev.Event.(llm.UsageEvent); ok {
+			usage++
+		}
+	}
+	if usage != 1 {
+		t.Fatalf("%d usage events, want 1", usage)
+	}
+}
+
+// S39: a run token limit breaks after the first response; its usage is
+// still recorded and the person is told.
+func TestRunTokenLimit(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.TotalTokensLimit = llm.Ptr(150) })
+	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("team_roles_x", `{}`)).WithUsage(180, 20, 0))
+	h.say(h.manager, agent.Request, "go")
+	n := h.expectHuman()
+	if n.Type != agent.Notification || !strings.Contains(n.Content, "total_tokens_limit of 150") {
+		t.Fatalf("notice %q", n.Content)
+	}
+	if len(h.srv.RequestsFor("@Manager")) != 1 {
+		t.Fatal("the run went on after the breach")
+	}
+}
+
+// S42, S45, A34: lifetime tokens bound where a run may start; a failed
+// run still counts against the run budget.
+func TestLifetimeTiers(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.TotalTokensLimit = llm.Ptr(250) })
+	for range 4 {
+		h.srv.Model("@Manager").Enqueue(final().WithUsage(100, 20, 0))
+	}
+	for _, s := range []string{"1", "2", "3", "4"} {
+		h.say(h.manager, agent.Request, s)
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 3 {
+		t.Fatalf("%d runs executed, want 3 (240 <= 250 when the third starts)", n)
+	}
+	if n := h.expectHuman(); !strings.Contains(n.Content, "total_tokens_limit of 250") {
+		t.Fatalf("notice %q", n.Content)
+	}
+
+	f := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
+	for range 5 {
+		f.srv.Model("@Manager").Enqueue(llmtest.ServerError())
+	}
+	f.say(f.manager, agent.Request, "fails")
+	f.say(f.manager, agent.Request, "refused")
+	if n := f.expectHuman(); !strings.Contains(n.Content, "agent_request_limit of 1") {
+		t.Fatalf("notice %q", n.Content)
+	}
+}
