@@ -51,6 +51,37 @@ var replyPool = sync.Pool{New: func() any { return make(chan result, 1) }}
 type lifecycle struct {
 	stopped atomic.Bool
 	done    chan struct{}
+
+	// A stop was requested (StopRecursively or a parent's stop queued, or
+	// the reaper); reqCh, made on first use, is closed then.
+	reqMu sync.Mutex
+	req   bool
+	reqCh chan struct{}
+}
+
+// requestStop records that a stop is on its way and wakes the waiters.
+func (l *lifecycle) requestStop() {
+	l.reqMu.Lock()
+	if !l.req {
+		l.req = true
+		if l.reqCh != nil {
+			close(l.reqCh)
+		}
+	}
+	l.reqMu.Unlock()
+}
+
+// stopRequested returns a channel closed once a stop is requested.
+func (l *lifecycle) stopRequested() <-chan struct{} {
+	l.reqMu.Lock()
+	defer l.reqMu.Unlock()
+	if l.reqCh == nil {
+		l.reqCh = make(chan struct{})
+		if l.req {
+			close(l.reqCh)
+		}
+	}
+	return l.reqCh
 }
 
 // handle is the delivery side of a live address: a weak pointer to the cell.
@@ -191,8 +222,13 @@ type cell struct {
 	restoring bool
 }
 
-// enqueue appends env to the mailbox; it never blocks (B38a).
+// enqueue appends env to the mailbox; it never blocks (B38a). A stop
+// request (StopRecursively, a parent's stop) is also signalled at once to
+// a handler that watches Context.StopRequested.
 func (c *cell) enqueue(env envelope) error {
+	if isStopRequest(env) {
+		c.life.requestStop()
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -211,10 +247,24 @@ func (c *cell) enqueue(env envelope) error {
 	return nil
 }
 
+func isStopRequest(env envelope) bool {
+	switch env.kind {
+	case envStopTree, envGraceful:
+		return true
+	case envMsg:
+		switch env.msg.(type) {
+		case message.StopRecursively, *message.StopRecursively:
+			return true
+		}
+	}
+	return false
+}
+
 // forceStop is shutdown's reaper: the actor stops receiving at once and
 // its stop marker goes to the head of the queue, so that it finishes as soon
 // as its blocked handler returns.
 func (c *cell) forceStop() {
+	c.life.requestStop()
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true

@@ -174,6 +174,13 @@ func (c *Context) Stop() error { return c.cell.stopTree() }
 // the children (the orchestrator's finalize step, B97).
 func (c *Context) StopSelf() error { return c.cell.stopSelf() }
 
+// StopRequested returns a channel closed as soon as a stop of this actor
+// is requested: a StopRecursively or its parent's stop is queued (before
+// the actor gets to it), or the system's shutdown gave up waiting. A
+// handler doing long work (a model call) can watch it to end early; what is
+// still queued is handled before the stop, as always.
+func (c *Context) StopRequested() <-chan struct{} { return c.cell.life.stopRequested() }
+
 // Stopping reports whether the actor's stop marker was posted.
 func (c *Context) Stopping() bool { return c.cell.stopping }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -584,5 +585,67 @@ func TestConsumedAskIsAnswered(t *testing.T) {
 	close(release)
 	if err := <-errc; !errors.Is(err, actor.ErrConsumed) {
 		t.Fatalf("consumed ask: %v", err)
+	}
+}
+
+// StopRequested fires as soon as a stop is queued, so that a long handler
+// can end early; the stop then completes. It fires for a parent's
+// recursive stop too, and is closed for a channel asked for afterwards.
+func TestStopRequested(t *testing.T) {
+	sys, _ := newSystem(t)
+	entered := make(chan struct{})
+	var sawStop bool
+	addr, err := sys.Spawn(actor.Func(func(c *actor.Context, msg any) (any, error) {
+		if _, ok := msg.(*message.UserMessage); ok {
+			close(entered)
+			select {
+			case <-c.StopRequested():
+				sawStop = true
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return nil, nil
+	}), actor.Config{Name: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sys.Tell(addr, message.NewUserMessage("work"))
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Stop(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	if !sawStop { // read after the stop completed: no race
+		t.Fatal("the handler did not see the stop request")
+	}
+
+	// A child sees its parent's stop; a late asker gets a closed channel.
+	parentEntered, childSaw := make(chan struct{}), make(chan bool, 1)
+	parent, _ := sys.Spawn(actor.Func(func(c *actor.Context, msg any) (any, error) {
+		if _, ok := msg.(*message.UserMessage); ok {
+			_, err := c.Spawn(actor.Func(func(c *actor.Context, msg any) (any, error) {
+				if _, ok := msg.(*message.UserMessage); ok {
+					close(parentEntered)
+					<-c.StopRequested()
+					<-c.StopRequested() // again: still closed
+					childSaw <- true
+				}
+				return nil, nil
+			}), actor.Config{Name: "child"})
+			if err != nil {
+				return nil, err
+			}
+			return nil, c.Send(c.Children()[0], message.NewUserMessage("go"))
+		}
+		return nil, nil
+	}), actor.Config{Name: "parent"})
+	_ = sys.Tell(parent, message.NewUserMessage("start"))
+	<-parentEntered
+	if err := sys.Stop(ctx, parent); err != nil {
+		t.Fatal(err)
+	}
+	if !<-childSaw {
+		t.Fatal("child did not see its parent's stop")
 	}
 }

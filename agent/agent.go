@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -76,8 +77,9 @@ type BaseAgent struct {
 	registry *command.Registry
 	team     *orchestrator.Team
 	startErr error
-	ctx      context.Context
+	ctx      context.Context // cancelled when a stop is requested (model calls end early)
 	cancel   context.CancelFunc
+	watch    sync.WaitGroup
 }
 
 var (
@@ -98,6 +100,14 @@ func (a *BaseAgent) env() *Env {
 // and lifetime counters from the team's log (A37, A51). No model call.
 func (a *BaseAgent) OnStart(c *actor.Context) error {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	stop, ctx := c.StopRequested(), a.ctx
+	a.watch.Go(func() { // a team stop or shutdown ends a model call in flight
+		select {
+		case <-stop:
+			a.cancel()
+		case <-ctx.Done():
+		}
+	})
 	if err := a.start(c); err != nil {
 		a.startErr = err
 		return err
@@ -221,6 +231,7 @@ func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
 func (a *BaseAgent) OnStop(c *actor.Context) {
 	if a.cancel != nil {
 		a.cancel()
+		a.watch.Wait()
 	}
 	if a.runner != nil {
 		if err := a.runner.Close(); err != nil {
@@ -263,6 +274,9 @@ func (a *BaseAgent) Handle(c *actor.Context, m *AgentMessage) error {
 		}
 	}
 	err := a.turn(c, m)
+	if err != nil && a.ctx.Err() != nil {
+		return &actor.WarningError{Msg: fmt.Sprintf("agent %s: turn ended: the agent is stopping", c.Self().Name()), Err: err}
+	}
 	var limit *llm.UsageLimitError
 	if errors.As(err, &limit) {
 		a.notifyHuman(c, err)

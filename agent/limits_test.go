@@ -118,3 +118,33 @@ func TestLifetimeTiers(t *testing.T) {
 		t.Fatalf("notice %q", n.Content)
 	}
 }
+
+// A team stop ends a model call in flight: the agent's turn ends with a
+// warning and the team stops well before its grace.
+func TestStopInterruptsModelCall(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(llmtest.Hang())
+	m := agent.NewRequest("think hard")
+	if err := agent.Say(h.ctx(), h.human, h.manager, m); err != nil {
+		t.Fatal(err)
+	}
+	h.sub.waitFor(t, "the manager's turn", func(ms []message.Message) bool {
+		for _, x := range ms {
+			if r, ok := x.(*message.ReceivedMessage); ok && r.MessageID == m.ID {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	if err := h.team.StopAndWait(h.ctx(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("stop took %v", d)
+	}
+	warns := of[*message.WarningMessage](h.sub, h.manager)
+	if len(warns) != 1 || !strings.Contains(warns[0].Content, "the agent is stopping") {
+		t.Fatalf("warnings %+v", warns)
+	}
+}
