@@ -224,20 +224,42 @@ func tooDeep(data []byte, limit int) bool {
 	return false
 }
 
+// tagPrefix starts every object Marshal writes.
+var tagPrefix = []byte(`{"` + TypeTag + `":`)
+
+// fastTag reads the type name of an object that starts the way Marshal
+// writes it ({"__model__":"Name",...) without a JSON pass; ok is false for
+// anything else (the caller then parses). The final decode validates the
+// whole input either way.
+func fastTag(data []byte) (name string, ok bool) {
+	rest, found := bytes.CutPrefix(data, tagPrefix)
+	if !found || len(rest) == 0 || rest[0] != '"' {
+		return "", false
+	}
+	rest = rest[1:]
+	i := bytes.IndexByte(rest, '"')
+	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:i]), true
+}
+
 // unmarshal is Unmarshal without the depth check, for nested values.
 func unmarshal(data []byte) (any, error) {
-	var head struct {
-		Model json.RawMessage `json:"__model__"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("message: decode: %w", err)
-	}
-	if head.Model == nil || bytes.Equal(head.Model, []byte("null")) {
-		return nil, fmt.Errorf("message: decode: missing %q type tag", TypeTag)
-	}
-	var name string
-	if err := json.Unmarshal(head.Model, &name); err != nil {
-		return nil, fmt.Errorf("message: decode: %q is %s, not a type name", TypeTag, head.Model)
+	name, ok := fastTag(data)
+	if !ok {
+		var head struct {
+			Model json.RawMessage `json:"__model__"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return nil, fmt.Errorf("message: decode: %w", err)
+		}
+		if head.Model == nil || bytes.Equal(head.Model, []byte("null")) {
+			return nil, fmt.Errorf("message: decode: missing %q type tag", TypeTag)
+		}
+		if err := json.Unmarshal(head.Model, &name); err != nil {
+			return nil, fmt.Errorf("message: decode: %q is %s, not a type name", TypeTag, head.Model)
+		}
 	}
 	v, err := New(name)
 	if err != nil {
@@ -364,6 +386,9 @@ func unmarshalValue(raw json.RawMessage) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
+	}
+	if bytes.HasPrefix(raw, tagPrefix) {
+		return unmarshal(raw)
 	}
 	if raw[0] == '{' {
 		var head struct {
