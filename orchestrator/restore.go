@@ -196,7 +196,9 @@ func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 	var order []uuid.UUID
 	for _, m := range log[:end] {
 		s := m.Envelope().Sender
-		if s == nil || s.AgentID() == orchID || isOrchestrator(s) {
+		// The team's own orchestrator is excluded by id (§4 item 4), by
+		// kind only when the log does not say which it is.
+		if s == nil || s.AgentID() == orchID || (orchID == uuid.Nil && isOrchestrator(s)) {
 			continue
 		}
 		switch m.(type) {
