@@ -345,8 +345,8 @@ func (d *demo) runTask(ctx context.Context) error {
 			return ctx.Err()
 		case m := <-d.inbox:
 			switch {
-			case m.Sender != nil && m.Sender.Name() == "@Manager" && m.Type == agent.Response:
-				return nil // the manager reported: done
+			case m.Sender != nil && m.Sender.Name() == "@Manager" && m.Type != agent.Request && m.Type != agent.Instruction:
+				return nil // the manager reported (a real model may say it as a notification): done
 			case m.Type == agent.Request || m.Type == agent.Instruction:
 				answer := humanAnswer
 				if d.mode == modeReal {
