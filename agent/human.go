@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -76,9 +77,12 @@ func ProcessHumanInput(ctx context.Context, proxy *message.Address, content stri
 }
 
 // Say sends a person's message from the human proxy at proxy to an agent
-// (A61): the team's log records the proxy as the sender. A nil msg's
-// intent defaults to request.
+// (A61): the team's log records the proxy as the sender. An empty intent
+// means request.
 func Say(ctx context.Context, proxy, to *message.Address, msg *AgentMessage) error {
+	if msg == nil {
+		return errors.New("agent: Say(nil)")
+	}
 	if msg.Type == "" {
 		msg.Type = Request
 	}

@@ -117,3 +117,13 @@ func FuzzAgentMessage(f *testing.F) {
 		}
 	})
 }
+
+// Say refuses what it cannot send.
+func TestSayRefuses(t *testing.T) {
+	if err := agent.Say(t.Context(), nil, nil, nil); err == nil {
+		t.Fatal("Say(nil) accepted")
+	}
+	if err := agent.Say(t.Context(), nil, nil, &agent.AgentMessage{Type: "shout"}); err == nil || !strings.Contains(err.Error(), "shout") {
+		t.Fatalf("bad intent: %v", err)
+	}
+}
