@@ -133,6 +133,9 @@ func Protocol(i Intent, sender string) string {
 // and the raw content. The sender is the envelope sender's name, or
 // "unknown".
 func Prefix(m *AgentMessage) string {
+	if m == nil {
+		return ""
+	}
 	sender := "unknown"
 	if s := m.Envelope().Sender; s != nil && s.Name() != "" {
 		sender = s.Name()

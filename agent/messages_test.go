@@ -32,6 +32,9 @@ func TestPrefix(t *testing.T) {
 			t.Errorf("%s: %q\nwant %q", c.intent, got, c.want)
 		}
 	}
+	if agent.Prefix(nil) != "" {
+		t.Fatal("a prefix for no message")
+	}
 	if agent.Protocol("shout", "x") != "" {
 		t.Fatal("a protocol for an unknown intent")
 	}

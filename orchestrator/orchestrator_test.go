@@ -117,3 +117,19 @@ func TestSync(t *testing.T) {
 		t.Fatal("a nil card routes or has skills")
 	}
 }
+
+// A nil team handle answers instead of panicking.
+func TestNilTeam(t *testing.T) {
+	var team *orchestrator.Team
+	if team.Address() != nil || team.ID().String() != "00000000-0000-0000-0000-000000000000" {
+		t.Fatal("nil team has an identity")
+	}
+	select {
+	case <-team.Done():
+	default:
+		t.Fatal("a nil team is not done")
+	}
+	if _, err := team.Members(ctxT(t)); err == nil {
+		t.Fatal("nil team answered Members")
+	}
+}

@@ -98,19 +98,26 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 // nothing (B110).
 func Of(addr *message.Address) *Team { return &Team{addr: addr} }
 
-// Address returns the orchestrator's address.
-func (t *Team) Address() *message.Address { return t.addr }
+// Address returns the orchestrator's address (nil for no team).
+func (t *Team) Address() *message.Address {
+	if t == nil {
+		return nil
+	}
+	return t.addr
+}
 
-// ID returns the team id (the orchestrator's team id).
+// ID returns the team id (the orchestrator's team id), uuid.Nil for no
+// team.
 func (t *Team) ID() uuid.UUID {
-	if t.addr == nil {
+	if t == nil || t.addr == nil {
 		return uuid.Nil
 	}
 	return t.addr.TeamID()
 }
 
-// Done returns a channel closed when the orchestrator has stopped.
-func (t *Team) Done() <-chan struct{} { return actor.Done(t.addr) }
+// Done returns a channel closed when the orchestrator has stopped (closed
+// at once for no team).
+func (t *Team) Done() <-chan struct{} { return actor.Done(t.Address()) }
 
 func noTeam() error {
 	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: actor.ErrNoOrchestrator}

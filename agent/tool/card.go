@@ -269,7 +269,10 @@ var ErrDependency = errors.New("tool: card dependency")
 // or a cycle is an error naming it, before anything is attached.
 func Order(cards []Card) ([]Card, error) {
 	present := map[string]bool{}
-	for _, c := range cards {
+	for i, c := range cards {
+		if c == nil {
+			return nil, fmt.Errorf("tool: card %d is nil", i)
+		}
 		present[c.Kind()] = true
 	}
 	for _, c := range cards {

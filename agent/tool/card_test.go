@@ -235,3 +235,9 @@ func TestAttachClose(t *testing.T) {
 		t.Fatalf("closed %v, %v", closed, err)
 	}
 }
+
+func TestOrderNilCard(t *testing.T) {
+	if _, err := tool.Order([]tool.Card{&fake{K: "A"}, nil}); err == nil || !strings.Contains(err.Error(), "card 1 is nil") {
+		t.Fatalf("nil card: %v", err)
+	}
+}
