@@ -559,6 +559,7 @@ func (c *cell) stopSelf() error {
 		return nil
 	}
 	c.stopping = true
+	c.life.requestStop()
 	if err := c.enqueue(envelope{kind: envStop}); err != nil {
 		return err
 	}
@@ -588,6 +589,7 @@ func (c *cell) stopChild(child *message.Address) error {
 // finish is reached at the stop marker (B21-B23): stop receiving, run the
 // stop hook, final checkpoint, StopMessage, then fail what is left.
 func (c *cell) finish() {
+	c.life.requestStop()
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true

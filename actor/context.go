@@ -176,7 +176,8 @@ func (c *Context) StopSelf() error { return c.cell.stopSelf() }
 
 // StopRequested returns a channel closed as soon as a stop of this actor
 // is requested: a StopRecursively or its parent's stop is queued (before
-// the actor gets to it), or the system's shutdown gave up waiting. A
+// the actor gets to it), the actor stops itself, or the system's shutdown
+// gave up waiting; it is closed once the actor has stopped in any case. A
 // handler doing long work (a model call) can watch it to end early; what is
 // still queued is handled before the stop, as always.
 func (c *Context) StopRequested() <-chan struct{} { return c.cell.life.stopRequested() }

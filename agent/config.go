@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -91,6 +92,21 @@ func NewConfig(name, role string) *AgentConfig {
 		RunLimits:  d.RunLimits,
 		Compaction: d.Compaction,
 	}
+}
+
+// CopyConfig returns a deep copy that keeps the API key, which JSON never
+// carries (orchestrator.ConfigCopier: members hired from a card keep it).
+func (c *AgentConfig) CopyConfig() (any, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+	}
+	out := new(AgentConfig)
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+	}
+	out.Model.APIKey = c.Model.APIKey
+	return out, nil
 }
 
 // LLM returns the runner config the agent's settings make.

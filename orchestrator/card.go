@@ -198,8 +198,14 @@ func (c *AgentCard) Role() string {
 // the empty config of the card's kind (see Config). Errors name the card's
 // role.
 func (c *AgentCard) ConfigCopy() (any, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil card", ErrInvalidCard)
+	}
 	if c.Config == nil {
 		return c.emptyConfig(), nil
+	}
+	if cc, ok := c.Config.(ConfigCopier); ok {
+		return cc.CopyConfig()
 	}
 	v := reflect.ValueOf(c.Config)
 	if v.Kind() == reflect.Pointer && v.IsNil() {
@@ -221,6 +227,14 @@ func (c *AgentCard) ConfigCopy() (any, error) {
 		return p.Interface(), nil
 	}
 	return p.Elem().Interface(), nil
+}
+
+// ConfigCopier is implemented by configs holding what JSON does not carry
+// (an API key, which is never serialized): ConfigCopy and Clone use
+// CopyConfig instead of a JSON round trip, so that members hired from a
+// card keep it.
+type ConfigCopier interface {
+	CopyConfig() (any, error)
 }
 
 // emptyConfig is what a nil config stands for: a new config of the type the
@@ -320,6 +334,9 @@ func (c *AgentCard) CanRouteTo(role string) bool {
 // unregistered one an error naming it and matching ErrUnknownAgentClass.
 // Spawn it with ConfigCopy as its config.
 func (c *AgentCard) NewActor() (actor.Actor, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil card", ErrInvalidCard)
+	}
 	if c.AgentClass == "" {
 		return nil, fmt.Errorf("%w: role %q: agent_class is empty", ErrInvalidCard, c.Role())
 	}

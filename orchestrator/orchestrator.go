@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,7 @@ type Orchestrator struct {
 	stopGen   int
 	ctx       *actor.Context
 	deferred  []*message.Address // "#" tools awaiting phase 2 (B98)
+	after     sync.Mutex         // serializes queries answered after the stop
 }
 
 // The kind names of the package's actors (actor.RegisterKind), recorded in

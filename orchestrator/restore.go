@@ -97,6 +97,9 @@ func (o *Orchestrator) publishMetadata() {
 func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts ...Option) (*Team, error) {
 	var teamID, orchID uuid.UUID
 	for _, m := range log {
+		if m == nil {
+			continue
+		}
 		b := m.Envelope()
 		if teamID == uuid.Nil && b.TeamID.Valid {
 			teamID = b.TeamID.UUID
@@ -157,23 +160,24 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	})
 	recreated := map[uuid.UUID]*message.Address{}
 	var errs []error
-	var failed []*message.Address
 	for _, s := range starts {
 		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("recreate %s (%s, kind %q): %w", s.addr.Name(), s.addr.AgentID(), s.addr.ActorType(), err))
-			failed = append(failed, s.addr)
 			continue
 		}
 		recreated[s.addr.AgentID()] = addr
 	}
-	if len(failed) > 0 { // no phantom members to hold the team's stop (§4 item 6)
-		_ = t.live(ctx, func(o *Orchestrator) {
-			for _, a := range failed {
+	// No phantom members to hold the team's stop (§4 item 6): a replayed
+	// member that was not recreated (it failed, or it was stopping when the
+	// log ends) leaves the roster.
+	_ = t.live(ctx, func(o *Orchestrator) {
+		for _, a := range o.roster() {
+			if a.Kind() != message.Live {
 				o.leave(a)
 			}
-		})
-	}
+		}
+	})
 	if len(errs) > 0 {
 		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
 	}
@@ -187,6 +191,9 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 	end := len(log)
 	for i := len(log) - 1; i >= 0; i-- {
+		if _, ok := log[i].(*message.StartMessage); ok {
+			break // the team went on after its last stop (it was restored)
+		}
 		if ev, ok := log[i].(*message.EventMessage); ok && isStoppingEvent(ev.Event) {
 			end = i
 			break
@@ -195,6 +202,9 @@ func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 	alive := map[uuid.UUID]*message.Address{}
 	var order []uuid.UUID
 	for _, m := range log[:end] {
+		if m == nil {
+			continue
+		}
 		s := m.Envelope().Sender
 		// The team's own orchestrator is excluded by id (§4 item 4), by
 		// kind only when the log does not say which it is.

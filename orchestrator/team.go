@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -136,9 +138,11 @@ func query[R any](ctx context.Context, t *Team, fn func(o *Orchestrator) (R, err
 	})
 	if err != nil && errors.Is(err, actor.ErrActorDead) && t.o != nil {
 		select {
-		case <-t.o.done: // nothing writes the orchestrator any more
+		case <-t.o.done: // the orchestrator goroutine is done with its state
+			t.o.after.Lock() // queries after the stop read the ledger's cursor state
+			defer t.o.after.Unlock()
 			return fn(t.o)
-		default:
+		case <-ctx.Done(): // still running its stop hooks
 		}
 	}
 	return r, err
@@ -158,6 +162,9 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 		return nil, noTeam()
 	}
 	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+		if err := ctx.Err(); err != nil { // the caller gave up while this waited: do nothing
+			return nil, err
+		}
 		if o.stopping || o.finished {
 			return nil, fmt.Errorf("orchestrator: spawn %T: team is stopping: %w", a, actor.ErrActorDead)
 		}
@@ -207,8 +214,14 @@ func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg actor.Confi
 	if t == nil || t.addr == nil {
 		return nil, noTeam()
 	}
+	if cfg == nil || cfg.ActorConfig() == nil {
+		return nil, errors.New("orchestrator: ChildOrCreate needs a config with a name")
+	}
 	name := cfg.ActorConfig().Name
 	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for _, ch := range c.Children() {
 			if ch.IsAlive() && ch.Name() == name && name != "" {
 				return ch, nil
@@ -332,15 +345,43 @@ func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessa
 }
 
 // States returns the latest published state of every agent that published
-// one (B84), by agent id. The states are detached copies.
+// one (B84), by agent id. Each call returns new copies.
 func (t *Team) States(ctx context.Context) (map[uuid.UUID]any, error) {
 	return query(ctx, t, func(o *Orchestrator) (map[uuid.UUID]any, error) {
 		out := make(map[uuid.UUID]any, len(o.states))
 		for k, v := range o.states {
-			out[k] = v
+			out[k] = copyState(v)
 		}
 		return out, nil
 	})
+}
+
+// copyState returns an independent copy of a published state: a JSON round
+// trip into a new value of the same type (raw JSON is copied as bytes).
+func copyState(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return append(json.RawMessage(nil), x...)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v // a state that was published could be encoded: not reached
+	}
+	t := reflect.TypeOf(v)
+	ptr := t.Kind() == reflect.Pointer
+	if ptr {
+		t = t.Elem()
+	}
+	p := reflect.New(t)
+	if err := json.Unmarshal(data, p.Interface()); err != nil {
+		return v
+	}
+	if ptr {
+		return p.Interface()
+	}
+	return p.Elem().Interface()
 }
 
 // Metadata returns the team metadata, nil when unset (B85).
@@ -383,6 +424,9 @@ func (t *Team) live(ctx context.Context, fn func(o *Orchestrator)) error {
 		return noTeam()
 	}
 	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
+		if err := ctx.Err(); err != nil { // the caller gave up while this waited: do nothing
+			return err
+		}
 		o.drain()
 		fn(o)
 		return nil
@@ -447,6 +491,9 @@ func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
 		return noTeam()
 	}
 	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return o.catalog.Register(cards...)
 	})
 }

@@ -338,21 +338,30 @@ func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 		return Capabilities{}, err
 	}
 	var all Capabilities
+	fail := func(caps Capabilities, err error) (Capabilities, error) {
+		// Release what was attached so far, this card included.
+		for _, cl := range []func() error{caps.Close, all.Close} {
+			if cl != nil {
+				_ = cl()
+			}
+		}
+		return Capabilities{}, err
+	}
 	toolNames := map[string]string{}
 	for _, c := range ordered {
 		caps, err := c.Attach(ctx, o)
 		if err != nil {
-			return Capabilities{}, fmt.Errorf("tool: attach %s: %w", c.Kind(), err)
+			return fail(caps, fmt.Errorf("tool: attach %s: %w", c.Kind(), err))
 		}
 		for _, t := range caps.Tools {
 			if prev, dup := toolNames[t.Name]; dup {
-				return Capabilities{}, fmt.Errorf("tool: tool %q of %s is also provided by %s", t.Name, c.Kind(), prev)
+				return fail(caps, fmt.Errorf("tool: tool %q of %s is also provided by %s", t.Name, c.Kind(), prev))
 			}
 			toolNames[t.Name] = c.Kind()
 		}
 		if len(caps.Commands) > 0 && o.Registry != nil {
 			if err := o.Registry.Register(c.Kind(), caps.Commands...); err != nil {
-				return Capabilities{}, fmt.Errorf("tool: commands of %s: %w", c.Kind(), err)
+				return fail(caps, fmt.Errorf("tool: commands of %s: %w", c.Kind(), err))
 			}
 		}
 		if caps.Close != nil {
