@@ -79,14 +79,15 @@ func (r *Runner) Compact(ctx context.Context) (CompactResult, error) {
 // follows (inside a run: the run's prompt and what came after it).
 func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (CompactResult, error) {
 	strategy := r.cfg.Compaction.Strategy
-	if n == 0 || strategy == StrategyNone {
+	n = min(n, len(r.history))
+	if n <= 0 || strategy == StrategyNone {
 		return CompactResult{}, nil
 	}
 	var res CompactResult
 	switch strategy {
 	case StrategySlidingWindow:
 		keep := max(n-r.cfg.Compaction.KeepRecentMessages, 0)
-		for keep > 0 && r.history[keep].Role == RoleTool { // never orphan a tool result
+		for keep > 0 && keep < len(r.history) && r.history[keep].Role == RoleTool { // never orphan a tool result
 			keep--
 		}
 		if keep == 0 {
@@ -191,7 +192,9 @@ func (r *Runner) Clear() ClearResult {
 // lifetime budget (A37, A51): messages append, a compaction folds, a clear
 // empties; the run count becomes the number of distinct run ids among usage
 // events and the lifetime tokens their sums. It replaces, never adds, so
-// replaying twice is idempotent. Nothing is emitted.
+// replaying twice is idempotent. A tool call left unanswered (the log ends
+// in the middle of one) gets a stand-in result, so the next request is
+// valid (A30). Nothing is emitted.
 func (r *Runner) Restore(events []Event) {
 	var h []Message
 	runs := map[string]bool{}
@@ -211,5 +214,6 @@ func (r *Runner) Restore(events []Event) {
 		}
 	}
 	budget.runs = len(runs)
+	h = repairToolResults(h, "Tool call aborted: the agent stopped before it executed.")
 	r.history, r.budget = h, budget
 }

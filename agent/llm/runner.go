@@ -294,9 +294,11 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 		}
 		if !rs.autoCompacted && r.shouldCompact() {
 			rs.autoCompacted = true
-			if _, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex); err != nil {
+			res, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex)
+			if err != nil {
 				return zero, err
 			}
+			rs.promptIndex = promptAfter(rs.promptIndex, res)
 		}
 		resp, err := r.client.CreateChatCompletion(rs.ctx, rs.request())
 		if err != nil {
@@ -307,9 +309,11 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 				return zero, fmt.Errorf("%w (compaction %s): %w", ErrContextLength, r.compactionState(rs.forcedCompacts), err)
 			}
 			rs.forcedCompacts++
-			if _, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex); err != nil {
+			res, err := r.compactPrefix(rs.ctx, rs.id, rs.promptIndex)
+			if err != nil {
 				return zero, err
 			}
+			rs.promptIndex = promptAfter(rs.promptIndex, res)
 			continue
 		}
 		rs.usage.requests++
@@ -565,6 +569,43 @@ func (r *Runner) heal(runID string, cause error) {
 			Content: fmt.Sprintf("Tool call aborted: the run ended before it executed (%v).", cause)})
 		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false})
 	}
+}
+
+// promptAfter is where the run's prompt sits once a compaction replaced
+// the first res.Replaced entries with one summary.
+func promptAfter(index int, res CompactResult) int {
+	if res.Replaced == 0 {
+		return index
+	}
+	return index - res.Replaced + 1
+}
+
+// repairToolResults returns h with a stand-in tool result, right after an
+// assistant message's tool results, for each of its calls that has none:
+// OpenAI refuses a history with an unanswered tool call (A30). A log that
+// ends in the middle of a tool call (a crash) restores to such a history.
+func repairToolResults(h []Message, note string) []Message {
+	var out []Message
+	for i := 0; i < len(h); i++ {
+		m := h[i]
+		out = append(out, m)
+		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		j := i + 1
+		for ; j < len(h) && h[j].Role == RoleTool; j++ {
+			answered[h[j].ToolCallID] = true
+			out = append(out, h[j])
+		}
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: note})
+			}
+		}
+		i = j - 1
+	}
+	return out
 }
 
 func isContextLength(err error) bool {
