@@ -118,6 +118,9 @@ func Marshal(v any) ([]byte, error) {
 	if v == nil {
 		return nil, errors.New("message: Marshal(nil)")
 	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, fmt.Errorf("message: Marshal of a nil %T", v)
+	}
 	name, ok := nameOf(reflect.TypeOf(v))
 	if !ok {
 		return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)

@@ -33,13 +33,14 @@ type Orchestrator struct {
 	teamID    uuid.UUID
 	logger    *slog.Logger
 
-	members map[uuid.UUID]*message.Address // roster by agent id (B81)
-	order   []uuid.UUID                    // roster in join order, compacted lazily
-	states  map[uuid.UUID]any              // latest state per agent (B84)
-	snaps   map[*message.Address]*message.Address
-	meta    any
-	subs    []Subscriber
-	catalog Catalog
+	members  map[uuid.UUID]*message.Address // roster by agent id (B81)
+	order    []uuid.UUID                    // roster in join order, compacted lazily
+	states   map[uuid.UUID]any              // latest state per agent (B84)
+	reserved map[string]bool                // member names claimed before the member joins
+	snaps    map[*message.Address]*message.Address
+	meta     any
+	subs     []Subscriber
+	catalog  Catalog
 
 	restoring bool
 	stopping  bool
@@ -77,6 +78,7 @@ func newOrchestrator(op *options) *Orchestrator {
 		subs:      append([]Subscriber(nil), op.subs...),
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
+		reserved:  map[string]bool{},
 		snaps:     map[*message.Address]*message.Address{},
 		done:      make(chan struct{}),
 	}
@@ -232,6 +234,7 @@ func (o *Orchestrator) join(a *message.Address) {
 		o.order = append(o.order, id)
 	}
 	o.members[id] = a
+	delete(o.reserved, a.Name())
 }
 
 func (o *Orchestrator) leave(a *message.Address) {

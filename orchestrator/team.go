@@ -172,6 +172,33 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 	})
 }
 
+// ReserveName claims name for a member about to be created, so that two
+// creators choosing names at once cannot both take it: it reports false
+// when a member or an earlier reservation has it. The reservation ends when
+// a member with that name joins, or with ReleaseName.
+func (t *Team) ReserveName(ctx context.Context, name string) (bool, error) {
+	return query(ctx, t, func(o *Orchestrator) (bool, error) {
+		if o.finished {
+			return false, fmt.Errorf("orchestrator: reserve %q: %w", name, actor.ErrActorDead)
+		}
+		if o.reserved[name] || name == o.self.Name() {
+			return false, nil
+		}
+		for _, a := range o.members {
+			if a.Name() == name {
+				return false, nil
+			}
+		}
+		o.reserved[name] = true
+		return true, nil
+	})
+}
+
+// ReleaseName gives back a name reserved for a member that was not created.
+func (t *Team) ReleaseName(ctx context.Context, name string) error {
+	return t.live(ctx, func(o *Orchestrator) { delete(o.reserved, name) })
+}
+
 // Hire creates a member from the catalog's card for role, as a child of
 // the orchestrator: a new actor of the card's kind (NewActor) with a deep
 // copy of its config (ConfigCopy) whose role is the card's and whose name

@@ -65,46 +65,41 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 		}
 		return nil, llm.Retry("role %q not found. Available roles: %s", role, list(roles))
 	}
-	taken, err := b.takenNames(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if named {
 		name = strings.TrimSpace(name)
-		switch {
-		case name == "":
+		if name == "" {
 			return nil, llm.Retry("the name of the new %s member is empty: give a name such as @Ada, or none to generate one", role)
-		case taken[name]:
+		}
+		ok, err := b.o.Team.ReserveName(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("teamtool: reserve the name %q: %w", name, err)
+		}
+		if !ok {
 			return nil, llm.Retry("the name %q is already taken in the team: choose another name, or none to generate one", name)
 		}
-	} else {
-		name = b.generateName(card.Role(), taken)
+	} else if name, err = b.generateName(ctx, card.Role()); err != nil {
+		return nil, err
 	}
-	return b.spawn(card, name)
-}
-
-// takenNames returns the names in use in the team: the roster's and the
-// orchestrator's.
-func (b *binding) takenNames(ctx context.Context) (map[string]bool, error) {
-	members, err := b.o.Team.Members(ctx)
+	addr, err := b.spawn(card, name)
 	if err != nil {
-		return nil, fmt.Errorf("teamtool: get the roster: %w", err)
+		_ = b.o.Team.ReleaseName(ctx, name)
 	}
-	taken := make(map[string]bool, len(members)+1)
-	taken[b.o.Team.Address().Name()] = true
-	for _, m := range members {
-		taken[m.Name()] = true
-	}
-	return taken, nil
+	return addr, err
 }
 
-// generateName returns "@" + role without spaces + a number from 100 to
-// 999, incremented until the name is free (A80).
-func (b *binding) generateName(role string, taken map[string]bool) string {
+// generateName reserves and returns "@" + role without spaces + a number
+// from 100 to 999, incremented until the team has the name free (A80). The
+// reservation (Team.ReserveName) keeps two hirers from picking one name.
+func (b *binding) generateName(ctx context.Context, role string) (string, error) {
 	base := "@" + strings.Join(strings.Fields(role), "")
 	for n := 100 + b.intn(900); ; n++ {
-		if name := base + strconv.Itoa(n); !taken[name] {
-			return name
+		name := base + strconv.Itoa(n)
+		ok, err := b.o.Team.ReserveName(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("teamtool: reserve a name for a %s: %w", role, err)
+		}
+		if ok {
+			return name, nil
 		}
 	}
 }
