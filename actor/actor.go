@@ -57,9 +57,18 @@ type UserProxyActor interface {
 }
 
 // GracefulStopper is implemented by team roots whose stop must not block
-// (the orchestrator): System.Shutdown and StopRecursively call GracefulStop
-// on the actor's goroutine instead of the default recursive stop. It must
-// eventually lead to Context.StopSelf.
+// (the orchestrator): System.Shutdown calls GracefulStop on the actor's
+// goroutine instead of the default recursive stop. It must eventually lead
+// to Context.StopSelf.
 type GracefulStopper interface {
 	GracefulStop(c *Context, grace time.Duration)
+}
+
+// RawStopper is implemented by team roots whose stop must never block on a
+// member (a member may be asking the root while it stops, spec §4 item 2):
+// StopRecursively, a parent's stop and System.Stop call RawStop on the
+// actor's goroutine instead of the blocking recursive stop. It must
+// eventually lead to Context.StopSelf.
+type RawStopper interface {
+	RawStop(c *Context)
 }

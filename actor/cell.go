@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -103,6 +104,9 @@ func (h *handle) Alive() bool { return h.cell() != nil }
 
 // Tell enqueues msg without stamping it (B56).
 func (h *handle) Tell(msg any) error {
+	if err := nilMessage(msg); err != nil {
+		return err
+	}
 	c := h.cell()
 	if c == nil {
 		return deadError(h.addr)
@@ -115,6 +119,9 @@ func (h *handle) Tell(msg any) error {
 
 // Ask enqueues msg and waits for the handler's result (B56).
 func (h *handle) Ask(ctx context.Context, msg any) (any, error) {
+	if err := nilMessage(msg); err != nil {
+		return nil, err
+	}
 	if m, ok := msg.(message.Message); ok {
 		msg = prepareUnstamped(m)
 	}
@@ -146,6 +153,17 @@ func (h *handle) ask(ctx context.Context, env envelope) (any, error) {
 // when m was sent before (a sent message never changes, B4). It stamps the
 // sender, recipient and team, and fills a zero id and timestamp; the parent
 // is the caller's to set.
+// nilMessage refuses a nil pointer in a Message interface: it has no
+// envelope to stamp.
+func nilMessage(msg any) error {
+	if m, ok := msg.(message.Message); ok {
+		if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+			return fmt.Errorf("actor: cannot send a nil %T", m)
+		}
+	}
+	return nil
+}
+
 func claim(m message.Message, from, to *message.Address, team uuid.UUID) message.Message {
 	if !message.Claim(m) {
 		m = message.Clone(m)
@@ -279,6 +297,9 @@ func (c *cell) forceStop() {
 
 // next returns the next envelope, blocking while the mailbox is empty.
 func (c *cell) next() envelope {
+	if c.life.stopped.Load() { // reaped (forceStop): finish now, fail the rest
+		return envelope{kind: envStop}
+	}
 	if c.pendHead < len(c.pending) {
 		e := c.pending[c.pendHead]
 		c.pending[c.pendHead] = envelope{}
@@ -357,7 +378,7 @@ func (c *cell) process(env envelope) {
 	case envMsg:
 		switch env.msg.(type) {
 		case message.StopRecursively, *message.StopRecursively:
-			err := c.stopTree()
+			err := c.rawStop()
 			if env.reply != nil {
 				env.reply <- result{err: err}
 			} else if err != nil {
@@ -369,7 +390,7 @@ func (c *cell) process(env envelope) {
 	case envCall:
 		c.call(env)
 	case envStopTree:
-		err := c.stopTree()
+		err := c.rawStop()
 		if env.reply != nil {
 			env.reply <- result{err: err}
 		}
@@ -531,7 +552,23 @@ func (c *cell) checkpoint() error {
 	if c.state == nil {
 		return nil
 	}
-	return c.state.checkpoint()
+	// A state's MarshalJSON or an observer may panic: a failure like any
+	// other (B37), never the process's end.
+	return c.protect(c.state.checkpoint)
+}
+
+// rawStop is a stop that is not the team's graceful stop: StopRecursively,
+// a parent's stop, System.Stop. A team root (RawStopper) stops without
+// blocking on its members, which may be asking it; anything else runs the
+// recursive stop.
+func (c *cell) rawStop() error {
+	if r, ok := c.actor.(RawStopper); ok {
+		if c.stopping {
+			return nil
+		}
+		return c.protect(func() error { r.RawStop(&c.ctx); return nil })
+	}
+	return c.stopTree()
 }
 
 // stopTree is the recursive stop (B20): checkpoint, stop children one by one
@@ -571,14 +608,10 @@ func (c *cell) stopChild(child *message.Address) error {
 	if !ok {
 		return nil
 	}
-	cc := h.cell()
-	if cc == nil {
-		return nil
+	if cc := h.cell(); cc != nil {
+		_ = cc.enqueue(envelope{kind: envStopTree}) // refused when it is already finishing
 	}
-	if err := cc.enqueue(envelope{kind: envStopTree}); err != nil {
-		return nil // stopped meanwhile
-	}
-	select {
+	select { // wait for its end either way (its OnStop may be running)
 	case <-h.life.done:
 		return nil
 	case <-c.sys.abandon:
@@ -599,6 +632,25 @@ func (c *cell) finish() {
 	left := append(c.pending[c.pendHead:], rest...)
 	c.pending, c.pendHead = nil, 0
 	c.sys.deregister(c)
+	// Children still running (spawned after the recursive stop, or left by
+	// a StopSelf) are stopped before OnStop, children first as always; a
+	// team root only tells them (its stop never blocks on a member, and a
+	// wedged one is the reaper's).
+	_, root := c.actor.(RawStopper)
+	for _, ch := range c.children {
+		if root {
+			if h, ok := ch.Handle().(*handle); ok {
+				if cc := h.cell(); cc != nil {
+					_ = cc.enqueue(envelope{kind: envStopTree})
+				}
+			}
+			continue
+		}
+		if err := c.stopChild(ch); err != nil {
+			c.sys.logger.Warn("actor: a child did not stop before its parent", "actor", c.self.Name(), "error", err)
+		}
+	}
+	c.children = nil
 
 	if s, ok := c.actor.(Stopper); ok {
 		if err := c.protect(func() error { s.OnStop(&c.ctx); return nil }); err != nil {
@@ -616,8 +668,8 @@ func (c *cell) finish() {
 	dropped := 0
 	for _, env := range left {
 		switch {
-		case env.reply != nil && (env.kind == envStopTree || env.kind == envStop):
-			env.reply <- result{}
+		case env.reply != nil && (env.kind == envStopTree || env.kind == envStop || isStopRequest(env)):
+			env.reply <- result{} // a stop asked for is what happened (B21)
 		case env.reply != nil:
 			env.reply <- result{err: deadError(c.self)}
 		case env.kind == envMsg || env.kind == envCall:

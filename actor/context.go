@@ -103,6 +103,9 @@ func (c *Context) Send(to *message.Address, msg any) error {
 	if to == nil {
 		return errors.New("actor: Send to a nil address")
 	}
+	if err := nilMessage(msg); err != nil {
+		return err
+	}
 	msg = c.stamp(to, msg)
 	if h, ok := to.Handle().(*handle); ok {
 		cc := h.cell()
@@ -156,6 +159,9 @@ func (c *Context) Ask(ctx context.Context, to *message.Address, msg any) (any, e
 	}
 	if to.AgentID() == c.cell.self.AgentID() {
 		return nil, fmt.Errorf("%w: %s", ErrSelfAsk, to)
+	}
+	if err := nilMessage(msg); err != nil {
+		return nil, err
 	}
 	msg = c.stamp(to, msg)
 	if h, ok := to.Handle().(*handle); ok {

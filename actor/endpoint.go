@@ -54,6 +54,9 @@ func (e *Endpoint) Tell(to *message.Address, msg any) error {
 	if to == nil {
 		return errors.New("actor: Tell to a nil address")
 	}
+	if err := nilMessage(msg); err != nil {
+		return err
+	}
 	msg = e.prepare(to, msg)
 	if h, ok := to.Handle().(*handle); ok {
 		c := h.cell()
@@ -72,6 +75,9 @@ func (e *Endpoint) Tell(to *message.Address, msg any) error {
 func (e *Endpoint) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
 	if to == nil {
 		return nil, errors.New("actor: Ask to a nil address")
+	}
+	if err := nilMessage(msg); err != nil {
+		return nil, err
 	}
 	msg = e.prepare(to, msg)
 	if h, ok := to.Handle().(*handle); ok {

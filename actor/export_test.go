@@ -21,3 +21,15 @@ func NewCollectableAddressForTest() *message.Address {
 func CollectedForTest(a *message.Address) bool {
 	return a.Handle().(*handle).w.Value() == nil
 }
+
+// QueuedForTest returns how many entries wait in the shared queue of the
+// actor at a (not yet pulled into its private batch).
+func QueuedForTest(a *message.Address) int {
+	c := a.Handle().(*handle).cell()
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.q)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -99,6 +100,9 @@ func (s *System) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address,
 func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*message.Address, error) {
 	if a == nil {
 		return nil, errors.New("actor: Spawn of a nil actor")
+	}
+	if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("actor: Spawn of a nil %T", a)
 	}
 	var o spawnOptions
 	for _, f := range optList {
@@ -258,22 +262,18 @@ func (s *System) Address() *message.Address { return s.endpoint.addr }
 // what is told through it arrive only there. Close it when done.
 func (s *System) Private() *Endpoint { return s.newEndpoint() }
 
-// Stop runs the recursive stop of the actor at addr (or its GracefulStop
-// when it is a team root with one) and waits until it and every descendant
+// Stop runs the recursive stop of the actor at addr (or its RawStop when it
+// is a team root with one) and waits until it and every descendant
 // stopped, or ctx is done (B20). Stopping a dead actor returns nil.
 func (s *System) Stop(ctx context.Context, addr *message.Address) error {
 	h, ok := addr.Handle().(*handle)
 	if !ok {
 		return fmt.Errorf("actor: Stop %s: %w", addr, ErrNotDeliverable)
 	}
-	c := h.cell()
-	if c == nil {
-		return nil
+	if c := h.cell(); c != nil {
+		_ = c.enqueue(envelope{kind: envStopTree}) // refused when it is already finishing
 	}
-	if err := c.enqueue(envelope{kind: envStopTree}); err != nil {
-		return nil // it stopped meanwhile
-	}
-	select {
+	select { // wait for its end either way: its OnStop may still be running
 	case <-h.life.done:
 		return nil
 	case <-ctx.Done():
@@ -313,8 +313,14 @@ func (s *System) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	if already {
-		s.wg.Wait()
-		return nil
+		done := make(chan struct{})
+		go func() { s.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("actor: shutdown: %w", waitError(ctx, "shutdown", nil, nil))
+		}
 	}
 	s.endpoint.Close()
 	grace := DefaultShutdownGrace

@@ -404,11 +404,20 @@ func isStoppingEvent(v any) bool {
 // GracefulStop implements actor.GracefulStopper: System.Shutdown runs the
 // team's stop (B96) instead of a blocking recursive stop.
 func (o *Orchestrator) GracefulStop(c *actor.Context, grace time.Duration) {
-	o.stop(c, grace)
+	o.stop(c, grace, true)
 }
 
-// stop runs the team's stop sequence (B96). It never blocks.
-func (o *Orchestrator) stop(c *actor.Context, grace time.Duration) <-chan struct{} {
+// RawStop implements actor.RawStopper: StopRecursively or System.Stop on
+// the orchestrator stops the members without blocking on them, like the
+// team's stop, but announces nothing (B102: no TeamStoppingEvent, no
+// OnStopRequest; OnStop still runs).
+func (o *Orchestrator) RawStop(c *actor.Context) {
+	o.stop(c, DefaultStopGrace, false)
+}
+
+// stop runs the team's stop sequence (B96), announced or not. It never
+// blocks.
+func (o *Orchestrator) stop(c *actor.Context, grace time.Duration, announce bool) <-chan struct{} {
 	if o.stopping || o.finished {
 		return o.done
 	}
@@ -416,12 +425,14 @@ func (o *Orchestrator) stop(c *actor.Context, grace time.Duration) <-chan struct
 		grace = DefaultStopGrace
 	}
 	o.drain()
-	o.emit(&message.EventMessage{Event: message.TeamStoppingEvent{}}) // (1)
-	o.fanOut("OnStopRequest", func(s Subscriber) {                    // (2)
-		if r, ok := s.(StopRequestSubscriber); ok {
-			r.OnStopRequest(o.teamID)
-		}
-	})
+	if announce {
+		o.emit(&message.EventMessage{Event: message.TeamStoppingEvent{}}) // (1)
+		o.fanOut("OnStopRequest", func(s Subscriber) {                    // (2)
+			if r, ok := s.(StopRequestSubscriber); ok {
+				r.OnStopRequest(o.teamID)
+			}
+		})
+	}
 	o.stopping = true // (3)
 	// (4) phase 1: live direct children, newest first; "#" tools deferred.
 	children := c.Children()

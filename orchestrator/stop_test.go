@@ -308,3 +308,31 @@ func TestThousandMembersStop(t *testing.T) {
 		t.Fatalf("subscriber got %d messages, want 1001", count)
 	}
 }
+
+// A raw stop (System.Stop) of the orchestrator does not block on a member
+// that asks it mid-handler (§4 item 2): it is answered and the team stops.
+func TestRawStopWithAskingMember(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	inHandler, answered := make(chan struct{}), make(chan error, 1)
+	worker := mustSpawn(t, team, actor.Func(func(c *actor.Context, msg any) (any, error) {
+		if _, ok := msg.(*message.UserMessage); !ok {
+			return nil, nil
+		}
+		close(inHandler)
+		<-c.StopRequested() // the orchestrator is stopping its members now
+		_, err := orchestrator.Of(c.Orchestrator()).Members(context.Background())
+		answered <- err
+		return nil, nil
+	}), named("worker"))
+	_ = worker.Tell(message.NewUserMessage("go"))
+	<-inHandler
+	stopped := make(chan error, 1)
+	go func() { stopped <- sys.Stop(ctx, team.Address()) }()
+	if err := <-answered; err != nil {
+		t.Fatalf("the member's query during the raw stop: %v", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -487,7 +487,7 @@ func (t *Team) Stop(ctx context.Context, grace time.Duration) (<-chan struct{}, 
 		return nil, noTeam()
 	}
 	done, err := proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (<-chan struct{}, error) {
-		return o.stop(c, grace), nil
+		return o.stop(c, grace, true), nil
 	})
 	if err != nil && errors.Is(err, actor.ErrActorDead) {
 		return actor.Done(t.addr), nil
