@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -209,5 +210,46 @@ func TestStopWaitsForOnStop(t *testing.T) {
 	close(s.gate)
 	if err := sys.Stop(context.Background(), addr); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// panicState panics when it is encoded once Boom is set.
+type panicState struct{ Boom bool }
+
+func (s panicState) MarshalJSON() ([]byte, error) {
+	if s.Boom {
+		panic("state cannot be encoded")
+	}
+	return []byte(`{}`), nil
+}
+
+type panicky struct {
+	actor.Agent[actor.Config, panicState]
+}
+
+func (p *panicky) OnStart(*actor.Context) error {
+	if err := p.InitState(&panicState{}); err != nil {
+		return err
+	}
+	return p.ObserveState()
+}
+
+func (p *panicky) Receive(*actor.Context, any) (any, error) {
+	p.State().Boom = true // the turn's checkpoint will panic
+	return "ok", nil
+}
+
+// A panic while checkpointing the state (B37) is a reported failure: the
+// actor and the process go on.
+func TestCheckpointPanicIsAFailure(t *testing.T) {
+	sys, rec, root := actortest.Team(t)
+	a := actortest.Spawn(t, root, &panicky{}, actor.Config{Name: "p"})
+	if _, err := sys.Ask(context.Background(), a, message.NewUserMessage("x")); err == nil {
+		t.Fatal("the ask whose checkpoint panicked succeeded")
+	}
+	_ = sys.Tell(a, message.NewUserMessage("y"))
+	rec.WaitKind(t, actor.RecordError, a, 1)
+	if !a.IsAlive() {
+		t.Fatal("the actor died of a checkpoint panic")
 	}
 }
