@@ -43,7 +43,9 @@
 // members to stop (tools, named "#...", after the others), and completes
 // when the roster is empty or the grace expires (the force-stop backstop
 // logs "forcing teardown"). It never blocks: members can still query the
-// team while it stops. System.Shutdown runs the same stop.
+// team while it stops. System.Shutdown runs the same stop; System.Stop (or
+// a StopRecursively) on the orchestrator stops the members the same way but
+// announces nothing (B102).
 //
 // # Durable log and restore
 //
