@@ -1,9 +1,5 @@
 package actor
 
-import (
-	"time"
-)
-
 // Actor is the one-method contract every actor implements. Receive handles
 // one message at a time on the actor's own goroutine and returns the result
 // an asker gets. Dispatch with a type switch, most specific cases first
@@ -56,19 +52,12 @@ type UserProxyActor interface {
 	UserProxyActor()
 }
 
-// GracefulStopper is implemented by team roots whose stop must not block
-// (the orchestrator): System.Shutdown calls GracefulStop on the actor's
-// goroutine instead of the default recursive stop. It must eventually lead
-// to Context.StopSelf.
-type GracefulStopper interface {
-	GracefulStop(c *Context, grace time.Duration)
-}
-
-// RawStopper is implemented by team roots whose stop must never block on a
-// member (a member may be asking the root while it stops, spec §4 item 2):
-// StopRecursively, a parent's stop and System.Stop call RawStop on the
-// actor's goroutine instead of the blocking recursive stop. It must
-// eventually lead to Context.StopSelf.
-type RawStopper interface {
-	RawStop(c *Context)
+// StopRequestHook is implemented by actors that want to know that their
+// stop has begun. OnStopRequest runs once, on the actor's goroutine, when
+// the stop request is reached in the mailbox, after the state checkpoint and
+// before the children are told to stop; cause says why (ErrStopped,
+// ErrShutdown, or the cause a stop was given). The actor keeps handling
+// messages until its children have ended; then OnStop runs.
+type StopRequestHook interface {
+	OnStopRequest(c *Context, cause error)
 }

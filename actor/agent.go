@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 )
 
 // NoState is the state type of an actor that keeps none.
@@ -199,9 +199,7 @@ func (a *Agent[C, S]) notify(data []byte) {
 type agentObserver struct{ c *cell }
 
 func (o agentObserver) StateChanged(state any) {
-	c := o.c
-	if c == nil || c.emitter == nil {
-		return
+	if c := o.c; c != nil {
+		c.emit(telemetry.Record{Kind: telemetry.StateChanged, Parent: c.current, Value: state})
 	}
-	c.emitter.Emit(Record{Kind: RecordStateChanged, Time: clock.UnixNano(), Emitter: c.self, Parent: c.current, Value: state})
 }

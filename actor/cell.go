@@ -11,21 +11,25 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"weak"
 
 	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/link"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
-	"github.com/google/uuid"
 )
 
 type envKind uint8
 
 const (
-	envMsg      envKind = iota // a message or raw value: a turn
-	envCall                    // a proxy closure: not a turn (B36)
-	envStop                    // the stop marker at the tail of the mailbox (B21)
-	envStopTree                // run the recursive stop (B20, B25)
-	envGraceful                // shutdown's stop: GracefulStop if implemented
+	envMsg       envKind = iota // a message or raw value: a turn
+	envCall                     // a proxy closure: not a turn (B36)
+	envStop                     // a stop request made from another goroutine; msg is a stopRequest
+	envFinish                   // the stop marker: the actor ends when it reaches it (B21)
+	envChildDone                // a child ended; msg is its address
+	envGraceOver                // the grace of this actor's stop ran out
+	envWake                     // the team's sink asks for a drain (team roots only)
 )
 
 // spinRounds is how many times an idle actor yields, watching its mailbox,
@@ -47,42 +51,55 @@ type envelope struct {
 
 var replyPool = sync.Pool{New: func() any { return make(chan result, 1) }}
 
+// stopRequest is a stop asked for from another goroutine: why, and until
+// when the actor waits for its children (zero: as long as they take).
+type stopRequest struct {
+	cause    error
+	deadline time.Time
+}
+
 // lifecycle is the part of an actor its handles hold strongly: it outlives
 // the cell, so liveness stays truthful after the cell is collected (B55).
+// It also owns the actor's context, cancelled with the cause of its stop.
 type lifecycle struct {
 	stopped atomic.Bool
 	done    chan struct{}
 
-	// A stop was requested (StopRecursively or a parent's stop queued, or
-	// the reaper); reqCh, made on first use, is closed then.
-	reqMu sync.Mutex
-	req   bool
-	reqCh chan struct{}
+	mu     sync.Mutex
+	cause  error // why the stop was requested; nil while none was
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
-// requestStop records that a stop is on its way and wakes the waiters.
-func (l *lifecycle) requestStop() {
-	l.reqMu.Lock()
-	if !l.req {
-		l.req = true
-		if l.reqCh != nil {
-			close(l.reqCh)
+// requestStop records the first stop cause and cancels the context.
+func (l *lifecycle) requestStop(cause error) {
+	l.mu.Lock()
+	if l.cause == nil {
+		l.cause = cause
+		if l.cancel != nil {
+			l.cancel(cause)
 		}
 	}
-	l.reqMu.Unlock()
+	l.mu.Unlock()
 }
 
-// stopRequested returns a channel closed once a stop is requested.
-func (l *lifecycle) stopRequested() <-chan struct{} {
-	l.reqMu.Lock()
-	defer l.reqMu.Unlock()
-	if l.reqCh == nil {
-		l.reqCh = make(chan struct{})
-		if l.req {
-			close(l.reqCh)
+// context returns the actor's context, made on first use: most actors never
+// ask for it, and a context costs allocations at every spawn.
+func (l *lifecycle) context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancelCause(context.Background())
+		if l.cause != nil {
+			l.cancel(l.cause)
 		}
 	}
-	return l.reqCh
+	return l.ctx
+}
+
+// release cancels the context once the actor has ended.
+func (l *lifecycle) release(cause error) {
+	l.requestStop(cause)
 }
 
 // handle is the delivery side of a live address: a weak pointer to the cell.
@@ -102,40 +119,78 @@ func (h *handle) cell() *cell {
 // Alive reports whether the actor can still receive (B55).
 func (h *handle) Alive() bool { return h.cell() != nil }
 
-// Tell enqueues msg without stamping it (B56).
-func (h *handle) Tell(msg any) error {
-	if err := nilMessage(msg); err != nil {
-		return err
-	}
+func (h *handle) put(env envelope) error {
 	c := h.cell()
 	if c == nil {
 		return deadError(h.addr)
 	}
-	if m, ok := msg.(message.Message); ok {
-		msg = prepareUnstamped(m)
-	}
-	return c.enqueue(envelope{msg: msg})
+	return c.enqueue(env)
 }
 
-// Ask enqueues msg and waits for the handler's result (B56).
-func (h *handle) Ask(ctx context.Context, msg any) (any, error) {
+// target is what a live address delivers to: an actor or an endpoint.
+type target interface {
+	link.Handle
+	put(env envelope) error
+}
+
+var addrs = link.Address[message.Identity, message.Address, message.Message]()
+
+// targetOf returns where a message to a goes, or why it cannot go there.
+func targetOf(a *message.Address) (target, error) {
+	if a == nil {
+		return nil, fmt.Errorf("actor: nil address: %w", ErrNotDeliverable)
+	}
+	t, ok := addrs.HandleOf(a).(target)
+	if !ok {
+		return nil, fmt.Errorf("actor: %s: %w", a, ErrNotDeliverable)
+	}
+	return t, nil
+}
+
+// cellOf returns the running actor at a, nil when there is none.
+func cellOf(a *message.Address) *cell {
+	if h, ok := addrs.HandleOf(a).(*handle); ok {
+		return h.cell()
+	}
+	return nil
+}
+
+// origin is who sends: an actor (with the message it is handling, the
+// parent of what it sends) or an endpoint outside the actor world.
+type origin struct {
+	c      *cell
+	parent message.Message
+	ep     *Endpoint
+}
+
+// send is the one path every message takes (DESIGN 11): System and
+// Endpoint Tell/Ask, Context.Send/SendFor/Ask are a few lines over it. It
+// stamps a Message once (a message sent before is cloned first, B4),
+// records its SentMessage once when the sender is a team member (B10, B39),
+// and enqueues it; any other value is delivered as it is. A dead recipient
+// fails with ErrActorDead (after the SentMessage went out), a snapshot
+// address with ErrNotDeliverable.
+func send(from origin, to *message.Address, msg any, reply chan result) error {
+	if to == nil {
+		return errors.New("actor: send to a nil address")
+	}
 	if err := nilMessage(msg); err != nil {
-		return nil, err
+		return err
 	}
 	if m, ok := msg.(message.Message); ok {
-		msg = prepareUnstamped(m)
+		msg = from.stamp(m, to)
 	}
-	return h.ask(ctx, envelope{msg: msg})
+	t, err := targetOf(to)
+	if err != nil {
+		return err
+	}
+	return t.put(envelope{msg: msg, reply: reply})
 }
 
-func (h *handle) ask(ctx context.Context, env envelope) (any, error) {
-	c := h.cell()
-	if c == nil {
-		return nil, deadError(h.addr)
-	}
+// ask sends msg with a reply channel and waits for the handler's result.
+func ask(ctx context.Context, from origin, to *message.Address, msg any) (any, error) {
 	r := replyPool.Get().(chan result)
-	env.reply = r
-	if err := c.enqueue(env); err != nil {
+	if err := send(from, to, msg, r); err != nil {
 		replyPool.Put(r)
 		return nil, err
 	}
@@ -145,14 +200,47 @@ func (h *handle) ask(ctx context.Context, env envelope) (any, error) {
 		return res.v, res.err
 	case <-ctx.Done():
 		// The late reply lands in r's buffer and r is dropped with it.
-		return nil, waitError(ctx, "ask", h.addr, env.msg)
+		return nil, waitError(ctx, "ask", to, msg)
 	}
 }
 
-// claim takes m for one send: m itself the first time, a fresh shallow copy
-// when m was sent before (a sent message never changes, B4). It stamps the
-// sender, recipient and team, and fills a zero id and timestamp; the parent
-// is the caller's to set.
+// stamp takes m for one send (the message itself the first time, a fresh
+// shallow copy when it was sent before) and sets its envelope: an actor
+// stamps itself, its team and its parent (B2, B39); an endpoint stamps
+// itself and the recipient's team, and leaves the parent (B45).
+func (f origin) stamp(m message.Message, to *message.Address) message.Message {
+	if !addrs.Claim(m) {
+		m = addrs.Clone(m)
+		addrs.Claim(m)
+	}
+	b := m.Envelope()
+	b.Recipient = to
+	if f.c == nil {
+		b.Sender = f.ep.addr
+		team := to.TeamID()
+		b.TeamID.UUID, b.TeamID.Valid = team, team != [16]byte{}
+	} else {
+		b.Sender = f.c.self
+		team := f.c.self.TeamID()
+		b.TeamID.UUID, b.TeamID.Valid = team, team != [16]byte{}
+		if f.parent != nil {
+			b.ParentID.UUID, b.ParentID.Valid = f.parent.Envelope().ID, true
+		} else {
+			b.ParentID.UUID, b.ParentID.Valid = [16]byte{}, false
+		}
+	}
+	if b.ID == [16]byte{} {
+		b.ID = message.NewID()
+	}
+	if b.Timestamp.IsZero() {
+		b.Timestamp = clock.Now()
+	}
+	if f.c != nil && f.c.emitter != nil {
+		f.c.emitter.Emit(telemetry.Record{Kind: telemetry.Sent, Time: clock.UnixNano(), Emitter: f.c.self, Parent: f.parent, Message: m, Recipient: to})
+	}
+	return m
+}
+
 // nilMessage refuses a nil pointer in a Message interface: it has no
 // envelope to stamp.
 func nilMessage(msg any) error {
@@ -162,38 +250,6 @@ func nilMessage(msg any) error {
 		}
 	}
 	return nil
-}
-
-func claim(m message.Message, from, to *message.Address, team uuid.UUID) message.Message {
-	if !message.Claim(m) {
-		m = message.Clone(m)
-		message.Claim(m)
-	}
-	b := m.Envelope()
-	b.Sender, b.Recipient = from, to
-	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
-	if b.ID == uuid.Nil {
-		b.ID = message.NewID()
-	}
-	if b.Timestamp.IsZero() {
-		b.Timestamp = clock.Now()
-	}
-	return m
-}
-
-// prepareUnstamped fills a fresh message's id and timestamp without touching
-// its causal fields; a message sent before is passed on as it is.
-func prepareUnstamped(m message.Message) message.Message {
-	if message.Claim(m) {
-		b := m.Envelope()
-		if b.ID == uuid.Nil {
-			b.ID = message.NewID()
-		}
-		if b.Timestamp.IsZero() {
-			b.Timestamp = clock.Now()
-		}
-	}
-	return m
 }
 
 // cell is a running actor: its mailbox, its goroutine's state and its place
@@ -217,8 +273,17 @@ type cell struct {
 	pendHead int
 	current  message.Message
 	ctx      Context
-	stopping bool
 	finished bool
+
+	// The stop, in order: stopping once it began (children told), tools
+	// told once no other child is left, finishing once the marker is queued.
+	stopping    bool
+	toolsTold   bool
+	finishing   bool
+	stopCause   error
+	deadline    time.Time
+	graceTimer  *time.Timer
+	stopReplies []chan result
 
 	sys       *System
 	actor     Actor
@@ -227,10 +292,10 @@ type cell struct {
 	parent    *cell
 	parentA   *message.Address
 	orch      *message.Address // the team's orchestrator (nil outside a team)
-	sink      Sink             // the team's telemetry sink
-	emitter   Emitter
-	childOrch *message.Address
-	childSink Sink
+	sink      telemetry.Sink   // the team's telemetry sink (nil outside a team)
+	emitter   telemetry.Emitter
+	root      telemetry.Sink // set on a team root: the sink it drains
+	rootGrace time.Duration  // a team root's default stop grace
 	children  []*message.Address
 	cfg       any
 	state     stateHolder
@@ -241,11 +306,11 @@ type cell struct {
 }
 
 // enqueue appends env to the mailbox; it never blocks (B38a). A stop
-// request (StopRecursively, a parent's stop) is also signalled at once to
-// a handler that watches Context.StopRequested.
+// request (a StopRecursively, a stop asked from outside) also cancels the
+// actor's context at once, so that a handler doing long work ends early.
 func (c *cell) enqueue(env envelope) error {
-	if isStopRequest(env) {
-		c.life.requestStop()
+	if cause := stopCause(env); cause != nil {
+		c.life.requestStop(cause)
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -265,28 +330,38 @@ func (c *cell) enqueue(env envelope) error {
 	return nil
 }
 
-func isStopRequest(env envelope) bool {
+// errStopMessage is the cause of a stop requested by a StopRecursively.
+var errStopMessage = fmt.Errorf("%w: StopRecursively received", ErrStopped)
+
+func stopCause(env envelope) error {
 	switch env.kind {
-	case envStopTree, envGraceful:
-		return true
+	case envStop:
+		return env.msg.(stopRequest).cause
 	case envMsg:
 		switch env.msg.(type) {
 		case message.StopRecursively, *message.StopRecursively:
-			return true
+			return errStopMessage
 		}
 	}
-	return false
+	return nil
+}
+
+// requestStop asks the actor to stop, from any goroutine (B20, B25): its
+// context is cancelled at once and the request is queued behind what is
+// already in the mailbox.
+func (c *cell) requestStop(cause error, deadline time.Time) {
+	_ = c.enqueue(envelope{kind: envStop, msg: stopRequest{cause: cause, deadline: deadline}})
 }
 
 // forceStop is shutdown's reaper: the actor stops receiving at once and
 // its stop marker goes to the head of the queue, so that it finishes as soon
 // as its blocked handler returns.
 func (c *cell) forceStop() {
-	c.life.requestStop()
+	c.life.requestStop(ErrShutdown)
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true
-	c.q = append([]envelope{{kind: envStop}}, c.q...)
+	c.q = append([]envelope{{kind: envFinish}}, c.q...)
 	wake := c.idle
 	c.idle = false
 	c.mu.Unlock()
@@ -297,8 +372,8 @@ func (c *cell) forceStop() {
 
 // next returns the next envelope, blocking while the mailbox is empty.
 func (c *cell) next() envelope {
-	if c.life.stopped.Load() { // reaped (forceStop): finish now, fail the rest
-		return envelope{kind: envStop}
+	if c.life.stopped.Load() && !c.finished { // reaped (forceStop): finish now, fail the rest
+		return envelope{kind: envFinish}
 	}
 	if c.pendHead < len(c.pending) {
 		e := c.pending[c.pendHead]
@@ -377,34 +452,27 @@ func (c *cell) process(env envelope) {
 	switch env.kind {
 	case envMsg:
 		switch env.msg.(type) {
-		case message.StopRecursively, *message.StopRecursively:
-			err := c.rawStop()
-			if env.reply != nil {
-				env.reply <- result{err: err}
-			} else if err != nil {
-				c.failure(err, nil)
-			}
+		case message.StopRecursively, *message.StopRecursively: // B25: no telemetry
+			c.beginStop(errStopMessage, time.Time{})
+			c.answerStop(env.reply)
 			return
 		}
 		c.turn(env)
 	case envCall:
 		c.call(env)
-	case envStopTree:
-		err := c.rawStop()
-		if env.reply != nil {
-			env.reply <- result{err: err}
-		}
-	case envGraceful:
-		if g, ok := c.actor.(GracefulStopper); ok {
-			grace, _ := env.msg.(graceValue)
-			err := c.protect(func() error { g.GracefulStop(&c.ctx, grace.d); return nil })
-			if err != nil {
-				c.failure(err, nil)
-			}
-		} else if err := c.stopTree(); err != nil {
-			c.failure(err, nil)
-		}
 	case envStop:
+		req := env.msg.(stopRequest)
+		c.beginStop(req.cause, req.deadline)
+		c.answerStop(env.reply)
+	case envChildDone:
+		c.childDone(env.msg.(*message.Address))
+	case envGraceOver:
+		c.graceOver()
+	case envWake:
+		if err := c.protect(func() error { c.root.Drain(); return nil }); err != nil {
+			c.sys.logger.Error("actor: telemetry drain failed", "actor", c.self.Name(), "error", err)
+		}
+	case envFinish:
 		c.finish()
 	}
 }
@@ -428,14 +496,20 @@ func (c *cell) dispatch(msg any) (res any, err error) {
 	return c.actor.Receive(&c.ctx, msg)
 }
 
+func (c *cell) emit(r telemetry.Record) {
+	if c.emitter != nil {
+		r.Time = clock.UnixNano()
+		r.Emitter = c.self
+		c.emitter.Emit(r)
+	}
+}
+
 // turn runs one message through the turn bracket (B32).
 func (c *cell) turn(env envelope) {
 	m, isMsg := env.msg.(message.Message)
 	if isMsg {
 		c.current = m
-		if c.emitter != nil {
-			c.emitter.Emit(Record{Kind: RecordReceived, Time: clock.UnixNano(), Emitter: c.self, Parent: m, Message: m})
-		}
+		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
 	}
 	res, err := c.dispatch(env.msg)
 	if err != nil && errors.Is(err, ErrUnhandled) {
@@ -473,9 +547,7 @@ func (c *cell) turn(env envelope) {
 }
 
 func (c *cell) emitProcessed(m message.Message) {
-	if c.emitter != nil {
-		c.emitter.Emit(Record{Kind: RecordProcessed, Time: clock.UnixNano(), Emitter: c.self, Parent: m, Message: m})
-	}
+	c.emit(telemetry.Record{Kind: telemetry.Processed, Parent: m, Message: m})
 }
 
 // call runs a proxy closure: not a turn, no telemetry, no checkpoint (B36).
@@ -500,7 +572,7 @@ func (c *cell) call(env envelope) {
 // ErrorMessage. cur overrides the current message when non-nil.
 func (c *cell) failure(err error, cur message.Message) {
 	if c.state != nil {
-		if cerr := c.state.checkpoint(); cerr != nil {
+		if cerr := c.checkpoint(); cerr != nil {
 			c.sys.logger.Warn("actor: state checkpoint failed while reporting a failure",
 				"actor", c.self.Name(), "error", cerr)
 		}
@@ -526,12 +598,12 @@ func (c *cell) report(err error, cur message.Message) {
 	if _, ok := IsWarning(err); ok {
 		w := &message.WarningMessage{}
 		w.ContentType, w.Content, w.CurrentMessage = ct, text, cur
-		c.emitter.Emit(Record{Kind: RecordWarning, Time: clock.UnixNano(), Emitter: c.self, Message: cur, Value: w})
+		c.emit(telemetry.Record{Kind: telemetry.Warning, Message: cur, Value: w})
 		return
 	}
 	e := &message.ErrorMessage{Traceback: traceback(err)}
 	e.ContentType, e.Content, e.CurrentMessage = ct, text, cur
-	c.emitter.Emit(Record{Kind: RecordError, Time: clock.UnixNano(), Emitter: c.self, Message: cur, Value: e})
+	c.emit(telemetry.Record{Kind: telemetry.Error, Message: cur, Value: e})
 }
 
 // traceback is the stack of a panic, or the chain of wrapped errors.
@@ -557,72 +629,131 @@ func (c *cell) checkpoint() error {
 	return c.protect(c.state.checkpoint)
 }
 
-// rawStop is a stop that is not the team's graceful stop: StopRecursively,
-// a parent's stop, System.Stop. A team root (RawStopper) stops without
-// blocking on its members, which may be asking it; anything else runs the
-// recursive stop.
-func (c *cell) rawStop() error {
-	if r, ok := c.actor.(RawStopper); ok {
-		if c.stopping {
-			return nil
-		}
-		return c.protect(func() error { r.RawStop(&c.ctx); return nil })
-	}
-	return c.stopTree()
-}
-
-// stopTree is the recursive stop (B20): checkpoint, stop children one by one
-// (each completely) in creation order, then post the stop marker.
-func (c *cell) stopTree() error {
+// beginStop is the one stop path (B20, B25, B96), reached in mailbox order
+// on the actor's goroutine, whoever asked: checkpoint the state, run the
+// OnStopRequest hook, tell the children to stop (newest first; tools once no
+// other child is left, B98) without waiting for them, and queue the stop
+// marker once the last child has ended. Messages that arrive meanwhile are
+// still handled. With a deadline, children still running when it passes
+// are left behind (logged) and the actor ends anyway (B99).
+func (c *cell) beginStop(cause error, deadline time.Time) {
 	if c.stopping {
-		return nil
+		return
 	}
+	c.stopping, c.stopCause = true, cause
+	c.life.requestStop(cause)
 	if err := c.checkpoint(); err != nil {
 		c.report(err, c.current)
 	}
-	for len(c.children) > 0 {
-		child := c.children[0]
-		if err := c.stopChild(child); err != nil {
-			return err
+	if h, ok := c.actor.(StopRequestHook); ok {
+		if err := c.protect(func() error { h.OnStopRequest(&c.ctx, cause); return nil }); err != nil {
+			c.failure(err, nil)
 		}
-		c.children = c.children[1:]
+	}
+	if deadline.IsZero() && c.root != nil && c.rootGrace > 0 {
+		deadline = time.Now().Add(c.rootGrace)
+	}
+	c.deadline = deadline
+	c.stopChildren()
+	if len(c.children) > 0 && !deadline.IsZero() {
+		c.graceTimer = time.AfterFunc(time.Until(deadline), func() { _ = c.enqueue(envelope{kind: envGraceOver}) })
+	}
+	c.maybeFinish()
+}
+
+// stopChildren tells the children to stop: those that are not tools first,
+// newest first; tools once no other child is left.
+func (c *cell) stopChildren() {
+	others := false
+	for i := len(c.children) - 1; i >= 0; i-- {
+		if !c.children[i].IsTool() {
+			others = true
+			c.stopChild(c.children[i])
+		}
+	}
+	if !others && !c.toolsTold {
+		c.toolsTold = true
+		for i := len(c.children) - 1; i >= 0; i-- {
+			c.stopChild(c.children[i])
+		}
+	}
+}
+
+func (c *cell) stopChild(a *message.Address) {
+	if cc := cellOf(a); cc != nil {
+		cc.requestStop(c.stopCause, c.deadline)
+	}
+}
+
+// childDone is a child's last word: it leaves the children list, and a
+// stopping parent moves on.
+func (c *cell) childDone(a *message.Address) {
+	for i, ch := range c.children {
+		if ch == a {
+			c.children = append(c.children[:i], c.children[i+1:]...)
+			break
+		}
+	}
+	if c.stopping {
+		c.stopChildren()
+		c.maybeFinish()
+	}
+}
+
+// maybeFinish queues the stop marker once no child is left: what was
+// queued before it is still handled (B21).
+func (c *cell) maybeFinish() {
+	if !c.stopping || c.finishing || len(c.children) > 0 {
+		return
+	}
+	c.finishing = true
+	_ = c.enqueue(envelope{kind: envFinish})
+}
+
+// graceOver ends a stop whose children did not all end in time (B99).
+func (c *cell) graceOver() {
+	if c.finishing || len(c.children) == 0 {
+		return
+	}
+	names := make([]string, 0, len(c.children))
+	for _, ch := range c.children {
+		names = append(names, ch.Name())
+	}
+	c.sys.logger.Warn("actor: stop grace expired; forcing teardown",
+		"actor", c.self.Name(), "team", c.self.TeamID(), "still_running", strings.Join(names, ", "))
+	c.toolsTold = true
+	for _, ch := range c.children {
+		c.stopChild(ch)
 	}
 	c.children = nil
-	return c.stopSelf()
+	c.maybeFinish()
 }
 
-func (c *cell) stopSelf() error {
-	if c.stopping {
-		return nil
+// answerStop answers an ask that requested a stop once the actor has ended.
+func (c *cell) answerStop(reply chan result) {
+	if reply == nil {
+		return
 	}
-	c.stopping = true
-	c.life.requestStop()
-	if err := c.enqueue(envelope{kind: envStop}); err != nil {
-		return err
+	if c.finished {
+		reply <- result{}
+		return
 	}
-	return nil
-}
-
-func (c *cell) stopChild(child *message.Address) error {
-	h, ok := child.Handle().(*handle)
-	if !ok {
-		return nil
-	}
-	if cc := h.cell(); cc != nil {
-		_ = cc.enqueue(envelope{kind: envStopTree}) // refused when it is already finishing
-	}
-	select { // wait for its end either way (its OnStop may be running)
-	case <-h.life.done:
-		return nil
-	case <-c.sys.abandon:
-		return fmt.Errorf("actor: stop %s: child %s did not stop before the system gave up", c.self, child)
-	}
+	c.stopReplies = append(c.stopReplies, reply)
 }
 
 // finish is reached at the stop marker (B21-B23): stop receiving, run the
 // stop hook, final checkpoint, StopMessage, then fail what is left.
 func (c *cell) finish() {
-	c.life.requestStop()
+	if c.finished {
+		return
+	}
+	if len(c.children) > 0 && !c.life.stopped.Load() {
+		// A child was spawned after the marker was queued: wait for it too.
+		c.finishing = false
+		c.stopping = true
+		c.stopChildren()
+		return
+	}
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true
@@ -632,23 +763,13 @@ func (c *cell) finish() {
 	left := append(c.pending[c.pendHead:], rest...)
 	c.pending, c.pendHead = nil, 0
 	c.sys.deregister(c)
-	// Children still running (spawned after the recursive stop, or left by
-	// a StopSelf) are stopped before OnStop, children first as always; a
-	// team root only tells them (its stop never blocks on a member, and a
-	// wedged one is the reaper's).
-	_, root := c.actor.(RawStopper)
+	if c.graceTimer != nil {
+		c.graceTimer.Stop()
+	}
+	// Children still running here were left behind by an expired grace or
+	// the reaper: told to stop, never waited for.
 	for _, ch := range c.children {
-		if root {
-			if h, ok := ch.Handle().(*handle); ok {
-				if cc := h.cell(); cc != nil {
-					_ = cc.enqueue(envelope{kind: envStopTree})
-				}
-			}
-			continue
-		}
-		if err := c.stopChild(ch); err != nil {
-			c.sys.logger.Warn("actor: a child did not stop before its parent", "actor", c.self.Name(), "error", err)
-		}
+		c.stopChild(ch)
 	}
 	c.children = nil
 
@@ -661,14 +782,11 @@ func (c *cell) finish() {
 	if err := c.checkpoint(); err != nil {
 		c.report(err, nil)
 	}
-	if c.emitter != nil {
-		c.emitter.Emit(Record{Kind: RecordStop, Time: clock.UnixNano(), Emitter: c.self})
-		c.emitter.Close()
-	}
+	c.emit(telemetry.Record{Kind: telemetry.Stop})
 	dropped := 0
 	for _, env := range left {
 		switch {
-		case env.reply != nil && (env.kind == envStopTree || env.kind == envStop || isStopRequest(env)):
+		case env.reply != nil && (env.kind == envStop || stopCause(env) != nil):
 			env.reply <- result{} // a stop asked for is what happened (B21)
 		case env.reply != nil:
 			env.reply <- result{err: deadError(c.self)}
@@ -676,10 +794,18 @@ func (c *cell) finish() {
 			dropped++
 		}
 	}
+	for _, r := range c.stopReplies {
+		r <- result{}
+	}
+	c.stopReplies = nil
 	if dropped > 0 {
 		c.sys.logger.Debug("actor: tells queued after the stop marker were dropped",
 			"actor", c.self.Name(), "count", dropped)
 	}
 	c.finished = true
+	c.life.release(ErrStopped)
+	if c.parent != nil {
+		_ = c.parent.enqueue(envelope{kind: envChildDone, msg: c.self})
+	}
 	close(c.life.done)
 }

@@ -24,6 +24,10 @@ type Config struct {
 	Name    string    `json:"name"`
 	Role    string    `json:"role"`
 	SquadID uuid.UUID `json:"squad_id,omitzero"`
+	// Tool marks the actor as a tool of its team (a planning board, say)
+	// rather than a member that does work: its parent stops it after its
+	// other children (B98), and a restore recreates it before them.
+	Tool bool `json:"tool,omitempty"`
 }
 
 // ActorConfig returns c; promoted to every config that embeds Config, it is

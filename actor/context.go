@@ -2,11 +2,12 @@ package actor
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"log/slog"
+	"time"
 
-	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/google/uuid"
 )
@@ -14,13 +15,23 @@ import (
 // Context is what a handler, a hook or a proxy closure gets: the actor's
 // view of itself and the runtime. It is valid only on the actor's own
 // goroutine, during the call it was passed to; do not keep it or hand it
-// to another goroutine.
+// to another goroutine (Context.Context is the exception: the
+// context.Context it returns may go anywhere).
 type Context struct {
 	cell *cell
 }
 
 // Self returns the actor's own address.
 func (c *Context) Self() *message.Address { return c.cell.self }
+
+// Context returns the actor's context.Context: cancelled, with the cause
+// (context.Cause), as soon as the actor's stop is requested (a
+// StopRecursively or a stop asked from outside is queued, its parent stops,
+// the system shuts down) and in any case once the actor has ended. Long work
+// in a handler (a model call, a tool, a wait) should use it, so that a stop
+// does not wait for it. What is queued is still handled before the stop, as
+// always.
+func (c *Context) Context() context.Context { return c.cell.life.context() }
 
 // Sender returns the sender of the message being handled (nil for raw
 // values, proxy calls and messages told without a sender).
@@ -54,9 +65,6 @@ func (c *Context) Logger() *slog.Logger {
 // type it was spawned with (*Config when none was given).
 func (c *Context) Config() any { return c.cell.cfg }
 
-// TeamID returns the actor's team id.
-func (c *Context) TeamID() uuid.UUID { return c.cell.self.TeamID() }
-
 // Parent returns the address of the actor that spawned this one (nil for a
 // root actor).
 func (c *Context) Parent() *message.Address { return c.cell.parentA }
@@ -64,7 +72,7 @@ func (c *Context) Parent() *message.Address { return c.cell.parentA }
 // Orchestrator returns the team's orchestrator (nil outside a team; the
 // orchestrator gets itself).
 func (c *Context) Orchestrator() *message.Address {
-	if c.cell.childOrch != nil && c.cell.childOrch == c.cell.self {
+	if c.cell.root != nil {
 		return c.cell.self
 	}
 	return c.cell.orch
@@ -73,23 +81,20 @@ func (c *Context) Orchestrator() *message.Address {
 // Restoring reports whether the actor was spawned as part of a restore.
 func (c *Context) Restoring() bool { return c.cell.restoring }
 
-// UserID returns the user id the actor was spawned with (inherited by
-// children).
-func (c *Context) UserID() string { return c.cell.userID }
+// User returns the user id and email the actor was spawned with (WithUser;
+// inherited by children).
+func (c *Context) User() (id, email string) { return c.cell.userID, c.cell.userEmail }
 
-// UserEmail returns the user email the actor was spawned with (inherited by
-// children).
-func (c *Context) UserEmail() string { return c.cell.userEmail }
-
-// Children returns the addresses of the actor's children, in creation order
-// (B24).
+// Children returns the addresses of the actor's running children, in
+// creation order (B24).
 func (c *Context) Children() []*message.Address {
 	return append([]*message.Address(nil), c.cell.children...)
 }
 
 // Spawn creates a child actor (B19): it joins this actor's team, reports to
 // the same orchestrator, inherits the squad unless its config names one, and
-// is appended to Children. cfg is copied; see System.Spawn.
+// is appended to Children. cfg is copied; see System.Spawn. A child spawned
+// while this actor is stopping is told to stop at once.
 func (c *Context) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address, error) {
 	return c.cell.sys.spawn(c.cell, a, cfg, opts)
 }
@@ -100,21 +105,7 @@ func (c *Context) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address
 // with ErrActorDead when the recipient cannot receive (after the
 // SentMessage went out) and with ErrNotDeliverable for a snapshot address.
 func (c *Context) Send(to *message.Address, msg any) error {
-	if to == nil {
-		return errors.New("actor: Send to a nil address")
-	}
-	if err := nilMessage(msg); err != nil {
-		return err
-	}
-	msg = c.stamp(to, msg)
-	if h, ok := to.Handle().(*handle); ok {
-		cc := h.cell()
-		if cc == nil {
-			return deadError(to)
-		}
-		return cc.enqueue(envelope{msg: msg})
-	}
-	return to.Tell(msg)
+	return send(origin{c: c.cell, parent: c.cell.current}, to, msg, nil)
 }
 
 // SendFor sends msg as Send does, but as if cause were the message being
@@ -122,74 +113,24 @@ func (c *Context) Send(to *message.Address, msg any) error {
 // proxy answering a person's input to an earlier message uses it, outside
 // any turn for that message.
 func (c *Context) SendFor(cause message.Message, to *message.Address, msg any) error {
-	prev := c.cell.current
-	c.cell.current = cause
-	defer func() { c.cell.current = prev }()
-	return c.Send(to, msg)
-}
-
-// stamp prepares a message for sending from this actor and emits its
-// SentMessage; other values pass through.
-func (c *Context) stamp(to *message.Address, msg any) any {
-	m, ok := msg.(message.Message)
-	if !ok {
-		return msg
-	}
-	cl := c.cell
-	m = claim(m, cl.self, to, cl.self.TeamID())
-	b := m.Envelope()
-	if cl.current != nil {
-		b.ParentID = uuid.NullUUID{UUID: cl.current.Envelope().ID, Valid: true}
-	} else {
-		b.ParentID = uuid.NullUUID{}
-	}
-	now := clock.UnixNano()
-	if cl.emitter != nil {
-		cl.emitter.Emit(Record{Kind: RecordSent, Time: now, Emitter: cl.self, Parent: cl.current, Message: m, Recipient: to})
-	}
-	return m
+	return send(origin{c: c.cell, parent: cause}, to, msg, nil)
 }
 
 // Ask sends msg like Send and waits for the recipient's handler to return,
 // or for ctx. Asking oneself fails at once with ErrSelfAsk (it would
 // deadlock, B46).
 func (c *Context) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
-	if to == nil {
-		return nil, errors.New("actor: Ask to a nil address")
-	}
-	if to.AgentID() == c.cell.self.AgentID() {
+	if to != nil && to.AgentID() == c.cell.self.AgentID() {
 		return nil, fmt.Errorf("%w: %s", ErrSelfAsk, to)
 	}
-	if err := nilMessage(msg); err != nil {
-		return nil, err
-	}
-	msg = c.stamp(to, msg)
-	if h, ok := to.Handle().(*handle); ok {
-		return h.ask(ctx, envelope{msg: msg})
-	}
-	return to.Ask(ctx, msg)
+	return ask(ctx, origin{c: c.cell, parent: c.cell.current}, to, msg)
 }
 
-// Stop runs this actor's recursive stop (B20): checkpoint its state, stop
-// every child completely, in creation order, then put the stop marker at the
-// tail of its own mailbox. What is already queued is still handled; then
-// OnStop runs, once. Calling it again does nothing.
-func (c *Context) Stop() error { return c.cell.stopTree() }
-
-// StopSelf puts the stop marker at the tail of the mailbox without touching
-// the children (the orchestrator's finalize step, B97).
-func (c *Context) StopSelf() error { return c.cell.stopSelf() }
-
-// StopRequested returns a channel closed as soon as a stop of this actor
-// is requested: a StopRecursively or its parent's stop is queued (before
-// the actor gets to it), the actor stops itself, or the system's shutdown
-// gave up waiting; it is closed once the actor has stopped in any case. A
-// handler doing long work (a model call) can watch it to end early; what is
-// still queued is handled before the stop, as always.
-func (c *Context) StopRequested() <-chan struct{} { return c.cell.life.stopRequested() }
-
-// Stopping reports whether the actor's stop marker was posted.
-func (c *Context) Stopping() bool { return c.cell.stopping }
+// Stop starts this actor's stop (B20) and returns at once: its context is
+// cancelled with ErrStopped, its children are told to stop, and once they
+// have all ended the actor ends after what is already queued (OnStop runs
+// once). Calling it again does nothing.
+func (c *Context) Stop() { c.cell.beginStop(ErrStopped, time.Time{}) }
 
 // Mailbox returns the messages waiting in the mailbox, in queue order,
 // without removing them (B40): never the one being handled, never raw
@@ -240,20 +181,15 @@ func (c *Context) ConsumeMailbox(ids ...uuid.UUID) []message.Message {
 	}
 	clear(cl.pending[len(keep):])
 	cl.pending = keep
-	if cl.emitter != nil {
-		for _, m := range out {
-			cl.emitter.Emit(Record{Kind: RecordHandled, Time: clock.UnixNano(), Emitter: cl.self, Parent: cl.current, Message: m})
-		}
+	for _, m := range out {
+		cl.emit(telemetry.Record{Kind: telemetry.Handled, Parent: cl.current, Message: m})
 	}
 	return out
 }
 
 // NotifyEvent emits an EventMessage carrying ev to the orchestrator (B14).
 func (c *Context) NotifyEvent(ev any) {
-	cl := c.cell
-	if cl.emitter != nil {
-		cl.emitter.Emit(Record{Kind: RecordEvent, Time: clock.UnixNano(), Emitter: cl.self, Parent: cl.current, Value: ev})
-	}
+	c.cell.emit(telemetry.Record{Kind: telemetry.Event, Parent: c.cell.current, Value: ev})
 }
 
 // Report emits err as the runtime reports a failed handler: a WarningMessage

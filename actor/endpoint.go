@@ -2,7 +2,6 @@ package actor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -25,7 +24,7 @@ type Endpoint struct {
 
 func (s *System) newEndpoint() *Endpoint {
 	e := &Endpoint{sys: s, signal: make(chan struct{}, 1)}
-	e.addr = message.NewLiveAddress(message.Identity{
+	e.addr = addrs.NewLive(message.Identity{
 		AgentID: message.NewID(),
 		Name:    "@ActorSystem",
 		Role:    "ActorSystem",
@@ -39,51 +38,20 @@ func (s *System) newEndpoint() *Endpoint {
 // "ActorSystem", its own agent and team ids, no squad.
 func (e *Endpoint) Address() *message.Address { return e.addr }
 
-// prepare stamps a message told from outside (B45): sender = this endpoint,
-// team = the recipient's, parent untouched.
-func (e *Endpoint) prepare(to *message.Address, msg any) any {
-	m, ok := msg.(message.Message)
-	if !ok {
-		return msg
-	}
-	return claim(m, e.addr, to, to.TeamID())
-}
-
-// Tell delivers msg to the actor at to without waiting; no telemetry (B45).
+// Tell delivers msg to the actor at to without waiting (B45): a message is
+// stamped with this endpoint as its sender and the recipient's team, its
+// parent untouched; no telemetry.
 func (e *Endpoint) Tell(to *message.Address, msg any) error {
-	if to == nil {
-		return errors.New("actor: Tell to a nil address")
-	}
-	if err := nilMessage(msg); err != nil {
-		return err
-	}
-	msg = e.prepare(to, msg)
-	if h, ok := to.Handle().(*handle); ok {
-		c := h.cell()
-		if c == nil {
-			return deadError(to)
-		}
-		return c.enqueue(envelope{msg: msg})
-	}
-	return to.Tell(msg)
+	return send(origin{ep: e}, to, msg, nil)
 }
 
-// Ask delivers msg and waits for the handler's result, or for ctx (B46). A
-// handler error comes back as the error. When ctx's deadline passes first
-// the error is a *TimeoutError (errors.Is ErrTimeout) naming the target and
-// message type; the message is still handled later and its reply dropped.
+// Ask delivers msg like Tell and waits for the handler's result, or for ctx
+// (B46). A handler error comes back as the error. When ctx's deadline
+// passes first the error is a *TimeoutError (errors.Is ErrTimeout) naming
+// the target and message type; the message is still handled later and its
+// reply dropped.
 func (e *Endpoint) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
-	if to == nil {
-		return nil, errors.New("actor: Ask to a nil address")
-	}
-	if err := nilMessage(msg); err != nil {
-		return nil, err
-	}
-	msg = e.prepare(to, msg)
-	if h, ok := to.Handle().(*handle); ok {
-		return h.ask(ctx, envelope{msg: msg})
-	}
-	return to.Ask(ctx, msg)
+	return ask(ctx, origin{ep: e}, to, msg)
 }
 
 // Listen returns the next value delivered to this endpoint, in arrival
@@ -142,18 +110,19 @@ func (h *endpointHandle) Alive() bool {
 	return !h.closed
 }
 
-func (h *endpointHandle) Tell(msg any) error {
+// put queues a message for Listen; an endpoint answers no ask and runs no
+// proxy call.
+func (h *endpointHandle) put(env envelope) error {
+	if env.reply != nil || env.kind != envMsg {
+		return fmt.Errorf("actor: %s is a listener and cannot answer an ask or run a call: %w", h.addr, ErrNotDeliverable)
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return deadError(h.addr)
 	}
-	h.q = append(h.q, msg)
+	h.q = append(h.q, env.msg)
 	h.mu.Unlock()
 	(*Endpoint)(h).notify()
 	return nil
-}
-
-func (h *endpointHandle) Ask(context.Context, any) (any, error) {
-	return nil, fmt.Errorf("actor: %s is a listener and cannot answer an ask: %w", h.addr, ErrNotDeliverable)
 }

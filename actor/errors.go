@@ -19,9 +19,15 @@ var (
 	// listen returns when its context's deadline passes.
 	ErrTimeout = errors.New("actor: timeout")
 
-	// ErrNotDeliverable is returned by Tell/Ask on a snapshot or stopped
-	// address (one deserialized or kept for history).
-	ErrNotDeliverable = message.ErrNotDeliverable
+	// ErrNotDeliverable is returned by a send to a snapshot or stopped
+	// address (one deserialized or kept for history): it names an actor but
+	// cannot reach one. The error returned wraps it and names the address.
+	ErrNotDeliverable = errors.New("actor: address cannot deliver")
+
+	// ErrStopped is the cause of a stop asked for by Context.Stop,
+	// System.Stop or a StopRecursively (Context.Context is cancelled with
+	// it), and of every actor's context once it has ended.
+	ErrStopped = errors.New("actor: stopped")
 
 	// ErrUnhandled is returned by a Receive that does not handle a message.
 	// The runtime logs "Unknown message" at warning level, reports nothing

@@ -13,6 +13,7 @@ import (
 	"weak"
 
 	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/google/uuid"
 )
@@ -69,6 +70,8 @@ type spawnOptions struct {
 	userID    string
 	userEmail string
 	restoring bool
+	sink      telemetry.Sink
+	grace     time.Duration
 }
 
 // WithAgentID gives the actor an explicit agent id (restore).
@@ -83,13 +86,10 @@ func WithUser(id, email string) SpawnOption {
 	return func(o *spawnOptions) { o.userID, o.userEmail = id, email }
 }
 
-// WithRestoring marks the actor as recreated by a restore.
-func WithRestoring() SpawnOption { return func(o *spawnOptions) { o.restoring = true } }
-
 // Spawn creates a root actor (B44): a fresh agent id, a fresh team id and a
 // fresh squad unless the options or the config say otherwise, and no
-// orchestrator (a root is outside every team unless it is itself a team
-// root, an actor implementing Sink). cfg is nil, a Config, or a value or
+// orchestrator (a root is outside every team; orchestrator.New creates
+// one). cfg is nil, a Config, or a value or
 // pointer of a type embedding Config; the actor gets its own copy, with an
 // empty name and role defaulted (B17). An actor embedding Agent[C, S] must be
 // given a C (or *C, or nil).
@@ -145,7 +145,10 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 			base.SquadID = parent.self.SquadID()
 		}
 		c.parent, c.parentA = parent, parent.self
-		c.orch, c.sink = parent.childOrch, parent.childSink
+		c.orch, c.sink = parent.orch, parent.sink
+		if parent.root != nil {
+			c.orch, c.sink = parent.self, parent.root
+		}
 		if c.userID == "" && c.userEmail == "" {
 			c.userID, c.userEmail = parent.userID, parent.userEmail
 		}
@@ -160,14 +163,14 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	}
 	id.SquadID = base.SquadID
 	_, id.UserProxy = a.(UserProxyActor)
-	sink, isSink := a.(Sink)
-	id.Orchestrate = isSink
+	id.Tool = base.Tool
+	id.Orchestrate = o.sink != nil
 	h := &handle{w: weak.Make(c), life: c.life}
-	c.self = message.NewLiveAddress(id, h)
+	c.self = addrs.NewLive(id, h)
 	h.addr = c.self
-	c.childOrch, c.childSink = c.orch, c.sink
-	if isSink {
-		c.childOrch, c.childSink = c.self, sink
+	if o.sink != nil {
+		c.root, c.rootGrace = o.sink, o.grace
+		o.sink.Start(func() { _ = c.enqueue(envelope{kind: envWake}) })
 	}
 	if sh, ok := a.(stateHolder); ok {
 		if err := sh.bind(c, cfgPtr); err != nil {
@@ -195,11 +198,12 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	if c.sink != nil {
 		c.emitter = c.sink.Attach(c.self)
 	}
-	if c.emitter != nil { // StartMessage from the creator's context (B7)
-		c.emitter.Emit(Record{Kind: RecordStart, Time: clock.UnixNano(), Emitter: c.self,
-			Value: startValue{config: cfgPtr, parent: c.parentA}})
-	}
+	// StartMessage from the creator's context (B7).
+	c.emit(telemetry.Record{Kind: telemetry.Start, Value: cfgPtr, Recipient: c.parentA})
 	go c.run()
+	if parent != nil && parent.stopping {
+		c.requestStop(parent.stopCause, parent.deadline)
+	}
 	return c.self, nil
 }
 
@@ -243,10 +247,16 @@ func (s *System) Stats() Stats {
 	return st
 }
 
-// Tell delivers msg to the actor at to from the system's own endpoint (B45).
+// Tell delivers msg to the actor at to from the system's own endpoint
+// (B45, B56): a message is stamped with the endpoint as its sender and the
+// recipient's team; no telemetry. It fails with ErrActorDead when the actor
+// cannot receive and with ErrNotDeliverable for a snapshot address.
 func (s *System) Tell(to *message.Address, msg any) error { return s.endpoint.Tell(to, msg) }
 
-// Ask delivers msg and waits for the handler's result or ctx (B46).
+// Ask delivers msg like Tell and waits for the handler's result or ctx
+// (B46). A handler error comes back as the error; when ctx's deadline
+// passes first the error is a *TimeoutError (errors.Is ErrTimeout) and the
+// message is still handled later, its reply dropped.
 func (s *System) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
 	return s.endpoint.Ask(ctx, to, msg)
 }
@@ -262,16 +272,17 @@ func (s *System) Address() *message.Address { return s.endpoint.addr }
 // what is told through it arrive only there. Close it when done.
 func (s *System) Private() *Endpoint { return s.newEndpoint() }
 
-// Stop runs the recursive stop of the actor at addr (or its RawStop when it
-// is a team root with one) and waits until it and every descendant
-// stopped, or ctx is done (B20). Stopping a dead actor returns nil.
+// Stop stops the actor at addr (B20): its context is cancelled with
+// ErrStopped, its children are stopped first, and Stop waits until it and
+// every descendant have ended, or ctx is done. A team root's stop announces
+// nothing (B102). Stopping a dead actor returns nil.
 func (s *System) Stop(ctx context.Context, addr *message.Address) error {
-	h, ok := addr.Handle().(*handle)
+	h, ok := addrs.HandleOf(addr).(*handle)
 	if !ok {
 		return fmt.Errorf("actor: Stop %s: %w", addr, ErrNotDeliverable)
 	}
 	if c := h.cell(); c != nil {
-		_ = c.enqueue(envelope{kind: envStopTree}) // refused when it is already finishing
+		c.requestStop(ErrStopped, time.Time{}) // refused when it is already finishing
 	}
 	select { // wait for its end either way: its OnStop may still be running
 	case <-h.life.done:
@@ -281,10 +292,10 @@ func (s *System) Stop(ctx context.Context, addr *message.Address) error {
 	}
 }
 
-// Done returns a channel closed when the actor at addr has stopped; for a
+// Done returns a channel closed when the actor at addr has ended; for a
 // snapshot address or nil, a closed channel.
 func Done(addr *message.Address) <-chan struct{} {
-	if h, ok := addr.Handle().(*handle); ok {
+	if h, ok := addrs.HandleOf(addr).(*handle); ok {
 		return h.life.done
 	}
 	ch := make(chan struct{})
@@ -292,12 +303,11 @@ func Done(addr *message.Address) <-chan struct{} {
 	return ch
 }
 
-type graceValue struct{ d time.Duration }
-
 // Shutdown stops every actor and waits for every goroutine the system
-// started (B53). Team roots are asked to stop first (GracefulStop with the
-// time left before ctx's deadline, DefaultShutdownGrace without one), other
-// root actors run their recursive stop. If ctx ends first, the actors still
+// started (B53). Every root actor is asked to stop, team roots first, with
+// cause ErrShutdown and the time left before ctx's deadline
+// (DefaultShutdownGrace without one) to wait for its children. If ctx ends
+// first, the actors still
 // running are marked stopped (their addresses report not alive and refuse
 // delivery), a warning lists them, and the error says which did not stop;
 // their goroutines cannot be joined while their handlers block.
@@ -323,16 +333,16 @@ func (s *System) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.endpoint.Close()
-	grace := DefaultShutdownGrace
-	if dl, ok := ctx.Deadline(); ok {
-		grace = time.Until(dl)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultShutdownGrace)
 	}
 	// Team roots first, without waiting, then everything else.
 	sort.SliceStable(roots, func(i, j int) bool {
 		return roots[i].self.IsOrchestrator() && !roots[j].self.IsOrchestrator()
 	})
 	for _, c := range roots {
-		_ = c.enqueue(envelope{kind: envGraceful, msg: graceValue{grace}})
+		c.requestStop(ErrShutdown, deadline)
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

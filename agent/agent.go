@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -77,9 +75,7 @@ type BaseAgent struct {
 	registry *command.Registry
 	team     *orchestrator.Team
 	startErr error
-	ctx      context.Context // cancelled when a stop is requested (model calls end early)
-	cancel   context.CancelFunc
-	watch    sync.WaitGroup
+	ctx      context.Context // the actor's context: cancelled when its stop is requested (model calls end early)
 }
 
 var (
@@ -99,15 +95,7 @@ func (a *BaseAgent) env() *Env {
 // the LLM runner with both usage tiers, and on a restore the LLM context
 // and lifetime counters from the team's log (A37, A51). No model call.
 func (a *BaseAgent) OnStart(c *actor.Context) error {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
-	stop, ctx := c.StopRequested(), a.ctx
-	a.watch.Go(func() { // a team stop or shutdown ends a model call in flight
-		select {
-		case <-stop:
-			a.cancel()
-		case <-ctx.Done():
-		}
-	})
+	a.ctx = c.Context() // a team stop or shutdown ends a model call in flight
 	if err := a.start(c); err != nil {
 		a.startErr = err
 		return err
@@ -137,7 +125,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	a.team = orchestrator.Of(c.Orchestrator())
 	a.registry = command.NewRegistry(command.WithLogger(c.Logger()))
 	owner := &tool.Owner{Context: c, Team: a.team, Registry: a.registry, Prepare: a.prepare, Rand: a.env().Rand}
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 	defer cancel()
 	caps, err := tool.Attach(ctx, owner, withTeamTool(cfg.Tools))
 	if err != nil {
@@ -229,10 +217,6 @@ func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
 // OnStop closes the runner (A101) and releases the tool cards; a failure
 // is logged.
 func (a *BaseAgent) OnStop(c *actor.Context) {
-	if a.cancel != nil {
-		a.cancel()
-		a.watch.Wait()
-	}
 	if a.runner != nil {
 		if err := a.runner.Close(); err != nil {
 			c.Logger().Warn("agent: closing the LLM runner failed", "error", err)
@@ -318,7 +302,7 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 	case a.Config().AllowAgentCommands, sender == nil, sender.IsUserProxy():
 		return true
 	}
-	return sender.TeamID() != c.TeamID()
+	return sender.TeamID() != c.Self().TeamID()
 }
 
 // turn prompts the model and routes its output (A7, A13, A17).
@@ -360,7 +344,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 		}
 		var to *message.Address
 		if strings.HasPrefix(r.Recipient, "@") {
-			ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+			ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 			member, err := a.team.Member(ctx, r.Recipient)
 			cancel()
 			if err != nil {
@@ -396,7 +380,7 @@ func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
 	if a.registry == nil || !a.registry.Has("hire_member") {
 		return nil, ErrNoHire
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 	defer cancel()
 	return command.Call[*message.Address](ctx, a.registry, "hire_member", role)
 }
@@ -404,7 +388,7 @@ func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
 // notifyHuman tells the team's person about a usage-limit breach (A38):
 // the first member whose address is a user proxy, whatever its role.
 func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 	defer cancel()
 	members, err := a.team.Members(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // KindHumanProxy is the kind name HumanProxy is registered under.
@@ -53,33 +54,19 @@ func (h *HumanProxy) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
-// Respond sends the person's answer to the sender of original as an
-// AgentMessage with intent response, parented to original (A60). Call it
-// on the proxy's goroutine, or use ProcessHumanInput.
-func (h *HumanProxy) Respond(c *actor.Context, content string, original message.Message) error {
+// Reply sends the person's answer to the sender of original as an
+// AgentMessage with intent response, parented to original (A60). It
+// overrides orchestrator.UserProxy's Reply, so orchestrator.ProcessHumanInput
+// on a HumanProxy sends an AgentMessage. Call it on the proxy's goroutine,
+// or use orchestrator.ProcessHumanInput.
+func (h *HumanProxy) Reply(c *actor.Context, content string, original message.Message) error {
 	return h.Answer(c, original, &AgentMessage{Type: Response, Content: content})
-}
-
-// ProcessHumanInput delivers a person's answer through the human proxy at
-// proxy (A60): an AgentMessage response with the content verbatim to the
-// sender of original. original may be a subscriber's copy.
-func ProcessHumanInput(ctx context.Context, proxy *message.Address, content string, original message.Message) error {
-	_, err := actor.Call(ctx, proxy, func(c *actor.Context, a actor.Actor) (any, error) {
-		h, ok := a.(interface {
-			Respond(*actor.Context, string, message.Message) error
-		})
-		if !ok {
-			return nil, fmt.Errorf("agent: ProcessHumanInput: %s is a %T, not a HumanProxy", proxy, a)
-		}
-		return nil, h.Respond(c, content, original)
-	})
-	return err
 }
 
 // Say sends a person's message from the human proxy at proxy to an agent
 // (A61): the team's log records the proxy as the sender. An empty intent
 // means request.
-func Say(ctx context.Context, proxy, to *message.Address, msg *AgentMessage) error {
+func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) error {
 	if msg == nil {
 		return errors.New("agent: Say(nil)")
 	}
@@ -89,8 +76,7 @@ func Say(ctx context.Context, proxy, to *message.Address, msg *AgentMessage) err
 	if !msg.Type.Valid() {
 		return fmt.Errorf("agent: Say: unknown intent %q", msg.Type)
 	}
-	_, err := actor.Call(ctx, proxy, func(c *actor.Context, _ actor.Actor) (any, error) {
-		return nil, c.Send(to, msg)
+	return proxy.Do(ctx, from, func(c *actor.Context, _ actor.Actor) error {
+		return c.Send(to, msg)
 	})
-	return err
 }

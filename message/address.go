@@ -2,45 +2,27 @@ package message
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/internal/link"
 )
 
-// ErrNotDeliverable is returned by Tell and Ask on a snapshot address (one
-// deserialized from JSON or built for history): it names an actor but cannot
-// reach one. The error returned wraps it and names the address.
-var ErrNotDeliverable = errors.New("address cannot deliver")
-
-// AddressKind says what an Address can do.
-type AddressKind uint8
+// addressKind says what an Address can do (B60).
+type addressKind uint8
 
 const (
-	// Live addresses belong to a running runtime and deliver to its actor.
-	Live AddressKind = iota
-	// Snapshot addresses were deserialized or built from an identity; they
-	// report alive but refuse delivery (the Python ActorAddressProxy).
-	Snapshot
-	// Stopped addresses record an actor known to be stopped; they report
-	// not alive and refuse delivery (the Python ActorAddressStopped).
-	Stopped
+	// live addresses belong to a running runtime and deliver to its actor.
+	live addressKind = iota
+	// snapshot addresses were deserialized or built from an identity; they
+	// report alive but cannot deliver (the Python ActorAddressProxy).
+	snapshot
+	// stopped addresses record an actor known to be stopped; they report
+	// not alive and cannot deliver (the Python ActorAddressStopped).
+	stopped
 )
-
-// String names the value for logs and errors.
-func (k AddressKind) String() string {
-	switch k {
-	case Live:
-		return "live"
-	case Snapshot:
-		return "snapshot"
-	case Stopped:
-		return "stopped"
-	}
-	return fmt.Sprintf("AddressKind(%d)", uint8(k))
-}
 
 // Identity is everything an address says about its actor. It is captured
 // once, when the address is built, and never re-read from the actor.
@@ -53,18 +35,7 @@ type Identity struct {
 	UserProxy   bool      // the actor is a user proxy (by kind, not by name)
 	Type        string    // the actor's concrete type, "" if unknown
 	Orchestrate bool      // the actor is a team root (orchestrator)
-}
-
-// Handle is the delivery side of a live address, implemented by the actor
-// runtime. Addresses never expose it; it is exported only so that the runtime
-// package can implement it.
-type Handle interface {
-	// Alive reports whether the actor can still receive.
-	Alive() bool
-	// Tell delivers msg without waiting.
-	Tell(msg any) error
-	// Ask delivers msg and waits for the handler's result.
-	Ask(ctx context.Context, msg any) (any, error)
+	Tool        bool      // the actor is a tool of its team, stopped after the others
 }
 
 // Address is a reference to an actor, like a mailbox address: a snapshot of
@@ -77,24 +48,14 @@ type Handle interface {
 // same actor need not be the same pointer.
 type Address struct {
 	id   Identity
-	kind AddressKind
-	h    Handle
-}
-
-// NewLiveAddress builds a live address over h. It is meant for actor runtimes.
-func NewLiveAddress(id Identity, h Handle) *Address {
-	return &Address{id: id, kind: Live, h: h}
+	kind addressKind
+	h    link.Handle
 }
 
 // NewSnapshotAddress builds a snapshot address: alive, never deliverable.
 // Tests use it as a fake address.
 func NewSnapshotAddress(id Identity) *Address {
-	return &Address{id: id, kind: Snapshot}
-}
-
-// NewStoppedAddress builds an address for an actor known to be stopped.
-func NewStoppedAddress(id Identity) *Address {
-	return &Address{id: id, kind: Stopped}
+	return &Address{id: id, kind: snapshot}
 }
 
 // Identity returns the identity snapshot.
@@ -127,25 +88,12 @@ func (a *Address) IsUserProxy() bool { return a.Identity().UserProxy }
 // IsOrchestrator reports whether the actor is a team root.
 func (a *Address) IsOrchestrator() bool { return a.Identity().Orchestrate }
 
+// IsTool reports whether the actor is a tool of its team (actor.Config's
+// Tool): stopped after the team's other members and restored before them.
+func (a *Address) IsTool() bool { return a.Identity().Tool }
+
 // ActorType returns the actor's concrete type name, "" if unknown.
 func (a *Address) ActorType() string { return a.Identity().Type }
-
-// Kind says whether the address is live, a snapshot, or a stopped record.
-func (a *Address) Kind() AddressKind {
-	if a == nil {
-		return Stopped
-	}
-	return a.kind
-}
-
-// Handle returns the delivery handle of a live address, nil otherwise. It is
-// meant for actor runtimes.
-func (a *Address) Handle() Handle {
-	if a == nil {
-		return nil
-	}
-	return a.h
-}
 
 // IsAlive reports whether the actor can still receive. For a live address it
 // is false once the actor stopped or was collected; a snapshot reports true
@@ -155,39 +103,12 @@ func (a *Address) IsAlive() bool {
 		return false
 	}
 	switch a.kind {
-	case Live:
+	case live:
 		return a.h != nil && a.h.Alive()
-	case Snapshot:
+	case snapshot:
 		return true
 	}
 	return false
-}
-
-// Tell delivers msg to the actor without waiting for it to be handled. Unlike
-// a send from inside an actor it stamps nothing. It fails with the runtime's
-// dead-actor error when the actor cannot receive, and with ErrNotDeliverable
-// on a snapshot or stopped address.
-func (a *Address) Tell(msg any) error {
-	if a == nil || a.kind != Live || a.h == nil {
-		return a.refuse()
-	}
-	return a.h.Tell(msg)
-}
-
-// Ask delivers msg and waits until the handler returns, or ctx is done. It
-// fails like Tell when the actor cannot receive.
-func (a *Address) Ask(ctx context.Context, msg any) (any, error) {
-	if a == nil || a.kind != Live || a.h == nil {
-		return nil, a.refuse()
-	}
-	return a.h.Ask(ctx, msg)
-}
-
-func (a *Address) refuse() error {
-	if a == nil {
-		return fmt.Errorf("nil address: %w", ErrNotDeliverable)
-	}
-	return fmt.Errorf("%s: %w", a, ErrNotDeliverable)
 }
 
 // Equal reports whether a and b name the same actor (same agent id).
@@ -210,10 +131,10 @@ func (a *Address) String() string {
 // hand to subscribers and persist. A snapshot or stopped address is returned
 // unchanged.
 func (a *Address) Snapshot() *Address {
-	if a == nil || a.kind != Live {
+	if a == nil || a.kind != live {
 		return a
 	}
-	return &Address{id: a.id, kind: Snapshot}
+	return &Address{id: a.id, kind: snapshot}
 }
 
 // AsStopped returns a stopped record with the same identity.
@@ -221,7 +142,7 @@ func (a *Address) AsStopped() *Address {
 	if a == nil {
 		return nil
 	}
-	return &Address{id: a.id, kind: Stopped}
+	return &Address{id: a.id, kind: stopped}
 }
 
 // AddressDict is the serialized form of an address: exactly the eight keys of
@@ -319,12 +240,12 @@ func (a *Address) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("decode address: %w", err)
 	}
 	if !d.Tag {
-		return errors.New(`decode address: missing "__actor_address__": true`)
+		return fmt.Errorf(`decode address: missing "__actor_address__": true`)
 	}
 	id, err := d.Identity()
 	if err != nil {
 		return fmt.Errorf("decode address: %w", err)
 	}
-	*a = Address{id: id, kind: Snapshot}
+	*a = Address{id: id, kind: snapshot}
 	return nil
 }

@@ -31,11 +31,11 @@ var registry = struct {
 // another type, or the same type under another name, panics: it is a
 // programming error caught at init.
 func Register[T any](name string) {
-	RegisterType(name, reflect.TypeFor[T]())
+	registerType(name, reflect.TypeFor[T]())
 }
 
-// RegisterType is Register for a reflect.Type (a struct type).
-func RegisterType(name string, t reflect.Type) {
+// registerType is Register for a reflect.Type (a struct type).
+func registerType(name string, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -57,20 +57,8 @@ func RegisterType(name string, t reflect.Type) {
 	registry.byType[t] = name
 }
 
-// Registered returns the registered type names, sorted.
-func Registered() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.byName))
-	for n := range registry.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// New returns a new zero *T for the type registered under name.
-func New(name string) (any, error) {
+// newOf returns a new zero *T for the type registered under name.
+func newOf(name string) (any, error) {
 	registry.RLock()
 	t, ok := registry.byName[name]
 	registry.RUnlock()
@@ -264,7 +252,7 @@ func unmarshal(data []byte) (any, error) {
 			return nil, fmt.Errorf("message: decode: %q is %s, not a type name", TypeTag, head.Model)
 		}
 	}
-	v, err := New(name)
+	v, err := newOf(name)
 	if err != nil {
 		return nil, fmt.Errorf("message: decode: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/internal/link"
 )
 
 // DisplayType tells a user interface how to present a message.
@@ -65,60 +67,41 @@ func (b *Base) Display() DisplayType {
 	return b.DisplayType
 }
 
-// Team returns the team id, uuid.Nil when unset.
-func (b *Base) Team() uuid.UUID {
-	return b.TeamID.UUID
-}
-
-// Parent returns the parent id, uuid.Nil when unset.
-func (b *Base) Parent() uuid.UUID {
-	return b.ParentID.UUID
-}
-
-// Stamp sets the causal fields (B2): sender, team id and parent id (the id
-// of current, or nil when current is nil; always overwritten). It fills in
-// a zero ID and Timestamp. It returns m. A runtime stamps a message only
-// after Claim (or on a Clone); call Stamp directly only on a message no one
-// else holds.
-func Stamp(m Message, sender *Address, team uuid.UUID, current Message) Message {
-	b := m.Envelope()
-	b.Sender = sender
-	b.TeamID = uuid.NullUUID{UUID: team, Valid: team != uuid.Nil}
-	if current != nil {
-		b.ParentID = uuid.NullUUID{UUID: current.Envelope().ID, Valid: true}
-	} else {
-		b.ParentID = uuid.NullUUID{}
-	}
-	if b.ID == uuid.Nil {
-		b.ID = NewID()
-	}
-	if b.Timestamp.IsZero() {
-		b.Timestamp = time.Now().UTC()
-	}
-	return m
-}
-
-// Claim marks m as sent and reports whether this call was the first. A
-// runtime stamps a message in place only when Claim returns true; otherwise
+// claim marks m as sent and reports whether this call was the first. A
+// runtime stamps a message in place only when claim returns true; otherwise
 // the message was sent before (someone may be reading it) and the runtime
-// stamps a Clone instead. Safe for concurrent use.
-func Claim(m Message) bool {
+// stamps a clone instead. Safe for concurrent use.
+func claim(m Message) bool {
 	return atomic.CompareAndSwapUint32(&m.Envelope().sent, 0, 1)
 }
 
-// Clone returns a shallow copy of m (a new struct with the same field
+// clone returns a shallow copy of m (a new struct with the same field
 // values) that has not been sent. The copy shares slices, maps and pointers
 // with m: messages are immutable, so nobody writes through them.
-func Clone(m Message) Message {
+func clone(m Message) Message {
 	v := reflect.ValueOf(m)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
-		panic(fmt.Sprintf("message: Clone of %T: messages must be non-nil struct pointers", m))
+		panic(fmt.Sprintf("message: clone of %T: messages must be non-nil struct pointers", m))
 	}
 	c := reflect.New(v.Type().Elem())
 	c.Elem().Set(v.Elem())
 	out := c.Interface().(Message)
 	atomic.StoreUint32(&out.Envelope().sent, 0)
 	return out
+}
+
+func init() {
+	link.InstallAddress(link.AddressFuncs[Identity, Address, Message]{
+		NewLive: func(id Identity, h link.Handle) *Address { return &Address{id: id, kind: live, h: h} },
+		HandleOf: func(a *Address) link.Handle {
+			if a == nil || a.kind != live {
+				return nil
+			}
+			return a.h
+		},
+		Claim: claim,
+		Clone: clone,
+	})
 }
 
 // TypeName returns the name a message or payload is registered under, or

@@ -16,7 +16,7 @@ import (
 
 var (
 	// ErrInvalidCard is matched (errors.Is) by every error Validate,
-	// NewAgentCard and Catalog.Register return for a card that fails
+	// NewAgentCard and Team.Register return for a card that fails
 	// validation, and by NewActor's error for a card with no agent_class
 	// (B104, B108).
 	ErrInvalidCard = errors.New("agentcard: invalid card")
@@ -30,20 +30,20 @@ var (
 // AgentCard describes an agent kind for hiring and discovery (B104): what
 // the agent can do (Skills, Description), how to create it (AgentClass,
 // Config) and whom it may hand work to (RoutesTo). Register cards in a
-// Catalog so running agents can find capabilities without hard-coding each
+// catalog so running agents can find capabilities without hard-coding each
 // other (B86, B110).
 //
 // A card has no role field: its role is its config's role (Role, B104).
 // Build cards with NewAgentCard, which validates them and gives them their
 // own copy of everything; a card decoded from JSON is not validated until
-// Validate (or NewAgentCard, or Catalog.Register) is called.
+// Validate (or NewAgentCard, or Team.Register) is called.
 type AgentCard struct {
 	// AgentClass is the name of the agent's kind, as registered with
 	// actor.RegisterKind; NewActor creates an actor from it (B104, B108).
 	AgentClass string `json:"agent_class" validate:"required"`
 
 	// Skills lists what the agent can do; HasSkill tests membership and
-	// Catalog.BySkill searches it (B104, B109). Defaults to empty.
+	// Team.CardsWithSkill searches it (B104, B109). Defaults to empty.
 	Skills []string `json:"skills"`
 
 	// Description says what the agent does; required (B104).

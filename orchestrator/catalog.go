@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
-// Catalog is the team's directory of agent cards, keyed by card role and
+// catalog is the team's directory of agent cards, keyed by card role and
 // kept in registration order (B86): "what agent kinds exist?", as opposed to
 // the roster of running instances. The zero value is an empty catalog ready
 // to use.
@@ -14,9 +15,9 @@ import (
 // The catalog keeps its own copies of the cards it is given and hands out
 // copies, so no caller can change it behind its back.
 //
-// A Catalog is not safe for concurrent use: it belongs to the orchestrator's
+// A catalog is not safe for concurrent use: it belongs to the orchestrator's
 // goroutine, and other actors reach it by asking the orchestrator (B110).
-type Catalog struct {
+type catalog struct {
 	order  []string              // roles in registration order
 	byRole map[string]*AgentCard // the catalog's own copies
 }
@@ -27,7 +28,7 @@ type Catalog struct {
 // Registration is all-or-nothing: if any card is invalid (or nil) nothing is
 // registered, and the error names each invalid card's index and role and
 // matches ErrInvalidCard.
-func (c *Catalog) Register(cards ...*AgentCard) error {
+func (c *catalog) Register(cards ...*AgentCard) error {
 	var errs []error
 	for i, card := range cards {
 		if err := card.Validate(); err != nil {
@@ -51,7 +52,7 @@ func (c *Catalog) Register(cards ...*AgentCard) error {
 }
 
 // Cards returns copies of all cards in registration order (B86).
-func (c *Catalog) Cards() []*AgentCard {
+func (c *catalog) Cards() []*AgentCard {
 	out := make([]*AgentCard, 0, len(c.order))
 	for _, role := range c.order {
 		out = append(out, c.byRole[role].Clone())
@@ -60,13 +61,13 @@ func (c *Catalog) Cards() []*AgentCard {
 }
 
 // ByRole returns a copy of the card registered for role, or nil (B86).
-func (c *Catalog) ByRole(role string) *AgentCard {
+func (c *catalog) ByRole(role string) *AgentCard {
 	return c.byRole[role].Clone()
 }
 
 // BySkill returns copies of the cards listing skill, in registration order
 // (B86, B109); empty, not nil, when none does.
-func (c *Catalog) BySkill(skill string) []*AgentCard {
+func (c *catalog) BySkill(skill string) []*AgentCard {
 	out := []*AgentCard{}
 	for _, role := range c.order {
 		if card := c.byRole[role]; card.HasSkill(skill) {
@@ -77,13 +78,13 @@ func (c *Catalog) BySkill(skill string) []*AgentCard {
 }
 
 // Roles returns the registered roles in registration order (B86).
-func (c *Catalog) Roles() []string {
+func (c *catalog) Roles() []string {
 	return append([]string{}, c.order...)
 }
 
 // Skills returns every skill of every card, sorted and without duplicates
 // (B86).
-func (c *Catalog) Skills() []string {
+func (c *catalog) Skills() []string {
 	out := []string{}
 	for _, card := range c.byRole {
 		out = append(out, card.Skills...)
@@ -93,4 +94,11 @@ func (c *Catalog) Skills() []string {
 }
 
 // Len returns the number of registered cards.
-func (c *Catalog) Len() int { return len(c.order) }
+func (c *catalog) Len() int { return len(c.order) }
+
+// clone returns a catalog no later Register can change: the final view of a
+// stopped team. The cards themselves are never modified in place (Register
+// replaces them), so they are shared.
+func (c *catalog) clone() catalog {
+	return catalog{order: slices.Clone(c.order), byRole: maps.Clone(c.byRole)}
+}

@@ -3,33 +3,138 @@ package orchestrator
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/akgentic/akgentic-go/actor"
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/internal/ids"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// chunkSize is the number of records per ledger chunk. A chunk is never
-// moved, so records below a count read under the lock can be read without
+// chunkSize is the number of entries per ledger chunk. A chunk is never
+// moved, so entries below a count read under the lock can be read without
 // it.
 const chunkSize = 1024
 
-// kindReady marks a ledger entry whose Message is a ready-made telemetry
-// message (emitted by the orchestrator itself or replayed by a restore)
-// rather than a runtime record.
-const kindReady actor.RecordKind = 0
+// entry is one ledger entry: a record a member emitted (msg nil), or a
+// message logged as it is (msg set: the orchestrator's own, or one replayed
+// by a restore). A logged message's kind, sender and state are copied into
+// rec when it is appended, so that consuming an entry never asks which of
+// the two it is; only materializing does.
+type entry struct {
+	rec telemetry.Record
+	msg message.Message
+}
 
-// chunk is a fixed block of records; record i's telemetry message has id
-// message.IDAt(ids+i), so a record materialized twice has the same id
-// without storing it.
+// logged returns the entry for a message logged as it is.
+func logged(m message.Message) entry {
+	r := telemetry.Record{Kind: kindOf(m), Emitter: m.Envelope().Sender}
+	if sc, ok := m.(*message.StateChangedMessage); ok {
+		r.Value = sc.State
+	}
+	return entry{rec: r, msg: m}
+}
+
+// kindOf maps a logged message to the record kind it stands for (0 for a
+// message that is no telemetry record).
+func kindOf(m message.Message) telemetry.Kind {
+	switch m.(type) {
+	case *message.StartMessage:
+		return telemetry.Start
+	case *message.StopMessage:
+		return telemetry.Stop
+	case *message.SentMessage:
+		return telemetry.Sent
+	case *message.ReceivedMessage:
+		return telemetry.Received
+	case *message.ProcessedMessage:
+		return telemetry.Processed
+	case *message.HandledMessage:
+		return telemetry.Handled
+	case *message.ErrorMessage:
+		return telemetry.Error
+	case *message.WarningMessage:
+		return telemetry.Warning
+	case *message.StateChangedMessage:
+		return telemetry.StateChanged
+	case *message.EventMessage:
+		return telemetry.Event
+	}
+	return 0
+}
+
+// message returns the telemetry message the entry stands for, as the log
+// keeps it (live addresses). id is the entry's stable id: a record
+// materialized twice gets the same id.
+func (e *entry) message(id uint64) message.Message {
+	if e.msg != nil {
+		return e.msg
+	}
+	return toMessage(&e.rec, ids.At(id))
+}
+
+// toMessage builds the telemetry message for a member's record (B6-B16),
+// with the given id, the record's time, its emitter as sender, the
+// emitter's team, and the id of the emitter's current message as parent.
+func toMessage(r *telemetry.Record, id uuid.UUID) message.Telemetry {
+	var m message.Telemetry
+	switch r.Kind {
+	case telemetry.Start:
+		m = &message.StartMessage{Config: r.Value, Parent: r.Recipient}
+	case telemetry.Stop:
+		m = &message.StopMessage{}
+	case telemetry.Sent:
+		m = &message.SentMessage{Message: r.Message, Recipient: r.Recipient}
+	case telemetry.Received:
+		m = &message.ReceivedMessage{MessageID: r.Message.Envelope().ID}
+	case telemetry.Processed:
+		m = &message.ProcessedMessage{MessageID: r.Message.Envelope().ID}
+	case telemetry.Handled:
+		m = &message.HandledMessage{MessageID: r.Message.Envelope().ID}
+	case telemetry.Error, telemetry.Warning:
+		// A copy: the record's value is shared by every materialization.
+		switch v := r.Value.(type) {
+		case *message.ErrorMessage:
+			c := *v
+			m = &c
+		case *message.WarningMessage:
+			c := *v
+			m = &c
+		default:
+			m = &message.ErrorMessage{}
+		}
+	case telemetry.StateChanged:
+		m = &message.StateChangedMessage{State: r.Value}
+	default:
+		m = &message.EventMessage{Event: r.Value}
+	}
+	b := m.Envelope()
+	b.ID = id
+	b.Timestamp = time.Unix(0, r.Time).UTC()
+	b.Sender = r.Emitter
+	if r.Emitter != nil {
+		team := r.Emitter.TeamID()
+		b.TeamID.UUID, b.TeamID.Valid = team, team != uuid.Nil
+	}
+	if r.Parent != nil {
+		b.ParentID.UUID, b.ParentID.Valid = r.Parent.Envelope().ID, true
+	}
+	return m
+}
+
+// chunk is a fixed block of entries; entry i's telemetry message has id
+// ids.At(ids+i), so an entry materialized twice has the same id without
+// storing it.
 type chunk struct {
-	recs [chunkSize]actor.Record
+	ents [chunkSize]entry
 	ids  uint64
 }
 
 // ledger is the team's record of every telemetry record in the order the
-// runtime emitted them (B80). Emitters append under one short mutex (an
-// 80-byte copy); the orchestrator goroutine consumes from a cursor, taking
-// the lock once per batch to read the count.
+// runtime emitted them (B80). Emitters append under one short mutex; the
+// orchestrator goroutine consumes from a cursor, taking the lock once per
+// batch to read the count.
 //
 // One total order gives every guarantee the spec asks for: causal order (a
 // Sent record is appended before its message is enqueued, hence before the
@@ -43,32 +148,30 @@ type ledger struct {
 	mu     sync.Mutex
 	chunks []*chunk // chunks[0] holds index base
 	base   int64
-	n      int64    // records appended
+	n      int64    // entries appended
 	free   []*chunk // retired chunks kept for reuse (no first-touch faults)
 
-	// pending is set when the orchestrator has been told to drain and has
+	// pending is set when the orchestrator has been woken to drain and has
 	// not started yet; it keeps the wake-ups to one per drain pass.
 	pending atomic.Bool
-	wake    func()
+	wake    func() // the runtime's wake-up of the team root (telemetry.Sink)
 
-	// Orchestrator goroutine only: the cursor and a snapshot of the
-	// chunks and count taken under the lock.
-	cursor   int64
-	seenN    int64
-	seenBase int64
-	seen     []*chunk
+	// Orchestrator goroutine only: the cursor and a view of the chunks and
+	// count taken under the lock.
+	cursor int64
+	seen   logView
 }
 
-// append adds r and wakes the orchestrator if it is not already due to run.
+// append adds e and wakes the orchestrator if it is not already due to run.
 // It never blocks for longer than another append.
-func (l *ledger) append(r actor.Record) {
+func (l *ledger) append(e entry) {
 	l.mu.Lock()
 	i := int(l.n - l.base)
 	ci := i / chunkSize
 	if ci == len(l.chunks) {
 		l.chunks = append(l.chunks, l.newChunk())
 	}
-	l.chunks[ci].recs[i%chunkSize] = r
+	l.chunks[ci].ents[i%chunkSize] = e
 	l.n++
 	l.mu.Unlock()
 	if !l.pending.Load() && !l.pending.Swap(true) && l.wake != nil {
@@ -84,44 +187,43 @@ func (l *ledger) newChunk() *chunk {
 	} else {
 		c = new(chunk)
 	}
-	c.ids = message.IDBlock(chunkSize)
+	c.ids = ids.Block(chunkSize)
 	return c
 }
 
-// look refreshes the consumer's snapshot.
+// look refreshes the consumer's view.
 func (l *ledger) look() {
 	l.mu.Lock()
-	l.seenN, l.seenBase, l.seen = l.n, l.base, l.chunks
+	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
 	l.mu.Unlock()
 }
 
-// next returns the record at the cursor and advances, or false when the
-// consumer has caught up with every append made before the call.
-func (l *ledger) next() (*actor.Record, uint64, bool) {
-	if l.cursor == l.seenN {
+// next returns the entry at the cursor and its id and advances, or false
+// when the consumer has caught up with every append made before the call.
+func (l *ledger) next() (*entry, uint64, bool) {
+	if l.cursor == l.seen.n {
 		l.look()
-		if l.cursor == l.seenN {
+		if l.cursor == l.seen.n {
 			return nil, 0, false
 		}
 	}
-	j := int(l.cursor - l.seenBase)
-	c := l.seen[j/chunkSize]
+	e, id := l.seen.at(l.cursor)
 	l.cursor++
-	return &c.recs[j%chunkSize], c.ids + uint64(j%chunkSize), true
+	return e, id, true
 }
 
-// each calls fn for every retained record before the cursor, in order.
-func (l *ledger) each(fn func(r *actor.Record, id uint64)) {
+// consumed returns a view of the retained entries before the cursor. The
+// entries it covers never change again, so the view may be read from any
+// goroutine.
+func (l *ledger) consumed() logView {
 	l.look()
-	for i := l.seenBase; i < l.cursor; i++ {
-		j := int(i - l.seenBase)
-		c := l.seen[j/chunkSize]
-		fn(&c.recs[j%chunkSize], c.ids+uint64(j%chunkSize))
-	}
+	v := l.seen
+	v.n = l.cursor
+	return v
 }
 
-// retained returns the number of consumed records kept in memory.
-func (l *ledger) retained() int64 { return l.cursor - l.seenBase }
+// retained returns the number of consumed entries kept in memory.
+func (l *ledger) retained() int64 { return l.cursor - l.seen.base }
 
 // retire drops whole chunks below keepFrom (never past the cursor),
 // clearing them so that the messages they point to can be collected, and
@@ -137,7 +239,7 @@ func (l *ledger) retire(keepFrom int64) {
 	}
 	if drop > 0 {
 		for _, c := range l.chunks[:drop] {
-			c.recs = [chunkSize]actor.Record{}
+			c.ents = [chunkSize]entry{}
 			if len(l.free) < 4 {
 				l.free = append(l.free, c)
 			}
@@ -145,16 +247,32 @@ func (l *ledger) retire(keepFrom int64) {
 		l.chunks = append([]*chunk(nil), l.chunks[drop:]...)
 		l.base += int64(drop) * chunkSize
 	}
-	l.seenN, l.seenBase, l.seen = l.n, l.base, l.chunks
+	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
 	l.mu.Unlock()
+}
+
+// logView is a read-only window on the ledger: entries base..n-1.
+type logView struct {
+	chunks []*chunk
+	base   int64
+	n      int64
+}
+
+func (v *logView) at(i int64) (*entry, uint64) {
+	j := int(i - v.base)
+	c := v.chunks[j/chunkSize]
+	return &c.ents[j%chunkSize], c.ids + uint64(j%chunkSize)
+}
+
+// each calls fn for every entry of the view, in order.
+func (v logView) each(fn func(e *entry, id uint64)) {
+	for i := v.base; i < v.n; i++ {
+		fn(v.at(i))
+	}
 }
 
 // emitter is one team member's telemetry channel into the ledger.
 type emitter struct{ l *ledger }
 
 // Emit appends r to the ledger.
-func (e emitter) Emit(r actor.Record) { e.l.append(r) }
-
-// Close does nothing: the member's Stop record, already appended, is what
-// the orchestrator watches.
-func (e emitter) Close() {}
+func (e emitter) Emit(r telemetry.Record) { e.l.append(entry{rec: r}) }

@@ -1,32 +1,35 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/ids"
+	"github.com/akgentic/akgentic-go/internal/link"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 )
 
 // DefaultStopGrace is how long a team's stop waits for its members before
-// the force-stop backstop fires (B96, B99).
+// it ends without them (B96, B99), unless WithStopGrace says otherwise.
 const DefaultStopGrace = 30 * time.Second
 
-// Orchestrator is the root actor of a team (B77): every actor spawned under
-// it reports its telemetry to it. It keeps the ledger of every record, the
-// roster, the latest state per member, the team metadata, the AgentCard
-// catalog and the subscribers, and runs the team's stop. It emits no
-// telemetry of its own (B79).
-//
-// Create one with New (or Restore) and use it through the returned *Team;
-// the Orchestrator value itself is only touched by its own goroutine.
-type Orchestrator struct {
+// orchestrator is the root actor of a team (B77): every actor spawned under
+// it reports its telemetry to it (it is the team's telemetry.Sink, given to
+// the runtime at spawn). It keeps the ledger of every record, the roster,
+// the latest state per member, the team metadata, the AgentCard catalog and
+// the subscribers, and announces the team's stop. It emits no telemetry of
+// its own (B79). Users reach it only through a *Team; its fields are
+// touched only by its own goroutine, and after its stop queries read the
+// immutable final view it leaves behind.
+type orchestrator struct {
 	led       ledger
 	retention int64
 	self      *message.Address
@@ -40,90 +43,76 @@ type Orchestrator struct {
 	snaps    map[*message.Address]*message.Address
 	meta     any
 	subs     []Subscriber
-	catalog  Catalog
+	catalog  catalog
 
 	restoring bool
 	stopping  bool
+	announced bool
 	finished  bool
-	done      chan struct{} // closed when the team has stopped
-	backstop  *time.Timer
-	stopGen   int
-	ctx       *actor.Context
-	deferred  []*message.Address // "#" tools awaiting phase 2 (B98)
-	after     sync.Mutex         // serializes queries answered after the stop
+	final     atomic.Pointer[final] // set once, at the end of OnStop
 }
 
-// The kind names of the package's actors (actor.RegisterKind), recorded in
-// their addresses and used by Restore.
-const (
-	KindOrchestrator = "Orchestrator"
-	KindUserProxy    = "UserProxy"
-)
+// kindOrchestrator is the kind name of the orchestrator actor
+// (actor.RegisterKind), recorded in its address; Restore recognises a
+// decoded orchestrator address by it.
+const kindOrchestrator = "Orchestrator"
+
+// KindUserProxy is the kind name of UserProxy (actor.RegisterKind), so that
+// Restore can recreate a team's user proxy.
+const KindUserProxy = "UserProxy"
 
 func init() {
-	actor.RegisterKind(KindOrchestrator, func() actor.Actor { return newOrchestrator(&options{}) })
+	actor.RegisterKind(kindOrchestrator, func() actor.Actor { return newOrchestrator(&options{}) })
 	actor.RegisterKind(KindUserProxy, func() actor.Actor { return &UserProxy{} })
 }
 
-// drainSignal wakes the orchestrator to consume new ledger records; it is a
-// raw value, so it produces no telemetry.
-type drainSignal struct{}
+// errTeamStop is the cause of a stop asked for with Team.Stop: unlike a raw
+// stop (System.Stop, StopRecursively, B102) it is announced.
+var errTeamStop = fmt.Errorf("%w: the team was asked to stop", actor.ErrStopped)
 
-// backstopSignal is posted by the stop backstop's timer (B99).
-type backstopSignal struct{ gen int }
-
-func newOrchestrator(op *options) *Orchestrator {
-	o := &Orchestrator{
+func newOrchestrator(op *options) *orchestrator {
+	return &orchestrator{
 		retention: int64(op.retention),
 		subs:      append([]Subscriber(nil), op.subs...),
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
 		reserved:  map[string]bool{},
 		snaps:     map[*message.Address]*message.Address{},
-		done:      make(chan struct{}),
 	}
-	return o
 }
 
-// Attach implements actor.Sink: every member appends to the ledger.
-func (o *Orchestrator) Attach(*message.Address) actor.Emitter { return emitter{&o.led} }
+// Start implements telemetry.Sink: wake schedules a Drain on the
+// orchestrator's goroutine.
+func (o *orchestrator) Start(wake func()) { o.led.wake = wake }
+
+// Attach implements telemetry.Sink: every member appends to the ledger.
+func (o *orchestrator) Attach(*message.Address) telemetry.Emitter { return emitter{&o.led} }
+
+// Drain implements telemetry.Sink.
+func (o *orchestrator) Drain() { o.drain() }
 
 // OnStart records the orchestrator's identity and its own StartMessage
 // (B78), which no subscriber sees: there are none yet, unless given to New.
-func (o *Orchestrator) OnStart(c *actor.Context) error {
+func (o *orchestrator) OnStart(c *actor.Context) error {
 	o.self = c.Self()
-	o.ctx = c
-	o.teamID = c.TeamID()
+	o.teamID = c.Self().TeamID()
 	o.logger = c.Logger()
-	self := c.Self()
-	o.led.wake = func() { _ = self.Tell(drainSignal{}) }
 	start := &message.StartMessage{Config: c.Config()}
 	o.stamp(start)
-	o.led.append(actor.Record{Kind: kindReady, Message: start})
+	o.led.append(logged(start))
 	o.drain()
 	return nil
 }
 
-// Receive handles the orchestrator's own signals. The orchestrator is not a
-// message recipient: anything else is logged and reported as unhandled.
-func (o *Orchestrator) Receive(c *actor.Context, msg any) (any, error) {
-	switch m := msg.(type) {
-	case drainSignal:
-		o.drain()
-		return nil, nil
-	case backstopSignal:
-		if m.gen == o.stopGen && o.stopping && !o.finished {
-			o.forceStop(c)
-		}
-		return nil, nil
-	}
-	// An orchestrator takes no messages: the runtime logs the unknown one.
+// Receive rejects every message: the orchestrator is not a message
+// recipient, and the runtime logs the unknown one.
+func (o *orchestrator) Receive(_ *actor.Context, msg any) (any, error) {
 	return nil, fmt.Errorf("orchestrator: %T: %w", msg, actor.ErrUnhandled)
 }
 
 // stamp makes msg the orchestrator's own (B93): sender = orchestrator,
 // team = its team, parent none, a fresh id and timestamp.
-func (o *Orchestrator) stamp(msg message.Message) {
+func (o *orchestrator) stamp(msg message.Message) {
 	b := msg.Envelope()
 	if b.ID == uuid.Nil {
 		b.ID = message.NewID()
@@ -137,7 +126,7 @@ func (o *Orchestrator) stamp(msg message.Message) {
 // drain consumes every record appended before it started: roster, states,
 // fan-out. Queries call it first, which is the barrier rule: what a member
 // emitted before answering an ask is visible to a later query.
-func (o *Orchestrator) drain() {
+func (o *orchestrator) drain() {
 	o.led.pending.Store(false)
 	for {
 		r, id, ok := o.led.next()
@@ -151,47 +140,38 @@ func (o *Orchestrator) drain() {
 	}
 }
 
-// consume applies one record (B80).
-func (o *Orchestrator) consume(r *actor.Record, id uint64) {
-	kind := r.Kind
-	if kind == kindReady {
-		kind = kindOf(r.Message)
-	}
-	switch kind {
-	case actor.RecordStart:
-		o.join(o.senderOf(r))
-	case actor.RecordStop:
-		who := o.senderOf(r)
+// consume applies one entry (B80).
+func (o *orchestrator) consume(e *entry, id uint64) {
+	who := e.rec.Emitter
+	switch e.rec.Kind {
+	case telemetry.Start:
+		o.join(who)
+	case telemetry.Stop:
 		o.leave(who)
-		if o.stopping { // B97: recorded, not fanned out; drives completion
+		if o.stopping { // B97: recorded, not fanned out
 			o.forget(who)
-			o.afterLeave()
 			return
 		}
-	case actor.RecordStateChanged:
-		if who := o.senderOf(r); who != nil {
-			if r.Kind == kindReady {
-				o.states[who.AgentID()] = r.Message.(*message.StateChangedMessage).State
-			} else {
-				o.states[who.AgentID()] = r.Value
-			}
+	case telemetry.StateChanged:
+		if who != nil {
+			o.states[who.AgentID()] = e.rec.Value
 		}
 	}
 	if len(o.subs) > 0 {
-		m := o.forSubscribers(r, id)
+		m := o.forSubscribers(e, id)
 		// No hook can change o.subs while this runs (hooks cannot call the
 		// team), and Subscribe/Unsubscribe replace the slice, so no copy.
 		for _, s := range o.subs {
 			o.deliver(s, m)
 		}
 	}
-	if kind == actor.RecordStop {
-		o.forget(o.senderOf(r))
+	if e.rec.Kind == telemetry.Stop {
+		o.forget(who)
 	}
 }
 
 // deliver calls s.OnMessage(m), isolated (B89).
-func (o *Orchestrator) deliver(s Subscriber, m message.Message) {
+func (o *orchestrator) deliver(s Subscriber, m message.Message) {
 	defer func() { // no closure per call: this is the fan-out hot path
 		if r := recover(); r != nil {
 			logPanic(o.logger, "OnMessage", s, r)
@@ -200,32 +180,10 @@ func (o *Orchestrator) deliver(s Subscriber, m message.Message) {
 	s.OnMessage(m)
 }
 
-// kindOf maps a ready-made telemetry message to its record kind.
-func kindOf(m message.Message) actor.RecordKind {
-	switch m.(type) {
-	case *message.StartMessage:
-		return actor.RecordStart
-	case *message.StopMessage:
-		return actor.RecordStop
-	case *message.StateChangedMessage:
-		return actor.RecordStateChanged
-	case *message.EventMessage:
-		return actor.RecordEvent
-	}
-	return kindReady
-}
-
-func (o *Orchestrator) senderOf(r *actor.Record) *message.Address {
-	if r.Kind == kindReady {
-		return r.Message.Envelope().Sender
-	}
-	return r.Emitter
-}
-
 // join adds a member to the roster; the orchestrator is excluded by id
 // (B81, §4 item 4). A restored member's snapshot address is replaced by the
 // live one when the recreated actor starts.
-func (o *Orchestrator) join(a *message.Address) {
+func (o *orchestrator) join(a *message.Address) {
 	if a == nil || a.AgentID() == o.self.AgentID() {
 		return
 	}
@@ -237,7 +195,7 @@ func (o *Orchestrator) join(a *message.Address) {
 	delete(o.reserved, a.Name())
 }
 
-func (o *Orchestrator) leave(a *message.Address) {
+func (o *orchestrator) leave(a *message.Address) {
 	if a == nil {
 		return
 	}
@@ -248,14 +206,14 @@ func (o *Orchestrator) leave(a *message.Address) {
 }
 
 // forget drops a stopped member's cached snapshot address.
-func (o *Orchestrator) forget(a *message.Address) {
+func (o *orchestrator) forget(a *message.Address) {
 	if a != nil {
 		delete(o.snaps, a)
 	}
 }
 
 // roster returns the members in join order.
-func (o *Orchestrator) roster() []*message.Address {
+func (o *orchestrator) roster() []*message.Address {
 	out := make([]*message.Address, 0, len(o.members))
 	seen := make(map[uuid.UUID]bool, len(o.members))
 	for _, id := range o.order { // an id that left and came back is listed twice
@@ -267,26 +225,17 @@ func (o *Orchestrator) roster() []*message.Address {
 	return out
 }
 
-// materialize returns the telemetry message a ledger entry stands for, as
-// the log keeps it (live addresses). Its id is stable across calls.
-func materialize(r *actor.Record, id uint64) message.Message {
-	if r.Kind == kindReady {
-		return r.Message
-	}
-	return r.ToMessageID(message.IDAt(id))
-}
-
 // forSubscribers returns the subscribers' copy of an entry: every address
 // in it as a snapshot (B90).
-func (o *Orchestrator) forSubscribers(r *actor.Record, id uint64) message.Message {
+func (o *orchestrator) forSubscribers(e *entry, id uint64) message.Message {
 	var m message.Message
-	if r.Kind == kindReady {
-		if !hasLive(r.Message) {
-			return r.Message
+	if e.msg != nil {
+		if !hasLive(e.msg) {
+			return e.msg
 		}
-		m = message.Clone(r.Message)
+		m = addrs.Clone(e.msg)
 	} else {
-		m = r.ToMessageID(message.IDAt(id))
+		m = toMessage(&e.rec, ids.At(id))
 	}
 	b := m.Envelope()
 	b.Sender = o.snap(b.Sender)
@@ -309,7 +258,7 @@ func (o *Orchestrator) forSubscribers(r *actor.Record, id uint64) message.Messag
 
 // snapMessage returns m, or a copy of it with snapshot sender and recipient
 // when either is live.
-func (o *Orchestrator) snapMessage(m message.Message) message.Message {
+func (o *orchestrator) snapMessage(m message.Message) message.Message {
 	if m == nil {
 		return nil
 	}
@@ -317,13 +266,16 @@ func (o *Orchestrator) snapMessage(m message.Message) message.Message {
 	if !isLive(b.Sender) && !isLive(b.Recipient) {
 		return m
 	}
-	c := message.Clone(m)
+	c := addrs.Clone(m)
 	cb := c.Envelope()
 	cb.Sender, cb.Recipient = o.snap(b.Sender), o.snap(b.Recipient)
 	return c
 }
 
-func isLive(a *message.Address) bool { return a != nil && a.Kind() == message.Live }
+var addrs = link.Address[message.Identity, message.Address, message.Message]()
+
+// isLive reports whether a is a live address (not a snapshot or a record).
+func isLive(a *message.Address) bool { return addrs.HandleOf(a) != nil }
 
 func hasLive(m message.Message) bool {
 	b := m.Envelope()
@@ -341,7 +293,7 @@ func hasLive(m message.Message) bool {
 
 // snap returns the snapshot form of a, cached per live address so that a
 // member's records share one snapshot.
-func (o *Orchestrator) snap(a *message.Address) *message.Address {
+func (o *orchestrator) snap(a *message.Address) *message.Address {
 	if !isLive(a) {
 		return a
 	}
@@ -357,22 +309,22 @@ func (o *Orchestrator) snap(a *message.Address) *message.Address {
 
 // emit appends a message of the orchestrator's own to the log and fans it
 // out (B93).
-func (o *Orchestrator) emit(msg message.Message) {
+func (o *orchestrator) emit(msg message.Message) {
 	o.stamp(msg)
-	message.Claim(msg)
-	o.led.append(actor.Record{Kind: kindReady, Message: msg})
+	addrs.Claim(msg)
+	o.led.append(logged(msg))
 	o.drain()
 }
 
 // fanOut calls one lifecycle hook on every subscriber, isolated (B91).
-func (o *Orchestrator) fanOut(hook string, f func(s Subscriber)) {
+func (o *orchestrator) fanOut(hook string, f func(s Subscriber)) {
 	for _, s := range slices.Clone(o.subs) {
 		guard(o.logger, hook, s, func() { f(s) })
 	}
 }
 
 // setRestoring fans set_restoring out (B92, B95).
-func (o *Orchestrator) setRestoring(on bool) {
+func (o *orchestrator) setRestoring(on bool) {
 	o.drain()
 	o.restoring = on
 	o.fanOut("SetRestoring", func(s Subscriber) {
@@ -384,12 +336,12 @@ func (o *Orchestrator) setRestoring(on bool) {
 
 // restoreMessage appends a recorded message as it is (B94): no re-stamping;
 // an EventMessage carrying a TeamStoppingEvent is skipped.
-func (o *Orchestrator) restoreMessage(msg message.Message) {
+func (o *orchestrator) restoreMessage(msg message.Message) {
 	if ev, ok := msg.(*message.EventMessage); ok && isStoppingEvent(ev.Event) {
 		return
 	}
-	message.Claim(msg)
-	o.led.append(actor.Record{Kind: kindReady, Message: msg})
+	addrs.Claim(msg)
+	o.led.append(logged(msg))
 	o.drain()
 }
 
@@ -401,124 +353,33 @@ func isStoppingEvent(v any) bool {
 	return false
 }
 
-// GracefulStop implements actor.GracefulStopper: System.Shutdown runs the
-// team's stop (B96) instead of a blocking recursive stop.
-func (o *Orchestrator) GracefulStop(c *actor.Context, grace time.Duration) {
-	o.stop(c, grace, true)
-}
-
-// RawStop implements actor.RawStopper: StopRecursively or System.Stop on
-// the orchestrator stops the members without blocking on them, like the
-// team's stop, but announces nothing (B102: no TeamStoppingEvent, no
-// OnStopRequest; OnStop still runs).
-func (o *Orchestrator) RawStop(c *actor.Context) {
-	o.stop(c, DefaultStopGrace, false)
-}
-
-// stop runs the team's stop sequence (B96), announced or not. It never
-// blocks.
-func (o *Orchestrator) stop(c *actor.Context, grace time.Duration, announce bool) <-chan struct{} {
-	if o.stopping || o.finished {
-		return o.done
-	}
-	if grace <= 0 {
-		grace = DefaultStopGrace
-	}
+// OnStopRequest implements actor.StopRequestHook: the team's stop has
+// begun (B96). A stop asked for with Team.Stop or by the system's shutdown
+// is announced first: a TeamStoppingEvent is logged and every subscriber is
+// told OnStopRequest. A raw stop (System.Stop, StopRecursively) announces
+// nothing (B102). Either way, from now on members' StopMessages are logged
+// but not fanned out (B97), and the runtime stops the members (tools last,
+// B98) and ends the orchestrator once they have all ended or the stop grace
+// has run out (B99).
+func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 	o.drain()
-	if announce {
-		o.emit(&message.EventMessage{Event: message.TeamStoppingEvent{}}) // (1)
-		o.fanOut("OnStopRequest", func(s Subscriber) {                    // (2)
+	if !o.announced && (errors.Is(cause, errTeamStop) || errors.Is(cause, actor.ErrShutdown)) {
+		o.announced = true
+		o.emit(&message.EventMessage{Event: message.TeamStoppingEvent{}})
+		o.fanOut("OnStopRequest", func(s Subscriber) {
 			if r, ok := s.(StopRequestSubscriber); ok {
 				r.OnStopRequest(o.teamID)
 			}
 		})
 	}
-	o.stopping = true // (3)
-	// (4) phase 1: live direct children, newest first; "#" tools deferred.
-	children := c.Children()
-	slices.Reverse(children)
-	for _, ch := range children {
-		if !ch.IsAlive() {
-			continue
-		}
-		if strings.HasPrefix(ch.Name(), "#") {
-			o.deferred = append(o.deferred, ch)
-			continue
-		}
-		_ = ch.Tell(message.StopRecursively{})
-	}
-	o.maybeStopTools() // (5)
-	o.stopGen++        // (6) the timer only posts a signal (B99, §4 21i)
-	self, gen := o.self, o.stopGen
-	o.backstop = time.AfterFunc(grace, func() { _ = self.Tell(backstopSignal{gen: gen}) })
-	o.afterLeave() // (7) an empty team finalizes at once
-	return o.done
-}
-
-// maybeStopTools runs phase 2 once no non-tool member is left (B98).
-func (o *Orchestrator) maybeStopTools() {
-	if len(o.deferred) == 0 {
-		return
-	}
-	for _, a := range o.members {
-		if !strings.HasPrefix(a.Name(), "#") {
-			return
-		}
-	}
-	o.stopTools()
-}
-
-func (o *Orchestrator) stopTools() {
-	for _, t := range o.deferred {
-		_ = t.Tell(message.StopRecursively{})
-	}
-	o.deferred = nil
-}
-
-// afterLeave checks, while stopping, whether the team can finish (B97).
-func (o *Orchestrator) afterLeave() {
-	if !o.stopping || o.finished {
-		return
-	}
-	o.maybeStopTools()
-	if len(o.members) == 0 {
-		o.finalize()
-	}
-}
-
-// forceStop is the backstop (B99).
-func (o *Orchestrator) forceStop(*actor.Context) {
-	names := make([]string, 0, len(o.members))
-	for _, a := range o.roster() {
-		names = append(names, a.Name())
-	}
-	o.logger.Warn("orchestrator: stop grace expired; forcing teardown",
-		"team", o.teamID, "still_running", strings.Join(names, ", "))
-	o.stopTools()
-	o.finalize()
-}
-
-// finalize posts the orchestrator's own stop marker; OnStop completes.
-func (o *Orchestrator) finalize() {
-	if o.finished {
-		return
-	}
-	o.finished = true
-	if o.backstop != nil {
-		o.backstop.Stop()
-	}
-	_ = o.ctx.StopSelf()
+	o.stopping = true
 }
 
 // OnStop is the orchestrator's last step (B100): on_stop to every
-// subscriber still attached, then the subscribers are cleared and the
-// completion handle closes. A raw stop (not through Stop) reaches only this
-// (B102).
-func (o *Orchestrator) OnStop(*actor.Context) {
+// subscriber still attached, then the subscribers are cleared and the final
+// view is left for queries. A raw stop reaches it too (B102).
+func (o *orchestrator) OnStop(*actor.Context) {
 	o.drain()
-	if o.backstop != nil {
-		o.backstop.Stop()
-	}
 	o.finished = true
 	o.fanOut("OnStop", func(s Subscriber) {
 		if r, ok := s.(StopSubscriber); ok {
@@ -526,5 +387,5 @@ func (o *Orchestrator) OnStop(*actor.Context) {
 		}
 	})
 	o.subs = nil
-	close(o.done)
+	o.final.Store(o.freeze())
 }

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // MetadataChanged is published to the subscribers (not logged, not a
@@ -62,7 +62,7 @@ func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 }
 
 // publishMetadata fans a MetadataChanged out to the subscribers only.
-func (o *Orchestrator) publishMetadata() {
+func (o *orchestrator) publishMetadata() {
 	if len(o.subs) == 0 {
 		return
 	}
@@ -117,7 +117,7 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	}
 	pre := []Option{WithTeamID(teamID)}
 	if orchID != uuid.Nil {
-		pre = append(pre, func(o *options) { o.spawn = append(o.spawn, actor.WithAgentID(orchID), actor.WithRestoring()) })
+		pre = append(pre, func(o *options) { o.spawn = append(o.spawn, actor.WithAgentID(orchID), rt.Restoring()) })
 	}
 	t, err := New(sys, append(pre, opts...)...)
 	if err != nil {
@@ -129,10 +129,10 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		par  *message.Address
 	}
 	var starts []alive
-	err = t.live(ctx, func(o *Orchestrator) {
+	err = t.live(ctx, func(o *orchestrator) {
 		o.replay(log)
 		for _, a := range membersAt(log, orchID) {
-			if live, ok := o.members[a.AgentID()]; ok && live.Kind() == message.Live {
+			if live, ok := o.members[a.AgentID()]; ok && isLive(live) {
 				continue
 			}
 			starts = append(starts, alive{addr: a})
@@ -153,10 +153,11 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	if err != nil {
 		return t, fmt.Errorf("orchestrator: restore team %s: replay: %w", teamID, err)
 	}
-	// Tools ("#" names) first: a recreated agent's start may look for its
-	// team's singleton tools (ChildOrCreate), which must be back by then.
+	// Tools (actor.Config.Tool) first: a recreated agent's start may look
+	// for its team's singleton tools (ChildOrCreate), which must be back by
+	// then.
 	slices.SortStableFunc(starts, func(a, b alive) int {
-		return cmpBool(strings.HasPrefix(b.addr.Name(), "#"), strings.HasPrefix(a.addr.Name(), "#"))
+		return cmpBool(isToolConfig(b.cfg), isToolConfig(a.cfg))
 	})
 	recreated := map[uuid.UUID]*message.Address{}
 	var errs []error
@@ -171,9 +172,9 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	// No phantom members to hold the team's stop (§4 item 6): a replayed
 	// member that was not recreated (it failed, or it was stopping when the
 	// log ends) leaves the roster.
-	_ = t.live(ctx, func(o *Orchestrator) {
+	_ = t.live(ctx, func(o *orchestrator) {
 		for _, a := range o.roster() {
-			if a.Kind() != message.Live {
+			if !isLive(a) {
 				o.leave(a)
 			}
 		}
@@ -231,6 +232,19 @@ func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 	return out
 }
 
+// isToolConfig reports whether a recorded config marks a tool
+// (actor.Config.Tool), in whatever form the log kept it.
+func isToolConfig(cfg any) bool {
+	switch c := cfg.(type) {
+	case actor.Configurer:
+		return c.ActorConfig().Tool
+	case json.RawMessage:
+		var base actor.Config
+		return json.Unmarshal(c, &base) == nil && base.Tool
+	}
+	return false
+}
+
 // cmpBool orders true before false when called as cmpBool(b, a).
 func cmpBool(x, y bool) int {
 	switch {
@@ -242,17 +256,12 @@ func cmpBool(x, y bool) int {
 	return -1
 }
 
-// Replay appends recorded messages to the team's log and fans them out,
+// replay appends recorded messages to the team's log and fans them out,
 // with SetRestoring(true) before and SetRestoring(false) after (B92, B94):
 // no re-stamping; an EventMessage carrying a TeamStoppingEvent is skipped;
 // a MetadataChanged sets the metadata. The roster and states follow the
-// replayed StartMessages, StopMessages and StateChangedMessages. Restore
-// uses it; on its own it recreates no actor.
-func (t *Team) Replay(ctx context.Context, log []message.Message) error {
-	return t.live(ctx, func(o *Orchestrator) { o.replay(log) })
-}
-
-func (o *Orchestrator) replay(log []message.Message) {
+// replayed StartMessages, StopMessages and StateChangedMessages.
+func (o *orchestrator) replay(log []message.Message) {
 	o.setRestoring(true)
 	for _, m := range log {
 		if m == nil {
@@ -271,7 +280,7 @@ func (o *Orchestrator) replay(log []message.Message) {
 // isOrchestrator recognises an orchestrator's address, live or decoded
 // (a serialized address keeps its kind, not the live flag).
 func isOrchestrator(a *message.Address) bool {
-	return a != nil && (a.IsOrchestrator() || a.ActorType() == KindOrchestrator)
+	return a != nil && (a.IsOrchestrator() || a.ActorType() == kindOrchestrator)
 }
 
 // recreate spawns one recorded actor again.
@@ -285,7 +294,7 @@ func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, paren
 			return nil, err
 		}
 	}
-	opts := []actor.SpawnOption{actor.WithAgentID(was.AgentID()), actor.WithRestoring()}
+	opts := []actor.SpawnOption{actor.WithAgentID(was.AgentID()), rt.Restoring()}
 	if parent != nil {
 		if p, ok := done[parent.AgentID()]; ok {
 			return actorSpawnUnder(ctx, p, a, cfg, opts)
@@ -295,13 +304,9 @@ func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, paren
 }
 
 func actorSpawnUnder(ctx context.Context, parent *message.Address, a actor.Actor, cfg any, opts []actor.SpawnOption) (*message.Address, error) {
-	r, err := actor.Call(ctx, parent, func(c *actor.Context, _ actor.Actor) (any, error) {
+	return proxy.Ask(ctx, parent, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
 		return c.Spawn(a, cfg, opts...)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r.(*message.Address), nil
 }
 
 // RestoredState returns the last state the calling actor published before

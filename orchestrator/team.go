@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/link"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/proxy"
 )
@@ -25,8 +27,14 @@ type options struct {
 	name      string
 	subs      []Subscriber
 	retention int
+	grace     time.Duration
 	spawn     []actor.SpawnOption
 }
+
+// WithStopGrace sets how long the team's stop waits for its members before
+// it ends without them (B99); DefaultStopGrace by default. System.Shutdown
+// uses its own context's deadline instead.
+func WithStopGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // WithTeamID gives the team a chosen id instead of a fresh one.
 func WithTeamID(id uuid.UUID) Option { return func(o *options) { o.teamID = id } }
@@ -60,11 +68,15 @@ func WithUser(id, email string) Option {
 // in all the telemetry emitted so far, so what a member emitted before
 // answering an ask is visible to a query made after the answer.
 //
-// Once the team has stopped, queries answer from its final state.
+// Once the team has stopped, queries answer from its final state: an
+// immutable view the orchestrator leaves behind, read on the caller's
+// goroutine.
 type Team struct {
 	addr *message.Address
-	o    *Orchestrator // nil for a handle made by Of
+	o    *orchestrator // nil for a handle made by Of
 }
+
+var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, actor.SpawnOption, telemetry.Sink]()
 
 // ErrNoTeam is returned by queries on a handle with no orchestrator (Of(nil)).
 var ErrNoTeam = errors.New("orchestrator: no team")
@@ -78,12 +90,18 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 	if op.retention < 0 {
 		return nil, fmt.Errorf("orchestrator: WithRetention(%d): must be positive", op.retention)
 	}
+	if op.grace < 0 {
+		return nil, fmt.Errorf("orchestrator: WithStopGrace(%s): must be positive", op.grace)
+	}
+	if op.grace == 0 {
+		op.grace = DefaultStopGrace
+	}
 	o := newOrchestrator(&op)
 	name := op.name
 	if name == "" {
 		name = "orchestrator"
 	}
-	so := append([]actor.SpawnOption(nil), op.spawn...)
+	so := append([]actor.SpawnOption{rt.WithSink(o, op.grace)}, op.spawn...)
 	if op.teamID != uuid.Nil {
 		so = append(so, actor.WithTeamID(op.teamID))
 	}
@@ -125,24 +143,58 @@ func noTeam() error {
 	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: actor.ErrNoOrchestrator}
 }
 
+// reader is what a query reads: the live orchestrator, on its own
+// goroutine after a drain, or the final view after the stop.
+type reader interface {
+	roster() []*message.Address
+	stateMap() map[uuid.UUID]any
+	metadata() any
+	cards() *catalog
+	log() logView
+}
+
+func (o *orchestrator) stateMap() map[uuid.UUID]any { return o.states }
+func (o *orchestrator) metadata() any               { return o.meta }
+func (o *orchestrator) cards() *catalog             { return &o.catalog }
+func (o *orchestrator) log() logView                { return o.led.consumed() }
+
+// final is what a stopped team's queries read. Nothing in it changes after
+// it is made, so any goroutine may read it.
+type final struct {
+	members []*message.Address
+	states  map[uuid.UUID]any
+	meta    any
+	catalog catalog
+	view    logView
+}
+
+func (f *final) roster() []*message.Address  { return slices.Clone(f.members) }
+func (f *final) stateMap() map[uuid.UUID]any { return f.states }
+func (f *final) metadata() any               { return f.meta }
+func (f *final) cards() *catalog             { return &f.catalog }
+func (f *final) log() logView                { return f.view }
+
+// freeze makes the final view; the orchestrator's goroutine calls it last.
+func (o *orchestrator) freeze() *final {
+	return &final{members: o.roster(), states: o.states, meta: o.meta, catalog: o.catalog.clone(), view: o.led.consumed()}
+}
+
 // query runs fn on the orchestrator's goroutine after a drain; once the
-// orchestrator has stopped, it runs fn on the final state.
-func query[R any](ctx context.Context, t *Team, fn func(o *Orchestrator) (R, error)) (R, error) {
+// orchestrator has stopped, on its final view.
+func query[R any](ctx context.Context, t *Team, fn func(r reader) (R, error)) (R, error) {
 	var zero R
 	if t == nil || t.addr == nil {
 		return zero, noTeam()
 	}
-	r, err := proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) (R, error) {
+	r, err := proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *orchestrator) (R, error) {
 		o.drain()
 		return fn(o)
 	})
 	if err != nil && errors.Is(err, actor.ErrActorDead) && t.o != nil {
 		select {
-		case <-t.o.done: // the orchestrator goroutine is done with its state
-			t.o.after.Lock() // queries after the stop read the ledger's cursor state
-			defer t.o.after.Unlock()
-			return fn(t.o)
-		case <-ctx.Done(): // still running its stop hooks
+		case <-actor.Done(t.addr): // its last hook has run: the final view is there
+			return fn(t.o.final.Load())
+		case <-ctx.Done():
 		}
 	}
 	return r, err
@@ -151,7 +203,7 @@ func query[R any](ctx context.Context, t *Team, fn func(o *Orchestrator) (R, err
 // Sync returns once everything members emitted before the call is in the
 // log and every subscriber has seen it: the barrier every query also is.
 func (t *Team) Sync(ctx context.Context) error {
-	_, err := query(ctx, t, func(*Orchestrator) (struct{}, error) { return struct{}{}, nil })
+	_, err := query(ctx, t, func(reader) (struct{}, error) { return struct{}{}, nil })
 	return err
 }
 
@@ -161,7 +213,7 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 	if t == nil || t.addr == nil {
 		return nil, noTeam()
 	}
-	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *orchestrator) (*message.Address, error) {
 		if err := ctx.Err(); err != nil { // the caller gave up while this waited: do nothing
 			return nil, err
 		}
@@ -177,10 +229,7 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 // when a member or an earlier reservation has it. The reservation ends when
 // a member with that name joins, or with ReleaseName.
 func (t *Team) ReserveName(ctx context.Context, name string) (bool, error) {
-	return query(ctx, t, func(o *Orchestrator) (bool, error) {
-		if o.finished {
-			return false, fmt.Errorf("orchestrator: reserve %q: %w", name, actor.ErrActorDead)
-		}
+	return mutate(ctx, t, func(o *orchestrator) (bool, error) {
 		if o.reserved[name] || name == o.self.Name() {
 			return false, nil
 		}
@@ -196,7 +245,7 @@ func (t *Team) ReserveName(ctx context.Context, name string) (bool, error) {
 
 // ReleaseName gives back a name reserved for a member that was not created.
 func (t *Team) ReleaseName(ctx context.Context, name string) error {
-	return t.live(ctx, func(o *Orchestrator) { delete(o.reserved, name) })
+	return t.live(ctx, func(o *orchestrator) { delete(o.reserved, name) })
 }
 
 // Hire creates a member from the catalog's card for role, as a child of
@@ -245,7 +294,7 @@ func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg actor.Confi
 		return nil, errors.New("orchestrator: ChildOrCreate needs a config with a name")
 	}
 	name := cfg.ActorConfig().Name
-	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (*message.Address, error) {
+	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *orchestrator) (*message.Address, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -264,13 +313,13 @@ func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg actor.Confi
 // Members returns the team's roster (B81): every actor that started in the
 // team and has not stopped, the orchestrator excluded, in join order.
 func (t *Team) Members(ctx context.Context) ([]*message.Address, error) {
-	return query(ctx, t, func(o *Orchestrator) ([]*message.Address, error) { return o.roster(), nil })
+	return query(ctx, t, func(r reader) ([]*message.Address, error) { return r.roster(), nil })
 }
 
 // Member returns the first member named name, or nil (B81).
 func (t *Team) Member(ctx context.Context, name string) (*message.Address, error) {
-	return query(ctx, t, func(o *Orchestrator) (*message.Address, error) {
-		for _, a := range o.roster() {
+	return query(ctx, t, func(r reader) (*message.Address, error) {
+		for _, a := range r.roster() {
 			if a.Name() == name {
 				return a, nil
 			}
@@ -303,9 +352,9 @@ func (f Filter) match(m message.Message) bool {
 // Addresses in it are live where the actor is; the slice is the caller's.
 // With WithRetention, only the retained window is returned.
 func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error) {
-	return query(ctx, t, func(o *Orchestrator) ([]message.Message, error) {
+	return query(ctx, t, func(r reader) ([]message.Message, error) {
 		var out []message.Message
-		o.each(func(m message.Message) {
+		eachMessage(r.log(), func(m message.Message) {
 			if f.match(m) {
 				out = append(out, m)
 			}
@@ -314,18 +363,13 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 	})
 }
 
-// each calls fn for every log message in order.
-func (o *Orchestrator) each(fn func(m message.Message)) {
-	o.led.each(func(r *actor.Record, id uint64) {
-		if r.Kind == actor.RecordStateChanged {
-			return
+// eachMessage calls fn for every log message of v in order, StateChanged
+// excluded (B82).
+func eachMessage(v logView, fn func(m message.Message)) {
+	v.each(func(e *entry, id uint64) {
+		if e.rec.Kind != telemetry.StateChanged {
+			fn(e.message(id))
 		}
-		if r.Kind == kindReady {
-			if _, ok := r.Message.(*message.StateChangedMessage); ok {
-				return
-			}
-		}
-		fn(materialize(r, id))
 	})
 }
 
@@ -352,9 +396,9 @@ type EventFilter struct {
 
 // Events returns the EventMessages of the log, filtered (B83).
 func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessage, error) {
-	return query(ctx, t, func(o *Orchestrator) ([]*message.EventMessage, error) {
+	return query(ctx, t, func(r reader) ([]*message.EventMessage, error) {
 		var out []*message.EventMessage
-		o.each(func(m message.Message) {
+		eachMessage(r.log(), func(m message.Message) {
 			ev, ok := m.(*message.EventMessage)
 			if !ok {
 				return
@@ -374,9 +418,10 @@ func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessa
 // States returns the latest published state of every agent that published
 // one (B84), by agent id. Each call returns new copies.
 func (t *Team) States(ctx context.Context) (map[uuid.UUID]any, error) {
-	return query(ctx, t, func(o *Orchestrator) (map[uuid.UUID]any, error) {
-		out := make(map[uuid.UUID]any, len(o.states))
-		for k, v := range o.states {
+	return query(ctx, t, func(r reader) (map[uuid.UUID]any, error) {
+		states := r.stateMap()
+		out := make(map[uuid.UUID]any, len(states))
+		for k, v := range states {
 			out[k] = copyState(v)
 		}
 		return out, nil
@@ -413,7 +458,7 @@ func copyState(v any) any {
 
 // Metadata returns the team metadata, nil when unset (B85).
 func (t *Team) Metadata(ctx context.Context) (any, error) {
-	return query(ctx, t, func(o *Orchestrator) (any, error) { return o.meta, nil })
+	return query(ctx, t, func(r reader) (any, error) { return r.metadata(), nil })
 }
 
 // SetMetadata replaces the team metadata wholesale (nil clears it). It is
@@ -421,7 +466,7 @@ func (t *Team) Metadata(ctx context.Context) (any, error) {
 // get a MetadataChanged so that a durable log can restore it. The value is
 // stored as it is: do not modify it afterwards.
 func (t *Team) SetMetadata(ctx context.Context, v any) error {
-	return t.live(ctx, func(o *Orchestrator) {
+	return t.live(ctx, func(o *orchestrator) {
 		o.meta = v
 		o.publishMetadata()
 	})
@@ -432,32 +477,42 @@ func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
 	if s == nil {
 		return errors.New("orchestrator: Subscribe(nil)")
 	}
-	return t.live(ctx, func(o *Orchestrator) { o.subs = append(slices.Clone(o.subs), s) })
+	return t.live(ctx, func(o *orchestrator) { o.subs = append(slices.Clone(o.subs), s) })
 }
 
 // Unsubscribe detaches one occurrence of s; it does nothing when s is not
 // attached (B88).
 func (t *Team) Unsubscribe(ctx context.Context, s Subscriber) error {
-	return t.live(ctx, func(o *Orchestrator) {
+	return t.live(ctx, func(o *orchestrator) {
 		if i := slices.IndexFunc(o.subs, func(x Subscriber) bool { return x == s }); i >= 0 {
 			o.subs = slices.Delete(slices.Clone(o.subs), i, i+1)
 		}
 	})
 }
 
-// live runs a mutation on the running orchestrator.
-func (t *Team) live(ctx context.Context, fn func(o *Orchestrator)) error {
+// mutate runs fn on the running orchestrator, after a drain; a stopped
+// team refuses (actor.ErrActorDead).
+func mutate[R any](ctx context.Context, t *Team, fn func(o *orchestrator) (R, error)) (R, error) {
+	var zero R
 	if t == nil || t.addr == nil {
-		return noTeam()
+		return zero, noTeam()
 	}
-	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
+	return proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *orchestrator) (R, error) {
 		if err := ctx.Err(); err != nil { // the caller gave up while this waited: do nothing
-			return err
+			return zero, err
+		}
+		if o.finished {
+			return zero, fmt.Errorf("orchestrator: team %s has stopped: %w", o.teamID, actor.ErrActorDead)
 		}
 		o.drain()
-		fn(o)
-		return nil
+		return fn(o)
 	})
+}
+
+// live runs a mutation with no result on the running orchestrator.
+func (t *Team) live(ctx context.Context, fn func(o *orchestrator)) error {
+	_, err := mutate(ctx, t, func(o *orchestrator) (struct{}, error) { fn(o); return struct{}{}, nil })
+	return err
 }
 
 // Emit publishes msg as the orchestrator's own (B93): its sender becomes
@@ -467,46 +522,27 @@ func (t *Team) Emit(ctx context.Context, msg message.Message) error {
 	if msg == nil {
 		return errors.New("orchestrator: Emit(nil)")
 	}
-	return t.live(ctx, func(o *Orchestrator) { o.emit(msg) })
+	return t.live(ctx, func(o *orchestrator) { o.emit(msg) })
 }
 
-// SetRestoring tells every subscriber that a replay starts (true) or ends
-// (false) (B92). Restore calls it around its replay.
-func (t *Team) SetRestoring(ctx context.Context, restoring bool) error {
-	return t.live(ctx, func(o *Orchestrator) { o.setRestoring(restoring) })
-}
-
-// Stop starts the team's stop and returns at once a channel closed when the
-// team has stopped (B96): it publishes a TeamStoppingEvent, tells the
-// subscribers OnStopRequest, tells every member to stop (tools named "#..."
-// last, B98), and completes when the roster is empty or, after grace
-// (DefaultStopGrace when zero), by force (B99). Calling it again returns the
-// same channel and does nothing else.
-func (t *Team) Stop(ctx context.Context, grace time.Duration) (<-chan struct{}, error) {
+// Stop stops the team and waits until it has stopped, or ctx is done (B96):
+// a TeamStoppingEvent is logged, the subscribers are told OnStopRequest,
+// every member is told to stop (tools last, B98), and the team ends when
+// they all have ended or, after the stop grace (WithStopGrace), without the
+// ones still running (B99). Every subscriber then gets OnStop (B100).
+// Stopping a stopped team returns nil at once.
+func (t *Team) Stop(ctx context.Context) error {
 	if t == nil || t.addr == nil {
-		return nil, noTeam()
+		return noTeam()
 	}
-	done, err := proxy.Ask(ctx, t.addr, func(c *actor.Context, o *Orchestrator) (<-chan struct{}, error) {
-		return o.stop(c, grace, true), nil
-	})
-	if err != nil && errors.Is(err, actor.ErrActorDead) {
-		return actor.Done(t.addr), nil
-	}
-	return done, err
-}
-
-// StopAndWait stops the team and waits until it has stopped or ctx ends.
-func (t *Team) StopAndWait(ctx context.Context, grace time.Duration) error {
-	done, err := t.Stop(ctx, grace)
-	if err != nil {
-		return err
+	if err := rt.Stop(t.addr, errTeamStop); err != nil && !errors.Is(err, actor.ErrActorDead) {
+		return fmt.Errorf("orchestrator: stop team %s: %w", t.ID(), err)
 	}
 	select {
-	case <-done:
-		<-actor.Done(t.addr)
+	case <-actor.Done(t.addr):
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("orchestrator: waiting for team %s to stop: %w", t.ID(), ctx.Err())
+		return fmt.Errorf("orchestrator: waiting for team %s to stop: %w", t.ID(), context.Cause(ctx))
 	}
 }
 
@@ -517,45 +553,41 @@ func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
 	if t == nil || t.addr == nil {
 		return noTeam()
 	}
-	return proxy.Do(ctx, t.addr, func(_ *actor.Context, o *Orchestrator) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return o.catalog.Register(cards...)
-	})
+	_, err := mutate(ctx, t, func(o *orchestrator) (struct{}, error) { return struct{}{}, o.catalog.Register(cards...) })
+	return err
 }
 
 // catalogQuery runs a catalog query; with no team it returns the zero
 // value and no error (B110).
-func catalogQuery[R any](ctx context.Context, t *Team, fn func(c *Catalog) R) (R, error) {
+func catalogQuery[R any](ctx context.Context, t *Team, fn func(c *catalog) R) (R, error) {
 	if t == nil || t.addr == nil {
 		var zero R
 		return zero, nil
 	}
-	return query(ctx, t, func(o *Orchestrator) (R, error) { return fn(&o.catalog), nil })
+	return query(ctx, t, func(r reader) (R, error) { return fn(r.cards()), nil })
 }
 
 // Cards returns copies of the catalog's cards in registration order (B86).
 func (t *Team) Cards(ctx context.Context) ([]*AgentCard, error) {
-	return catalogQuery(ctx, t, (*Catalog).Cards)
+	return catalogQuery(ctx, t, (*catalog).Cards)
 }
 
 // Card returns a copy of the card for role, or nil (B86, B110).
 func (t *Team) Card(ctx context.Context, role string) (*AgentCard, error) {
-	return catalogQuery(ctx, t, func(c *Catalog) *AgentCard { return c.ByRole(role) })
+	return catalogQuery(ctx, t, func(c *catalog) *AgentCard { return c.ByRole(role) })
 }
 
 // CardsWithSkill returns copies of the cards having skill (B86, B110).
 func (t *Team) CardsWithSkill(ctx context.Context, skill string) ([]*AgentCard, error) {
-	return catalogQuery(ctx, t, func(c *Catalog) []*AgentCard { return c.BySkill(skill) })
+	return catalogQuery(ctx, t, func(c *catalog) []*AgentCard { return c.BySkill(skill) })
 }
 
 // Roles returns the catalog's roles in registration order (B86).
 func (t *Team) Roles(ctx context.Context) ([]string, error) {
-	return catalogQuery(ctx, t, (*Catalog).Roles)
+	return catalogQuery(ctx, t, (*catalog).Roles)
 }
 
 // Skills returns the catalog's skills, sorted and unique (B86).
 func (t *Team) Skills(ctx context.Context) ([]string, error) {
-	return catalogQuery(ctx, t, (*Catalog).Skills)
+	return catalogQuery(ctx, t, (*catalog).Skills)
 }

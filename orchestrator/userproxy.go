@@ -7,6 +7,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // UserProxy is the team member standing for a person (B111-B113). Agents
@@ -67,7 +68,7 @@ func (p *UserProxy) Answer(c *actor.Context, original message.Message, msg messa
 		return ErrNoSender
 	}
 	to := original.Envelope().Sender
-	if to.Kind() != message.Live {
+	if !isLive(to) {
 		live := c.System().Get(to.AgentID())
 		if live == nil {
 			return fmt.Errorf("orchestrator: reply to %s: %w", to, actor.ErrActorDead)
@@ -88,12 +89,7 @@ type humanInput interface {
 // original. It fails with ErrNoSender when original has none, and when the
 // actor at proxyAddr is not a UserProxy.
 func ProcessHumanInput(ctx context.Context, proxyAddr *message.Address, content string, original message.Message) error {
-	_, err := actor.Call(ctx, proxyAddr, func(c *actor.Context, a actor.Actor) (any, error) {
-		p, ok := a.(humanInput)
-		if !ok {
-			return nil, fmt.Errorf("orchestrator: ProcessHumanInput: %s is a %T, not a UserProxy", proxyAddr, a)
-		}
-		return nil, p.Reply(c, content, original)
+	return proxy.Do(ctx, proxyAddr, func(c *actor.Context, p humanInput) error {
+		return p.Reply(c, content, original)
 	})
-	return err
 }

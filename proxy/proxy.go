@@ -7,13 +7,14 @@
 // any method of the actor safely, since nothing else runs on that actor
 // meanwhile:
 //
-//	team, err := proxy.Ask(ctx, orchestrator, func(c *actor.Context, o *orchestrator.Orchestrator) ([]*message.Address, error) {
-//		return o.Team(), nil
+//	n, err := proxy.Ask(ctx, counter, func(c *actor.Context, k *Counter) (int, error) {
+//		return k.n, nil
 //	})
 //
-// A proxy call is not a turn: it emits no telemetry and takes no state
-// checkpoint. Prefer messages (Address.Tell / Ask) for anything long-lived;
-// a proxy call holds the actor for as long as the closure runs.
+// A proxy call is not a message: it is not stamped, emits no telemetry and
+// takes no state checkpoint. Prefer messages (System.Tell, Context.Send) for
+// anything that belongs in the team's log; a proxy call holds the actor for
+// as long as the closure runs.
 package proxy
 
 import (
@@ -21,8 +22,12 @@ import (
 	"fmt"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/link"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 )
+
+var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, actor.SpawnOption, telemetry.Sink]()
 
 // TypeError is returned when the actor at an address is not a T.
 type TypeError struct {
@@ -43,7 +48,7 @@ func (e *TypeError) Error() string {
 // *actor.TimeoutError.
 func Ask[T any, R any](ctx context.Context, addr *message.Address, fn func(c *actor.Context, a T) (R, error)) (R, error) {
 	var zero R
-	v, err := actor.Call(ctx, addr, func(c *actor.Context, a actor.Actor) (any, error) {
+	v, err := rt.Call(ctx, addr, func(c *actor.Context, a actor.Actor) (any, error) {
 		t, ok := a.(T)
 		if !ok {
 			return nil, typeError[T](addr, a)
@@ -68,7 +73,7 @@ func Do[T any](ctx context.Context, addr *message.Address, fn func(c *actor.Cont
 // error, a panic or a type mismatch met when fn's turn comes is logged at
 // error level by the runtime, since no caller is waiting for it.
 func Tell[T any](addr *message.Address, fn func(c *actor.Context, a T) error) error {
-	return actor.Cast(addr, func(c *actor.Context, a actor.Actor) error {
+	return rt.Cast(addr, func(c *actor.Context, a actor.Actor) error {
 		t, ok := a.(T)
 		if !ok {
 			return typeError[T](addr, a)

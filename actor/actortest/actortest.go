@@ -1,5 +1,5 @@
 // Package actortest is a test kit for code built on the actor runtime: a
-// Recorder that is a team root recording every telemetry record, a Probe
+// Recorder that subscribes to a team and records every telemetry message, a Probe
 // actor that records what it receives, and a slog capture bound to a test.
 //
 // Waits are bounded by Timeout and driven by notifications, never by
@@ -15,111 +15,90 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // Timeout bounds every wait in this package.
 var Timeout = 10 * time.Second
 
-// Recorder is a team root that records every telemetry record of the
-// actors spawned under it, in arrival order. Spawn it from a System; spawn
-// the team under it with Spawn. It handles no messages itself.
+// Recorder is a team subscriber that records every telemetry message of
+// the team, in ledger order (the subscriber's copies: snapshot addresses).
+// Team makes a team with one.
 type Recorder struct {
 	mu      sync.Mutex
-	records []actor.Record
+	msgs    []message.Message
 	changed chan struct{}
 }
 
-var (
-	_ actor.Actor = (*Recorder)(nil)
-	_ actor.Sink  = (*Recorder)(nil)
-)
+var _ orchestrator.Subscriber = (*Recorder)(nil)
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
 	return &Recorder{changed: make(chan struct{})}
 }
 
-// Receive answers nothing: every message is unhandled.
-func (r *Recorder) Receive(*actor.Context, any) (any, error) { return nil, actor.ErrUnhandled }
-
-// Attach implements actor.Sink.
-func (r *Recorder) Attach(*message.Address) actor.Emitter { return recorderEmitter{r} }
-
-type recorderEmitter struct{ r *Recorder }
-
-func (e recorderEmitter) Emit(rec actor.Record) {
-	r := e.r
+// OnMessage implements orchestrator.Subscriber.
+func (r *Recorder) OnMessage(m message.Message) {
 	r.mu.Lock()
-	r.records = append(r.records, rec)
+	r.msgs = append(r.msgs, m)
 	ch := r.changed
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
 	close(ch)
 }
 
-func (recorderEmitter) Close() {}
-
-// Records returns a copy of the records so far.
-func (r *Recorder) Records() []actor.Record {
+// Records returns a copy of the messages so far.
+func (r *Recorder) Records() []message.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]actor.Record(nil), r.records...)
+	return append([]message.Message(nil), r.msgs...)
 }
 
-// Kinds returns the kinds of the records so far, optionally only those
-// emitted by from.
-func (r *Recorder) Kinds(from *message.Address) []actor.RecordKind {
-	var out []actor.RecordKind
-	for _, rec := range r.Records() {
-		if from == nil || rec.Emitter.Equal(from) {
-			out = append(out, rec.Kind)
+// Kinds returns the type names (message.TypeName, e.g. "SentMessage") of
+// the messages so far, optionally only those sent by from.
+func (r *Recorder) Kinds(from *message.Address) []string {
+	var out []string
+	for _, m := range r.Records() {
+		if from == nil || m.Envelope().Sender.Equal(from) {
+			out = append(out, message.TypeName(m))
 		}
 	}
 	return out
 }
 
-// Of returns the records of one kind.
-func (r *Recorder) Of(kind actor.RecordKind) []actor.Record {
-	var out []actor.Record
-	for _, rec := range r.Records() {
-		if rec.Kind == kind {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
-// WaitFor waits until cond holds for the records, failing t after Timeout.
-// It returns the records cond accepted.
-func (r *Recorder) WaitFor(t testing.TB, what string, cond func([]actor.Record) bool) []actor.Record {
+// WaitFor waits until cond holds for the messages, failing t after Timeout.
+// It returns the messages cond accepted.
+func (r *Recorder) WaitFor(t testing.TB, what string, cond func([]message.Message) bool) []message.Message {
 	t.Helper()
 	deadline := time.NewTimer(Timeout)
 	defer deadline.Stop()
 	for {
 		r.mu.Lock()
-		recs := append([]actor.Record(nil), r.records...)
+		msgs := append([]message.Message(nil), r.msgs...)
 		ch := r.changed
 		r.mu.Unlock()
-		if cond(recs) {
-			return recs
+		if cond(msgs) {
+			return msgs
 		}
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("actortest: timed out after %v waiting for %s; records: %s", Timeout, what, Describe(recs))
+			t.Fatalf("actortest: timed out after %v waiting for %s; messages: %s", Timeout, what, Describe(msgs))
 			return nil
 		}
 	}
 }
 
-// WaitKind waits until at least n records of kind were emitted by from (any
-// emitter when from is nil).
-func (r *Recorder) WaitKind(t testing.TB, kind actor.RecordKind, from *message.Address, n int) []actor.Record {
+// WaitKind waits until at least n messages of the type named kind (e.g.
+// "ProcessedMessage") were sent by from (anyone when from is nil), and
+// returns all the messages so far.
+func (r *Recorder) WaitKind(t testing.TB, kind string, from *message.Address, n int) []message.Message {
 	t.Helper()
-	return r.WaitFor(t, fmt.Sprintf("%d %s record(s)", n, kind), func(recs []actor.Record) bool {
+	return r.WaitFor(t, fmt.Sprintf("%d %s(s)", n, kind), func(msgs []message.Message) bool {
 		c := 0
-		for _, rec := range recs {
-			if rec.Kind == kind && (from == nil || rec.Emitter.Equal(from)) {
+		for _, m := range msgs {
+			if message.TypeName(m) == kind && (from == nil || m.Envelope().Sender.Equal(from)) {
 				c++
 			}
 		}
@@ -127,11 +106,11 @@ func (r *Recorder) WaitKind(t testing.TB, kind actor.RecordKind, from *message.A
 	})
 }
 
-// Describe renders records one per line, for failure messages.
-func Describe(recs []actor.Record) string {
+// Describe renders messages one per line, for failure messages.
+func Describe(msgs []message.Message) string {
 	s := ""
-	for _, r := range recs {
-		s += fmt.Sprintf("\n  %s from %s about %s", r.Kind, r.Emitter.Name(), message.TypeName(r.Message))
+	for _, m := range msgs {
+		s += fmt.Sprintf("\n  %s from %s", message.TypeName(m), m.Envelope().Sender.Name())
 	}
 	return s
 }
@@ -149,27 +128,25 @@ func Spawn(t testing.TB, parent *message.Address, a actor.Actor, cfg any, opts .
 
 // SpawnIn is Spawn returning the error.
 func SpawnIn(ctx context.Context, parent *message.Address, a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {
-	v, err := actor.Call(ctx, parent, func(c *actor.Context, _ actor.Actor) (any, error) {
+	return proxy.Ask(ctx, parent, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
 		return c.Spawn(a, cfg, opts...)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*message.Address), nil
 }
 
-// Team starts a system with a Recorder as team root, and shuts it down when
-// the test ends. The system's logs go to the test's log.
+// Team starts a system and a team (orchestrator.New) with a Recorder
+// subscribed from the start, and shuts the system down when the test ends.
+// The system's logs go to the test's log. Spawn members with Spawn under
+// the returned team root, or with the Team handle's Spawn.
 func Team(t testing.TB) (*actor.System, *Recorder, *message.Address) {
 	t.Helper()
 	sys := actor.NewSystem(actor.SystemConfig{Logger: NewLogCapture(t).Logger()})
 	rec := NewRecorder()
-	root, err := sys.Spawn(rec, actor.Config{Name: "orchestrator", Role: "Orchestrator"})
+	team, err := orchestrator.New(sys, orchestrator.WithSubscribers(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Shutdown(t, sys) })
-	return sys, rec, root
+	return sys, rec, team.Address()
 }
 
 // Shutdown shuts sys down within Timeout, failing t on error.

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -381,3 +382,10 @@ func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 	}
 	return all, nil
 }
+
+// QueryTimeout bounds each question the agent layer asks on a model's
+// behalf when the caller gave no deadline: a query to the team (the
+// roster, the catalog, a hire or fire), a call to a tool actor (a planning
+// board), a slash command, a restore's lookup. One named default, so that a
+// wedged team costs the same bounded wait everywhere.
+const QueryTimeout = 30 * time.Second

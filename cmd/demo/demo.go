@@ -23,6 +23,7 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // mode says where the model is.
@@ -192,7 +193,7 @@ func run(ctx context.Context, opt options) (err error) {
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if serr := d.team.StopAndWait(stopCtx, 10*time.Second); serr != nil && err == nil {
+	if serr := d.team.Stop(stopCtx); serr != nil && err == nil {
 		err = serr
 	}
 	if d.log != nil {
@@ -239,7 +240,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		d.log = w
 		subs = append(subs, w)
 	}
-	team, err := orchestrator.New(d.sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(subs...))
+	team, err := orchestrator.New(d.sys, orchestrator.WithTeamID(teamID), orchestrator.WithStopGrace(10*time.Second), orchestrator.WithSubscribers(subs...))
 	if err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	}
 	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
-	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithSubscribers(append(subs, w)...))
+	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second), orchestrator.WithSubscribers(append(subs, w)...))
 	if team == nil {
 		d.print.mute(false)
 		return err
@@ -305,11 +306,7 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	}
 	// The recreated proxy has no Deliver hook (it is not configuration):
 	// give it this run's.
-	if _, err := actor.Call(ctx, d.human, func(_ *actor.Context, a actor.Actor) (any, error) {
-		h, ok := a.(*agent.HumanProxy)
-		if !ok {
-			return nil, fmt.Errorf("@Human is a %T, not a HumanProxy", a)
-		}
+	if _, err := proxy.Ask(ctx, d.human, func(_ *actor.Context, h *agent.HumanProxy) (any, error) {
 		h.Deliver = d.newHuman().Deliver
 		return nil, nil
 	}); err != nil {
@@ -352,7 +349,7 @@ func (d *demo) runTask(ctx context.Context) error {
 				if d.mode == modeReal {
 					answer = "Use your best judgement."
 				}
-				if err := agent.ProcessHumanInput(ctx, d.human, answer, m); err != nil {
+				if err := orchestrator.ProcessHumanInput(ctx, d.human, answer, m); err != nil {
 					return err
 				}
 			}
@@ -364,7 +361,7 @@ func (d *demo) runTask(ctx context.Context) error {
 // record so far is printed, so that the next line (typed or piped) comes
 // after the answer to the last.
 func (d *demo) settle(ctx context.Context) {
-	_, _ = actor.Call(ctx, d.manager, func(*actor.Context, actor.Actor) (any, error) { return nil, nil })
+	_ = proxy.Do(ctx, d.manager, func(*actor.Context, actor.Actor) error { return nil })
 	_, _ = d.team.Members(ctx)
 }
 
@@ -420,7 +417,7 @@ func (d *demo) interact(ctx context.Context) error {
 			case line == "/usage":
 				d.print.table(d.opt.stdout)
 			case question != nil && !strings.HasPrefix(line, "/"):
-				if err := agent.ProcessHumanInput(ctx, d.human, line, question); err != nil {
+				if err := orchestrator.ProcessHumanInput(ctx, d.human, line, question); err != nil {
 					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
 				}
 				question = nil

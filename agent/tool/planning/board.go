@@ -12,6 +12,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
@@ -370,15 +371,12 @@ type boardActor struct {
 // now is the clock of UpdatedAt.
 var now = func() time.Time { return time.Now().UTC() }
 
-// restoreTimeout bounds the query of the restored state at start.
-const restoreTimeout = 30 * time.Second
-
 // OnStart installs an empty board, or the last one published when the team
 // is restored, and publishes it.
 func (b *boardActor) OnStart(c *actor.Context) error {
 	st := &Board{}
 	if c.Restoring() {
-		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), tool.QueryTimeout)
 		defer cancel()
 		s, ok, err := orchestrator.RestoredState[Board](ctx, c)
 		if err != nil {

@@ -106,7 +106,7 @@ func (b *binding) generateName(ctx context.Context, role string) (string, error)
 
 // spawn creates the card's agent named name as a child of the owner.
 func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Address, error) {
-	if b.o.Context.Stopping() {
+	if b.o.Context.Context().Err() != nil {
 		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Name(), actor.ErrActorDead)
 	}
 	a, err := card.NewActor()

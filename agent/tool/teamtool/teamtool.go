@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -62,10 +61,6 @@ const (
 	// TOOL_CALL).
 	TeamRoles = "team_roles"
 )
-
-// QueryTimeout bounds the orchestrator queries of a capability called with
-// a context that has no deadline.
-const QueryTimeout = 30 * time.Second
 
 // Default channels of each capability (A78).
 const (
@@ -212,12 +207,12 @@ type binding struct {
 	o    *tool.Owner
 }
 
-// bounded gives ctx a QueryTimeout deadline when it has none.
+// bounded gives ctx a tool.QueryTimeout deadline when it has none.
 func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, QueryTimeout)
+	return context.WithTimeout(ctx, tool.QueryTimeout)
 }
 
 func (b *binding) intn(n int) int {

@@ -125,7 +125,7 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 		team = o.Team.ID()
 	}
 	if team == uuid.Nil && o != nil && o.Context != nil {
-		team = o.Context.TeamID()
+		team = o.Context.Self().TeamID()
 	}
 	dir, err := c.Dir(team)
 	if err != nil {

@@ -1,0 +1,74 @@
+// Package link joins the library's own packages where one must reach what
+// another deliberately does not export: the delivery handle inside a
+// message.Address, the sent flag of a message, the actor runtime's closure
+// call under package proxy, and the spawn option that gives a team root its
+// telemetry sink. Nothing outside the module can import it, so none of this
+// is public API.
+//
+// Each hook is installed once, by the package that owns the thing, in its
+// init function, and read by its siblings after that (Go initializes an
+// imported package before its importers). The hooks are typed by the
+// reader through type parameters, because this package cannot import the
+// packages it links (they import it).
+package link
+
+import (
+	"context"
+	"time"
+)
+
+// Handle is the delivery side of a live address, implemented by the actor
+// runtime. Package message needs only its liveness.
+type Handle interface {
+	Alive() bool
+}
+
+// AddressFuncs are installed by package message: A is message.Address, I
+// message.Identity, M message.Message.
+type AddressFuncs[I, A, M any] struct {
+	// NewLive builds a live address over h.
+	NewLive func(id I, h Handle) *A
+	// HandleOf returns a live address's handle, nil for any other address.
+	HandleOf func(a *A) Handle
+	// Claim marks a message as sent and reports whether this call was the
+	// first (a runtime stamps a message in place only then).
+	Claim func(m M) bool
+	// Clone returns a shallow, unsent copy of a message.
+	Clone func(m M) M
+}
+
+var address any
+
+// InstallAddress is called by package message.
+func InstallAddress[I, A, M any](f AddressFuncs[I, A, M]) { address = f }
+
+// Address returns what package message installed.
+func Address[I, A, M any]() AddressFuncs[I, A, M] { return address.(AddressFuncs[I, A, M]) }
+
+// RuntimeFuncs are installed by package actor: C is *actor.Context, X
+// actor.Actor, P *message.Address, O actor.SpawnOption, S the sink type.
+type RuntimeFuncs[C, X, P, O, S any] struct {
+	// Call runs fn on the goroutine of the actor at addr and waits for it.
+	Call func(ctx context.Context, addr P, fn func(c C, a X) (any, error)) (any, error)
+	// Cast runs fn later on the actor's goroutine.
+	Cast func(addr P, fn func(c C, a X) error) error
+	// WithSink makes the spawned actor a team root whose members report
+	// their telemetry to s; grace bounds its stop when the request has no
+	// deadline.
+	WithSink func(s S, grace time.Duration) O
+	// Restoring marks the spawned actor as recreated by a restore.
+	Restoring func() O
+	// Stop requests the stop of the actor at addr with cause, without
+	// waiting.
+	Stop func(addr P, cause error) error
+}
+
+var runtime any
+
+// InstallRuntime is called by package actor.
+func InstallRuntime[C, X, P, O, S any](f RuntimeFuncs[C, X, P, O, S]) { runtime = f }
+
+// Runtime returns what package actor installed.
+func Runtime[C, X, P, O, S any]() RuntimeFuncs[C, X, P, O, S] {
+	return runtime.(RuntimeFuncs[C, X, P, O, S])
+}
