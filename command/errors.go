@@ -11,9 +11,9 @@ import (
 // caller handling typed text should pass the original text on untouched.
 var ErrNotRecognized = errors.New("command: not recognized")
 
-// ErrDuplicate is wrapped by [Registry.Register] when a command name is
+// errDuplicate is wrapped by [Registry.Register] when a command name is
 // already taken, by another tool or within the same call.
-var ErrDuplicate = errors.New("command: duplicate command name")
+var errDuplicate = errors.New("command: duplicate command name")
 
 // Error is a failure of an identified command: its arguments did not bind or
 // coerce, or its handler returned an error or panicked. [Call] returns it;

@@ -133,9 +133,6 @@ func (p *Param[T]) Optional() *Param[T] {
 	return p
 }
 
-// Name returns the parameter's name.
-func (p *Param[T]) Name() string { return p.name }
-
 // Get returns the parameter's value in a handler's arguments: the bound
 // argument, else the default (or the zero value of an Optional parameter).
 // It panics if p is not one of the command's declared parameters; the

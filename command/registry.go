@@ -10,9 +10,9 @@ import (
 	"sync"
 )
 
-// BuiltinOwner is the owner label (Descriptor.ToolCard) of the built-in help
+// builtinOwner is the owner label (Descriptor.ToolCard) of the built-in help
 // command.
-const BuiltinOwner = "CommandRegistry"
+const builtinOwner = "CommandRegistry"
 
 // Registry is a table of commands keyed by name. It is safe for concurrent
 // use; handlers run on the caller's goroutine, without any registry lock held.
@@ -49,16 +49,16 @@ func NewRegistry(opts ...Option) *Registry {
 		opt(r)
 	}
 	help := r.helpCommand()
-	e := &entry{cmd: help, owner: BuiltinOwner}
+	e := &entry{cmd: help, owner: builtinOwner}
 	r.byName[help.name], r.order = e, []*entry{e}
 	return r
 }
 
 // Register adds commands under an owner label (the tool card or component
 // that provides them, reported as Descriptor.ToolCard). It adds all of them or
-// none: a name already taken, or taken twice in cmds, is an error wrapping
-// [ErrDuplicate] that names the command and both owners, and a mistake in a
-// declaration (see [New]) is an error naming the command.
+// none: a name already taken, or taken twice in cmds, is an error that names
+// the command and both owners, and a mistake in a declaration (see [New]) is
+// an error naming the command.
 func (r *Registry) Register(owner string, cmds ...*Command) error {
 	if owner == "" {
 		return errors.New("command: register: empty owner label")
@@ -74,10 +74,10 @@ func (r *Registry) Register(owner string, cmds ...*Command) error {
 			return fmt.Errorf("command: register %s: %w", owner, err)
 		}
 		if e := r.byName[c.name]; e != nil {
-			return fmt.Errorf("%w: %s is provided by both %s and %s", ErrDuplicate, c.name, e.owner, owner)
+			return fmt.Errorf("%w: %s is provided by both %s and %s", errDuplicate, c.name, e.owner, owner)
 		}
 		if batch[c.name] {
-			return fmt.Errorf("%w: %s is provided twice by %s", ErrDuplicate, c.name, owner)
+			return fmt.Errorf("%w: %s is provided twice by %s", errDuplicate, c.name, owner)
 		}
 		batch[c.name] = true
 	}

@@ -35,8 +35,8 @@ func TestRegisterDuplicateNames_A67(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := r.Register(tc.owner, tc.cmds...)
-			if !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Register: got %v, want ErrDuplicate naming %q", err, tc.want)
+			if !errors.Is(err, errDuplicate) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Register: got %v, want errDuplicate naming %q", err, tc.want)
 			}
 			if r.Has("compact") || r.Has("clear") {
 				t.Fatal("a failed Register added commands")
@@ -357,8 +357,8 @@ func TestConcurrentUse(t *testing.T) {
 func TestNames_A68(t *testing.T) {
 	role := String("role", "")
 	c := New("hire_member", "", noop, role)
-	if c.Name() != "hire_member" || role.Name() != "role" {
-		t.Fatalf("names: %q %q", c.Name(), role.Name())
+	if c.Name() != "hire_member" || role.name != "role" {
+		t.Fatalf("names: %q %q", c.Name(), role.name)
 	}
 }
 
