@@ -133,9 +133,9 @@ func notRecognized(name string) error {
 func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bool) (v any, err error) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			pe := &PanicError{Value: rec, Stack: debug.Stack()}
-			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(pe.Stack))
-			v, err = nil, &Error{Command: c.name, Err: pe}
+			stack := debug.Stack()
+			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(stack))
+			v, err = nil, &Error{Command: c.name, Err: fmt.Errorf("panic: %v", rec), Panic: rec, Stack: stack}
 		}
 	}()
 	in, err := c.bind(args)

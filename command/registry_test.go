@@ -294,8 +294,8 @@ func TestCallFailures_A69_A74_A75(t *testing.T) {
 		t.Fatalf("handler error not kept for errors.Is: %v", err)
 	}
 	_, err = Call[string](ctx, r, "boom")
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "command.kitCommands") {
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Panic != "kaboom" || !strings.Contains(string(pe.Stack), "command.kitCommands") {
 		t.Fatalf("panic error = %#v", err)
 	}
 }
