@@ -65,10 +65,10 @@ func TestRegisterInvalidDeclarations_A67_A68(t *testing.T) {
 		{"slash name", "T", New("/x", "", noop), `command name "/x" is not a name`},
 		{"nil handler", "T", New("x", "", nilRun), "command x has no handler"},
 		{"nil parameter", "T", New("x", "", noop, nil), "command x: nil parameter"},
-		{"bad parameter name", "T", New("x", "", noop, String("a=b", "")), `command x: parameter name "a=b" is not a name`},
+		{"bad parameter name", "T", New("x", "", noop, NewParam[string]("a=b", "")), `command x: parameter name "a=b" is not a name`},
 		{"zero Param", "T", New("x", "", noop, &Param[int]{paramInfo: paramInfo{name: "p"}}), "parameter p was not made by a constructor"},
-		{"parameter twice", "T", New("x", "", noop, String("a", ""), Int("a", "")), "command x: parameter a declared twice"},
-		{"required after optional", "T", New("x", "", noop, String("a", "").Optional(), String("b", "")),
+		{"parameter twice", "T", New("x", "", noop, NewParam[string]("a", ""), NewParam[int]("a", "")), "command x: parameter a declared twice"},
+		{"required after optional", "T", New("x", "", noop, NewParam[string]("a", "").Optional(), NewParam[string]("b", "")),
 			"command x: required parameter b follows optional parameter a"},
 		{"enum without values", "T", New("x", "", noop, Enum("mode", "")), "command x: parameter mode: Enum has no values"},
 		{"enum default outside values", "T", New("x", "", noop, Enum("mode", "", "a", "b").Default("c")),
@@ -355,7 +355,7 @@ func TestConcurrentUse(t *testing.T) {
 
 // A68: a command and its parameters report the names they were declared with.
 func TestNames_A68(t *testing.T) {
-	role := String("role", "")
+	role := NewParam[string]("role", "")
 	c := New("hire_member", "", noop, role)
 	if c.Name() != "hire_member" || role.name != "role" {
 		t.Fatalf("names: %q %q", c.Name(), role.name)
