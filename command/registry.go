@@ -151,15 +151,16 @@ func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bo
 	return v, nil
 }
 
-// NamedArg is a keyword argument for [Call] and [Callable]; make one with
-// [Named].
-type NamedArg struct {
-	Name  string
-	Value any
+// namedArg is a keyword argument made by [Named].
+type namedArg struct {
+	name  string
+	value any
 }
 
-// Named returns a keyword argument binding the parameter called name.
-func Named(name string, value any) NamedArg { return NamedArg{Name: name, Value: value} }
+// Named returns a keyword argument binding the parameter called name, to
+// pass among the arguments of [Call] or of a function made by [Callable].
+// The value it returns means nothing elsewhere.
+func Named(name string, value any) any { return namedArg{name: name, value: value} }
 
 // Callable resolves the command called name into a typed function returning
 // its native value. R must be the handler's result type, or an interface that
@@ -187,8 +188,8 @@ func Callable[R any](r *Registry, name string) (func(ctx context.Context, args .
 		var zero R
 		bound := make([]arg, len(args))
 		for i, a := range args {
-			if kw, ok := a.(NamedArg); ok {
-				bound[i] = arg{keyword: true, name: kw.Name, value: kw.Value, native: true}
+			if kw, ok := a.(namedArg); ok {
+				bound[i] = arg{keyword: true, name: kw.name, value: kw.value, native: true}
 			} else {
 				bound[i] = arg{value: a, native: true}
 			}
