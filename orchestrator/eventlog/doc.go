@@ -8,9 +8,9 @@
 // (0x0A). Line 1 is the header, a JSON object with four keys, in this
 // order:
 //
-//   - "format": always the string "akgentic-eventlog" (Format);
-//   - "version": the integer 1 (Version); a reader refuses any other
-//     version with ErrUnsupportedVersion;
+//   - "format": always the string "akgentic-eventlog";
+//   - "version": the integer 1; a reader refuses any other version with
+//     ErrUnsupportedVersion;
 //   - "team_id": the team's id, a lower-case hyphenated UUID, never the
 //     nil UUID;
 //   - "created": when the file was created, RFC 3339 with nanoseconds, UTC.

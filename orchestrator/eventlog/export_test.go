@@ -4,6 +4,18 @@ import (
 	"sync"
 )
 
+// Names the tests use that the package does not export.
+const (
+	Format               = formatName
+	Version              = formatVersion
+	DefaultBatchInterval = defaultBatchInterval
+)
+
+var (
+	ErrTruncated = errTruncated
+	ErrClosed    = errClosed
+)
+
 // Faults sits between a Writer and its file so that tests can count the
 // write(2) and fsync calls and make them fail.
 type Faults struct {

@@ -51,8 +51,8 @@ func (p SyncPolicy) String() string {
 	return fmt.Sprintf("SyncPolicy(%d)", int(p))
 }
 
-// DefaultBatchInterval is the SyncBatch interval when Options leaves it 0.
-const DefaultBatchInterval = 100 * time.Millisecond
+// defaultBatchInterval is the SyncBatch interval when Options leaves it 0.
+const defaultBatchInterval = 100 * time.Millisecond
 
 // Options configure a Writer. The zero value is valid: SyncEvery, logging
 // to slog.Default().
@@ -60,8 +60,7 @@ type Options struct {
 	// Sync is the fsync policy.
 	Sync SyncPolicy
 	// BatchInterval is the longest time between two fsyncs under
-	// SyncBatch; 0 means DefaultBatchInterval. Ignored by the other
-	// policies.
+	// SyncBatch; 0 means 100ms. Ignored by the other policies.
 	BatchInterval time.Duration
 	// Logger receives write errors and repairs; nil means slog.Default().
 	Logger *slog.Logger
@@ -149,7 +148,7 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 	if teamID == uuid.Nil {
 		return nil, errors.New("eventlog: create: nil team id")
 	}
-	hdr, err := encodeHeader(Header{Format: Format, Version: Version, TeamID: teamID, Created: time.Now().UTC()})
+	hdr, err := encodeHeader(Header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +272,7 @@ func (w *Writer) startBatch(interval time.Duration) {
 		return
 	}
 	if interval == 0 {
-		interval = DefaultBatchInterval
+		interval = defaultBatchInterval
 	}
 	w.stop = make(chan struct{})
 	w.wg.Go(func() {
@@ -344,7 +343,7 @@ func (w *Writer) OnMessage(msg message.Message) {
 		return
 	case w.closed:
 		w.stats.Lost++
-		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", ErrClosed, message.TypeName(msg)))
+		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", errClosed, message.TypeName(msg)))
 		return
 	case w.broken:
 		w.stats.Lost++
@@ -477,7 +476,7 @@ func (w *Writer) ours(teamID uuid.UUID, hook string) bool {
 // (unless the policy is SyncNone) and closes the file. It returns the
 // error of that fsync or close; earlier failures are reported by Err.
 // Calling it again returns the same result. Records given to the Writer
-// after Close are lost (ErrClosed).
+// after Close are lost, and Err reports it.
 func (w *Writer) Close() error {
 	w.closeOnce.Do(func() {
 		if w.stop != nil {
