@@ -40,7 +40,7 @@
 // when the team stops), SyncNone never.
 //
 // A crash in the middle of a write can leave the last line incomplete
-// (no trailing "\n"). Read reports such a line in Log.Truncated and skips
+// (no trailing "\n"). ReadFile reports such a line in Log.Truncated and skips
 // it; it is never fatal. Append cuts it off before it continues the log.
 // Any other line that does not decode, including a complete last line, is
 // an error naming its line number and byte offset (LineError).

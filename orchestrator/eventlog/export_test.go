@@ -1,8 +1,12 @@
 package eventlog
 
 import (
+	"io"
 	"sync"
 )
+
+// Read reads a log from r, as ReadFile does from a file.
+func Read(r io.Reader) (*Log, error) { return read(r, "") }
 
 // Names the tests use that the package does not export.
 const (

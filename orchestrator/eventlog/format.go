@@ -34,7 +34,7 @@ var (
 	// apart from damage.
 	ErrBadRecord = errors.New("eventlog: bad record")
 	// errTruncated: the last line has no trailing newline (a write cut
-	// short by a crash). Read reports it in Log.Truncated, never as an
+	// short by a crash). ReadFile reports it in Log.Truncated, never as an
 	// error.
 	errTruncated = errors.New("eventlog: truncated record")
 	// errClosed: a record arrived after the Writer was closed.
@@ -44,7 +44,7 @@ var (
 // LineError says what is wrong with one line of a log and where it is.
 // errors.Is matches both Kind and Err.
 type LineError struct {
-	Path   string // the file; "" when read from an io.Reader
+	Path   string // the file
 	Line   int    // 1-based line number; the header is line 1
 	Offset int64  // byte offset of the line's first byte
 	Kind   error  // ErrBadHeader, ErrUnsupportedVersion or ErrBadRecord (Log.Truncated has a kind of its own)
@@ -99,7 +99,7 @@ func encodeHeader(h Header) ([]byte, error) {
 }
 
 // parseHeader decodes and checks line 1 (without its newline) of the file
-// at path ("" for a reader).
+// at path.
 func parseHeader(line []byte, path string) (Header, error) {
 	bad := func(err error) (Header, error) {
 		return Header{}, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
