@@ -3,6 +3,8 @@ package eventlog
 import (
 	"io"
 	"sync"
+
+	"github.com/google/uuid"
 )
 
 // Read reads a log from r, as ReadFile does from a file.
@@ -89,6 +91,12 @@ func InjectFaults(w *Writer) *Faults {
 	w.f = x
 	return x
 }
+
+// PathOf returns the path of w's file.
+func PathOf(w *Writer) string { return w.path }
+
+// TeamIDOf returns the team w's log belongs to.
+func TeamIDOf(w *Writer) uuid.UUID { return w.teamID }
 
 // CloseFile closes w's file behind its back, so that later writes fail.
 func CloseFile(w *Writer) error {

@@ -81,8 +81,8 @@ func TestAppendRepairsTruncatedTail(t *testing.T) {
 	if len(warn) != 1 || !strings.Contains(warn[0], fmt.Sprint("offset=", size)) {
 		t.Errorf("warnings %q, want one naming offset=%d", warn, size)
 	}
-	if w.TeamID() != tm.id {
-		t.Errorf("TeamID %v, want %v from the header", w.TeamID(), tm.id)
+	if eventlog.TeamIDOf(w) != tm.id {
+		t.Errorf("TeamID %v, want %v from the header", eventlog.TeamIDOf(w), tm.id)
 	}
 	if s := w.Stats(); s.Syncs != 1 {
 		t.Errorf("Stats %+v, want the repair fsynced", s)

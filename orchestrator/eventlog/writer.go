@@ -326,12 +326,6 @@ func (w *Writer) syncDir() {
 	}
 }
 
-// Path returns the file's path.
-func (w *Writer) Path() string { return w.path }
-
-// TeamID returns the team the log belongs to.
-func (w *Writer) TeamID() uuid.UUID { return w.teamID }
-
 // OnMessage appends msg to the log: one line, one write(2), then an fsync
 // under SyncEvery. During a restore replay (SetRestoring) it writes nothing.
 func (w *Writer) OnMessage(msg message.Message) {

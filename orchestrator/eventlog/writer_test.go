@@ -111,8 +111,8 @@ func TestRoundTrip(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
-	if w.Path() != path || w.TeamID() != tm.id {
-		t.Errorf("Path, TeamID = %q, %v", w.Path(), w.TeamID())
+	if eventlog.PathOf(w) != path || eventlog.TeamIDOf(w) != tm.id {
+		t.Errorf("Path, TeamID = %q, %v", eventlog.PathOf(w), eventlog.TeamIDOf(w))
 	}
 }
 
