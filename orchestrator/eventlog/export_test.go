@@ -92,6 +92,16 @@ func InjectFaults(w *Writer) *Faults {
 	return x
 }
 
+// Stats is what a Writer counts.
+type Stats = stats
+
+// StatsOf returns w's counters.
+func StatsOf(w *Writer) Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.counts
+}
+
 // PathOf returns the path of w's file.
 func PathOf(w *Writer) string { return w.path }
 

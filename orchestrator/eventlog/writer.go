@@ -76,8 +76,8 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Stats counts what a Writer did with the records it was given.
-type Stats struct {
+// stats counts what a Writer did with the records it was given.
+type stats struct {
 	Written uint64 // records written to the file
 	Lost    uint64 // records not written because of an error: see Err
 	Skipped uint64 // records not written because they came during a restore replay
@@ -101,10 +101,10 @@ const (
 // Writer appends telemetry records to a log file. It is a team
 // orchestrator's event subscriber: OnMessage, SetRestoring, OnStopRequest
 // and OnStop are its hooks. The hooks never panic and never return an
-// error: the first failure is logged and kept for Err, and records that
-// could not be written are counted in Stats. After a failed write or fsync
-// nothing more is written (the file's tail is in doubt); a record that
-// fails to encode is lost alone.
+// error: the first failure is logged and kept for Err (a nil Err means
+// every record was written). After a failed write or fsync nothing more is
+// written (the file's tail is in doubt); a record that fails to encode is
+// lost alone.
 //
 // The hooks run on the orchestrator's goroutine. OnMessage costs one encode
 // and one write(2), plus an fsync under SyncEvery; under SyncBatch the
@@ -127,7 +127,7 @@ type Writer struct {
 	closed    bool
 	err       error // the first failure
 	logged    int   // kinds of failure already logged
-	stats     Stats
+	counts    stats
 
 	stop      chan struct{} // closed by Close to end the SyncBatch goroutine
 	wg        sync.WaitGroup
@@ -309,7 +309,7 @@ func (w *Writer) batchSync() {
 		w.fail(kindIO, fmt.Errorf("eventlog: fsync: %w", err))
 		return
 	}
-	w.stats.Syncs++
+	w.counts.Syncs++
 }
 
 // syncDir fsyncs the directory holding the new file, so that its name
@@ -333,28 +333,28 @@ func (w *Writer) OnMessage(msg message.Message) {
 	defer w.mu.Unlock()
 	switch {
 	case w.restoring:
-		w.stats.Skipped++
+		w.counts.Skipped++
 		return
 	case w.closed:
-		w.stats.Lost++
+		w.counts.Lost++
 		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", errClosed, message.TypeName(msg)))
 		return
 	case w.broken:
-		w.stats.Lost++
+		w.counts.Lost++
 		return
 	}
 	line, err := w.encode(msg)
 	if err != nil {
-		w.stats.Lost++
+		w.counts.Lost++
 		w.fail(kindEncode, err)
 		return
 	}
 	if _, err := w.f.Write(line); err != nil {
-		w.stats.Lost++
+		w.counts.Lost++
 		w.fail(kindIO, fmt.Errorf("eventlog: write %s record: %w", message.TypeName(msg), err))
 		return
 	}
-	w.stats.Written++
+	w.counts.Written++
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not keep one huge record's buffer
 	}
@@ -395,7 +395,7 @@ func (w *Writer) syncLocked() error {
 		w.fail(kindIO, err)
 		return err
 	}
-	w.stats.Syncs++
+	w.counts.Syncs++
 	w.dirty = false
 	return nil
 }
@@ -501,11 +501,4 @@ func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
-}
-
-// Stats returns the Writer's counters.
-func (w *Writer) Stats() Stats {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stats
 }
