@@ -11,9 +11,9 @@ import (
 // benchmark measures the registry: split, classify, bind, coerce, call,
 // render.
 func benchRegistry(b *testing.B) *Registry {
-	role := String("role", "Role to hire")
-	name := String("name", "Name for the new member").Optional()
-	limit := Int("limit", "A typed parameter to coerce").Default(3)
+	role := NewParam[string]("role", "Role to hire")
+	name := NewParam[string]("name", "Name for the new member").Optional()
+	limit := NewParam[int]("limit", "A typed parameter to coerce").Default(3)
 	hire := New("hire_member", "Hire a member by role.", func(_ context.Context, in Args) (address, error) {
 		n, _ := name.Lookup(in)
 		return address{Role: role.Get(in), Name: n, ID: "id"}, nil

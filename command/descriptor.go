@@ -9,7 +9,7 @@ type Descriptor struct {
 	Description string    `json:"description"`
 	Args        []ArgSpec `json:"args"`        // in positional order
 	ArgsSchema  *Schema   `json:"args_schema"` // the same arguments as a JSON Schema object
-	ToolCard    string    `json:"tool_card"`   // the owner label given to Register
+	ToolCard    string    `json:"tool_card"`   // the owner label given to Register; "CommandRegistry" for the built-in help
 }
 
 // ArgSpec describes one parameter of a command.

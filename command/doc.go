@@ -7,8 +7,8 @@
 // discovery; the handler reads typed values back through the same parameter
 // handles:
 //
-//	role := command.String("role", "Role to hire, e.g. Developer")
-//	name := command.String("name", "Name for the new member, e.g. @Ada").Optional()
+//	role := command.NewParam[string]("role", "Role to hire, e.g. Developer")
+//	name := command.NewParam[string]("name", "Name for the new member, e.g. @Ada").Optional()
 //	hire := command.New("hire_member", "Hire a new team member by role.",
 //		func(ctx context.Context, in command.Args) (Address, error) {
 //			n, _ := name.Lookup(in) // "", false when no name was given
@@ -38,10 +38,11 @@
 // token, "x=y" included, is positional. Positionals fill the parameters in
 // declaration order and may not follow a keyword. A parameter bound twice,
 // too many positionals and a missing required parameter are failures. Values
-// are coerced to the declared type: [String], [Int] (decimal), [Float],
-// [Bool] (true/false, 1/0, yes/no, on/off, t/f, y/n, any case), [Duration]
-// (Go syntax such as 90s or 1m30s; a bare number means seconds), [Strings]
-// (comma-separated, or a JSON array) and [Enum] (one of a fixed set).
+// are coerced to the type declared with [NewParam]: string, int (decimal),
+// float64, bool (true/false, 1/0, yes/no, on/off, t/f, y/n, any case),
+// time.Duration (Go syntax such as 90s or 1m30s; a bare number means
+// seconds) or []string (comma-separated, or a JSON array); an [Enum] is a
+// string that must be one of a fixed set.
 //
 // Splitting follows POSIX shell quoting via github.com/google/shlex, except
 // that a word starting with "#" is kept as an argument (shlex would read it as

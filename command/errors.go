@@ -1,9 +1,6 @@
 package command
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // ErrNotRecognized is returned by [Registry.Dispatch] when the text names no
 // registered command (its first word is unknown, or there is no word at all),
@@ -11,9 +8,9 @@ import (
 // caller handling typed text should pass the original text on untouched.
 var ErrNotRecognized = errors.New("command: not recognized")
 
-// ErrDuplicate is wrapped by [Registry.Register] when a command name is
+// errDuplicate is wrapped by [Registry.Register] when a command name is
 // already taken, by another tool or within the same call.
-var ErrDuplicate = errors.New("command: duplicate command name")
+var errDuplicate = errors.New("command: duplicate command name")
 
 // Error is a failure of an identified command: its arguments did not bind or
 // coerce, or its handler returned an error or panicked. [Call] returns it;
@@ -21,6 +18,10 @@ var ErrDuplicate = errors.New("command: duplicate command name")
 type Error struct {
 	Command string // the command's name
 	Err     error  // what went wrong; the handler's own error is kept as is
+	// Panic is the value the handler panicked with (Err then reads
+	// "panic: <value>"); nil when the handler did not panic.
+	Panic any
+	Stack []byte // the panicking goroutine's stack, when Panic is set
 }
 
 // Error reports the command's name and what went wrong.
@@ -29,13 +30,3 @@ func (e *Error) Error() string { return "command " + e.Command + ": " + e.Err.Er
 // Unwrap returns the underlying error, so errors.Is and errors.As see the
 // handler's own errors.
 func (e *Error) Unwrap() error { return e.Err }
-
-// PanicError is the error a recovered handler panic becomes. It is always
-// wrapped in an [*Error]; use errors.As to reach it.
-type PanicError struct {
-	Value any    // the value passed to panic
-	Stack []byte // the panicking goroutine's stack
-}
-
-// Error reports the panic value.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

@@ -17,8 +17,8 @@ func (a Address) String() string { return "<ActorAddress " + a.Role + " " + a.Na
 // teamCommands declares hire_member once; the declaration drives parsing,
 // coercion, /help and descriptors, and the handler reads typed values back.
 func teamCommands() []*command.Command {
-	role := command.String("role", "Role to hire, e.g. Developer")
-	name := command.String("name", "Name for the new member, e.g. @Ada").Optional()
+	role := command.NewParam[string]("role", "Role to hire, e.g. Developer")
+	name := command.NewParam[string]("name", "Name for the new member, e.g. @Ada").Optional()
 	hire := command.New("hire_member", "Hire a new team member by role.",
 		func(_ context.Context, in command.Args) (Address, error) {
 			n, ok := name.Lookup(in)

@@ -65,15 +65,15 @@ func (tm *team) hires() []address {
 
 // teamCommands are the TeamTool commands of the README table.
 func (tm *team) teamCommands() []*Command {
-	role := String("role", "Role to hire, e.g. Developer")
-	name := String("name", "Name for the new member, e.g. @Ada").Optional()
+	role := NewParam[string]("role", "Role to hire, e.g. Developer")
+	name := NewParam[string]("name", "Name for the new member, e.g. @Ada").Optional()
 	hire := New("hire_member", "Hire a new team member by role.\nReturns the new member's address.",
 		func(_ context.Context, in Args) (address, error) {
 			n, _ := name.Lookup(in)
 			return tm.hire(role.Get(in), n)
 		}, role, name)
 
-	who := String("name", "Name of the member to fire")
+	who := NewParam[string]("name", "Name of the member to fire")
 	fire := New("fire_member", "Fire a member by name.", func(_ context.Context, in Args) (string, error) {
 		return "Member " + who.Get(in) + " has been fired.", nil
 	}, who)
@@ -92,7 +92,7 @@ func (tm *team) teamCommands() []*Command {
 // planningCommands are the PlanningTool commands, with the wide signature of
 // search_planning (A90).
 func (tm *team) planningCommands() []*Command {
-	id := Int("task_id", "Task ID")
+	id := NewParam[int]("task_id", "Task ID")
 	get := New("get_planning_task", "Single planning task by ID.", func(_ context.Context, in Args) (string, error) {
 		if id.Get(in) == 2 {
 			return "Task 2: fix #urgent bug [pending]", nil
@@ -100,13 +100,13 @@ func (tm *team) planningCommands() []*Command {
 		return "No task with that ID.", nil
 	}, id)
 
-	query := String("query", "Text to look for").Optional()
+	query := NewParam[string]("query", "Text to look for").Optional()
 	mode := Enum("mode", "Search mode", "keyword", "vector", "hybrid").Default("keyword")
 	status := Enum("status", "Task status", "pending", "started", "completed", "abort").Optional()
-	owner := String("owner", "Owner name; empty matches unassigned").Optional()
-	creator := String("creator", "Creator name").Optional()
-	topK := Int("top_k", "Maximum results").Default(10)
-	threshold := Float("score_threshold", "Minimum score").Default(0.5)
+	owner := NewParam[string]("owner", "Owner name; empty matches unassigned").Optional()
+	creator := NewParam[string]("creator", "Creator name").Optional()
+	topK := NewParam[int]("top_k", "Maximum results").Default(10)
+	threshold := NewParam[float64]("score_threshold", "Minimum score").Default(0.5)
 	search := New("search_planning", "Search the shared task board.", func(_ context.Context, in Args) (string, error) {
 		q, _ := query.Lookup(in)
 		s, _ := status.Lookup(in)
@@ -143,16 +143,16 @@ func agentCommands() []*Command {
 
 // kitCommands exercise every parameter type, failures and rendering.
 func kitCommands() []*Command {
-	text := String("text", "Note text")
+	text := NewParam[string]("text", "Note text")
 	note := New("note", "Echo a note.", func(_ context.Context, in Args) (string, error) {
 		return "note: " + text.Get(in), nil
 	}, text)
 
-	n := Int("n", "an int")
-	f := Float("f", "a float").Default(1.5)
-	b := Bool("b", "a bool").Default(false)
-	d := Duration("d", "a duration").Default(30 * time.Second)
-	l := Strings("l", "a list").Default([]string{"x"})
+	n := NewParam[int]("n", "an int")
+	f := NewParam[float64]("f", "a float").Default(1.5)
+	b := NewParam[bool]("b", "a bool").Default(false)
+	d := NewParam[time.Duration]("d", "a duration").Default(30 * time.Second)
+	l := NewParam[[]string]("l", "a list").Default([]string{"x"})
 	typed := New("typed", "Echo every typed value.", func(_ context.Context, in Args) (string, error) {
 		list := l.Get(in)
 		list = append(list[:0:0], list...)
@@ -168,7 +168,7 @@ func kitCommands() []*Command {
 	fail := New("fail", "Always fails.", func(context.Context, Args) (string, error) {
 		return "", errors.New("disk on fire")
 	})
-	stray := Int("stray", "not declared on the command that reads it")
+	stray := NewParam[int]("stray", "not declared on the command that reads it")
 	undeclared := New("undeclared", "Reads a parameter it did not declare.", func(_ context.Context, in Args) (int, error) {
 		return stray.Get(in), nil
 	})

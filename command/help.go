@@ -8,7 +8,7 @@ import (
 
 // helpCommand is the built-in "/help [command]".
 func (r *Registry) helpCommand() *Command {
-	topic := String("command", "The command to describe; all commands when omitted.").Optional()
+	topic := NewParam[string]("command", "The command to describe; all commands when omitted.").Optional()
 	return New("help", "List the commands with their arguments, or describe one command in detail.",
 		func(_ context.Context, in Args) (string, error) {
 			if name, ok := topic.Lookup(in); ok {

@@ -12,8 +12,8 @@ import (
 )
 
 // Parameter is one declared parameter of a command, whatever its type. The
-// only implementations are the [*Param] values made by [String], [Int],
-// [Float], [Bool], [Duration], [Strings] and [Enum].
+// only implementations are the [*Param] values made by [NewParam] and
+// [Enum].
 type Parameter interface {
 	info() *paramInfo
 	// fromText coerces the text form of an argument (Dispatch).
@@ -67,45 +67,43 @@ func newParam[T any](name, description, jsonType, kind string, parse func(string
 	}
 }
 
-// String declares a required string parameter; the text is taken as is.
-func String(name, description string) *Param[string] {
-	return newParam(name, description, "string", "string", func(s string) (string, error) { return s, nil })
-}
-
-// Int declares a required integer parameter, written in decimal.
-func Int(name, description string) *Param[int] {
-	return newParam(name, description, "integer", "integer", parseInt)
-}
-
-// Float declares a required number parameter; NaN and infinities are refused.
-func Float(name, description string) *Param[float64] {
-	return newParam(name, description, "number", "number", parseFloat)
-}
-
-// Bool declares a required boolean parameter. Accepted, in any case:
-// true/false, 1/0, yes/no, on/off, t/f, y/n.
-func Bool(name, description string) *Param[bool] {
-	return newParam(name, description, "boolean", "boolean", parseBool)
-}
-
-// Duration declares a required duration parameter, in Go syntax ("90s",
-// "1m30s"); a bare number is a count of seconds. Descriptors report it as a
-// string.
-func Duration(name, description string) *Param[time.Duration] {
-	return newParam(name, description, "string", "duration", parseDuration)
-}
-
-// Strings declares a required list-of-strings parameter. The text form is
-// either comma-separated ("a, b,c": items are trimmed, empty items dropped)
-// or, when it starts with "[", a JSON array of strings.
-func Strings(name, description string) *Param[[]string] {
-	return newParam(name, description, "array", "list of strings", parseStrings)
+// NewParam declares a required parameter whose values have the Go type T.
+// The text form of an argument is coerced by type:
+//
+//   - string: taken as is;
+//   - int: written in decimal;
+//   - float64: a number; NaN and infinities are refused;
+//   - bool, in any case: true/false, 1/0, yes/no, on/off, t/f, y/n;
+//   - time.Duration: Go syntax ("90s", "1m30s"); a bare number is a count
+//     of seconds. Descriptors report it as a string;
+//   - []string: comma-separated ("a, b,c": items are trimmed, empty items
+//     dropped) or, when it starts with "[", a JSON array of strings.
+//
+// [Param.Default] and [Param.Optional] make it optional; [Enum] declares a
+// string parameter restricted to a fixed set of values.
+func NewParam[T string | int | float64 | bool | time.Duration | []string](name, description string) *Param[T] {
+	var p any
+	switch any(*new(T)).(type) {
+	case string:
+		p = newParam(name, description, "string", "string", func(s string) (string, error) { return s, nil })
+	case int:
+		p = newParam(name, description, "integer", "integer", parseInt)
+	case float64:
+		p = newParam(name, description, "number", "number", parseFloat)
+	case bool:
+		p = newParam(name, description, "boolean", "boolean", parseBool)
+	case time.Duration:
+		p = newParam(name, description, "string", "duration", parseDuration)
+	case []string:
+		p = newParam(name, description, "array", "list of strings", parseStrings)
+	}
+	return p.(*Param[T])
 }
 
 // Enum declares a required string parameter that must be one of values
 // (compared exactly).
 func Enum(name, description string, values ...string) *Param[string] {
-	p := String(name, description)
+	p := NewParam[string](name, description)
 	p.enum = slices.Clone(values)
 	p.kind = "one of " + strings.Join(p.enum, "|")
 	p.check = func(s string) error {
@@ -132,9 +130,6 @@ func (p *Param[T]) Optional() *Param[T] {
 	p.required, p.hasDefault, p.def = false, false, zero
 	return p
 }
-
-// Name returns the parameter's name.
-func (p *Param[T]) Name() string { return p.name }
 
 // Get returns the parameter's value in a handler's arguments: the bound
 // argument, else the default (or the zero value of an Optional parameter).
@@ -198,7 +193,7 @@ func (p *Param[T]) validate() error {
 		return fmt.Errorf("parameter name %q is not a name (letters, digits, _ and -)", p.name)
 	}
 	if p.parse == nil {
-		return fmt.Errorf("parameter %s was not made by a constructor such as command.String", p.name)
+		return fmt.Errorf("parameter %s was not made by a constructor such as command.NewParam", p.name)
 	}
 	if p.check != nil && len(p.enum) == 0 {
 		return fmt.Errorf("parameter %s: Enum has no values", p.name)

@@ -10,9 +10,9 @@ import (
 	"sync"
 )
 
-// BuiltinOwner is the owner label (Descriptor.ToolCard) of the built-in help
+// builtinOwner is the owner label (Descriptor.ToolCard) of the built-in help
 // command.
-const BuiltinOwner = "CommandRegistry"
+const builtinOwner = "CommandRegistry"
 
 // Registry is a table of commands keyed by name. It is safe for concurrent
 // use; handlers run on the caller's goroutine, without any registry lock held.
@@ -49,16 +49,16 @@ func NewRegistry(opts ...Option) *Registry {
 		opt(r)
 	}
 	help := r.helpCommand()
-	e := &entry{cmd: help, owner: BuiltinOwner}
+	e := &entry{cmd: help, owner: builtinOwner}
 	r.byName[help.name], r.order = e, []*entry{e}
 	return r
 }
 
 // Register adds commands under an owner label (the tool card or component
 // that provides them, reported as Descriptor.ToolCard). It adds all of them or
-// none: a name already taken, or taken twice in cmds, is an error wrapping
-// [ErrDuplicate] that names the command and both owners, and a mistake in a
-// declaration (see [New]) is an error naming the command.
+// none: a name already taken, or taken twice in cmds, is an error that names
+// the command and both owners, and a mistake in a declaration (see [New]) is
+// an error naming the command.
 func (r *Registry) Register(owner string, cmds ...*Command) error {
 	if owner == "" {
 		return errors.New("command: register: empty owner label")
@@ -74,10 +74,10 @@ func (r *Registry) Register(owner string, cmds ...*Command) error {
 			return fmt.Errorf("command: register %s: %w", owner, err)
 		}
 		if e := r.byName[c.name]; e != nil {
-			return fmt.Errorf("%w: %s is provided by both %s and %s", ErrDuplicate, c.name, e.owner, owner)
+			return fmt.Errorf("%w: %s is provided by both %s and %s", errDuplicate, c.name, e.owner, owner)
 		}
 		if batch[c.name] {
-			return fmt.Errorf("%w: %s is provided twice by %s", ErrDuplicate, c.name, owner)
+			return fmt.Errorf("%w: %s is provided twice by %s", errDuplicate, c.name, owner)
 		}
 		batch[c.name] = true
 	}
@@ -133,9 +133,9 @@ func notRecognized(name string) error {
 func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bool) (v any, err error) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			pe := &PanicError{Value: rec, Stack: debug.Stack()}
-			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(pe.Stack))
-			v, err = nil, &Error{Command: c.name, Err: pe}
+			stack := debug.Stack()
+			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(stack))
+			v, err = nil, &Error{Command: c.name, Err: fmt.Errorf("panic: %v", rec), Panic: rec, Stack: stack}
 		}
 	}()
 	in, err := c.bind(args)
@@ -151,15 +151,16 @@ func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bo
 	return v, nil
 }
 
-// NamedArg is a keyword argument for [Call] and [Callable]; make one with
-// [Named].
-type NamedArg struct {
-	Name  string
-	Value any
+// namedArg is a keyword argument made by [Named].
+type namedArg struct {
+	name  string
+	value any
 }
 
-// Named returns a keyword argument binding the parameter called name.
-func Named(name string, value any) NamedArg { return NamedArg{Name: name, Value: value} }
+// Named returns a keyword argument binding the parameter called name, to
+// pass among the arguments of [Call] or of a function made by [Callable].
+// The value it returns means nothing elsewhere.
+func Named(name string, value any) any { return namedArg{name: name, value: value} }
 
 // Callable resolves the command called name into a typed function returning
 // its native value. R must be the handler's result type, or an interface that
@@ -187,8 +188,8 @@ func Callable[R any](r *Registry, name string) (func(ctx context.Context, args .
 		var zero R
 		bound := make([]arg, len(args))
 		for i, a := range args {
-			if kw, ok := a.(NamedArg); ok {
-				bound[i] = arg{keyword: true, name: kw.Name, value: kw.Value, native: true}
+			if kw, ok := a.(namedArg); ok {
+				bound[i] = arg{keyword: true, name: kw.name, value: kw.value, native: true}
 			} else {
 				bound[i] = arg{value: a, native: true}
 			}

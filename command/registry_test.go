@@ -35,8 +35,8 @@ func TestRegisterDuplicateNames_A67(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := r.Register(tc.owner, tc.cmds...)
-			if !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Register: got %v, want ErrDuplicate naming %q", err, tc.want)
+			if !errors.Is(err, errDuplicate) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Register: got %v, want errDuplicate naming %q", err, tc.want)
 			}
 			if r.Has("compact") || r.Has("clear") {
 				t.Fatal("a failed Register added commands")
@@ -65,10 +65,10 @@ func TestRegisterInvalidDeclarations_A67_A68(t *testing.T) {
 		{"slash name", "T", New("/x", "", noop), `command name "/x" is not a name`},
 		{"nil handler", "T", New("x", "", nilRun), "command x has no handler"},
 		{"nil parameter", "T", New("x", "", noop, nil), "command x: nil parameter"},
-		{"bad parameter name", "T", New("x", "", noop, String("a=b", "")), `command x: parameter name "a=b" is not a name`},
+		{"bad parameter name", "T", New("x", "", noop, NewParam[string]("a=b", "")), `command x: parameter name "a=b" is not a name`},
 		{"zero Param", "T", New("x", "", noop, &Param[int]{paramInfo: paramInfo{name: "p"}}), "parameter p was not made by a constructor"},
-		{"parameter twice", "T", New("x", "", noop, String("a", ""), Int("a", "")), "command x: parameter a declared twice"},
-		{"required after optional", "T", New("x", "", noop, String("a", "").Optional(), String("b", "")),
+		{"parameter twice", "T", New("x", "", noop, NewParam[string]("a", ""), NewParam[int]("a", "")), "command x: parameter a declared twice"},
+		{"required after optional", "T", New("x", "", noop, NewParam[string]("a", "").Optional(), NewParam[string]("b", "")),
 			"command x: required parameter b follows optional parameter a"},
 		{"enum without values", "T", New("x", "", noop, Enum("mode", "")), "command x: parameter mode: Enum has no values"},
 		{"enum default outside values", "T", New("x", "", noop, Enum("mode", "", "a", "b").Default("c")),
@@ -294,8 +294,8 @@ func TestCallFailures_A69_A74_A75(t *testing.T) {
 		t.Fatalf("handler error not kept for errors.Is: %v", err)
 	}
 	_, err = Call[string](ctx, r, "boom")
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "command.kitCommands") {
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Panic != "kaboom" || !strings.Contains(string(pe.Stack), "command.kitCommands") {
 		t.Fatalf("panic error = %#v", err)
 	}
 }
@@ -355,10 +355,10 @@ func TestConcurrentUse(t *testing.T) {
 
 // A68: a command and its parameters report the names they were declared with.
 func TestNames_A68(t *testing.T) {
-	role := String("role", "")
+	role := NewParam[string]("role", "")
 	c := New("hire_member", "", noop, role)
-	if c.Name() != "hire_member" || role.Name() != "role" {
-		t.Fatalf("names: %q %q", c.Name(), role.Name())
+	if c.Name() != "hire_member" || role.name != "role" {
+		t.Fatalf("names: %q %q", c.Name(), role.name)
 	}
 }
 

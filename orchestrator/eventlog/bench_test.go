@@ -29,7 +29,7 @@ func BenchmarkWriteRecord(b *testing.B) {
 		w.OnMessage(rec)
 	}
 	b.StopTimer()
-	if s := w.Stats(); s.Lost != 0 || s.Written == 0 {
+	if s := eventlog.StatsOf(w); s.Lost != 0 || s.Written == 0 {
 		b.Fatalf("Stats %+v", s)
 	}
 }

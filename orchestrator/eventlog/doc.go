@@ -8,9 +8,9 @@
 // (0x0A). Line 1 is the header, a JSON object with four keys, in this
 // order:
 //
-//   - "format": always the string "akgentic-eventlog" (Format);
-//   - "version": the integer 1 (Version); a reader refuses any other
-//     version with ErrUnsupportedVersion;
+//   - "format": always the string "akgentic-eventlog";
+//   - "version": the integer 1; a reader refuses any other version with
+//     ErrUnsupportedVersion;
 //   - "team_id": the team's id, a lower-case hyphenated UUID, never the
 //     nil UUID;
 //   - "created": when the file was created, RFC 3339 with nanoseconds, UTC.
@@ -40,7 +40,7 @@
 // when the team stops), SyncNone never.
 //
 // A crash in the middle of a write can leave the last line incomplete
-// (no trailing "\n"). Read reports such a line in Log.Truncated and skips
+// (no trailing "\n"). ReadFile reports such a line in Log.Truncated and skips
 // it; it is never fatal. Append cuts it off before it continues the log.
 // Any other line that does not decode, including a complete last line, is
 // an error naming its line number and byte offset (LineError).

@@ -56,11 +56,11 @@ func Example() {
 	for _, m := range l.Messages {
 		fmt.Println(message.TypeName(m))
 	}
-	fmt.Printf("%+v\n", w.Stats())
+	fmt.Println("error:", w.Err())
 	// Output:
 	// akgentic-eventlog 1 7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d
 	// SentMessage
 	// EventMessage
 	// StopMessage
-	// {Written:1 Lost:0 Skipped:2 Syncs:1}
+	// error: <nil>
 }

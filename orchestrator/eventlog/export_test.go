@@ -1,7 +1,25 @@
 package eventlog
 
 import (
+	"io"
 	"sync"
+
+	"github.com/google/uuid"
+)
+
+// Read reads a log from r, as ReadFile does from a file.
+func Read(r io.Reader) (*Log, error) { return read(r, "") }
+
+// Names the tests use that the package does not export.
+const (
+	Format               = formatName
+	Version              = formatVersion
+	DefaultBatchInterval = defaultBatchInterval
+)
+
+var (
+	ErrTruncated = errTruncated
+	ErrClosed    = errClosed
 )
 
 // Faults sits between a Writer and its file so that tests can count the
@@ -73,6 +91,22 @@ func InjectFaults(w *Writer) *Faults {
 	w.f = x
 	return x
 }
+
+// Stats is what a Writer counts.
+type Stats = stats
+
+// StatsOf returns w's counters.
+func StatsOf(w *Writer) Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.counts
+}
+
+// PathOf returns the path of w's file.
+func PathOf(w *Writer) string { return w.path }
+
+// TeamIDOf returns the team w's log belongs to.
+func TeamIDOf(w *Writer) uuid.UUID { return w.teamID }
 
 // CloseFile closes w's file behind its back, so that later writes fail.
 func CloseFile(w *Writer) error {

@@ -10,10 +10,10 @@ import (
 )
 
 const (
-	// Format is the value of the header's "format" key.
-	Format = "akgentic-eventlog"
-	// Version is the format version this package writes and reads.
-	Version = 1
+	// formatName is the value of the header's "format" key.
+	formatName = "akgentic-eventlog"
+	// formatVersion is the format version this package writes and reads.
+	formatVersion = 1
 )
 
 // maxHeader bounds the header line, so that opening a large file that is
@@ -33,21 +33,21 @@ var (
 	// errors.Is(err, message.ErrUnknownType) tells an unregistered type
 	// apart from damage.
 	ErrBadRecord = errors.New("eventlog: bad record")
-	// ErrTruncated: the last line has no trailing newline (a write cut
-	// short by a crash). Read reports it in Log.Truncated, never as an
+	// errTruncated: the last line has no trailing newline (a write cut
+	// short by a crash). ReadFile reports it in Log.Truncated, never as an
 	// error.
-	ErrTruncated = errors.New("eventlog: truncated record")
-	// ErrClosed: a record arrived after the Writer was closed.
-	ErrClosed = errors.New("eventlog: writer closed")
+	errTruncated = errors.New("eventlog: truncated record")
+	// errClosed: a record arrived after the Writer was closed.
+	errClosed = errors.New("eventlog: writer closed")
 )
 
 // LineError says what is wrong with one line of a log and where it is.
 // errors.Is matches both Kind and Err.
 type LineError struct {
-	Path   string // the file; "" when read from an io.Reader
+	Path   string // the file
 	Line   int    // 1-based line number; the header is line 1
 	Offset int64  // byte offset of the line's first byte
-	Kind   error  // ErrBadHeader, ErrUnsupportedVersion, ErrBadRecord or ErrTruncated
+	Kind   error  // ErrBadHeader, ErrUnsupportedVersion or ErrBadRecord (Log.Truncated has a kind of its own)
 	Err    error  // the cause; nil when Kind says it all
 }
 
@@ -75,8 +75,8 @@ func (e *LineError) Unwrap() []error {
 
 // Header is the first line of a log.
 type Header struct {
-	Format  string    // always Format
-	Version int       // always Version once read
+	Format  string    // always "akgentic-eventlog"
+	Version int       // always 1 once read
 	TeamID  uuid.UUID // the team the log belongs to, never uuid.Nil
 	Created time.Time // when the file was created
 }
@@ -99,7 +99,7 @@ func encodeHeader(h Header) ([]byte, error) {
 }
 
 // parseHeader decodes and checks line 1 (without its newline) of the file
-// at path ("" for a reader).
+// at path.
 func parseHeader(line []byte, path string) (Header, error) {
 	bad := func(err error) (Header, error) {
 		return Header{}, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
@@ -108,12 +108,12 @@ func parseHeader(line []byte, path string) (Header, error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return bad(err)
 	}
-	if j.Format != Format {
-		return bad(fmt.Errorf("format is %q, want %q (not an event log)", j.Format, Format))
+	if j.Format != formatName {
+		return bad(fmt.Errorf("format is %q, want %q (not an event log)", j.Format, formatName))
 	}
-	if j.Version != Version {
+	if j.Version != formatVersion {
 		return Header{}, &LineError{Path: path, Line: 1, Kind: ErrUnsupportedVersion,
-			Err: fmt.Errorf("version %d; this package reads version %d", j.Version, Version)}
+			Err: fmt.Errorf("version %d; this package reads version %d", j.Version, formatVersion)}
 	}
 	if j.TeamID == uuid.Nil {
 		return bad(errors.New("no team_id"))

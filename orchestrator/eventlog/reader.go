@@ -10,29 +10,25 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Log is what Read returns: the header and the records, in file order.
+// Log is what ReadFile returns: the header and the records, in file order.
 type Log struct {
 	Header   Header
 	Messages []message.Message
 	// Truncated is non-nil when the last line had no trailing newline (a
-	// write cut short by a crash): a *LineError of kind ErrTruncated naming
-	// the line and its byte offset. That line is not in Messages.
+	// write cut short by a crash): a *LineError naming the line and its byte
+	// offset. That line is not in Messages.
 	Truncated error
 }
 
-// Read reads a log: the header, then one message per line until the end of
-// r. A last line with no trailing newline is skipped and reported in
-// Log.Truncated. Errors are *LineError values naming the line: a bad header
-// (ErrBadHeader), a version other than Version (ErrUnsupportedVersion), or a
-// complete line that does not decode (ErrBadRecord, wrapping the decode
-// error, which wraps message.ErrUnknownType for an unregistered type tag).
-// On a record error Read also returns what it read before the bad line.
-// Lines may be of any length.
-func Read(r io.Reader) (*Log, error) {
-	return read(r, "")
-}
-
-// ReadFile reads the log stored at path; see Read.
+// ReadFile reads the log stored at path: the header, then one message per
+// line until the end of the file. A last line with no trailing newline is
+// skipped and reported in Log.Truncated. Errors are *LineError values naming
+// the file and the line: a bad header (ErrBadHeader), a version other than 1
+// (ErrUnsupportedVersion), or a complete line that does not decode
+// (ErrBadRecord, wrapping the decode error, which wraps
+// message.ErrUnknownType for an unregistered type tag). On a record error
+// ReadFile also returns what it read before the bad line. Lines may be of
+// any length.
 func ReadFile(path string) (*Log, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -42,6 +38,7 @@ func ReadFile(path string) (*Log, error) {
 	return read(f, path)
 }
 
+// read reads a log from r; path names it in errors ("" for none).
 func read(r io.Reader, path string) (*Log, error) {
 	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 	h, _, err := lr.header(path)
@@ -58,7 +55,7 @@ func read(r io.Reader, path string) (*Log, error) {
 			return log, fmt.Errorf("eventlog: read %sline %d: %w", pathPrefix(path), lr.line, err)
 		}
 		if !complete {
-			log.Truncated = &LineError{Path: path, Line: lr.line, Offset: lr.start, Kind: ErrTruncated,
+			log.Truncated = &LineError{Path: path, Line: lr.line, Offset: lr.start, Kind: errTruncated,
 				Err: fmt.Errorf("%d bytes with no trailing newline", len(line))}
 			return log, nil
 		}

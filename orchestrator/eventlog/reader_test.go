@@ -81,10 +81,10 @@ func TestAppendRepairsTruncatedTail(t *testing.T) {
 	if len(warn) != 1 || !strings.Contains(warn[0], fmt.Sprint("offset=", size)) {
 		t.Errorf("warnings %q, want one naming offset=%d", warn, size)
 	}
-	if w.TeamID() != tm.id {
-		t.Errorf("TeamID %v, want %v from the header", w.TeamID(), tm.id)
+	if eventlog.TeamIDOf(w) != tm.id {
+		t.Errorf("TeamID %v, want %v from the header", eventlog.TeamIDOf(w), tm.id)
 	}
-	if s := w.Stats(); s.Syncs != 1 {
+	if s := eventlog.StatsOf(w); s.Syncs != 1 {
 		t.Errorf("Stats %+v, want the repair fsynced", s)
 	}
 	more := []message.Message{tm.user("after restore 1"), tm.user("after restore 2")}
@@ -119,7 +119,7 @@ func TestAppendCleanLog(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := w.Stats(); s.Syncs != 1 || s.Written != 1 {
+	if s := eventlog.StatsOf(w); s.Syncs != 1 || s.Written != 1 {
 		t.Errorf("Stats %+v, want 1 written, 1 sync at Close", s)
 	}
 	if warn := logs.lines("level=WARN"); len(warn) != 0 {
@@ -335,7 +335,7 @@ func TestTornWriteThenRestore(t *testing.T) {
 	if !errors.Is(w.Err(), full) {
 		t.Errorf("Err = %v, want the write error", w.Err())
 	}
-	if s := w.Stats(); s.Written != 5 || s.Lost != uint64(len(recs)-5) {
+	if s := eventlog.StatsOf(w); s.Written != 5 || s.Lost != uint64(len(recs)-5) {
 		t.Errorf("Stats %+v, want 5 written, %d lost", s, len(recs)-5)
 	}
 	if writes, _ := faults.Calls(); writes != 1 {

@@ -51,8 +51,8 @@ func (p SyncPolicy) String() string {
 	return fmt.Sprintf("SyncPolicy(%d)", int(p))
 }
 
-// DefaultBatchInterval is the SyncBatch interval when Options leaves it 0.
-const DefaultBatchInterval = 100 * time.Millisecond
+// defaultBatchInterval is the SyncBatch interval when Options leaves it 0.
+const defaultBatchInterval = 100 * time.Millisecond
 
 // Options configure a Writer. The zero value is valid: SyncEvery, logging
 // to slog.Default().
@@ -60,8 +60,7 @@ type Options struct {
 	// Sync is the fsync policy.
 	Sync SyncPolicy
 	// BatchInterval is the longest time between two fsyncs under
-	// SyncBatch; 0 means DefaultBatchInterval. Ignored by the other
-	// policies.
+	// SyncBatch; 0 means 100ms. Ignored by the other policies.
 	BatchInterval time.Duration
 	// Logger receives write errors and repairs; nil means slog.Default().
 	Logger *slog.Logger
@@ -77,8 +76,8 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Stats counts what a Writer did with the records it was given.
-type Stats struct {
+// stats counts what a Writer did with the records it was given.
+type stats struct {
 	Written uint64 // records written to the file
 	Lost    uint64 // records not written because of an error: see Err
 	Skipped uint64 // records not written because they came during a restore replay
@@ -102,10 +101,10 @@ const (
 // Writer appends telemetry records to a log file. It is a team
 // orchestrator's event subscriber: OnMessage, SetRestoring, OnStopRequest
 // and OnStop are its hooks. The hooks never panic and never return an
-// error: the first failure is logged and kept for Err, and records that
-// could not be written are counted in Stats. After a failed write or fsync
-// nothing more is written (the file's tail is in doubt); a record that
-// fails to encode is lost alone.
+// error: the first failure is logged and kept for Err (a nil Err means
+// every record was written). After a failed write or fsync nothing more is
+// written (the file's tail is in doubt); a record that fails to encode is
+// lost alone.
 //
 // The hooks run on the orchestrator's goroutine. OnMessage costs one encode
 // and one write(2), plus an fsync under SyncEvery; under SyncBatch the
@@ -128,7 +127,7 @@ type Writer struct {
 	closed    bool
 	err       error // the first failure
 	logged    int   // kinds of failure already logged
-	stats     Stats
+	counts    stats
 
 	stop      chan struct{} // closed by Close to end the SyncBatch goroutine
 	wg        sync.WaitGroup
@@ -149,7 +148,7 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 	if teamID == uuid.Nil {
 		return nil, errors.New("eventlog: create: nil team id")
 	}
-	hdr, err := encodeHeader(Header{Format: Format, Version: Version, TeamID: teamID, Created: time.Now().UTC()})
+	hdr, err := encodeHeader(Header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +272,7 @@ func (w *Writer) startBatch(interval time.Duration) {
 		return
 	}
 	if interval == 0 {
-		interval = DefaultBatchInterval
+		interval = defaultBatchInterval
 	}
 	w.stop = make(chan struct{})
 	w.wg.Go(func() {
@@ -310,7 +309,7 @@ func (w *Writer) batchSync() {
 		w.fail(kindIO, fmt.Errorf("eventlog: fsync: %w", err))
 		return
 	}
-	w.stats.Syncs++
+	w.counts.Syncs++
 }
 
 // syncDir fsyncs the directory holding the new file, so that its name
@@ -327,12 +326,6 @@ func (w *Writer) syncDir() {
 	}
 }
 
-// Path returns the file's path.
-func (w *Writer) Path() string { return w.path }
-
-// TeamID returns the team the log belongs to.
-func (w *Writer) TeamID() uuid.UUID { return w.teamID }
-
 // OnMessage appends msg to the log: one line, one write(2), then an fsync
 // under SyncEvery. During a restore replay (SetRestoring) it writes nothing.
 func (w *Writer) OnMessage(msg message.Message) {
@@ -340,28 +333,28 @@ func (w *Writer) OnMessage(msg message.Message) {
 	defer w.mu.Unlock()
 	switch {
 	case w.restoring:
-		w.stats.Skipped++
+		w.counts.Skipped++
 		return
 	case w.closed:
-		w.stats.Lost++
-		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", ErrClosed, message.TypeName(msg)))
+		w.counts.Lost++
+		w.fail(kindClosed, fmt.Errorf("%w: %s record lost", errClosed, message.TypeName(msg)))
 		return
 	case w.broken:
-		w.stats.Lost++
+		w.counts.Lost++
 		return
 	}
 	line, err := w.encode(msg)
 	if err != nil {
-		w.stats.Lost++
+		w.counts.Lost++
 		w.fail(kindEncode, err)
 		return
 	}
 	if _, err := w.f.Write(line); err != nil {
-		w.stats.Lost++
+		w.counts.Lost++
 		w.fail(kindIO, fmt.Errorf("eventlog: write %s record: %w", message.TypeName(msg), err))
 		return
 	}
-	w.stats.Written++
+	w.counts.Written++
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not keep one huge record's buffer
 	}
@@ -402,7 +395,7 @@ func (w *Writer) syncLocked() error {
 		w.fail(kindIO, err)
 		return err
 	}
-	w.stats.Syncs++
+	w.counts.Syncs++
 	w.dirty = false
 	return nil
 }
@@ -477,7 +470,7 @@ func (w *Writer) ours(teamID uuid.UUID, hook string) bool {
 // (unless the policy is SyncNone) and closes the file. It returns the
 // error of that fsync or close; earlier failures are reported by Err.
 // Calling it again returns the same result. Records given to the Writer
-// after Close are lost (ErrClosed).
+// after Close are lost, and Err reports it.
 func (w *Writer) Close() error {
 	w.closeOnce.Do(func() {
 		if w.stop != nil {
@@ -508,11 +501,4 @@ func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
-}
-
-// Stats returns the Writer's counters.
-func (w *Writer) Stats() Stats {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stats
 }

@@ -36,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := w.Err(); err != nil {
 		t.Fatalf("Err: %v", err)
 	}
-	if s := w.Stats(); s.Written != uint64(len(recs)) || s.Lost != 0 || s.Skipped != 0 {
+	if s := eventlog.StatsOf(w); s.Written != uint64(len(recs)) || s.Lost != 0 || s.Skipped != 0 {
 		t.Fatalf("Stats %+v, want %d written and nothing lost or skipped", s, len(recs))
 	}
 
@@ -111,8 +111,8 @@ func TestRoundTrip(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
-	if w.Path() != path || w.TeamID() != tm.id {
-		t.Errorf("Path, TeamID = %q, %v", w.Path(), w.TeamID())
+	if eventlog.PathOf(w) != path || eventlog.TeamIDOf(w) != tm.id {
+		t.Errorf("Path, TeamID = %q, %v", eventlog.PathOf(w), eventlog.TeamIDOf(w))
 	}
 }
 
@@ -136,10 +136,45 @@ func TestSetRestoringSkipsReplayedRecords(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := w.Stats(); s.Written != 3 || s.Skipped != 3 || s.Lost != 0 {
+	if s := eventlog.StatsOf(w); s.Written != 3 || s.Skipped != 3 || s.Lost != 0 {
 		t.Errorf("Stats %+v, want 3 written, 3 skipped", s)
 	}
 	sameRecords(t, readLog(t, path).Messages, want)
+}
+
+// The restore of the package example: the replay of a log read back is
+// skipped, only the new record is written, and the stop fsyncs once.
+func TestRestoreWritesOnlyNewRecords(t *testing.T) {
+	tm := newTeam()
+	opts := eventlog.Options{Sync: eventlog.SyncBatch, Logger: discard}
+	w, path := create(t, tm, opts)
+	recs := []message.Message{tm.user("first"), tm.user("second")}
+	for _, m := range recs {
+		w.OnMessage(m)
+	}
+	w.OnStopRequest(tm.id)
+	w.OnStop(tm.id)
+
+	l := readLog(t, path)
+	w, err := eventlog.Append(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetRestoring(tm.id, true)
+	for _, m := range l.Messages {
+		w.OnMessage(m)
+	}
+	w.SetRestoring(tm.id, false)
+	last := tm.user("after restore")
+	w.OnMessage(last)
+	w.OnStop(tm.id)
+	if err := w.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s := eventlog.StatsOf(w); s != (eventlog.Stats{Written: 1, Lost: 0, Skipped: 2, Syncs: 1}) {
+		t.Errorf("Stats %+v, want {Written:1 Lost:0 Skipped:2 Syncs:1}", s)
+	}
+	sameRecords(t, readLog(t, path).Messages, append(recs, last))
 }
 
 func TestHooksForAnotherTeamAreIgnored(t *testing.T) {
@@ -152,7 +187,7 @@ func TestHooksForAnotherTeamAreIgnored(t *testing.T) {
 	w.OnStop(other)
 	m := tm.user("still written")
 	w.OnMessage(m)
-	if s := w.Stats(); s.Written != 1 || s.Skipped != 0 {
+	if s := eventlog.StatsOf(w); s.Written != 1 || s.Skipped != 0 {
 		t.Errorf("Stats %+v: a hook for another team changed the writer", s)
 	}
 	if n := len(logs.lines("another team")); n != 3 {
@@ -168,7 +203,7 @@ func TestHooksForAnotherTeamAreIgnored(t *testing.T) {
 func TestSyncEvery(t *testing.T) {
 	tm := newTeam()
 	w, path := create(t, tm, eventlog.Options{Sync: eventlog.SyncEvery})
-	if s := w.Stats(); s.Syncs != 1 {
+	if s := eventlog.StatsOf(w); s.Syncs != 1 {
 		t.Fatalf("after Create: %d syncs, want 1 (the header)", s.Syncs)
 	}
 	faults := eventlog.InjectFaults(w)
@@ -182,7 +217,7 @@ func TestSyncEvery(t *testing.T) {
 	}
 	w.OnStopRequest(tm.id)
 	w.OnStop(tm.id)
-	if s := w.Stats(); s.Syncs != uint64(len(recs))+1 || s.Written != uint64(len(recs)) {
+	if s := eventlog.StatsOf(w); s.Syncs != uint64(len(recs))+1 || s.Written != uint64(len(recs)) {
 		t.Errorf("Stats %+v, want %d written and %d syncs", s, len(recs), len(recs)+1)
 	}
 	if _, syncs := faults.Calls(); syncs != len(recs) {
@@ -205,7 +240,7 @@ func TestSyncNone(t *testing.T) {
 	if writes != len(recs) || syncs != 0 {
 		t.Errorf("%d records: %d writes and %d fsyncs, want %d writes and no fsync", len(recs), writes, syncs, len(recs))
 	}
-	if s := w.Stats(); s.Syncs != 0 || s.Written != uint64(len(recs)) {
+	if s := eventlog.StatsOf(w); s.Syncs != 0 || s.Written != uint64(len(recs)) {
 		t.Errorf("Stats %+v, want %d written and 0 syncs", s, len(recs))
 	}
 	sameRecords(t, readLog(t, path).Messages, recs)
@@ -220,7 +255,7 @@ func TestSyncBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		syncs := func() uint64 { synctest.Wait(); return w.Stats().Syncs }
+		syncs := func() uint64 { synctest.Wait(); return eventlog.StatsOf(w).Syncs }
 		if n := syncs(); n != 1 {
 			t.Fatalf("after Create: %d syncs, want 1 (the header)", n)
 		}
@@ -252,7 +287,7 @@ func TestSyncBatch(t *testing.T) {
 		if n := syncs(); n != 4 {
 			t.Errorf("after OnStop: %d syncs, want 4", n)
 		}
-		if s := w.Stats(); s.Written != 12 || w.Err() != nil {
+		if s := eventlog.StatsOf(w); s.Written != 12 || w.Err() != nil {
 			t.Errorf("Stats %+v, Err %v", s, w.Err())
 		}
 	})
@@ -282,7 +317,7 @@ func TestSyncBatchDefaultIntervalAndFailure(t *testing.T) {
 			t.Errorf("Err = %v, want the fsync error", w.Err())
 		}
 		w.OnMessage(tm.user("two"))
-		if s := w.Stats(); s.Written != 1 || s.Lost != 1 || s.Syncs != 1 {
+		if s := eventlog.StatsOf(w); s.Written != 1 || s.Lost != 1 || s.Syncs != 1 {
 			t.Errorf("Stats %+v, want 1 written, 1 lost, 1 sync (the header)", s)
 		}
 		if err := w.Close(); err != nil {
@@ -352,7 +387,7 @@ func TestWriteErrorOnClosedFile(t *testing.T) {
 	if err := w.Err(); !errors.Is(err, os.ErrClosed) || !strings.Contains(err.Error(), "UserMessage") {
 		t.Errorf("Err = %v, want the write error naming the record type", err)
 	}
-	if s := w.Stats(); s.Written != 1 || s.Lost != 3 {
+	if s := eventlog.StatsOf(w); s.Written != 1 || s.Lost != 3 {
 		t.Errorf("Stats %+v, want 1 written, 3 lost", s)
 	}
 	if n := len(logs.lines("level=ERROR")); n != 1 {
@@ -385,7 +420,7 @@ func TestSyncErrorStopsWriting(t *testing.T) {
 	if !errors.Is(w.Err(), boom) {
 		t.Errorf("Err = %v, want the fsync error", w.Err())
 	}
-	if s := w.Stats(); s.Written != 1 || s.Lost != 1 || s.Syncs != 1 {
+	if s := eventlog.StatsOf(w); s.Written != 1 || s.Lost != 1 || s.Syncs != 1 {
 		t.Errorf("Stats %+v, want 1 written, 1 lost, 1 sync (the header)", s)
 	}
 	if writes, _ := faults.Calls(); writes != 1 {
@@ -417,7 +452,7 @@ func TestEncodeErrorsLoseOnlyTheRecord(t *testing.T) {
 	w.OnMessage(&message.StateChangedMessage{Base: tm.base(tm.greeter, nil), State: panicky{}})
 	good := tm.user("fine")
 	w.OnMessage(good)
-	if s := w.Stats(); s.Written != 1 || s.Lost != 4 {
+	if s := eventlog.StatsOf(w); s.Written != 1 || s.Lost != 4 {
 		t.Errorf("Stats %+v, want 1 written, 4 lost", s)
 	}
 	if err := w.Err(); err == nil || !strings.Contains(err.Error(), "nil") {
@@ -453,7 +488,7 @@ func TestRecordsAfterCloseAreLost(t *testing.T) {
 	if !errors.Is(w.Err(), eventlog.ErrClosed) {
 		t.Errorf("Err = %v, want ErrClosed", w.Err())
 	}
-	if s := w.Stats(); s.Lost != 2 || s.Written != 0 {
+	if s := eventlog.StatsOf(w); s.Lost != 2 || s.Written != 0 {
 		t.Errorf("Stats %+v, want 2 lost", s)
 	}
 	if n := len(logs.lines("closed")); n != 1 {
@@ -495,7 +530,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if len(seen) != goroutines*each {
 		t.Errorf("%d distinct records, want %d", len(seen), goroutines*each)
 	}
-	if s := w.Stats(); s.Syncs < 2 {
+	if s := eventlog.StatsOf(w); s.Syncs < 2 {
 		t.Errorf("Stats %+v: the batch goroutine never fsynced", s)
 	}
 }
@@ -561,8 +596,8 @@ func TestDefaultLogger(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.OnMessage(tm.user("hi"))
-	if err := w.Close(); err != nil || w.Stats().Written != 1 {
-		t.Fatalf("Close = %v, Stats %+v", err, w.Stats())
+	if err := w.Close(); err != nil || eventlog.StatsOf(w).Written != 1 {
+		t.Fatalf("Close = %v, Stats %+v", err, eventlog.StatsOf(w))
 	}
 }
 

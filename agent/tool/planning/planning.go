@@ -258,7 +258,7 @@ func (p *plan) summaryPrompt(ctx context.Context) string {
 }
 
 func (p *plan) summaryCommand(doc string) *command.Command {
-	filter := command.Bool("filter_by_agent", "Only your tasks (owned, or created and assigned); false for all.").Default(true)
+	filter := command.NewParam[bool]("filter_by_agent", "Only your tasks (owned, or created and assigned); false for all.").Default(true)
 	return command.New(SummaryName, doc, func(ctx context.Context, in command.Args) (string, error) {
 		return p.summary(ctx, filter.Get(in))
 	}, filter)
@@ -303,7 +303,7 @@ func (p *plan) getTool(ctx context.Context, args getArgs) (any, error) {
 // getCommand returns the Task, or the string "No task with that ID.": its
 // native result type is any.
 func (p *plan) getCommand(doc string) *command.Command {
-	id := command.Int("task_id", "Id of the task.")
+	id := command.NewParam[int]("task_id", "Id of the task.")
 	return command.New(GetName, doc, func(ctx context.Context, in command.Args) (any, error) {
 		return p.get(ctx, id.Get(in))
 	}, id)
@@ -345,11 +345,11 @@ func (p *plan) searchTool(ctx context.Context, a searchArgs) (any, error) {
 }
 
 func (p *plan) searchCommand(doc string) *command.Command {
-	text := command.String("query", "Text to find in the task descriptions (case-insensitive).").Optional()
+	text := command.NewParam[string]("query", "Text to find in the task descriptions (case-insensitive).").Optional()
 	status := command.Enum("status", "Only tasks with this status.", string(Pending), string(Started), string(Completed), string(Abort)).Optional()
-	owner := command.String("owner", "Only tasks of this owner; empty (owner=) for unassigned tasks.").Optional()
-	creator := command.String("creator", "Only tasks created by this agent.").Optional()
-	topK := command.Int("top_k", "At most this many results.").Optional()
+	owner := command.NewParam[string]("owner", "Only tasks of this owner; empty (owner=) for unassigned tasks.").Optional()
+	creator := command.NewParam[string]("creator", "Only tasks created by this agent.").Optional()
+	topK := command.NewParam[int]("top_k", "At most this many results.").Optional()
 	return command.New(SearchName, doc, func(ctx context.Context, in command.Args) (string, error) {
 		q := query{text: text.Get(in), status: Status(status.Get(in)), creator: creator.Get(in)}
 		q.owner, q.hasOwner = owner.Lookup(in)

@@ -26,7 +26,7 @@ type fireArgs struct {
 }
 
 func (b *binding) fireCommand(c tool.Capability) *command.Command {
-	name := command.String("name", "Exact name of the member to fire, e.g. @Developer123")
+	name := command.NewParam[string]("name", "Exact name of the member to fire, e.g. @Developer123")
 	return command.New(FireMember, c.Describe(fireMemberDoc),
 		func(ctx context.Context, in command.Args) (string, error) {
 			return b.fireMember(ctx, name.Get(in))

@@ -31,8 +31,8 @@ type hireArgs struct {
 }
 
 func (b *binding) hireCommand(c tool.Capability) *command.Command {
-	role := command.String("role", "Role to hire, e.g. Developer")
-	name := command.String("name", "Name for the new member, e.g. @Ada (default: generated)").Optional()
+	role := command.NewParam[string]("role", "Role to hire, e.g. Developer")
+	name := command.NewParam[string]("name", "Name for the new member, e.g. @Ada (default: generated)").Optional()
 	return command.New(HireMember, c.Describe(hireMemberDoc),
 		func(ctx context.Context, in command.Args) (*message.Address, error) {
 			n, given := name.Lookup(in)

@@ -234,9 +234,9 @@ func (c *Card) capabilities(f *FS) []capability {
 				})
 			},
 			command: func(d string) *command.Command {
-				p := command.String("path", "File path relative to the workspace root")
-				off := command.Int("offset", "First line, from 1").Default(1)
-				lim := command.Int("limit", "Maximum number of lines").Default(DefaultReadLimit)
+				p := command.NewParam[string]("path", "File path relative to the workspace root")
+				off := command.NewParam[int]("offset", "First line, from 1").Default(1)
+				lim := command.NewParam[int]("limit", "Maximum number of lines").Default(DefaultReadLimit)
 				return command.New(ReadTool, d, func(_ context.Context, in command.Args) (string, error) {
 					return f.Read(p.Get(in), off.Get(in), lim.Get(in))
 				}, p, off, lim)
@@ -250,8 +250,8 @@ func (c *Card) capabilities(f *FS) []capability {
 				})
 			},
 			command: func(d string) *command.Command {
-				p := command.String("path", "File path relative to the workspace root")
-				content := command.String("content", "The whole new content of the file")
+				p := command.NewParam[string]("path", "File path relative to the workspace root")
+				content := command.NewParam[string]("content", "The whole new content of the file")
 				return command.New(WriteTool, d, func(_ context.Context, in command.Args) (string, error) {
 					return f.Write(p.Get(in), content.Get(in))
 				}, p, content)
@@ -269,8 +269,8 @@ func (c *Card) capabilities(f *FS) []capability {
 				})
 			},
 			command: func(d string) *command.Command {
-				p := command.String("path", "Directory relative to the workspace root").Default("")
-				depth := command.Int("depth", "Levels to show (0: unlimited)").Default(1)
+				p := command.NewParam[string]("path", "Directory relative to the workspace root").Default("")
+				depth := command.NewParam[int]("depth", "Levels to show (0: unlimited)").Default(1)
 				return command.New(ListTool, d, func(_ context.Context, in command.Args) (string, error) {
 					return f.List(p.Get(in), depth.Get(in))
 				}, p, depth)
@@ -284,7 +284,7 @@ func (c *Card) capabilities(f *FS) []capability {
 				})
 			},
 			command: func(d string) *command.Command {
-				p := command.String("pattern", "Glob pattern relative to the workspace root")
+				p := command.NewParam[string]("pattern", "Glob pattern relative to the workspace root")
 				return command.New(GlobTool, d, func(_ context.Context, in command.Args) (string, error) {
 					return f.globText(p.Get(in))
 				}, p)
@@ -293,7 +293,7 @@ func (c *Card) capabilities(f *FS) []capability {
 		{
 			field: "media", cfg: c.Media, defaults: tool.Command, supported: tool.Command,
 			command: func(d string) *command.Command {
-				prompt := command.String("prompt", "The prompt whose !!references to expand")
+				prompt := command.NewParam[string]("prompt", "The prompt whose !!references to expand")
 				return command.New(MediaCommand, d, func(_ context.Context, in command.Args) ([]llm.Part, error) {
 					return f.ExpandMediaRefs(prompt.Get(in)), nil
 				}, prompt)
