@@ -61,7 +61,7 @@ func (a *Agent[C, S]) newConfig() any { return new(C) }
 func (a *Agent[C, S]) bind(c *cell, cfg any) error {
 	p, ok := cfg.(*C)
 	if !ok {
-		return fmt.Errorf("actor: %s takes a config of type %T, got %T", KindOf(c.actor), new(C), cfg)
+		return fmt.Errorf("actor: %s takes a config of type %T, got %T", kindOf(c.actor), new(C), cfg)
 	}
 	a.cell, a.cfg = c, p
 	return nil

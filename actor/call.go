@@ -11,13 +11,24 @@ import (
 )
 
 func init() {
-	link.InstallRuntime(link.RuntimeFuncs[*Context, Actor, *message.Address, SpawnOption, telemetry.Sink]{
+	link.InstallRuntime(link.RuntimeFuncs[*Context, Actor, *message.Address, message.Message, SpawnOption, telemetry.Sink]{
 		Call: call,
 		Cast: cast,
 		WithSink: func(s telemetry.Sink, grace time.Duration) SpawnOption {
 			return func(o *spawnOptions) { o.sink, o.grace = s, grace }
 		},
 		Restoring: func() SpawnOption { return func(o *spawnOptions) { o.restoring = true } },
+		SendFor: func(c *Context, cause message.Message, to *message.Address, msg any) error {
+			return send(origin{c: c.cell, parent: cause}, to, msg, nil)
+		},
+		Resolve: func(c *Context, a *message.Address) *message.Address {
+			if addrs.HandleOf(a) != nil {
+				return a
+			}
+			return c.cell.sys.Get(a.AgentID())
+		},
+		NewKind:      newKind,
+		DecodeConfig: decodeConfig,
 		Stop: func(addr *message.Address, cause error) error {
 			t, err := targetOf(addr)
 			if err != nil {

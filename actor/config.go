@@ -34,9 +34,9 @@ type Config struct {
 // how the runtime finds the common fields.
 func (c *Config) ActorConfig() *Config { return c }
 
-// Configurer is implemented by *Config and by pointers to every struct that
+// configurer is implemented by *Config and by pointers to every struct that
 // embeds it.
-type Configurer interface {
+type configurer interface {
 	ActorConfig() *Config
 }
 
@@ -58,7 +58,7 @@ func copyConfig(cfg any) (any, *Config, error) {
 	p := reflect.New(v.Type())
 	p.Elem().Set(v)
 	ptr := p.Interface()
-	c, ok := ptr.(Configurer)
+	c, ok := ptr.(configurer)
 	if !ok {
 		return nil, nil, fmt.Errorf("actor: config type %s does not embed actor.Config", v.Type())
 	}
@@ -75,7 +75,7 @@ var kinds = struct {
 
 // RegisterKind registers a factory for an actor kind under name. The name is
 // recorded in the actor's address (ActorType) and in serialized addresses,
-// and NewKind recreates the actor from it. Registering a name twice for a
+// and a restore recreates the actor from it. Registering a name twice for a
 // different type panics (a programming error caught at init).
 func RegisterKind(name string, factory func() Actor) {
 	if name == "" || factory == nil {
@@ -94,8 +94,8 @@ func RegisterKind(name string, factory func() Actor) {
 	kinds.byType[t] = name
 }
 
-// NewKind returns a new actor of the kind registered under name.
-func NewKind(name string) (Actor, error) {
+// newKind returns a new actor of the kind registered under name.
+func newKind(name string) (Actor, error) {
 	kinds.RLock()
 	f, ok := kinds.byName[name]
 	kinds.RUnlock()
@@ -105,9 +105,9 @@ func NewKind(name string) (Actor, error) {
 	return f(), nil
 }
 
-// KindOf returns the registered kind name of a, or its Go type name when it
+// kindOf returns the registered kind name of a, or its Go type name when it
 // is not registered.
-func KindOf(a Actor) string {
+func kindOf(a Actor) string {
 	t := reflect.TypeOf(a)
 	kinds.RLock()
 	name, ok := kinds.byType[t]
@@ -124,16 +124,16 @@ type configFactory interface {
 	newConfig() any
 }
 
-// DecodeConfig decodes a JSON config for actor a: into a's declared config
+// decodeConfig decodes a JSON config for actor a: into a's declared config
 // type when a embeds Agent, else into Config. Restore uses it to rebuild the
 // config recorded in a StartMessage.
-func DecodeConfig(a Actor, data []byte) (any, error) {
+func decodeConfig(a Actor, data []byte) (any, error) {
 	var ptr any = &Config{}
 	if f, ok := a.(configFactory); ok {
 		ptr = f.newConfig()
 	}
 	if err := json.Unmarshal(data, ptr); err != nil {
-		return nil, fmt.Errorf("actor: decode config for %s: %w", KindOf(a), err)
+		return nil, fmt.Errorf("actor: decode config for %s: %w", kindOf(a), err)
 	}
 	return ptr, nil
 }

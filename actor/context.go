@@ -49,9 +49,6 @@ func (c *Context) Sender() *message.Address {
 // for raw values).
 func (c *Context) Message() message.Message { return c.cell.current }
 
-// System returns the actor system.
-func (c *Context) System() *System { return c.cell.sys }
-
 // Logger returns the actor's logger (the system's, with the actor's name).
 func (c *Context) Logger() *slog.Logger {
 	cl := c.cell
@@ -106,14 +103,6 @@ func (c *Context) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address
 // SentMessage went out) and with ErrNotDeliverable for a snapshot address.
 func (c *Context) Send(to *message.Address, msg any) error {
 	return send(origin{c: c.cell, parent: c.cell.current}, to, msg, nil)
-}
-
-// SendFor sends msg as Send does, but as if cause were the message being
-// handled: msg's parent id, and its SentMessage's, are cause's id. A user
-// proxy answering a person's input to an earlier message uses it, outside
-// any turn for that message.
-func (c *Context) SendFor(cause message.Message, to *message.Address, msg any) error {
-	return send(origin{c: c.cell, parent: cause}, to, msg, nil)
 }
 
 // Ask sends msg like Send and waits for the recipient's handler to return,

@@ -44,10 +44,6 @@ var (
 
 	// ErrShutdown is returned by operations on a system that shut down.
 	ErrShutdown = errors.New("actor: system shut down")
-
-	// ErrNoOrchestrator is returned (wrapped in a WarningError) by queries that
-	// need the team's orchestrator when the actor has none.
-	ErrNoOrchestrator = errors.New("actor: no orchestrator")
 )
 
 // TimeoutError is returned by an ask whose context deadline passed before
@@ -68,11 +64,9 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("actor: %s %s to %s timed out: %v", e.Op, e.MessageType, e.Target, e.Cause)
 }
 
-// Is reports true for ErrTimeout.
-func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
-
-// Unwrap returns the context's error.
-func (e *TimeoutError) Unwrap() error { return e.Cause }
+// Unwrap returns ErrTimeout and the context's error, so that errors.Is
+// matches either.
+func (e *TimeoutError) Unwrap() []error { return []error{ErrTimeout, e.Cause} }
 
 func waitError(ctx context.Context, op string, target *message.Address, msg any) error {
 	err := ctx.Err()

@@ -18,9 +18,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// DefaultShutdownGrace is the grace a team root is given to stop during
-// Shutdown when the context has no deadline.
-const DefaultShutdownGrace = 30 * time.Second
+// defaultShutdownGrace is how long Shutdown lets the actors' stops wait for
+// their children when its context has no deadline.
+const defaultShutdownGrace = 30 * time.Second
 
 // SystemConfig configures a System. The zero value is ready to use.
 type SystemConfig struct {
@@ -57,9 +57,6 @@ func NewSystem(cfg SystemConfig) *System {
 	s.endpoint = s.newEndpoint()
 	return s
 }
-
-// Logger returns the system's logger.
-func (s *System) Logger() *slog.Logger { return s.logger }
 
 // SpawnOption is a per-spawn knob.
 type SpawnOption func(*spawnOptions)
@@ -117,7 +114,7 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	if err != nil {
 		return nil, err
 	}
-	kind := KindOf(a)
+	kind := kindOf(a)
 	if o.agentID == uuid.Nil {
 		o.agentID = message.NewID()
 	}
@@ -226,25 +223,18 @@ func (s *System) Get(agentID uuid.UUID) *message.Address {
 	return nil
 }
 
-// Stats counts the running actors (B52).
-type Stats struct {
-	Orchestrators int // running team roots
-	Agents        int // running actors that are not team roots
-}
-
-// Stats returns the counts of running actors.
-func (s *System) Stats() Stats {
+// Stats counts the running actors (B52): team roots, and the others.
+func (s *System) Stats() (orchestrators, agents int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var st Stats
 	for _, c := range s.cells {
 		if c.self.IsOrchestrator() {
-			st.Orchestrators++
+			orchestrators++
 		} else {
-			st.Agents++
+			agents++
 		}
 	}
-	return st
+	return orchestrators, agents
 }
 
 // Tell delivers msg to the actor at to from the system's own endpoint
@@ -306,7 +296,7 @@ func Done(addr *message.Address) <-chan struct{} {
 // Shutdown stops every actor and waits for every goroutine the system
 // started (B53). Every root actor is asked to stop, team roots first, with
 // cause ErrShutdown and the time left before ctx's deadline
-// (DefaultShutdownGrace without one) to wait for its children. If ctx ends
+// (defaultShutdownGrace without one) to wait for its children. If ctx ends
 // first, the actors still
 // running are marked stopped (their addresses report not alive and refuse
 // delivery), a warning lists them, and the error says which did not stop;
@@ -335,7 +325,7 @@ func (s *System) Shutdown(ctx context.Context) error {
 	s.endpoint.Close()
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = time.Now().Add(DefaultShutdownGrace)
+		deadline = time.Now().Add(defaultShutdownGrace)
 	}
 	// Team roots first, without waiting, then everything else.
 	sort.SliceStable(roots, func(i, j int) bool {

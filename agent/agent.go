@@ -106,7 +106,7 @@ func (a *BaseAgent) OnStart(c *actor.Context) error {
 func (a *BaseAgent) start(c *actor.Context) error {
 	if c.Orchestrator() == nil {
 		return fmt.Errorf("agent %s: an agent must be created in a team (orchestrator.Team.Spawn): %w",
-			c.Self().Name(), actor.ErrNoOrchestrator)
+			c.Self().Name(), orchestrator.ErrNoTeam)
 	}
 	cfg := a.Config()
 	if err := cfg.Validate(); err != nil {

@@ -1,7 +1,6 @@
 package message_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -10,68 +9,66 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// fakeHandle is a live address's delivery side, recording what it got.
-type fakeHandle struct {
-	alive bool
-	told  []any
-}
-
-var errFakeDead = errors.New("fake: dead")
+// fakeHandle is a live address's delivery side as package message sees
+// it: liveness only (delivery belongs to the runtime).
+type fakeHandle struct{ alive bool }
 
 func (h *fakeHandle) Alive() bool { return h.alive }
 
-func (h *fakeHandle) Tell(msg any) error {
-	if !h.alive {
-		return errFakeDead
-	}
-	h.told = append(h.told, msg)
-	return nil
+// newSystem returns a running actor system, shut down when the test ends;
+// its logs go to the test's log.
+func newSystem(t *testing.T) *actor.System {
+	t.Helper()
+	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
+	t.Cleanup(func() { actortest.Shutdown(t, sys) })
+	return sys
 }
 
-func (h *fakeHandle) Ask(ctx context.Context, msg any) (any, error) {
-	if err := h.Tell(msg); err != nil {
-		return nil, err
-	}
-	return "reply to " + message.TypeName(msg), ctx.Err()
-}
-
-// B60: a snapshot reports alive and refuses delivery, naming the address.
+// B60: a snapshot reports alive and cannot deliver: the runtime refuses it
+// with ErrNotDeliverable naming the address (B56, now System.Tell/Ask).
 func TestSnapshotAddress(t *testing.T) {
+	sys := newSystem(t)
 	a := greeter()
-	if a.Kind() != message.Snapshot || a.Kind().String() != "snapshot" {
-		t.Fatalf("kind = %v", a.Kind())
+	if k := message.KindOf(a); k != "snapshot" {
+		t.Fatalf("kind = %v", k)
 	}
 	if !a.IsAlive() {
 		t.Error("snapshot reports not alive")
 	}
-	if a.Handle() != nil {
+	if message.HandleOf(a) != nil {
 		t.Error("snapshot has a handle")
 	}
-	checkRefused(t, a, a.Tell(message.NewUserMessage("x")))
-	_, err := a.Ask(t.Context(), message.NewUserMessage("x"))
+	checkRefused(t, a, sys.Tell(a, message.NewUserMessage("x")))
+	_, err := sys.Ask(t.Context(), a, message.NewUserMessage("x"))
 	checkRefused(t, a, err)
 	if a.Snapshot() != a {
 		t.Error("Snapshot of a snapshot is not itself")
 	}
 }
 
-// B60: a stopped record reports not alive and refuses delivery.
+// B60: a stopped record reports not alive and cannot deliver.
 func TestStoppedAddress(t *testing.T) {
-	a := message.NewStoppedAddress(greeterID)
-	if a.Kind() != message.Stopped || a.Kind().String() != "stopped" {
-		t.Fatalf("kind = %v", a.Kind())
+	sys := newSystem(t)
+	a := greeter().AsStopped()
+	if k := message.KindOf(a); k != "stopped" {
+		t.Fatalf("kind = %v", k)
 	}
 	if a.IsAlive() {
 		t.Error("stopped address reports alive")
 	}
-	checkRefused(t, a, a.Tell(message.NewUserMessage("x")))
-	_, err := a.Ask(t.Context(), "x")
+	checkRefused(t, a, sys.Tell(a, message.NewUserMessage("x")))
+	_, err := sys.Ask(t.Context(), a, "x")
 	checkRefused(t, a, err)
 	if a.Snapshot() != a {
 		t.Error("Snapshot of a stopped address is not itself")
+	}
+	if a.AsStopped().Identity() != greeterID || message.KindOf(a.AsStopped()) != "stopped" {
+		t.Error("AsStopped of a stopped address changed it")
 	}
 	if a.Identity() != greeterID {
 		t.Errorf("identity = %+v", a.Identity())
@@ -80,7 +77,7 @@ func TestStoppedAddress(t *testing.T) {
 
 func checkRefused(t *testing.T, a *message.Address, err error) {
 	t.Helper()
-	if !errors.Is(err, message.ErrNotDeliverable) {
+	if !errors.Is(err, actor.ErrNotDeliverable) {
 		t.Fatalf("err = %v, want ErrNotDeliverable", err)
 	}
 	if !strings.Contains(err.Error(), a.Name()) || !strings.Contains(err.Error(), a.AgentID().String()) {
@@ -88,61 +85,92 @@ func checkRefused(t *testing.T, a *message.Address, err error) {
 	}
 }
 
-// B55, B56, B60: a live address asks its handle, delivers through it, and
+// B55, B60: a live address asks its handle whether the actor is alive and
 // converts to the snapshot and stopped kinds with the same identity.
 func TestLiveAddress(t *testing.T) {
 	h := &fakeHandle{alive: true}
-	a := message.NewLiveAddress(greeterID, h)
-	if a.Kind() != message.Live || a.Kind().String() != "live" || a.Handle() != message.Handle(h) {
-		t.Fatalf("kind %v handle %v", a.Kind(), a.Handle())
+	a := message.NewLive(greeterID, h)
+	if k := message.KindOf(a); k != "live" || message.HandleOf(a) != h {
+		t.Fatalf("kind %v handle %v", k, message.HandleOf(a))
 	}
 	if !a.IsAlive() {
 		t.Error("live address with a live handle reports not alive")
 	}
-	m := message.NewUserMessage("x")
-	if err := a.Tell(m); err != nil {
-		t.Fatal(err)
-	}
-	reply, err := a.Ask(t.Context(), m)
-	if err != nil || reply != "reply to UserMessage" {
-		t.Fatalf("Ask = %v, %v", reply, err)
-	}
-	if len(h.told) != 2 || h.told[0] != any(m) {
-		t.Fatalf("handle got %v", h.told)
-	}
-	// Address tell does no stamping (B56).
-	if m.ID != uuid.Nil || m.Sender != nil {
-		t.Errorf("Tell stamped the message: %+v", m.Base)
-	}
 
 	s := a.Snapshot()
-	if s.Kind() != message.Snapshot || s.Identity() != greeterID || !s.Equal(a) {
-		t.Errorf("Snapshot() = %v kind %v", s, s.Kind())
+	if message.KindOf(s) != "snapshot" || s.Identity() != greeterID || !s.Equal(a) || message.HandleOf(s) != nil {
+		t.Errorf("Snapshot() = %v kind %v", s, message.KindOf(s))
 	}
 	st := a.AsStopped()
-	if st.Kind() != message.Stopped || st.Identity() != greeterID || st.IsAlive() {
-		t.Errorf("AsStopped() = %v kind %v", st, st.Kind())
+	if message.KindOf(st) != "stopped" || st.Identity() != greeterID || st.IsAlive() || message.HandleOf(st) != nil {
+		t.Errorf("AsStopped() = %v kind %v", st, message.KindOf(st))
 	}
 
-	// The handle says when the actor is gone; the runtime's error passes
-	// through unchanged. The identity still reads (B57).
+	// The handle says when the actor is gone. The identity still reads
+	// (B57).
 	h.alive = false
 	if a.IsAlive() {
 		t.Error("live address with a dead handle reports alive")
-	}
-	if err := a.Tell(m); !errors.Is(err, errFakeDead) {
-		t.Errorf("Tell to a dead handle = %v", err)
 	}
 	if a.Name() != "@Greeter" || a.AgentID() != greeterID.AgentID {
 		t.Errorf("identity lost: %v", a)
 	}
 
-	// A live address without a handle cannot deliver.
-	nh := message.NewLiveAddress(greeterID, nil)
+	// A live address without a handle is not alive, and the runtime
+	// cannot deliver through it.
+	nh := message.NewLive(greeterID, nil)
 	if nh.IsAlive() {
 		t.Error("live address without a handle reports alive")
 	}
-	checkRefused(t, nh, nh.Tell(m))
+	checkRefused(t, nh, newSystem(t).Tell(nh, message.NewUserMessage("x")))
+}
+
+// B56 (now System.Tell/Ask), B45, B55: a live address from the runtime
+// delivers; once the actor stopped it reports not alive, delivery fails with
+// ErrActorDead, and its identity still reads (B57).
+func TestLiveAddressDelivers(t *testing.T) {
+	sys := newSystem(t)
+	probe := actortest.NewProbe()
+	probe.Reply = func(_ *actor.Context, msg any) (any, error) { return "reply to " + message.TypeName(msg), nil }
+	a, err := sys.Spawn(probe, &actor.Config{Name: "@Greeter", Role: "Greeter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if message.KindOf(a) != "live" || !a.IsAlive() {
+		t.Fatalf("spawned address is %v, alive %v", message.KindOf(a), a.IsAlive())
+	}
+	m := message.NewUserMessage("x")
+	if err := sys.Tell(a, m); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := actortest.Expect[*message.UserMessage](t, probe); got != m {
+		t.Errorf("delivered %p, want the message told %p", got, m)
+	}
+	reply, err := sys.Ask(t.Context(), a, message.NewUserMessage("y"))
+	if err != nil || reply != "reply to UserMessage" {
+		t.Fatalf("Ask = %v, %v", reply, err)
+	}
+	// Address.Tell stamped nothing; System.Tell stamps the system endpoint
+	// as sender and the recipient's team (B45), and no parent.
+	if !m.Sender.Equal(sys.Address()) || m.TeamID.UUID != a.TeamID() || !m.TeamID.Valid || m.ParentID.Valid {
+		t.Errorf("System.Tell stamped %+v", m.Base)
+	}
+
+	if err := sys.Stop(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if a.IsAlive() {
+		t.Error("address of a stopped actor reports alive")
+	}
+	if err := sys.Tell(a, message.NewUserMessage("z")); !errors.Is(err, actor.ErrActorDead) {
+		t.Errorf("Tell to a stopped actor = %v, want ErrActorDead", err)
+	}
+	if _, err := sys.Ask(t.Context(), a, message.NewUserMessage("z")); !errors.Is(err, actor.ErrActorDead) {
+		t.Errorf("Ask to a stopped actor = %v, want ErrActorDead", err)
+	}
+	if a.Name() != "@Greeter" || a.Role() != "Greeter" {
+		t.Errorf("identity lost: %v", a)
+	}
 }
 
 // B57: the identity accessors, and a nil address that never panics.
@@ -166,22 +194,28 @@ func TestAddressIdentity(t *testing.T) {
 		t.Errorf("String() = %q", s)
 	}
 
+	tid := greeterID
+	tid.Tool = true
+	if tool := message.NewSnapshotAddress(tid); !tool.IsTool() || greeter().IsTool() {
+		t.Errorf("IsTool = %v for a tool, %v for an agent", tool.IsTool(), greeter().IsTool())
+	}
+
 	var n *message.Address
-	if n.IsAlive() || n.Kind() != message.Stopped || n.Handle() != nil || n.Snapshot() != nil || n.AsStopped() != nil {
+	if n.IsAlive() || message.KindOf(n) != "stopped" || message.HandleOf(n) != nil || n.Snapshot() != nil || n.AsStopped() != nil {
 		t.Error("nil address misbehaves")
 	}
-	if n.Identity() != (message.Identity{}) || n.Name() != "" || n.AgentID() != uuid.Nil || n.String() != "<nil address>" {
+	if n.Identity() != (message.Identity{}) || n.Name() != "" || n.AgentID() != uuid.Nil || n.String() != "<nil address>" || n.IsTool() {
 		t.Errorf("nil address identity = %+v", n.Identity())
 	}
-	err := n.Tell("x")
-	if !errors.Is(err, message.ErrNotDeliverable) || !strings.Contains(err.Error(), "nil address") {
+	// Sending to a nil address is an error naming it (B39; it was
+	// Address.Tell's ErrNotDeliverable, delivery is the runtime's now).
+	// AddressKind and its String are gone: KindOf is a test hook.
+	sys := newSystem(t)
+	if err := sys.Tell(n, "x"); err == nil || !strings.Contains(err.Error(), "nil address") {
 		t.Errorf("nil Tell = %v", err)
 	}
-	if _, err := n.Ask(t.Context(), "x"); !errors.Is(err, message.ErrNotDeliverable) {
+	if _, err := sys.Ask(t.Context(), n, "x"); err == nil || !strings.Contains(err.Error(), "nil address") {
 		t.Errorf("nil Ask = %v", err)
-	}
-	if got := message.AddressKind(9).String(); got != "AddressKind(9)" {
-		t.Errorf("AddressKind(9) = %q", got)
 	}
 }
 
@@ -192,7 +226,7 @@ func TestAddressEqual(t *testing.T) {
 	renamed.Name = "@Renamed"
 	other := greeterID
 	other.AgentID = uuid.MustParse("44444444-4444-4444-8444-444444444444")
-	live := message.NewLiveAddress(greeterID, &fakeHandle{alive: true})
+	live := message.NewLive(greeterID, &fakeHandle{alive: true})
 
 	for _, c := range []struct {
 		a, b *message.Address
@@ -200,7 +234,7 @@ func TestAddressEqual(t *testing.T) {
 	}{
 		{g, greeter(), true},
 		{g, message.NewSnapshotAddress(renamed), true},
-		{g, message.NewStoppedAddress(greeterID), true},
+		{g, greeter().AsStopped(), true},
 		{g, live, true},
 		{live, g, true},
 		{g, message.NewSnapshotAddress(other), false},
@@ -216,8 +250,8 @@ func TestAddressEqual(t *testing.T) {
 
 // B58: exactly eight keys, ids as canonical strings, nil ids as "".
 func TestAddressSerialize(t *testing.T) {
-	live := message.NewLiveAddress(greeterID, &fakeHandle{alive: true})
-	for _, a := range []*message.Address{live, greeter(), message.NewStoppedAddress(greeterID)} {
+	live := message.NewLive(greeterID, &fakeHandle{alive: true})
+	for _, a := range []*message.Address{live, greeter(), greeter().AsStopped()} {
 		data, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
@@ -242,11 +276,11 @@ func TestAddressSerialize(t *testing.T) {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			t.Fatalf("%v serializes %d keys: %v", a.Kind(), len(obj), keys)
+			t.Fatalf("%v serializes %d keys: %v", message.KindOf(a), len(obj), keys)
 		}
 		for k, v := range want {
 			if obj[k] != v {
-				t.Errorf("%v: %s = %#v, want %#v", a.Kind(), k, obj[k], v)
+				t.Errorf("%v: %s = %#v, want %#v", message.KindOf(a), k, obj[k], v)
 			}
 		}
 	}
@@ -270,11 +304,11 @@ func TestAddressDeserialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Kind() != message.Snapshot || a.Identity() != greeterID {
-		t.Errorf("Deserialize without resolver = %+v (%v)", a.Identity(), a.Kind())
+	if message.KindOf(a) != "snapshot" || a.Identity() != greeterID {
+		t.Errorf("Deserialize without resolver = %+v (%v)", a.Identity(), message.KindOf(a))
 	}
 
-	live := message.NewLiveAddress(greeterID, &fakeHandle{alive: true})
+	live := message.NewLive(greeterID, &fakeHandle{alive: true})
 	var asked message.Identity
 	a, err = message.Deserialize(d, func(id message.Identity) *message.Address {
 		asked = id
@@ -288,8 +322,8 @@ func TestAddressDeserialize(t *testing.T) {
 	}
 
 	a, err = message.Deserialize(d, func(message.Identity) *message.Address { return nil })
-	if err != nil || a.Kind() != message.Snapshot {
-		t.Errorf("Deserialize with an unresolving resolver = %v (%v), %v", a, a.Kind(), err)
+	if err != nil || message.KindOf(a) != "snapshot" {
+		t.Errorf("Deserialize with an unresolving resolver = %v (%v), %v", a, message.KindOf(a), err)
 	}
 
 	// "" squad and team => uuid.Nil.
@@ -329,14 +363,14 @@ func TestAddressUnmarshalJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &a); err != nil {
 		t.Fatal(err)
 	}
-	if a.Kind() != message.Snapshot || a.IsUserProxy() || a.SquadID() != uuid.Nil ||
+	if message.KindOf(&a) != "snapshot" || a.IsUserProxy() || a.SquadID() != uuid.Nil ||
 		a.Name() != "@Greeter" || a.ActorType() != "x.Y" || a.AgentID() != greeterID.AgentID {
-		t.Errorf("decoded %+v (%v)", a.Identity(), a.Kind())
+		t.Errorf("decoded %+v (%v)", a.Identity(), message.KindOf(&a))
 	}
 	if !a.IsAlive() {
 		t.Error("a decoded address reports not alive")
 	}
-	checkRefused(t, &a, a.Tell("x"))
+	checkRefused(t, &a, newSystem(t).Tell(&a, "x"))
 
 	in = `{"__actor_address__":true,"agent_id":"33333333-3333-4333-8333-333333333333","is_user_proxy":true}`
 	if err := json.Unmarshal([]byte(in), &a); err != nil || !a.IsUserProxy() {

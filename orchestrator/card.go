@@ -50,7 +50,7 @@ type AgentCard struct {
 	Description string `json:"description" validate:"required"`
 
 	// Config is the agent's configuration: a pointer to actor.Config or to
-	// a struct embedding it (anything implementing actor.Configurer). Its
+	// a struct embedding it (anything with an ActorConfig method, promoted from actor.Config). Its
 	// role is the card's role and must not be empty. Nil means an empty
 	// config (B104). The config must survive a JSON round trip, as it does
 	// to be spawned and restored: ConfigCopy and Clone copy it that way
@@ -121,7 +121,7 @@ func (e *cardError) Is(target error) bool {
 // Validate checks the card (B104, B107), reporting one line per failing
 // field, each prefixed "agentcard:": description and agent_class are
 // required; agent_class must name a kind registered with actor.RegisterKind;
-// the config must implement actor.Configurer, must survive a JSON round trip
+// the config must embed actor.Config, must survive a JSON round trip
 // (ConfigCopy), must pass its own validation tags, and its role, the card's
 // role, must not be empty ("config.role"). The error matches ErrInvalidCard.
 func (c *AgentCard) Validate() error {
@@ -138,14 +138,14 @@ func (c *AgentCard) Validate() error {
 		e.problems = append(e.problems, err.Error())
 	}
 	if c.AgentClass != "" {
-		if _, err := actor.NewKind(c.AgentClass); err != nil {
+		if _, err := rt.NewKind(c.AgentClass); err != nil {
 			e.unknownClass = true
 			e.problems = append(e.problems, fmt.Sprintf("agent_class %q is not a registered actor kind (actor.RegisterKind)", c.AgentClass))
 		}
 	}
 	if c.Config != nil {
-		if _, ok := c.Config.(actor.Configurer); !ok {
-			e.problems = append(e.problems, fmt.Sprintf("config: type %T does not implement actor.Configurer (use a pointer to actor.Config or to a struct embedding it)", c.Config))
+		if _, ok := c.Config.(configurer); !ok {
+			e.problems = append(e.problems, fmt.Sprintf("config: type %T does not embed actor.Config (use a pointer to actor.Config or to a struct embedding it)", c.Config))
 		} else if _, err := c.ConfigCopy(); err != nil {
 			e.problems = append(e.problems, fmt.Sprintf("config: %v", errors.Unwrap(err)))
 		}
@@ -183,7 +183,7 @@ func (c *AgentCard) Role() string {
 	if c == nil {
 		return ""
 	}
-	if cfg, ok := c.Config.(actor.Configurer); ok {
+	if cfg, ok := c.Config.(configurer); ok {
 		if ac := cfg.ActorConfig(); ac != nil {
 			return ac.Role
 		}
@@ -252,8 +252,8 @@ func (c *AgentCard) emptyConfig() any {
 // declares, or into *actor.Config when the kind declares none or is not
 // registered (B107).
 func (c *AgentCard) decodeConfig(data []byte) (any, error) {
-	if a, err := actor.NewKind(c.AgentClass); err == nil {
-		return actor.DecodeConfig(a, data)
+	if a, err := rt.NewKind(c.AgentClass); err == nil {
+		return rt.DecodeConfig(a, data)
 	}
 	cfg := &actor.Config{}
 	if err := json.Unmarshal(data, cfg); err != nil {
@@ -340,7 +340,7 @@ func (c *AgentCard) NewActor() (actor.Actor, error) {
 	if c.AgentClass == "" {
 		return nil, fmt.Errorf("%w: role %q: agent_class is empty", ErrInvalidCard, c.Role())
 	}
-	a, err := actor.NewKind(c.AgentClass)
+	a, err := rt.NewKind(c.AgentClass)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q (role %q): %w", ErrUnknownAgentClass, c.AgentClass, c.Role(), err)
 	}

@@ -236,7 +236,7 @@ func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 // (actor.Config.Tool), in whatever form the log kept it.
 func isToolConfig(cfg any) bool {
 	switch c := cfg.(type) {
-	case actor.Configurer:
+	case configurer:
 		return c.ActorConfig().Tool
 	case json.RawMessage:
 		var base actor.Config
@@ -285,12 +285,12 @@ func isOrchestrator(a *message.Address) bool {
 
 // recreate spawns one recorded actor again.
 func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address) (*message.Address, error) {
-	a, err := actor.NewKind(was.ActorType())
+	a, err := rt.NewKind(was.ActorType())
 	if err != nil {
 		return nil, err
 	}
 	if raw, ok := cfg.(json.RawMessage); ok {
-		if cfg, err = actor.DecodeConfig(a, raw); err != nil {
+		if cfg, err = rt.DecodeConfig(a, raw); err != nil {
 			return nil, err
 		}
 	}

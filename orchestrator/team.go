@@ -61,6 +61,10 @@ func WithUser(id, email string) Option {
 	return func(o *options) { o.spawn = append(o.spawn, actor.WithUser(id, email)) }
 }
 
+// configurer is implemented by a pointer to actor.Config and to every
+// struct embedding it.
+type configurer interface{ ActorConfig() *actor.Config }
+
 // Team is a handle on a running team's orchestrator. Its methods may be
 // called from any goroutine except the orchestrator's own (a subscriber
 // hook must not call them); each runs on the orchestrator's goroutine and
@@ -76,9 +80,10 @@ type Team struct {
 	o    *orchestrator // nil for a handle made by Of
 }
 
-var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, actor.SpawnOption, telemetry.Sink]()
+var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, message.Message, actor.SpawnOption, telemetry.Sink]()
 
-// ErrNoTeam is returned by queries on a handle with no orchestrator (Of(nil)).
+// ErrNoTeam is matched (errors.Is) by the error of a query on a handle with
+// no orchestrator (Of(nil)), and of an agent started outside a team.
 var ErrNoTeam = errors.New("orchestrator: no team")
 
 // New creates a team: its orchestrator is a root actor of sys (B77).
@@ -114,7 +119,7 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 
 // Of returns a handle on the orchestrator at addr, such as an agent's
 // Context.Orchestrator(). With a nil address the team queries fail with a
-// warning wrapping actor.ErrNoOrchestrator, and the catalog queries return
+// warning wrapping ErrNoTeam, and the catalog queries return
 // nothing (B110).
 func Of(addr *message.Address) *Team { return &Team{addr: addr} }
 
@@ -140,7 +145,7 @@ func (t *Team) ID() uuid.UUID {
 func (t *Team) Done() <-chan struct{} { return actor.Done(t.Address()) }
 
 func noTeam() error {
-	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: actor.ErrNoOrchestrator}
+	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: ErrNoTeam}
 }
 
 // reader is what a query reads: the live orchestrator, on its own
@@ -273,7 +278,7 @@ func (t *Team) Hire(ctx context.Context, role, name string, opts ...actor.SpawnO
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: hire %q: %w", role, err)
 	}
-	if c, ok := cfg.(actor.Configurer); ok {
+	if c, ok := cfg.(configurer); ok {
 		ac := c.ActorConfig()
 		ac.Role = card.Role()
 		if name != "" {
@@ -284,16 +289,18 @@ func (t *Team) Hire(ctx context.Context, role, name string, opts ...actor.SpawnO
 }
 
 // ChildOrCreate returns the live direct child named cfg's name, or spawns
-// a as a new one (B87). It looks at the orchestrator's children, not the
+// a as a new one (B87). cfg is a pointer to actor.Config or to a struct
+// embedding it. It looks at the orchestrator's children, not the
 // roster, so a child created moments ago is found.
-func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg actor.Configurer) (*message.Address, error) {
+func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg any) (*message.Address, error) {
 	if t == nil || t.addr == nil {
 		return nil, noTeam()
 	}
-	if cfg == nil || cfg.ActorConfig() == nil {
-		return nil, errors.New("orchestrator: ChildOrCreate needs a config with a name")
+	base, ok := cfg.(configurer)
+	if !ok || base.ActorConfig() == nil {
+		return nil, fmt.Errorf("orchestrator: ChildOrCreate needs a pointer to a config embedding actor.Config, got %T", cfg)
 	}
-	name := cfg.ActorConfig().Name
+	name := base.ActorConfig().Name
 	return proxy.Ask(ctx, t.addr, func(c *actor.Context, o *orchestrator) (*message.Address, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err

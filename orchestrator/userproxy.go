@@ -68,15 +68,13 @@ func (p *UserProxy) Answer(c *actor.Context, original message.Message, msg messa
 		return ErrNoSender
 	}
 	to := original.Envelope().Sender
-	if !isLive(to) {
-		live := c.System().Get(to.AgentID())
-		if live == nil {
-			return fmt.Errorf("orchestrator: reply to %s: %w", to, actor.ErrActorDead)
-		}
-		to = live
+	live := rt.Resolve(c, to)
+	if live == nil {
+		return fmt.Errorf("orchestrator: reply to %s: %w", to, actor.ErrActorDead)
 	}
+	to = live
 	c.Logger().Debug("user proxy: human input", "reply_to", to.Name(), "type", message.TypeName(msg))
-	return c.SendFor(original, to, msg)
+	return rt.SendFor(c, original, to, msg)
 }
 
 // humanInput is implemented by UserProxy and everything embedding it.

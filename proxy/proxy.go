@@ -27,7 +27,7 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, actor.SpawnOption, telemetry.Sink]()
+var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, message.Message, actor.SpawnOption, telemetry.Sink]()
 
 // TypeError is returned when the actor at an address is not a T.
 type TypeError struct {

@@ -46,8 +46,9 @@ func InstallAddress[I, A, M any](f AddressFuncs[I, A, M]) { address = f }
 func Address[I, A, M any]() AddressFuncs[I, A, M] { return address.(AddressFuncs[I, A, M]) }
 
 // RuntimeFuncs are installed by package actor: C is *actor.Context, X
-// actor.Actor, P *message.Address, O actor.SpawnOption, S the sink type.
-type RuntimeFuncs[C, X, P, O, S any] struct {
+// actor.Actor, P *message.Address, M message.Message, O actor.SpawnOption,
+// S the sink type.
+type RuntimeFuncs[C, X, P, M, O, S any] struct {
 	// Call runs fn on the goroutine of the actor at addr and waits for it.
 	Call func(ctx context.Context, addr P, fn func(c C, a X) (any, error)) (any, error)
 	// Cast runs fn later on the actor's goroutine.
@@ -58,6 +59,17 @@ type RuntimeFuncs[C, X, P, O, S any] struct {
 	WithSink func(s S, grace time.Duration) O
 	// Restoring marks the spawned actor as recreated by a restore.
 	Restoring func() O
+	// SendFor sends msg as Context.Send does, but as if cause were the
+	// message being handled (a user proxy answering a person's input).
+	SendFor func(c C, cause M, to P, msg any) error
+	// Resolve returns the live address, in c's system, of the actor a names
+	// (a itself when live), nil when it is not running.
+	Resolve func(c C, a P) P
+	// NewKind returns a new actor of the kind registered under name.
+	NewKind func(name string) (X, error)
+	// DecodeConfig decodes a recorded JSON config into the config type the
+	// actor declares.
+	DecodeConfig func(a X, data []byte) (any, error)
 	// Stop requests the stop of the actor at addr with cause, without
 	// waiting.
 	Stop func(addr P, cause error) error
@@ -66,9 +78,9 @@ type RuntimeFuncs[C, X, P, O, S any] struct {
 var runtime any
 
 // InstallRuntime is called by package actor.
-func InstallRuntime[C, X, P, O, S any](f RuntimeFuncs[C, X, P, O, S]) { runtime = f }
+func InstallRuntime[C, X, P, M, O, S any](f RuntimeFuncs[C, X, P, M, O, S]) { runtime = f }
 
 // Runtime returns what package actor installed.
-func Runtime[C, X, P, O, S any]() RuntimeFuncs[C, X, P, O, S] {
-	return runtime.(RuntimeFuncs[C, X, P, O, S])
+func Runtime[C, X, P, M, O, S any]() RuntimeFuncs[C, X, P, M, O, S] {
+	return runtime.(RuntimeFuncs[C, X, P, M, O, S])
 }

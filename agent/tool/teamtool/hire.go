@@ -117,9 +117,9 @@ func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Add
 	if err != nil {
 		return nil, fmt.Errorf("teamtool: hire %s: %w", card.Role(), err)
 	}
-	cfgr, ok := cfg.(actor.Configurer)
+	cfgr, ok := cfg.(interface{ ActorConfig() *actor.Config })
 	if !ok {
-		return nil, fmt.Errorf("teamtool: hire %s: config type %T does not implement actor.Configurer", card.Role(), cfg)
+		return nil, fmt.Errorf("teamtool: hire %s: config type %T does not embed actor.Config", card.Role(), cfg)
 	}
 	ac := cfgr.ActorConfig()
 	ac.Name, ac.Role = name, card.Role()

@@ -34,10 +34,10 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Kind is the card's registered kind name.
@@ -121,7 +121,7 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 		return tool.Capabilities{}, errors.New("teamtool: attach: the owner has no actor context")
 	}
 	if o.Team == nil || o.Team.Address() == nil {
-		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Name(), actor.ErrNoOrchestrator)
+		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Name(), orchestrator.ErrNoTeam)
 	}
 	hire, err := channels("hire", c.Hire, defaultHire, actionChannels)
 	if err != nil {

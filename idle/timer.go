@@ -1,4 +1,8 @@
-package actor
+// Package idle provides Timer, a countdown that fires after a quiet period
+// and pauses while tasks are in flight: the building block of idle-stop
+// subscribers (B114), such as one that stops a team nobody has talked to for
+// ten minutes.
+package idle
 
 import (
 	"sync"
@@ -40,11 +44,11 @@ type Timer struct {
 	closed  bool
 }
 
-// NewTimer returns a disarmed Timer that, once armed with Start, calls
+// New returns a disarmed Timer that, once armed with Start, calls
 // callback after delay. It panics when callback is nil.
-func NewTimer(delay time.Duration, callback func()) *Timer {
+func New(delay time.Duration, callback func()) *Timer {
 	if callback == nil {
-		panic("actor: NewTimer with a nil callback")
+		panic("idle: New with a nil callback")
 	}
 	t := &Timer{delay: delay, callback: callback}
 	t.idle.L = &t.mu
@@ -112,22 +116,22 @@ func (t *Timer) TaskCompleted() {
 	}
 }
 
-// Tasks returns the number of tasks in flight.
-func (t *Timer) Tasks() int {
+// tasksInFlight returns the number of tasks in flight.
+func (t *Timer) tasksInFlight() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.tasks
 }
 
-// Armed reports whether an expiry is pending.
-func (t *Timer) Armed() bool {
+// armed reports whether an expiry is pending.
+func (t *Timer) armed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.pending != nil
 }
 
-// Closed reports whether Close was called.
-func (t *Timer) Closed() bool {
+// isClosed reports whether Close was called.
+func (t *Timer) isClosed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed

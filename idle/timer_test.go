@@ -1,4 +1,4 @@
-package actor_test
+package idle
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/akgentic/akgentic-go/actor"
 )
 
 // The timer tests run in a synctest bubble: time.Sleep advances a fake clock
@@ -42,23 +40,23 @@ func expectTimerCalls(t *testing.T, c *timerCalls, want int, when string) {
 func TestTimerStartFiresOnceAfterDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		timerAdvance(2 * timerDelay)
 		expectTimerCalls(t, &c, 0, "never started")
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("a new timer is armed")
 		}
 
 		tm.Start()
-		if !tm.Armed() {
+		if !tm.armed() {
 			t.Fatal("not armed after Start")
 		}
 		timerAdvance(timerDelay - time.Nanosecond)
 		expectTimerCalls(t, &c, 0, "just before the timerDelay")
 		timerAdvance(time.Nanosecond)
 		expectTimerCalls(t, &c, 1, "at the timerDelay")
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("still armed after firing")
 		}
 		timerAdvance(10 * timerDelay)
@@ -69,7 +67,7 @@ func TestTimerStartFiresOnceAfterDelay(t *testing.T) {
 func TestTimerStartRestartsCountdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		start := time.Now()
 		tm.Start()
@@ -88,13 +86,13 @@ func TestTimerStartRestartsCountdown(t *testing.T) {
 func TestTimerCancelIsResumablePause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		tm.Cancel() // cancelling a disarmed timer is harmless
 		tm.Start()
 		timerAdvance(timerDelay / 2)
 		tm.Cancel()
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("armed after Cancel")
 		}
 		timerAdvance(5 * timerDelay)
@@ -110,18 +108,18 @@ func TestTimerCancelIsResumablePause(t *testing.T) {
 func TestTimerCloseIsTerminalAndIdempotent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		tm.Start()
 		timerAdvance(timerDelay / 2)
 		tm.Close()
-		if !tm.Closed() || tm.Armed() {
-			t.Fatalf("after Close: Closed=%v Armed=%v", tm.Closed(), tm.Armed())
+		if !tm.isClosed() || tm.armed() {
+			t.Fatalf("after Close: Closed=%v Armed=%v", tm.isClosed(), tm.armed())
 		}
 		timerAdvance(5 * timerDelay)
 		expectTimerCalls(t, &c, 0, "closed while armed")
 
 		tm.Start()
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("Start armed a closed timer")
 		}
 		tm.TaskStarted()
@@ -138,32 +136,32 @@ func TestTimerCloseIsTerminalAndIdempotent(t *testing.T) {
 func TestTimerTaskCounting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		tm.Start()
 		timerAdvance(timerDelay / 2)
 
 		tm.TaskStarted() // pauses
 		tm.TaskStarted()
-		if n := tm.Tasks(); n != 2 {
+		if n := tm.tasksInFlight(); n != 2 {
 			t.Fatalf("Tasks = %d, want 2", n)
 		}
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("armed with tasks in flight")
 		}
 		timerAdvance(5 * timerDelay)
 		expectTimerCalls(t, &c, 0, "tasks in flight")
 
 		tm.TaskCompleted() // 1 left: stays paused
-		if tm.Armed() || tm.Tasks() != 1 {
-			t.Fatalf("one task left: Armed=%v Tasks=%d", tm.Armed(), tm.Tasks())
+		if tm.armed() || tm.tasksInFlight() != 1 {
+			t.Fatalf("one task left: Armed=%v Tasks=%d", tm.armed(), tm.tasksInFlight())
 		}
 		timerAdvance(5 * timerDelay)
 		expectTimerCalls(t, &c, 0, "one task in flight")
 
 		tm.TaskCompleted() // 0 left: re-armed for a full timerDelay
-		if !tm.Armed() || tm.Tasks() != 0 {
-			t.Fatalf("no task left: Armed=%v Tasks=%d", tm.Armed(), tm.Tasks())
+		if !tm.armed() || tm.tasksInFlight() != 0 {
+			t.Fatalf("no task left: Armed=%v Tasks=%d", tm.armed(), tm.tasksInFlight())
 		}
 		timerAdvance(timerDelay - time.Nanosecond)
 		expectTimerCalls(t, &c, 0, "re-armed, before the timerDelay")
@@ -175,14 +173,14 @@ func TestTimerTaskCounting(t *testing.T) {
 func TestTimerTaskCompletedFlooredAtZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		tm.TaskCompleted() // no task: stays at 0, and 0 re-arms
 		tm.TaskCompleted()
-		if n := tm.Tasks(); n != 0 {
+		if n := tm.tasksInFlight(); n != 0 {
 			t.Fatalf("Tasks = %d, want 0", n)
 		}
-		if !tm.Armed() {
+		if !tm.armed() {
 			t.Fatal("TaskCompleted at zero did not arm")
 		}
 		// The floor matters: one TaskStarted now pauses until one
@@ -197,13 +195,13 @@ func TestTimerTaskCompletedFlooredAtZero(t *testing.T) {
 func TestTimerStartArmsWithTasksInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		defer tm.Close()
 		tm.TaskStarted()
 		tm.Start() // Start arms whatever the count
 		timerAdvance(timerDelay)
 		expectTimerCalls(t, &c, 1, "Start with a task in flight")
-		if n := tm.Tasks(); n != 1 {
+		if n := tm.tasksInFlight(); n != 1 {
 			t.Fatalf("Tasks = %d, want 1", n)
 		}
 	})
@@ -212,21 +210,21 @@ func TestTimerStartArmsWithTasksInFlight(t *testing.T) {
 func TestTimerCountingContinuesAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c timerCalls
-		tm := actor.NewTimer(timerDelay, c.fn)
+		tm := New(timerDelay, c.fn)
 		tm.TaskStarted()
 		tm.Close()
 		tm.TaskStarted()
 		tm.TaskStarted()
-		if n := tm.Tasks(); n != 3 {
+		if n := tm.tasksInFlight(); n != 3 {
 			t.Fatalf("Tasks after Close = %d, want 3", n)
 		}
 		for range 5 {
 			tm.TaskCompleted()
 		}
-		if n := tm.Tasks(); n != 0 {
+		if n := tm.tasksInFlight(); n != 0 {
 			t.Fatalf("Tasks = %d, want 0", n)
 		}
-		if tm.Armed() {
+		if tm.armed() {
 			t.Fatal("a closed timer re-armed at zero")
 		}
 		timerAdvance(5 * timerDelay)
@@ -236,9 +234,9 @@ func TestTimerCountingContinuesAfterClose(t *testing.T) {
 
 func TestTimerCallbackRunsOnItsOwnGoroutineAndMayUseTheTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var tm *actor.Timer
+		var tm *Timer
 		var calls atomic.Int32
-		tm = actor.NewTimer(timerDelay, func() {
+		tm = New(timerDelay, func() {
 			// Re-entering the timer from the callback must not deadlock:
 			// re-arm twice, then close from inside.
 			if calls.Add(1) < 3 {
@@ -252,7 +250,7 @@ func TestTimerCallbackRunsOnItsOwnGoroutineAndMayUseTheTimer(t *testing.T) {
 		if n := calls.Load(); n != 3 {
 			t.Fatalf("periodic callback ran %d times, want 3", n)
 		}
-		if !tm.Closed() {
+		if !tm.isClosed() {
 			t.Fatal("Close from the callback did not close")
 		}
 	})
@@ -262,7 +260,7 @@ func TestTimerCloseDoesNotWaitButWaitDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		entered := make(chan struct{})
-		tm := actor.NewTimer(timerDelay, func() {
+		tm := New(timerDelay, func() {
 			close(entered)
 			<-release
 		})
@@ -293,7 +291,7 @@ func TestTimerCallbacksMayOverlap(t *testing.T) {
 		// callback does not timerDelay the next expiry, and Wait waits for all.
 		release := make(chan struct{})
 		var started atomic.Int32
-		tm := actor.NewTimer(timerDelay, func() {
+		tm := New(timerDelay, func() {
 			started.Add(1)
 			<-release
 		})
@@ -315,7 +313,7 @@ func TestTimerCallbacksMayOverlap(t *testing.T) {
 // callback never runs again.
 func TestTimerConcurrentUse(t *testing.T) {
 	var calls atomic.Int32
-	tm := actor.NewTimer(time.Microsecond, func() { calls.Add(1) })
+	tm := New(time.Microsecond, func() { calls.Add(1) })
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -330,8 +328,8 @@ func TestTimerConcurrentUse(t *testing.T) {
 				case 3:
 					tm.TaskCompleted()
 				case 4:
-					_ = tm.Armed()
-					_ = tm.Tasks()
+					_ = tm.armed()
+					_ = tm.tasksInFlight()
 				}
 			}
 		})
@@ -343,7 +341,7 @@ func TestTimerConcurrentUse(t *testing.T) {
 	// Arm a second timer with the same tiny timerDelay and wait for its
 	// callback: by then an expiry of the closed timer would have fired too.
 	done := make(chan struct{})
-	probe := actor.NewTimer(time.Microsecond, func() { close(done) })
+	probe := New(time.Microsecond, func() { close(done) })
 	probe.Start()
 	<-done
 	probe.Close()
@@ -355,7 +353,7 @@ func TestTimerConcurrentUse(t *testing.T) {
 
 func TestTimerRealClockCallback(t *testing.T) {
 	fired := make(chan struct{}, 1)
-	tm := actor.NewTimer(time.Millisecond, func() { fired <- struct{}{} })
+	tm := New(time.Millisecond, func() { fired <- struct{}{} })
 	tm.Start()
 	<-fired
 	tm.Close()
@@ -368,12 +366,12 @@ func TestNewTimerNilCallbackPanics(t *testing.T) {
 			t.Fatal("NewTimer(nil) did not panic")
 		}
 	}()
-	actor.NewTimer(time.Second, nil)
+	New(time.Second, nil)
 }
 
 func ExampleTimer() {
 	idle := make(chan struct{})
-	tm := actor.NewTimer(time.Millisecond, func() { close(idle) })
+	tm := New(time.Millisecond, func() { close(idle) })
 	tm.TaskStarted()   // a turn began: no idle expiry while it runs
 	tm.TaskCompleted() // it ended: the count is back to 0, the timer is armed
 	<-idle             // nothing else happened for a millisecond

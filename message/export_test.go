@@ -1,0 +1,55 @@
+package message
+
+import (
+	"sort"
+
+	"github.com/akgentic/akgentic-go/internal/link"
+)
+
+// Test hooks for the package's external tests: what the runtime reaches
+// through internal/link, and the registry's internals.
+var (
+	Claim        = claim
+	Clone        = clone
+	RegisterType = registerType
+	NewOf        = newOf
+)
+
+// Registered returns the registered type names, sorted.
+func Registered() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewLive builds a live address over h, as the actor runtime does.
+func NewLive(id Identity, h link.Handle) *Address {
+	return link.Address[Identity, Address, Message]().NewLive(id, h)
+}
+
+// HandleOf returns a live address's handle, nil for any other address.
+func HandleOf(a *Address) link.Handle {
+	return link.Address[Identity, Address, Message]().HandleOf(a)
+}
+
+// KindOf names an address's kind (B60): "live", "snapshot" or "stopped";
+// a nil address is a stopped one.
+func KindOf(a *Address) string {
+	if a == nil {
+		return "stopped"
+	}
+	switch a.kind {
+	case live:
+		return "live"
+	case snapshot:
+		return "snapshot"
+	case stopped:
+		return "stopped"
+	}
+	return "unknown"
+}
