@@ -12,20 +12,24 @@ import (
 func NewCollectableAddressForTest() *message.Address {
 	c := &cell{life: &lifecycle{done: make(chan struct{})}, wake: make(chan struct{}, 1)}
 	h := &handle{w: weak.Make(c), life: c.life}
-	addr := message.NewLiveAddress(message.Identity{AgentID: message.NewID(), Name: "ghost", Role: "Ghost"}, h)
+	addr := addrs.NewLive(message.Identity{AgentID: message.NewID(), Name: "ghost", Role: "Ghost"}, h)
 	h.addr = addr
 	return addr
 }
 
 // CollectedForTest reports whether the address's cell was collected.
 func CollectedForTest(a *message.Address) bool {
-	return a.Handle().(*handle).w.Value() == nil
+	return addrs.HandleOf(a).(*handle).w.Value() == nil
 }
 
 // QueuedForTest returns how many entries wait in the shared queue of the
 // actor at a (not yet pulled into its private batch).
 func QueuedForTest(a *message.Address) int {
-	c := a.Handle().(*handle).cell()
+	h, ok := addrs.HandleOf(a).(*handle)
+	if !ok {
+		return 0
+	}
+	c := h.cell()
 	if c == nil {
 		return 0
 	}
@@ -33,3 +37,7 @@ func QueuedForTest(a *message.Address) int {
 	defer c.mu.Unlock()
 	return len(c.q)
 }
+
+// IsLiveForTest reports whether a is a live address (one that delivers to
+// an actor or an endpoint), as opposed to a snapshot or a stopped record.
+func IsLiveForTest(a *message.Address) bool { return addrs.HandleOf(a) != nil }

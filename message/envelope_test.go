@@ -10,7 +10,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/internal/ids"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // Compile-time checks of the interface families (B13, B15).
@@ -40,8 +44,10 @@ func TestEnvelopeDefaults(t *testing.T) {
 	if got := b.Display(); got != message.DisplayOther {
 		t.Errorf("default display = %q, want other", got)
 	}
-	if b.Team() != uuid.Nil || b.Parent() != uuid.Nil {
-		t.Errorf("Team/Parent of a zero Base = %v/%v", b.Team(), b.Parent())
+	// Base.Team and Base.Parent are gone: the ids read as TeamID.UUID and
+	// ParentID.UUID, uuid.Nil when unset.
+	if b.TeamID.UUID != uuid.Nil || b.ParentID.UUID != uuid.Nil {
+		t.Errorf("Team/Parent of a zero Base = %v/%v", b.TeamID.UUID, b.ParentID.UUID)
 	}
 	if b.Envelope() != &b {
 		t.Error("Envelope does not return the Base itself")
@@ -72,8 +78,8 @@ func TestEnvelopeDefaults(t *testing.T) {
 
 	b.ParentID = uuid.NullUUID{UUID: parentID, Valid: true}
 	b.TeamID = uuid.NullUUID{UUID: teamID, Valid: true}
-	if b.Team() != teamID || b.Parent() != parentID {
-		t.Errorf("Team/Parent = %v/%v", b.Team(), b.Parent())
+	if b.TeamID.UUID != teamID || b.ParentID.UUID != parentID {
+		t.Errorf("Team/Parent = %v/%v", b.TeamID.UUID, b.ParentID.UUID)
 	}
 }
 
@@ -92,24 +98,42 @@ func TestDisplayTypeValid(t *testing.T) {
 	}
 }
 
-// B2: Stamp sets sender, team and parent (always overwritten), fills a zero
-// id and timestamp and keeps given ones, and returns the same message.
+// B2, B39: a send from an actor stamps sender (the actor), team (its own)
+// and parent (the id of the message being handled; none outside a turn;
+// always overwritten), fills a zero id and timestamp and keeps given ones.
+// message.Stamp is gone (stamping is the runtime's), so a real actor sends.
+// The old "team uuid.Nil stamps a null team" case has no runtime
+// counterpart: every actor has a team (B17).
 func TestStamp(t *testing.T) {
-	current := userMessage()
+	before := time.Now().UTC() // before the system's clock starts
+	sys := newSystem(t)
+	probe := actortest.NewProbe()
+	to, err := sys.Spawn(probe, &actor.Config{Name: "@Human", Role: "Human"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := &message.ResultMessage{Content: "hi"}
 	m.ParentID = uuid.NullUUID{UUID: uuid.New(), Valid: true} // overwritten below
-	before := time.Now().UTC()
-	got := message.Stamp(m, greeter(), teamID, current)
-	if got != message.Message(m) {
-		t.Fatal("Stamp did not return its argument")
+	from, err := sys.Spawn(actor.Func(func(c *actor.Context, msg any) (any, error) {
+		return nil, c.Send(to, m)
+	}), &actor.Config{Name: "@Greeter", Role: "Greeter"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !m.Sender.Equal(greeter()) {
+	current := message.NewUserMessage("go")
+	if _, err := sys.Ask(t.Context(), from, current); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := actortest.Expect[*message.ResultMessage](t, probe); got != m {
+		t.Fatal("the first send did not stamp and deliver the message itself")
+	}
+	if !m.Sender.Equal(from) {
 		t.Errorf("sender = %v", m.Sender)
 	}
-	if m.Team() != teamID || !m.TeamID.Valid {
+	if m.TeamID.UUID != from.TeamID() || !m.TeamID.Valid {
 		t.Errorf("team = %+v", m.TeamID)
 	}
-	if m.Parent() != msgID || !m.ParentID.Valid {
+	if m.ParentID.UUID != current.ID || !m.ParentID.Valid {
 		t.Errorf("parent = %+v, want the current message's id", m.ParentID)
 	}
 	if m.ID == uuid.Nil {
@@ -119,27 +143,39 @@ func TestStamp(t *testing.T) {
 		t.Errorf("timestamp = %v, want a UTC time from now", m.Timestamp)
 	}
 
-	// Re-stamping outside a turn clears the parent, keeps id and time.
-	id, ts := m.ID, m.Timestamp
-	message.Stamp(m, human(), uuid.Nil, nil)
-	if m.ParentID.Valid || m.Parent() != uuid.Nil {
-		t.Errorf("parent after a stamp with no current message = %+v, want null", m.ParentID)
+	// Sending it again outside a turn (a proxy call) stamps a copy: the
+	// parent is cleared, id and time are kept, and the original does not
+	// change (B4).
+	orig := *m
+	if err := proxy.Do(t.Context(), from, func(c *actor.Context, _ actor.Actor) error { return c.Send(to, m) }); err != nil {
+		t.Fatal(err)
 	}
-	if m.TeamID.Valid {
-		t.Errorf("team after a stamp with uuid.Nil = %+v, want null", m.TeamID)
+	again, _ := actortest.Expect[*message.ResultMessage](t, probe)
+	if again == m {
+		t.Fatal("a message sent twice was stamped in place")
 	}
-	if m.ID != id || !m.Timestamp.Equal(ts) {
-		t.Error("Stamp replaced an existing id or timestamp")
+	if again.ParentID.Valid || again.ParentID.UUID != uuid.Nil {
+		t.Errorf("parent after a send with no current message = %+v, want null", again.ParentID)
 	}
-	if !m.Sender.Equal(human()) {
-		t.Errorf("sender not overwritten: %v", m.Sender)
+	if again.ID != m.ID || !again.Timestamp.Equal(m.Timestamp) {
+		t.Error("re-sending replaced the id or timestamp")
+	}
+	if m.ParentID != orig.ParentID || m.Sender != orig.Sender || m.TeamID != orig.TeamID {
+		t.Errorf("original changed by re-sending it: %+v", m.Base)
 	}
 
-	// An id given at construction is kept (B1: id is overridable).
-	given := &message.UserMessage{Base: message.Base{ID: msgID, Timestamp: t0}}
-	message.Stamp(given, human(), teamID, nil)
+	// An id and time given at construction are kept (B1: id is
+	// overridable); a given sender is overwritten.
+	given := &message.UserMessage{Base: message.Base{ID: msgID, Timestamp: t0, Sender: human()}}
+	if err := proxy.Do(t.Context(), from, func(c *actor.Context, _ actor.Actor) error { return c.Send(to, given) }); err != nil {
+		t.Fatal(err)
+	}
+	actortest.Expect[*message.UserMessage](t, probe)
 	if given.ID != msgID || !given.Timestamp.Equal(t0) {
 		t.Errorf("given id/timestamp replaced: %v %v", given.ID, given.Timestamp)
+	}
+	if !given.Sender.Equal(from) {
+		t.Errorf("sender not overwritten: %v", given.Sender)
 	}
 }
 
@@ -208,9 +244,12 @@ func TestClaimAndClone(t *testing.T) {
 		t.Error("a clone starts claimed")
 	}
 
-	// Stamping the re-sent copy changes nothing the first readers hold.
+	// Stamping the re-sent copy (the runtime writes its envelope) changes
+	// nothing the first readers hold.
 	orig := *m
-	message.Stamp(c, greeter(), uuid.New(), result())
+	cu.Sender = greeter()
+	cu.TeamID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+	cu.ParentID = uuid.NullUUID{UUID: recordID, Valid: true}
 	cu.Content = "changed"
 	if m.Sender != orig.Sender || m.TeamID != orig.TeamID || m.ParentID != orig.ParentID || m.Content != orig.Content || m.ID != orig.ID {
 		t.Errorf("original changed by stamping its clone: %+v", m)
@@ -227,8 +266,6 @@ func TestClaimAndClone(t *testing.T) {
 		t.Errorf("Clone(ErrorMessage) = %+v", ce)
 	}
 }
-
-func result() message.Message { return message.NewResultMessage("r") }
 
 func TestClaimIsExclusiveUnderConcurrency(t *testing.T) {
 	m := userMessage()
@@ -265,18 +302,18 @@ func checkV4(t *testing.T, id uuid.UUID) {
 
 func TestNewIDUniqueAndV4(t *testing.T) {
 	const perG, gs = 5000, 8
-	ids := make([][]uuid.UUID, gs)
+	drawn := make([][]uuid.UUID, gs)
 	var wg sync.WaitGroup
 	for g := range gs {
 		wg.Go(func() {
 			for range perG {
-				ids[g] = append(ids[g], message.NewID())
+				drawn[g] = append(drawn[g], message.NewID())
 			}
 		})
 	}
 	wg.Wait()
 	seen := make(map[uuid.UUID]bool, perG*gs)
-	for _, l := range ids {
+	for _, l := range drawn {
 		for _, id := range l {
 			checkV4(t, id)
 			if seen[id] {
@@ -293,10 +330,12 @@ func TestNewIDUniqueAndV4(t *testing.T) {
 }
 
 func TestIDBlock(t *testing.T) {
-	first := message.IDBlock(100)
+	// IDBlock and IDAt moved to internal/ids (the runtime's ledger draws
+	// blocks); NewID draws from the same counter.
+	first := ids.Block(100)
 	seen := map[uuid.UUID]bool{}
 	for i := range uint64(100) {
-		id := message.IDAt(first + i)
+		id := ids.At(first + i)
 		checkV4(t, id)
 		seen[id] = true
 	}
