@@ -17,7 +17,7 @@ type ClientOptions struct {
 	// HTTPClient sends each attempt (e.g. llmtest's Server.HTTPClient()).
 	// Nil uses a private *http.Client whose connections Close releases.
 	HTTPClient openai.HTTPDoer
-	// Sleep waits between retries (default [SleepContext]).
+	// Sleep waits between retries (default: a real wait that ends early with ctx).
 	Sleep Sleeper
 	// Jitter scales backoffs; must return values in [0, 1).
 	Jitter func() float64
@@ -47,7 +47,7 @@ func NewClient(model ModelConfig, httpCfg HTTPConfig, opts ClientOptions) (*Clie
 	if bottom == nil {
 		bottom = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	var doer openai.HTTPDoer = &RetryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
+	var doer openai.HTTPDoer = &retryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
 	if model.Temperature != nil && *model.Temperature == 0 {
 		doer = zeroTemperatureDoer{next: doer}
 	}
@@ -91,13 +91,13 @@ func (c *Client) apply(req *openai.ChatCompletionRequest) {
 		req.Seed = m.Seed
 	}
 	if m.MaxTokens > 0 {
-		if IsReasoningModel(req.Model) {
+		if isReasoningModel(req.Model) {
 			req.MaxCompletionTokens = m.MaxTokens
 		} else {
 			req.MaxTokens = m.MaxTokens
 		}
 	}
-	if m.ReasoningEffort != "" && IsReasoningModel(req.Model) {
+	if m.ReasoningEffort != "" && isReasoningModel(req.Model) {
 		req.ReasoningEffort = m.ReasoningEffort
 	}
 }

@@ -156,7 +156,7 @@ func TestRestoreFold(t *testing.T) {
 // result; none never folds.
 func TestSlidingWindowAndNone(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
-		c.Compaction.Strategy = llm.StrategySlidingWindow
+		c.Compaction.Strategy = "sliding_window"
 		c.Compaction.KeepRecentMessages = 2
 	}, hireTool(t, nil))
 	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
@@ -174,7 +174,7 @@ func TestSlidingWindowAndNone(t *testing.T) {
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("b") // the fake accepts the folded history
 
-	n := newHarness(t, func(c *llm.Config) { c.Compaction.Strategy = llm.StrategyNone })
+	n := newHarness(t, func(c *llm.Config) { c.Compaction.Strategy = "none" })
 	n.mustRun("a")
 	if res, _ := n.runner.Compact(t.Context()); res.Replaced != 0 {
 		t.Fatalf("none folded: %+v", res)

@@ -19,8 +19,8 @@ const (
 	ProviderOpenAICompatible = "openai-compatible"
 )
 
-// DefaultModel is the model used when ModelConfig.Model is empty (A27).
-const DefaultModel = "gpt-5.2"
+// defaultModel is the model used when ModelConfig.Model is empty (A27).
+const defaultModel = "gpt-5.2"
 
 // ModelConfig says which model to call and how (A27). The zero value is not
 // ready: start from [DefaultModelConfig].
@@ -56,10 +56,10 @@ type ModelConfig struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty" validate:"omitempty,oneof=low medium high"`
 }
 
-// DefaultModelConfig returns provider openai, model [DefaultModel], key from
+// DefaultModelConfig returns provider openai, model [defaultModel], key from
 // OPENAI_API_KEY.
 func DefaultModelConfig() ModelConfig {
-	return ModelConfig{Provider: ProviderOpenAI, Model: DefaultModel, APIKeyEnv: "OPENAI_API_KEY"}
+	return ModelConfig{Provider: ProviderOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"}
 }
 
 // String describes the config without its API key.
@@ -99,10 +99,10 @@ func (m ModelConfig) apiKey() string {
 	return os.Getenv(env)
 }
 
-// IsReasoningModel reports whether OpenAI treats the model as a reasoning
+// isReasoningModel reports whether OpenAI treats the model as a reasoning
 // model (gpt-5*, o1*, o3*, o4*): those take max_completion_tokens, accept
 // reasoning_effort and fix temperature at 1.
-func IsReasoningModel(model string) bool {
+func isReasoningModel(model string) bool {
 	for _, p := range []string{"gpt-5", "o1", "o3", "o4"} {
 		if strings.HasPrefix(model, p) {
 			return true
@@ -150,8 +150,8 @@ func (h HTTPConfig) withDefaults() HTTPConfig {
 // End strategies (A25). In native structured-output mode both behave the
 // same; the field is carried for the final-tool mode (LATER).
 const (
-	EndStrategyExhaustive = "exhaustive"
-	EndStrategyEarly      = "early"
+	endStrategyExhaustive = "exhaustive"
+	endStrategyEarly      = "early"
 )
 
 // RuntimeConfig holds the loop's knobs (A99).
@@ -172,7 +172,7 @@ type RuntimeConfig struct {
 // DefaultRuntimeConfig returns retries 3, end strategy exhaustive, parallel
 // tool calls unset, HTTP defaults.
 func DefaultRuntimeConfig() RuntimeConfig {
-	return RuntimeConfig{Retries: 3, EndStrategy: EndStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()}
+	return RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()}
 }
 
 // RunUsageLimits bound one run; counters reset every run (A31). Nil means
@@ -208,9 +208,9 @@ type AgentUsageLimits struct {
 
 // Compaction strategies (A54, A55).
 const (
-	StrategySummarize     = "summarize"
-	StrategySlidingWindow = "sliding_window"
-	StrategyNone          = "none"
+	strategySummarize     = "summarize"
+	strategySlidingWindow = "sliding_window"
+	strategyNone          = "none"
 )
 
 // CompactionConfig configures context compaction (A52). It has no effect
@@ -239,7 +239,7 @@ type CompactionConfig struct {
 // DefaultCompactionConfig returns summarize, auto-trigger on, ratio 0.85,
 // keep 4, target 2000 tokens, prompt v1.
 func DefaultCompactionConfig() CompactionConfig {
-	return CompactionConfig{Strategy: StrategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
+	return CompactionConfig{Strategy: strategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
 		KeepRecentMessages: 4, SummaryTargetTokens: 2000, SummarizerPromptVersion: "v1"}
 }
 
@@ -294,16 +294,16 @@ func (c Config) Validate() error {
 	if err := validate.Struct(c); err != nil {
 		return fmt.Errorf("llm: invalid config: %w", describeValidation(err))
 	}
-	if IsReasoningModel(c.Model.Model) && c.Model.Temperature != nil && *c.Model.Temperature != 1 {
+	if isReasoningModel(c.Model.Model) && c.Model.Temperature != nil && *c.Model.Temperature != 1 {
 		return fmt.Errorf("llm: invalid config: model %q is a reasoning model: temperature must be unset or 1, got %g",
 			c.Model.Model, *c.Model.Temperature)
 	}
-	if c.Model.ReasoningEffort != "" && !IsReasoningModel(c.Model.Model) {
+	if c.Model.ReasoningEffort != "" && !isReasoningModel(c.Model.Model) {
 		return fmt.Errorf("llm: invalid config: reasoning_effort %q needs a reasoning model, %q is not one",
 			c.Model.ReasoningEffort, c.Model.Model)
 	}
 	comp := c.Compaction.withDefaults()
-	if comp.AutoTrigger && comp.Strategy != StrategyNone && c.Model.ContextLength > 0 {
+	if comp.AutoTrigger && comp.Strategy != strategyNone && c.Model.ContextLength > 0 {
 		threshold := int(math.Floor(float64(c.Model.ContextLength) * comp.TriggerRatio))
 		for name, lim := range map[string]*int{"input_tokens_limit": c.RunLimits.InputTokensLimit, "total_tokens_limit": c.RunLimits.TotalTokensLimit} {
 			if lim != nil && threshold >= *lim {

@@ -7,7 +7,7 @@
 //   - [ModelConfig], [RuntimeConfig], [RunUsageLimits], [AgentUsageLimits]
 //     and [CompactionConfig], gathered in [Config] with [DefaultConfig] and
 //     [Config.Validate].
-//   - [Client]: go-openai with a retrying HTTP doer ([RetryDoer]: backoff
+//   - [Client]: go-openai with a retrying HTTP doer (backoff
 //     with jitter, Retry-After honoured, fail fast on 4xx other than 408,
 //     409 and 429) and the model settings applied to each request.
 //   - [Runner] and [Run]: the loop. A run sends the system prompt (backstory,

@@ -4,18 +4,20 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Message roles.
+// Message roles, as sent on the wire.
 const (
-	RoleSystem    = "system"
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-	RoleTool      = "tool"
+	roleSystem    = "system"
+	roleUser      = "user"
+	roleAssistant = "assistant"
+	roleTool      = "tool"
 )
 
 // Message is one history entry (A20). It is our own type, converted to
 // go-openai's at the edge, so it serializes the same way in events and
 // transcripts whatever the client library does.
 type Message struct {
+	// Role is "system", "user", "assistant" or "tool"; [Run] sends a prompt
+	// without a role as "user".
 	Role string `json:"role"`
 	// Content is the text; for an assistant final output, its JSON.
 	Content string `json:"content,omitempty"`
@@ -52,10 +54,10 @@ type ToolCall struct {
 }
 
 // UserText returns a plain-text user message.
-func UserText(text string) Message { return Message{Role: RoleUser, Content: text} }
+func UserText(text string) Message { return Message{Role: roleUser, Content: text} }
 
 // UserParts returns a multipart user message.
-func UserParts(parts ...Part) Message { return Message{Role: RoleUser, Parts: parts} }
+func UserParts(parts ...Part) Message { return Message{Role: roleUser, Parts: parts} }
 
 // TextPart returns a text part.
 func TextPart(text string) Part { return Part{Type: "text", Text: text} }
@@ -101,7 +103,7 @@ func (m Message) toOpenAI() openai.ChatCompletionMessage {
 }
 
 func fromOpenAI(m openai.ChatCompletionMessage) Message {
-	out := Message{Role: RoleAssistant, Content: m.Content, Refusal: m.Refusal}
+	out := Message{Role: roleAssistant, Content: m.Content, Refusal: m.Refusal}
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {

@@ -47,7 +47,7 @@ func ParsePriceTable(r io.Reader) (*PriceTable, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("llm: price table: %w", err)
 	}
-	t := NewPriceTable(doc.Version, doc.Models)
+	t := newPriceTable(doc.Version, doc.Models)
 	for _, k := range t.keys {
 		p := t.prices[k]
 		if k == "" || p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
@@ -57,8 +57,8 @@ func ParsePriceTable(r io.Reader) (*PriceTable, error) {
 	return t, nil
 }
 
-// NewPriceTable builds a table from a map (copied).
-func NewPriceTable(version string, prices map[string]Price) *PriceTable {
+// newPriceTable builds a table from a map (copied).
+func newPriceTable(version string, prices map[string]Price) *PriceTable {
 	t := &PriceTable{Version: version, prices: maps.Clone(prices)}
 	if t.prices == nil {
 		t.prices = map[string]Price{}
@@ -75,7 +75,7 @@ func NewPriceTable(version string, prices map[string]Price) *PriceTable {
 var defaultPrices = func() *PriceTable {
 	t, err := ParsePriceTable(strings.NewReader(string(defaultPricingJSON)))
 	if err != nil {
-		return NewPriceTable("invalid", nil) // unreachable: the embedded table is tested
+		return newPriceTable("invalid", nil) // unreachable: the embedded table is tested
 	}
 	return t
 }()
@@ -88,7 +88,7 @@ func DefaultPriceTable() *PriceTable { return defaultPrices }
 func (t *PriceTable) With(prices map[string]Price) *PriceTable {
 	merged := maps.Clone(t.prices)
 	maps.Copy(merged, prices)
-	return NewPriceTable(t.Version+"+custom", merged)
+	return newPriceTable(t.Version+"+custom", merged)
 }
 
 // Lookup returns the price of model and whether any key matched.

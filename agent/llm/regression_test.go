@@ -14,7 +14,7 @@ import (
 func TestSlidingWindowTwiceInOneRun(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
 		c.Model.ContextLength = 1000
-		c.Compaction.Strategy = llm.StrategySlidingWindow
+		c.Compaction.Strategy = "sliding_window"
 		c.Compaction.KeepRecentMessages = 1
 	}, hireTool(t, nil))
 	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
@@ -52,7 +52,7 @@ func TestSummarizeTwiceInOneRun(t *testing.T) {
 	}
 	hist := h.runner.History()
 	for i, m := range hist {
-		if m.Role == llm.RoleTool && (i == 0 || (hist[i-1].Role != llm.RoleAssistant && hist[i-1].Role != llm.RoleTool)) {
+		if m.Role == "tool" && (i == 0 || (hist[i-1].Role != "assistant" && hist[i-1].Role != "tool")) {
 			t.Fatalf("history entry %d is a tool result without its call", i)
 		}
 	}
@@ -65,7 +65,7 @@ func TestRestoreDanglingToolCall(t *testing.T) {
 	h := newHarness(t, nil, hireTool(t, nil))
 	h.runner.Restore([]llm.Event{
 		llm.MessageEvent{RunID: "r1", Message: llm.UserText("hire a QA")},
-		llm.MessageEvent{RunID: "r1", Message: llm.Message{Role: llm.RoleAssistant,
+		llm.MessageEvent{RunID: "r1", Message: llm.Message{Role: "assistant",
 			ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "hire_members", Arguments: `{"roles":["QA"]}`}}}},
 		// killed here: no tool result was logged
 	})

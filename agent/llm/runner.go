@@ -154,9 +154,6 @@ func toolName(t *Tool) string {
 	return fmt.Sprintf("%q", t.Name)
 }
 
-// AddSystemPrompt appends a system-prompt section.
-func (r *Runner) AddSystemPrompt(p SystemPrompt) { r.system = append(r.system, p) }
-
 // History returns a copy of the history.
 func (r *Runner) History() []Message { return append([]Message(nil), r.history...) }
 
@@ -190,7 +187,7 @@ func (r *Runner) Close() error {
 // and prepended to the next run's prompt, so the first request keeps its
 // shape; otherwise it is appended (and emitted) at once.
 func (r *Runner) RecordOperatorAction(commandText, result string) {
-	entry := OperatorAction(commandText, result)
+	entry := operatorAction(commandText, result)
 	if len(r.history) == 0 {
 		r.pendingOps = append(r.pendingOps, entry)
 		return
@@ -198,9 +195,9 @@ func (r *Runner) RecordOperatorAction(commandText, result string) {
 	r.appendMessage("", UserText(entry))
 }
 
-// OperatorAction renders the history entry for a command a person ran
+// operatorAction renders the history entry for a command a person ran
 // (A11).
-func OperatorAction(commandText, result string) string {
+func operatorAction(commandText, result string) string {
 	return fmt.Sprintf("[Operator action] The human ran %q. \nResult:\n%s", commandText, result)
 }
 
@@ -280,7 +277,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 	var zero T
 	r := rs.r
 	if prompt.Role == "" {
-		prompt.Role = RoleUser
+		prompt.Role = roleUser
 	}
 	rs.system = r.systemMessages(rs.ctx)
 	rs.promptIndex = len(r.history)
@@ -412,7 +409,7 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 	out := make([]openai.ChatCompletionMessage, 0, len(sections))
 	for _, s := range sections {
 		if strings.TrimSpace(s) != "" {
-			out = append(out, openai.ChatCompletionMessage{Role: RoleSystem, Content: s})
+			out = append(out, openai.ChatCompletionMessage{Role: roleSystem, Content: s})
 		}
 	}
 	return out
@@ -467,7 +464,7 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 		if res.err != nil {
 			content = fmt.Sprintf("Tool call aborted: %v", res.err)
 		}
-		r.appendMessage(rs.id, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
+		r.appendMessage(rs.id, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
 		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil})
 	}
 	if abort != nil {
@@ -547,7 +544,7 @@ func (r *Runner) callTool(ctx context.Context, c ToolCall) (res toolResult) {
 func (r *Runner) heal(runID string, cause error) {
 	last := -1
 	for i := len(r.history) - 1; i >= 0; i-- {
-		if r.history[i].Role == RoleAssistant {
+		if r.history[i].Role == roleAssistant {
 			last = i
 			break
 		}
@@ -557,7 +554,7 @@ func (r *Runner) heal(runID string, cause error) {
 	}
 	answered := map[string]bool{}
 	for _, m := range r.history[last+1:] {
-		if m.Role == RoleTool {
+		if m.Role == roleTool {
 			answered[m.ToolCallID] = true
 		}
 	}
@@ -565,7 +562,7 @@ func (r *Runner) heal(runID string, cause error) {
 		if answered[c.ID] {
 			continue
 		}
-		r.appendMessage(runID, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+		r.appendMessage(runID, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name,
 			Content: fmt.Sprintf("Tool call aborted: the run ended before it executed (%v).", cause)})
 		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false})
 	}
@@ -589,18 +586,18 @@ func repairToolResults(h []Message, note string) []Message {
 	for i := 0; i < len(h); i++ {
 		m := h[i]
 		out = append(out, m)
-		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
+		if m.Role != roleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
 		answered := map[string]bool{}
 		j := i + 1
-		for ; j < len(h) && h[j].Role == RoleTool; j++ {
+		for ; j < len(h) && h[j].Role == roleTool; j++ {
 			answered[h[j].ToolCallID] = true
 			out = append(out, h[j])
 		}
 		for _, c := range m.ToolCalls {
 			if !answered[c.ID] {
-				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: note})
+				out = append(out, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: note})
 			}
 		}
 		i = j - 1

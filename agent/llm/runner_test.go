@@ -56,7 +56,7 @@ func TestRunFinalOutput(t *testing.T) {
 		t.Fatalf("usage %+v", u)
 	}
 	hist := h.runner.History()
-	if len(hist) != 2 || hist[1].Role != llm.RoleAssistant || hist[1].Content != finalPlan {
+	if len(hist) != 2 || hist[1].Role != "assistant" || hist[1].Content != finalPlan {
 		t.Fatalf("stored history %+v", hist)
 	}
 }
