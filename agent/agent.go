@@ -150,7 +150,8 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
 	a.runner, err = llm.NewRunner(cfg.LLM(backstory), llm.Options{
-		ClientOptions: llm.ClientOptions{HTTPClient: httpDoer(env), Sleep: env.Sleep, Logger: c.Logger()},
+		HTTPClient:    httpDoer(env),
+		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
 		SystemPrompts: caps.SystemPrompts,
 		Observer:      func(e llm.Event) { c.NotifyEvent(e) },

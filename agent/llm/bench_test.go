@@ -34,7 +34,7 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	r, err := llm.NewRunner(cfg, llm.Options{
 		Tools:         []*llm.Tool{tool},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()},
+		HTTPClient:    srv.HTTPClient(),
 		SystemPrompts: []llm.SystemPrompt{func(context.Context) string { return agentName + " (role: Manager) - [you]" }},
 		Now:           func() time.Time { return fixedNow },
 	})

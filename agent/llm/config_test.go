@@ -73,7 +73,7 @@ func TestConfigValidation(t *testing.T) {
 	if err := llm.DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := llm.NewClient(llm.ModelConfig{}, llm.HTTPConfig{}, llm.ClientOptions{}); err == nil {
+	if _, err := llm.NewClient(llm.ModelConfig{}, llm.HTTPConfig{}, llm.Options{}); err == nil {
 		t.Fatal("NewClient accepted an empty model")
 	}
 }
@@ -85,7 +85,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("TEST_LLM_KEY", "sk-from-env")
 	c, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "m", APIKeyEnv: "TEST_LLM_KEY"},
-		llm.HTTPConfig{}, llm.ClientOptions{HTTPClient: srv.HTTPClient()})
+		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 		t.Fatalf("authorization %q", got)
 	}
 	az, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderAzure, BaseURL: srv.URL(), Model: "dep", APIKey: "k", AzureAPIVersion: "2024-10-21"},
-		llm.HTTPConfig{}, llm.ClientOptions{HTTPClient: srv.HTTPClient()})
+		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A client built without an HTTP client owns one; Close releases it.
-	own, err := llm.NewClient(llm.DefaultModelConfig(), llm.HTTPConfig{}, llm.ClientOptions{})
+	own, err := llm.NewClient(llm.DefaultModelConfig(), llm.HTTPConfig{}, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

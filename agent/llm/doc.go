@@ -7,9 +7,10 @@
 //   - [ModelConfig], [RuntimeConfig], [RunUsageLimits], [AgentUsageLimits]
 //     and [CompactionConfig], gathered in [Config] with [DefaultConfig] and
 //     [Config.Validate].
-//   - [Client]: go-openai with a retrying HTTP doer (backoff
+//   - The runner's client: go-openai over a retrying HTTP layer (backoff
 //     with jitter, Retry-After honoured, fail fast on 4xx other than 408,
-//     409 and 429) and the model settings applied to each request.
+//     409 and 429; [HTTPConfig], [Options].HTTPClient) with the model
+//     settings applied to each request.
 //   - [Runner] and [Run]: the loop. A run sends the system prompt (backstory,
 //     date, [SystemPrompt] sections), the history and the new prompt with
 //     the tools and a strict json_schema response format made from the

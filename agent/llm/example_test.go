@@ -33,8 +33,8 @@ func ExampleRun() {
 	cfg.Model = srv.ModelConfig("gpt-4.1")
 	cfg.Backstory = "You are a careful calculator."
 	runner, err := llm.NewRunner(cfg, llm.Options{
-		Tools:         []*llm.Tool{add},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()},
+		Tools:      []*llm.Tool{add},
+		HTTPClient: srv.HTTPClient(),
 		Observer: func(e llm.Event) {
 			if u, ok := e.(llm.UsageEvent); ok {
 				fmt.Printf("usage: %d in, %d out, $%.6f\n", u.InputTokens, u.OutputTokens, u.Cost)

@@ -121,7 +121,7 @@ func newHarness(t *testing.T, mutate func(*llm.Config), tools ...*llm.Tool) *har
 	}
 	rec := &recorder{}
 	runner, err := llm.NewRunner(cfg, llm.Options{
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Sleep: rec.sleep},
+		HTTPClient: srv.HTTPClient(), Sleep: rec.sleep,
 		Tools:         tools,
 		SystemPrompts: rosterPrompt,
 		Observer:      rec.observe,

@@ -166,7 +166,7 @@ func TestAPIKeyNeverLogged(t *testing.T) {
 	cfg := testConfig(srv)
 	cfg.Runtime.HTTP = llm.HTTPConfig{BackoffBase: time.Microsecond}
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
-	r, err := llm.NewRunner(cfg, llm.Options{Logger: logger, ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Logger: logger}})
+	r, err := llm.NewRunner(cfg, llm.Options{Logger: logger, HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestReplayRejectsUnexpectedRequest(t *testing.T) {
 	rep := &silentReporter{}
 	srv := llmtest.NewServer(llmtest.WithReporter(rep))
 	defer srv.Close()
-	r, err := llm.NewRunner(testConfig(srv), llm.Options{ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()}})
+	r, err := llm.NewRunner(testConfig(srv), llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func recordTranscript(t *testing.T) {
 	defer srv.Close()
 	rec := &recorder{}
 	r, err := llm.NewRunner(testConfig(srv), llm.Options{Tools: []*llm.Tool{hireTool(t, nil)},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Sleep: rec.sleep},
+		HTTPClient: srv.HTTPClient(), Sleep: rec.sleep,
 		SystemPrompts: rosterPrompt, Now: nowFixed})
 	if err != nil {
 		t.Fatal(err)

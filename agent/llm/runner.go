@@ -40,11 +40,16 @@ type SystemPrompt func(ctx context.Context) string
 
 // Options are the injectable parts of a [Runner].
 type Options struct {
-	// Client is the model client; nil builds one from Config.Model and
-	// Config.Runtime.HTTP with ClientOptions, owned (closed) by the runner.
-	Client *Client
-	// ClientOptions are used when Client is nil.
-	ClientOptions ClientOptions
+	// HTTPClient sends each model request (e.g. llmtest's
+	// Server.HTTPClient()); nil uses a private *http.Client. [Runner.Close]
+	// releases its idle connections.
+	HTTPClient openai.HTTPDoer
+	// Sleep waits between HTTP retries (default: a real wait that ends
+	// early with its context).
+	Sleep Sleeper
+	// Jitter scales the retry backoffs; it must return values in [0, 1)
+	// (default math/rand/v2).
+	Jitter func() float64
 	// Tools the model may call.
 	Tools []*Tool
 	// SystemPrompts are the sections after the backstory and the date.
@@ -53,7 +58,8 @@ type Options struct {
 	Observer Observer
 	// Prices prices usage events (default [DefaultPriceTable]).
 	Prices *PriceTable
-	// Logger receives debug and warning lines; nil discards.
+	// Logger receives debug and warning lines, one per HTTP retry included;
+	// nil discards.
 	Logger *slog.Logger
 	// Now is the clock for the date section (default time.Now).
 	Now func() time.Time
@@ -66,18 +72,17 @@ type Options struct {
 // [Runner.Clear] and [Runner.Restore] from one goroutine at a time, as an
 // actor does.
 type Runner struct {
-	cfg        Config
-	client     *Client
-	ownsClient bool
-	tools      []*Tool
-	toolIndex  map[string]*Tool
-	wireTools  []openai.Tool
-	system     []SystemPrompt
-	observer   Observer
-	prices     *PriceTable
-	logger     *slog.Logger
-	now        func() time.Time
-	newRunID   func() string
+	cfg       Config
+	client    *client
+	tools     []*Tool
+	toolIndex map[string]*Tool
+	wireTools []openai.Tool
+	system    []SystemPrompt
+	observer  Observer
+	prices    *PriceTable
+	logger    *slog.Logger
+	now       func() time.Time
+	newRunID  func() string
 
 	history         []Message
 	pendingOps      []string // operator actions waiting for the next prompt (A11)
@@ -93,15 +98,12 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	}
 	cfg.Runtime.HTTP = cfg.Runtime.HTTP.withDefaults()
 	cfg.Compaction = cfg.Compaction.withDefaults()
-	r := &Runner{cfg: cfg, client: opts.Client, system: opts.SystemPrompts, observer: opts.Observer,
-		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
-	if r.client == nil {
-		c, err := NewClient(cfg.Model, cfg.Runtime.HTTP, opts.ClientOptions)
-		if err != nil {
-			return nil, err
-		}
-		r.client, r.ownsClient = c, true
+	c, err := newClient(cfg.Model, cfg.Runtime.HTTP, opts)
+	if err != nil {
+		return nil, err
 	}
+	r := &Runner{cfg: cfg, client: c, system: opts.SystemPrompts, observer: opts.Observer,
+		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
 	if r.prices == nil {
 		r.prices = DefaultPriceTable()
 	}
@@ -167,17 +169,14 @@ func (r *Runner) AgentUsage() (runs, input, output int) {
 	return r.budget.runs, r.budget.input, r.budget.output
 }
 
-// Close releases the client's connections when the runner owns it. It is
+// Close releases the idle connections of the runner's HTTP client. It is
 // idempotent; later runs fail with [ErrClosed] (A101).
 func (r *Runner) Close() error {
 	if r.closed {
 		return nil
 	}
 	r.closed = true
-	if r.ownsClient {
-		return r.client.Close()
-	}
-	return nil
+	return r.client.Close()
 }
 
 // RecordOperatorAction puts a command a person ran into the history as one

@@ -447,7 +447,7 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := llm.NewRunner(testConfig(h.srv), llm.Options{Tools: []*llm.Tool{nil}, ClientOptions: llm.ClientOptions{HTTPClient: h.srv.HTTPClient()}}); err == nil {
+	if _, err := llm.NewRunner(testConfig(h.srv), llm.Options{Tools: []*llm.Tool{nil}, HTTPClient: h.srv.HTTPClient()}); err == nil {
 		t.Fatal("NewRunner accepted a nil tool")
 	}
 	// A tool without a schema is declared with an empty object schema.
