@@ -19,11 +19,11 @@ const (
 	ProviderOpenAICompatible = "openai-compatible"
 )
 
-// defaultModel is the model used when ModelConfig.Model is empty (A27).
+// defaultModel is the model of DefaultConfig (A27).
 const defaultModel = "gpt-5.2"
 
 // ModelConfig says which model to call and how (A27). The zero value is not
-// ready: start from [DefaultModelConfig].
+// ready: start from [DefaultConfig]'s Model.
 type ModelConfig struct {
 	// Provider is openai (default), azure or openai-compatible (any server
 	// speaking the OpenAI chat-completions API: Ollama, vLLM, llmtest).
@@ -54,12 +54,6 @@ type ModelConfig struct {
 	ContextLength int `json:"context_length,omitempty" validate:"gte=0"`
 	// ReasoningEffort is low, medium or high; only reasoning models accept it.
 	ReasoningEffort string `json:"reasoning_effort,omitempty" validate:"omitempty,oneof=low medium high"`
-}
-
-// DefaultModelConfig returns provider openai, model [defaultModel], key from
-// OPENAI_API_KEY.
-func DefaultModelConfig() ModelConfig {
-	return ModelConfig{Provider: ProviderOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"}
 }
 
 // String describes the config without its API key.
@@ -169,12 +163,6 @@ type RuntimeConfig struct {
 	HTTP HTTPConfig `json:"http"`
 }
 
-// DefaultRuntimeConfig returns retries 3, end strategy exhaustive, parallel
-// tool calls unset, HTTP defaults.
-func DefaultRuntimeConfig() RuntimeConfig {
-	return RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()}
-}
-
 // RunUsageLimits bound one run; counters reset every run (A31). Nil means
 // unlimited; a set value must be > 0.
 type RunUsageLimits struct {
@@ -189,9 +177,6 @@ type RunUsageLimits struct {
 	// TotalTokensLimit caps prompt + completion tokens over the run.
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 }
-
-// DefaultRunUsageLimits returns the 50-request brake and nothing else.
-func DefaultRunUsageLimits() RunUsageLimits { return RunUsageLimits{RequestLimit: Ptr(50)} }
 
 // AgentUsageLimits bound the runner's whole lifetime (A32). All nil (the
 // default) never blocks.
@@ -219,8 +204,7 @@ type CompactionConfig struct {
 	// Strategy is summarize (default), sliding_window or none.
 	Strategy string `json:"strategy,omitempty" validate:"omitempty,oneof=summarize sliding_window none"`
 	// AutoTrigger compacts before a request once the last prompt exceeded
-	// ContextLength × TriggerRatio (default true via
-	// [DefaultCompactionConfig]).
+	// ContextLength × TriggerRatio (true in [DefaultConfig]).
 	AutoTrigger bool `json:"auto_trigger"`
 	// TriggerRatio in (0, 1] (default 0.85).
 	TriggerRatio float64 `json:"trigger_ratio,omitempty" validate:"gte=0,lte=1"`
@@ -236,15 +220,15 @@ type CompactionConfig struct {
 	SummaryModel string `json:"summary_model,omitempty"`
 }
 
-// DefaultCompactionConfig returns summarize, auto-trigger on, ratio 0.85,
-// keep 4, target 2000 tokens, prompt v1.
-func DefaultCompactionConfig() CompactionConfig {
+// defaultCompaction is summarize, auto-trigger on, ratio 0.85, keep 4,
+// target 2000 tokens, prompt v1.
+func defaultCompaction() CompactionConfig {
 	return CompactionConfig{Strategy: strategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
 		KeepRecentMessages: 4, SummaryTargetTokens: 2000, SummarizerPromptVersion: "v1"}
 }
 
 func (c CompactionConfig) withDefaults() CompactionConfig {
-	d := DefaultCompactionConfig()
+	d := defaultCompaction()
 	if c.Strategy == "" {
 		c.Strategy = d.Strategy
 	}
@@ -274,13 +258,17 @@ type Config struct {
 	Backstory string `json:"backstory,omitempty"`
 }
 
-// DefaultConfig returns the documented defaults of every part.
+// DefaultConfig returns the documented defaults of every part: model
+// gpt-5.2 on openai with the key from OPENAI_API_KEY; 3 retries, end
+// strategy exhaustive, parallel tool calls unset and the HTTP defaults; a
+// run limit of 50 requests and no lifetime limit; compaction summarize with
+// auto-trigger on, ratio 0.85, keep 4, a 2000-token target and prompt v1.
 func DefaultConfig() Config {
 	return Config{
-		Model:       DefaultModelConfig(),
-		Runtime:     DefaultRuntimeConfig(),
-		RunLimits:   DefaultRunUsageLimits(),
-		Compaction:  DefaultCompactionConfig(),
+		Model:       ModelConfig{Provider: ProviderOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
+		Runtime:     RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()},
+		RunLimits:   RunUsageLimits{RequestLimit: Ptr(50)},
+		Compaction:  defaultCompaction(),
 		AgentLimits: AgentUsageLimits{},
 	}
 }

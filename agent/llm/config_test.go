@@ -107,7 +107,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A client built without an HTTP client owns one; Close releases it.
-	own, err := llm.NewClient(llm.DefaultModelConfig(), llm.HTTPConfig{}, llm.Options{})
+	own, err := llm.NewClient(llm.DefaultConfig().Model, llm.HTTPConfig{}, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (d *demo) chooseMode() {
 // server when there is no real one.
 func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	if d.mode == modeReal {
-		m := llm.DefaultModelConfig()
+		m := llm.DefaultConfig().Model
 		m.Model = "gpt-4.1-mini"
 		if v := d.opt.getenv("AKGENTIC_MODEL"); v != "" {
 			m.Model = v
