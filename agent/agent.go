@@ -343,7 +343,7 @@ func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Outpu
 			return zero, err
 		}
 		if !(len(parts) == 1 && parts[0].Type == "text" && parts[0].Text == prompt) {
-			msg = llm.UserParts(parts...)
+			msg = llm.Message{Role: "user", Parts: parts}
 		}
 	}
 	return llm.Run(ctx, a.runner, msg, out)

@@ -19,9 +19,9 @@
 //     both usage tiers ([UsageLimitError]); and heals the history when a run
 //     fails so the next request is valid.
 //   - Events ([MessageEvent], [UsageEvent], [ToolCallEvent],
-//     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to an
-//     [Observer]; [Runner.Restore] folds them back into a history and a
-//     lifetime budget.
+//     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to
+//     Options.Observer; [Runner.Restore] folds them back into a history and
+//     a lifetime budget.
 //   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
 //   - Compaction: [Runner.Compact] and [Runner.Clear], and the auto-trigger
 //     when the model's context length is known.

@@ -53,11 +53,9 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// UserText returns a plain-text user message.
+// UserText returns a plain-text user message. A multipart one (text and
+// images) is a Message with Role "user" and Parts.
 func UserText(text string) Message { return Message{Role: roleUser, Content: text} }
-
-// UserParts returns a multipart user message.
-func UserParts(parts ...Part) Message { return Message{Role: roleUser, Parts: parts} }
 
 // TextPart returns a text part.
 func TextPart(text string) Part { return Part{Type: "text", Text: text} }
@@ -113,14 +111,10 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 	return out
 }
 
-// Event is what a [Runner] reports to its observer: [MessageEvent],
+// Event is what a [Runner] reports to its Options.Observer: [MessageEvent],
 // [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent] and
 // [ClearedEvent]. The set is closed.
 type Event interface{ llmEvent() }
-
-// Observer receives events synchronously, in order, on the goroutine that
-// runs the loop. It must not call back into the Runner.
-type Observer func(Event)
 
 // MessageEvent reports one history append (A50); replaying these rebuilds
 // the history (A51).

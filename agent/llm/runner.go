@@ -54,8 +54,10 @@ type Options struct {
 	Tools []*Tool
 	// SystemPrompts are the sections after the backstory and the date.
 	SystemPrompts []SystemPrompt
-	// Observer receives every event; nil discards.
-	Observer Observer
+	// Observer receives every event synchronously, in order, on the
+	// goroutine that runs the loop; it must not call back into the Runner.
+	// Nil discards.
+	Observer func(Event)
 	// Prices prices usage events (default [DefaultPriceTable]).
 	Prices *PriceTable
 	// Logger receives debug and warning lines, one per HTTP retry included;
@@ -78,7 +80,7 @@ type Runner struct {
 	toolIndex map[string]*Tool
 	wireTools []openai.Tool
 	system    []SystemPrompt
-	observer  Observer
+	observer  func(Event)
 	prices    *PriceTable
 	logger    *slog.Logger
 	now       func() time.Time

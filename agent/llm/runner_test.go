@@ -378,7 +378,7 @@ func TestHistoryContinuity(t *testing.T) {
 func TestMultipartPrompt(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.Final(finalPlan))
-	_, err := llm.Run(t.Context(), h.runner, llm.UserParts(llm.TextPart("compare "), llm.ImagePart("data:image/png;base64,iVBORw0KGgo=")), h.out)
+	_, err := llm.Run(t.Context(), h.runner, llm.Message{Role: "user", Parts: []llm.Part{llm.TextPart("compare "), llm.ImagePart("data:image/png;base64,iVBORw0KGgo=")}}, h.out)
 	if err != nil {
 		t.Fatal(err)
 	}
