@@ -128,7 +128,7 @@ func TestUsageSummary(t *testing.T) {
 // A37, A51, issue item 8: a restored agent gets its LLM context and its
 // lifetime counters back from the replayed log.
 func TestRestoreAgentContext(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(3) })
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(3) })
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
 	h.say(h.manager, agent.Request, "first question")
 	h.expectHuman()

@@ -164,7 +164,7 @@ type RuntimeConfig struct {
 }
 
 // RunUsageLimits bound one run; counters reset every run (A31). Nil means
-// unlimited; a set value must be > 0.
+// unlimited; a set value (e.g. new(50)) must be > 0.
 type RunUsageLimits struct {
 	// RequestLimit caps model requests per run (default 50).
 	RequestLimit *int `json:"run_request_limit,omitempty" validate:"omitempty,gt=0"`
@@ -267,7 +267,7 @@ func DefaultConfig() Config {
 	return Config{
 		Model:       ModelConfig{Provider: ProviderOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
 		Runtime:     RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()},
-		RunLimits:   RunUsageLimits{RequestLimit: Ptr(50)},
+		RunLimits:   RunUsageLimits{RequestLimit: new(50)},
 		Compaction:  defaultCompaction(),
 		AgentLimits: AgentUsageLimits{},
 	}
@@ -333,6 +333,3 @@ func valueOf(v any) any {
 	}
 	return v
 }
-
-// Ptr returns a pointer to v; handy for optional limits.
-func Ptr[T any](v T) *T { return &v }

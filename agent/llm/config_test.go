@@ -11,8 +11,8 @@ import (
 // A27: an explicit temperature 0 reaches the wire; seed and max tokens too.
 func TestModelSettingsOnTheWire(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
-		c.Model.Temperature = llm.Ptr[float32](0)
-		c.Model.Seed = llm.Ptr(7)
+		c.Model.Temperature = new(float32(0))
+		c.Model.Seed = new(7)
 		c.Model.MaxTokens = 4096
 	})
 	h.mustRun("x")
@@ -20,7 +20,7 @@ func TestModelSettingsOnTheWire(t *testing.T) {
 	if r.Temperature == nil || *r.Temperature != 0 || r.Seed == nil || *r.Seed != 7 || r.MaxTokens != 4096 || r.MaxCompletionTokens != 0 {
 		t.Fatalf("request %+v", r)
 	}
-	h2 := newHarness(t, func(c *llm.Config) { c.Model.Temperature = llm.Ptr[float32](0.3) })
+	h2 := newHarness(t, func(c *llm.Config) { c.Model.Temperature = new(float32(0.3)) })
 	h2.mustRun("x")
 	if tp := h2.requests()[0].Temperature; tp == nil || *tp < 0.29 || *tp > 0.31 {
 		t.Fatalf("temperature %v", tp)
@@ -51,8 +51,8 @@ func TestConfigValidation(t *testing.T) {
 		"provider":             {func(c *llm.Config) { c.Model.Provider = "anthropic" }, "Provider"},
 		"model":                {func(c *llm.Config) { c.Model.Model = "" }, "Model.Model"},
 		"azure needs base url": {func(c *llm.Config) { c.Model.Provider = llm.ProviderAzure }, "BaseURL"},
-		"temperature range":    {func(c *llm.Config) { c.Model.Temperature = llm.Ptr[float32](3) }, "Temperature"},
-		"reasoning temp":       {func(c *llm.Config) { c.Model.Model = "o3-mini"; c.Model.Temperature = llm.Ptr[float32](0.2) }, "reasoning model"},
+		"temperature range":    {func(c *llm.Config) { c.Model.Temperature = new(float32(3)) }, "Temperature"},
+		"reasoning temp":       {func(c *llm.Config) { c.Model.Model = "o3-mini"; c.Model.Temperature = new(float32(0.2)) }, "reasoning model"},
 		"effort on gpt-4.1":    {func(c *llm.Config) { c.Model.Model = "gpt-4.1"; c.Model.ReasoningEffort = "high" }, "reasoning_effort"},
 		"end strategy":         {func(c *llm.Config) { c.Runtime.EndStrategy = "late" }, "EndStrategy"},
 		"strategy":             {func(c *llm.Config) { c.Compaction.Strategy = "magic" }, "Strategy"},

@@ -128,7 +128,7 @@ func TestSequentialWhenParallelOff(t *testing.T) {
 	mk := func(name string) *llm.Tool {
 		return funcTool(name, func(context.Context, json.RawMessage) (any, error) { order = append(order, name); return name, nil })
 	}
-	h := newHarness(t, func(c *llm.Config) { c.Runtime.ParallelToolCalls = llm.Ptr(false) }, mk("a"), mk("b"))
+	h := newHarness(t, func(c *llm.Config) { c.Runtime.ParallelToolCalls = new(false) }, mk("a"), mk("b"))
 	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("a", "{}"), llmtest.Call("b", "{}")), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	if !slices.Equal(order, []string{"a", "b"}) {
