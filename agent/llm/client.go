@@ -40,7 +40,7 @@ func newClient(model ModelConfig, httpCfg HTTPConfig, opts Options) (*client, er
 	}
 	var cfg openai.ClientConfig
 	switch model.provider() {
-	case ProviderAzure:
+	case providerAzure:
 		cfg = openai.DefaultAzureConfig(model.apiKey(), model.BaseURL)
 		if model.AzureAPIVersion != "" {
 			cfg.APIVersion = model.AzureAPIVersion

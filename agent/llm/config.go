@@ -14,9 +14,8 @@ import (
 
 // Provider names accepted by [ModelConfig].
 const (
-	ProviderOpenAI           = "openai"
-	ProviderAzure            = "azure"
-	ProviderOpenAICompatible = "openai-compatible"
+	providerOpenAI = "openai"
+	providerAzure  = "azure"
 )
 
 // defaultModel is the model of DefaultConfig (A27).
@@ -76,7 +75,7 @@ func redact(key string) string {
 
 func (m ModelConfig) provider() string {
 	if m.Provider == "" {
-		return ProviderOpenAI
+		return providerOpenAI
 	}
 	return m.Provider
 }
@@ -265,7 +264,7 @@ type Config struct {
 // auto-trigger on, ratio 0.85, keep 4, a 2000-token target and prompt v1.
 func DefaultConfig() Config {
 	return Config{
-		Model:       ModelConfig{Provider: ProviderOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
+		Model:       ModelConfig{Provider: providerOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
 		Runtime:     RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()},
 		RunLimits:   RunUsageLimits{RequestLimit: new(50)},
 		Compaction:  defaultCompaction(),

@@ -50,7 +50,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		"provider":             {func(c *llm.Config) { c.Model.Provider = "anthropic" }, "Provider"},
 		"model":                {func(c *llm.Config) { c.Model.Model = "" }, "Model.Model"},
-		"azure needs base url": {func(c *llm.Config) { c.Model.Provider = llm.ProviderAzure }, "BaseURL"},
+		"azure needs base url": {func(c *llm.Config) { c.Model.Provider = "azure" }, "BaseURL"},
 		"temperature range":    {func(c *llm.Config) { c.Model.Temperature = new(float32(3)) }, "Temperature"},
 		"reasoning temp":       {func(c *llm.Config) { c.Model.Model = "o3-mini"; c.Model.Temperature = new(float32(0.2)) }, "reasoning model"},
 		"effort on gpt-4.1":    {func(c *llm.Config) { c.Model.Model = "gpt-4.1"; c.Model.ReasoningEffort = "high" }, "reasoning_effort"},
@@ -84,7 +84,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	t.Setenv("TEST_LLM_KEY", "sk-from-env")
-	c, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "m", APIKeyEnv: "TEST_LLM_KEY"},
+	c, err := llm.NewClient(llm.ModelConfig{Provider: "openai-compatible", BaseURL: srv.URL(), Model: "m", APIKeyEnv: "TEST_LLM_KEY"},
 		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 	if got := srv.Requests()[0].Authorization; got != "Bearer sk-from-env" || c.Model().Model != "m" {
 		t.Fatalf("authorization %q", got)
 	}
-	az, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderAzure, BaseURL: srv.URL(), Model: "dep", APIKey: "k", AzureAPIVersion: "2024-10-21"},
+	az, err := llm.NewClient(llm.ModelConfig{Provider: "azure", BaseURL: srv.URL(), Model: "dep", APIKey: "k", AzureAPIVersion: "2024-10-21"},
 		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)

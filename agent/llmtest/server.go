@@ -115,7 +115,7 @@ func (s *Server) HTTPClient() *http.Client { return s.ts.Client() }
 // provider openai-compatible, its URL, the model name given. Pair it with
 // HTTPClient for the agents' transport.
 func (s *Server) ModelConfig(model string) llm.ModelConfig {
-	return llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: s.URL(), Model: model}
+	return llm.ModelConfig{Provider: "openai-compatible", BaseURL: s.URL(), Model: model}
 }
 
 // ClientConfig returns a go-openai configuration that talks to this server

@@ -92,7 +92,7 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 			m.Model = d.opt.model
 		}
 		if base := d.opt.getenv("OPENAI_BASE_URL"); base != "" {
-			m.Provider, m.BaseURL = llm.ProviderOpenAICompatible, base
+			m.Provider, m.BaseURL = "openai-compatible", base
 		}
 		return m, nil
 	}
