@@ -32,10 +32,10 @@ type PriceTable struct {
 	keys    []string // longest first
 }
 
-// ParsePriceTable reads a table in the embedded format:
+// parsePriceTable reads a table in the embedded format:
 // {"version": "...", "models": {"gpt-4.1": {"input": 2, "output": 8,
 // "cache_read": 0.5, "cache_write": 2}, ...}}.
-func ParsePriceTable(r io.Reader) (*PriceTable, error) {
+func parsePriceTable(r io.Reader) (*PriceTable, error) {
 	var doc struct {
 		Version  string           `json:"version"`
 		Currency string           `json:"currency"`
@@ -73,7 +73,7 @@ func newPriceTable(version string, prices map[string]Price) *PriceTable {
 }
 
 var defaultPrices = func() *PriceTable {
-	t, err := ParsePriceTable(strings.NewReader(string(defaultPricingJSON)))
+	t, err := parsePriceTable(strings.NewReader(string(defaultPricingJSON)))
 	if err != nil {
 		return newPriceTable("invalid", nil) // unreachable: the embedded table is tested
 	}
@@ -91,8 +91,8 @@ func (t *PriceTable) With(prices map[string]Price) *PriceTable {
 	return newPriceTable(t.Version+"+custom", merged)
 }
 
-// Lookup returns the price of model and whether any key matched.
-func (t *PriceTable) Lookup(model string) (Price, bool) {
+// lookup returns the price of model and whether any key matched.
+func (t *PriceTable) lookup(model string) (Price, bool) {
 	for _, k := range t.keys {
 		if strings.Contains(model, k) {
 			return t.prices[k], true
@@ -104,7 +104,7 @@ func (t *PriceTable) Lookup(model string) (Price, bool) {
 // Cost prices one usage record (A45, decision C6): uncached input at the
 // input price, cache reads at the cache price, never negative.
 func (t *PriceTable) Cost(model string, input, output, cacheRead, cacheWrite int) float64 {
-	p, ok := t.Lookup(model)
+	p, ok := t.lookup(model)
 	if !ok {
 		return 0
 	}

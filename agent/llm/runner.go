@@ -89,7 +89,7 @@ type Runner struct {
 	history         []Message
 	pendingOps      []string // operator actions waiting for the next prompt (A11)
 	budget          agentBudget
-	lastInputTokens int
+	lastInputTokens int // prompt size of the latest response, 0 if unknown (A43)
 	closed          bool
 }
 
@@ -121,15 +121,15 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	if r.observer == nil {
 		r.observer = func(Event) {}
 	}
-	if err := r.SetTools(opts.Tools...); err != nil {
+	if err := r.setTools(opts.Tools...); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// SetTools replaces the tools the model may call.
-func (r *Runner) SetTools(tools ...*Tool) error {
+// setTools replaces the tools the model may call.
+func (r *Runner) setTools(tools ...*Tool) error {
 	index := make(map[string]*Tool, len(tools))
 	wire := make([]openai.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -160,10 +160,6 @@ func toolName(t *Tool) string {
 
 // History returns a copy of the history.
 func (r *Runner) History() []Message { return append([]Message(nil), r.history...) }
-
-// LastInputTokens is the prompt size of the latest response, 0 if unknown
-// (A43).
-func (r *Runner) LastInputTokens() int { return r.lastInputTokens }
 
 // AgentUsage returns the lifetime tier's counters: runs started, input and
 // output tokens (A34).
