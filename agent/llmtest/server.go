@@ -20,11 +20,11 @@ import (
 // or "" for the default model.
 type Router func(*Request) string
 
-// RosterRouter is the default [Router]: it finds a system-message line that
+// rosterRouter is the default router: it finds a system-message line that
 // ends with " - [you]" (the roster's line for the calling agent, e.g.
 // "@Manager (role: Manager) - [you]") and returns the name before
 // " (role:" (or before " - [you]" when there is no role).
-func RosterRouter(r *Request) string {
+func rosterRouter(r *Request) string {
 	for _, text := range r.SystemTexts() {
 		for line := range strings.Lines(text) {
 			line = strings.TrimRight(line, "\r\n")
@@ -44,12 +44,15 @@ func RosterRouter(r *Request) string {
 // Option configures a [Server].
 type Option func(*Server)
 
-// WithRouter replaces [RosterRouter].
+// WithRouter replaces the default router, which finds a system-message
+// line that ends with " - [you]" (the roster's line for the calling agent,
+// e.g. "@Manager (role: Manager) - [you]") and returns the name before
+// " (role:" (or before " - [you]" when there is no role).
 func WithRouter(r Router) Option { return func(s *Server) { s.route = r } }
 
-// WithAPIKey makes the server answer 401 invalid_api_key unless the request
+// withAPIKey makes the server answer 401 invalid_api_key unless the request
 // carries "Authorization: Bearer <key>".
-func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
 // WithRecorder writes every exchange to w as one JSON line (see [Exchange]),
 // the format [Server.Replay] reads.
@@ -91,10 +94,10 @@ type Server struct {
 // NewServer starts a fake server on a loopback port.
 func NewServer(opts ...Option) *Server {
 	s := &Server{
-		route:      RosterRouter,
+		route:      rosterRouter,
 		done:       make(chan struct{}),
 		models:     map[string]*Model{},
-		def:        &Model{fallback: Final(EmptyFinal)},
+		def:        &Model{fallback: Final(emptyFinal)},
 		summarizer: &Model{fallback: Text("Summary of the earlier conversation.")},
 	}
 	for _, o := range opts {
@@ -138,13 +141,14 @@ func (s *Server) Close() {
 }
 
 // Model returns the scripted model of agent, creating it on first use. An
-// empty queue answers [EmptyFinal].
+// empty queue answers {"messages":[]}, a structured output with no
+// messages.
 func (s *Server) Model(agent string) *Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.models[agent]
 	if !ok {
-		m = &Model{fallback: Final(EmptyFinal)}
+		m = &Model{fallback: Final(emptyFinal)}
 		s.models[agent] = m
 	}
 	return m
@@ -248,7 +252,7 @@ func writeError(w http.ResponseWriter, status int, header http.Header, typ, code
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(ErrorBody(typ, code, param, message))
+	_, _ = w.Write(errorBody(typ, code, param, message))
 }
 
 func (s *Server) nextID(prefix string, width int) string {

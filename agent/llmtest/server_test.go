@@ -118,7 +118,7 @@ func TestEmptyQueueAnswersEmptyStructuredOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Choices[0].Message.Content != llmtest.EmptyFinal || srv.Requests()[0].Agent != "" || srv.Requests()[0].Summarizer {
+	if resp.Choices[0].Message.Content != `{"messages":[]}` || srv.Requests()[0].Agent != "" || srv.Requests()[0].Summarizer {
 		t.Fatalf("got %+v", resp)
 	}
 }

@@ -64,7 +64,7 @@ func LoadTranscript(path string) ([]Exchange, error) {
 
 // Replay switches the server to replay mode: from now on each request must
 // match the next exchange (same model, messages, tools and response_format
-// once dates are masked, see [Normalize]) and gets the recorded answer. A
+// once the date line of a system prompt is masked) and gets the recorded answer. A
 // request that does not match, or comes after the transcript is used up, is
 // answered 400 and recorded in [Server.Failures]. Scripted models are not
 // consulted while replaying.
@@ -122,9 +122,9 @@ func lastMessageText(r *Request) string {
 // datePattern matches the date section of a system prompt.
 var datePattern = regexp.MustCompile(`The current date is \d{4}-\d{2}-\d{2}\.`)
 
-// Normalize masks what legitimately changes between a recording and a
+// normalize masks what legitimately changes between a recording and a
 // replay: the date line of a system prompt.
-func Normalize(s string) string {
+func normalize(s string) string {
 	return datePattern.ReplaceAllString(s, "The current date is YYYY-MM-DD.")
 }
 
@@ -163,5 +163,5 @@ func matchKey(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []byte(Normalize(string(b))), nil
+	return []byte(normalize(string(b))), nil
 }

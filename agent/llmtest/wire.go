@@ -183,10 +183,10 @@ type wireError struct {
 	} `json:"error"`
 }
 
-// ErrorBody returns an OpenAI error body:
+// errorBody returns an OpenAI error body:
 // {"error":{"message":…,"type":…,"param":…,"code":…}}. Empty param and code
 // are sent as null.
-func ErrorBody(typ, code, param, message string) []byte {
+func errorBody(typ, code, param, message string) []byte {
 	var e wireError
 	e.Error.Message = message
 	e.Error.Type = typ
