@@ -80,7 +80,9 @@ func ToolCalls(calls ...ToolCall) Step {
 
 // Call builds a tool call for [ToolCalls]; the id is assigned by the server.
 func Call(name, arguments string) ToolCall {
-	return ToolCall{Type: "function", Function: FunctionCall{Name: name, Arguments: arguments}}
+	c := ToolCall{Type: "function"}
+	c.Function.Name, c.Function.Arguments = name, arguments
+	return c
 }
 
 // CallID builds a tool call with a fixed id.

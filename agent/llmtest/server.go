@@ -16,10 +16,6 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
-// Router picks the scripted model for a request: it returns the agent key,
-// or "" for the default model.
-type Router func(*Request) string
-
 // rosterRouter is the default router: it finds a system-message line that
 // ends with " - [you]" (the roster's line for the calling agent, e.g.
 // "@Manager (role: Manager) - [you]") and returns the name before
@@ -44,11 +40,13 @@ func rosterRouter(r *Request) string {
 // Option configures a [Server].
 type Option func(*Server)
 
-// WithRouter replaces the default router, which finds a system-message
-// line that ends with " - [you]" (the roster's line for the calling agent,
-// e.g. "@Manager (role: Manager) - [you]") and returns the name before
-// " (role:" (or before " - [you]" when there is no role).
-func WithRouter(r Router) Option { return func(s *Server) { s.route = r } }
+// WithRouter replaces the router, which picks the scripted model of a
+// request: it returns the agent key of [Server.Model], "" for the default
+// model. The default router finds the system-message line that ends with
+// " - [you]" (the roster's line for the calling agent, e.g. "@Manager
+// (role: Manager) - [you]") and returns the name before " (role:" (or
+// before " - [you]" when there is no role).
+func WithRouter(r func(*Request) string) Option { return func(s *Server) { s.route = r } }
 
 // withAPIKey makes the server answer 401 invalid_api_key unless the request
 // carries "Authorization: Bearer <key>".
@@ -58,25 +56,22 @@ func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // the format [Server.Replay] reads.
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
-// Reporter receives a description of each request the server could not
-// accept because the test did not expect it (replay mismatches, failed
-// [Step.Expect] checks). *testing.T satisfies it.
-type Reporter interface {
-	Errorf(format string, args ...any)
+// WithReporter reports each request the server could not accept because
+// the test did not expect it (replay mismatches, failed [Step.Expect]
+// checks) to r, typically the test's *testing.T, in addition to recording
+// it in [Server.Failures].
+func WithReporter(r interface{ Errorf(string, ...any) }) Option {
+	return func(s *Server) { s.reporter = r }
 }
-
-// WithReporter reports unexpected requests to r (typically the test's t) in
-// addition to recording them in [Server.Failures].
-func WithReporter(r Reporter) Option { return func(s *Server) { s.reporter = r } }
 
 // Server is a fake OpenAI-compatible chat-completions endpoint. Create it
 // with [NewServer] and Close it when done. It is safe for concurrent use.
 type Server struct {
 	ts       *httptest.Server
-	route    Router
+	route    func(*Request) string
 	apiKey   string
 	recorder io.Writer
-	reporter Reporter
+	reporter interface{ Errorf(string, ...any) }
 	done     chan struct{}
 
 	mu         sync.Mutex

@@ -19,7 +19,6 @@ type Request struct {
 
 	Model               string          `json:"model"`
 	Messages            []Message       `json:"messages"`
-	Tools               []Tool          `json:"tools,omitempty"`
 	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 	Temperature         *float64        `json:"temperature,omitempty"`
 	Seed                *int            `json:"seed,omitempty"`
@@ -29,6 +28,17 @@ type Request struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
 	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
 	Stream              bool            `json:"stream"`
+
+	// Tools are the tool declarations, in order.
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Strict      bool            `json:"strict,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+		} `json:"function"`
+	} `json:"tools,omitempty"`
 }
 
 // Message is one entry of a request's messages array.
@@ -78,26 +88,13 @@ func (m Message) IsMultipart() bool {
 // ToolCall is a function call as it appears on the wire, in an assistant
 // message of a request or in a scripted response.
 type ToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function FunctionCall `json:"function"`
-}
-
-// FunctionCall names the function and carries its arguments, a JSON string
-// that need not be valid JSON.
-type FunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// Tool is a tool declaration from a request.
-type Tool struct {
-	Type     string `json:"type"`
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	// Function names the function and carries its arguments, a JSON
+	// string that need not be valid JSON.
 	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Strict      bool            `json:"strict,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
 	} `json:"function"`
 }
 
