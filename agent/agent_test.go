@@ -284,9 +284,9 @@ func TestCommandsAnnounced(t *testing.T) {
 func TestRunLimitEscalates(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = new(2) })
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
 	)
 	h.say(h.manager, agent.Request, "loop")
 	n := h.expectHuman()

@@ -46,7 +46,7 @@ func BenchmarkRawModelCall(b *testing.B) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
-	model := srv.Default()
+	model := srv.Model("")
 	ctx := context.Background()
 	out, err := llm.NewOutput[agent.StructuredOutput]("StructuredOutput")
 	if err != nil {

@@ -80,7 +80,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 // still recorded and the person is told.
 func TestRunTokenLimit(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.TotalTokensLimit = new(150) })
-	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("team_roles_x", `{}`)).WithUsage(180, 20, 0))
+	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("", "team_roles_x", `{}`)).WithUsage(180, 20, 0))
 	h.say(h.manager, agent.Request, "go")
 	n := h.expectHuman()
 	if n.Type != agent.Notification || !strings.Contains(n.Content, "total_tokens_limit of 150") {

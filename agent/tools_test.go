@@ -27,7 +27,7 @@ func withTools(cards ...tool.Card) option {
 func TestPlanningCommands(t *testing.T) {
 	h := newHarness(t, withTools(planning.New()))
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.Call("update_planning",
+		llmtest.ToolCalls(llmtest.Call("", "update_planning",
 			`{"update":{"create_tasks":[{"id":2,"description":"fix #urgent bug"},{"id":3,"description":"docs"}]}}`)),
 		final(),
 	)

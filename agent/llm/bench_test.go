@@ -15,7 +15,7 @@ import (
 
 // benchSteps is one turn: a tool call, then a final output.
 func benchSteps(m *llmtest.Model) {
-	m.Enqueue(llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+	m.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 }
 
 // BenchmarkTurn measures one loop turn (tool call + final output) against

@@ -13,8 +13,8 @@ import (
 func ExampleRun() {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	srv.Default().Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "add", `{"a":2,"b":3}`)),
+	srv.Model("").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "add", `{"a":2,"b":3}`)),
 		llmtest.Final(`{"answer":"2 + 3 = 5"}`),
 	)
 

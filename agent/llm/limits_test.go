@@ -15,7 +15,7 @@ import (
 // two requests, then a run-tier breach; the next run's request is valid.
 func TestRunRequestLimit(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.RunLimits.RequestLimit = new(2) }, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)))
 	_, err := h.run("go")
 	ule := usageErr(t, err)
 	if ule.Tier != llm.TierRun || ule.Limit != "run_request_limit" || !strings.Contains(ule.Error(), "request_limit of 2") || len(h.requests()) != 2 {
@@ -30,7 +30,7 @@ func TestRunRequestLimit(t *testing.T) {
 func TestToolCallsLimitHealsBothCalls(t *testing.T) {
 	var calls []string
 	h := newHarness(t, func(c *llm.Config) { c.RunLimits.ToolCallsLimit = new(1) }, hireTool(t, &calls))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.CallID("c1", "hire_members", `{"roles":["A"]}`), llmtest.CallID("c2", "hire_members", `{"roles":["B"]}`)))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "hire_members", `{"roles":["A"]}`), llmtest.Call("c2", "hire_members", `{"roles":["B"]}`)))
 	_, err := h.run("go")
 	if ule := usageErr(t, err); ule.Limit != "tool_calls_limit" || !strings.Contains(ule.Error(), "tool_calls_limit of 1") {
 		t.Fatalf("err %v", ule)
@@ -73,7 +73,7 @@ func TestRunTokenLimit(t *testing.T) {
 // A35: a token breach on a tool-call response heals the unexecuted calls.
 func TestRunTokenLimitOnToolCallResponse(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.RunLimits.TotalTokensLimit = new(150) }, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)).WithUsage(180, 20, 0))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)).WithUsage(180, 20, 0))
 	usageErr(t, func() error { _, err := h.run("go"); return err }())
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("next")
@@ -204,7 +204,7 @@ func TestUsageLimitErrorIsOneType(t *testing.T) {
 		c.AgentLimits.RequestLimit = new(1)
 		c.RunLimits.RequestLimit = new(1)
 	}, funcTool("t", func(context.Context, json.RawMessage) (any, error) { return "x", nil }))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("t", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "t", "{}")))
 	_, err := h.run("1")
 	kinds[usageErr(t, err).Tier] = true
 	_, err = h.run("2")

@@ -17,7 +17,7 @@ func TestSlidingWindowTwiceInOneRun(t *testing.T) {
 		c.Compaction.Strategy = "sliding_window"
 		c.Compaction.KeepRecentMessages = 1
 	}, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
 	h.mustRun("first") // history: user, assistant(tool call), tool, assistant; last prompt 900 > 850
 	h.model.Enqueue(llmtest.ContextLengthExceeded(), llmtest.Final(finalPlan))
 	defer func() {
@@ -38,9 +38,9 @@ func TestSummarizeTwiceInOneRun(t *testing.T) {
 	h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(10, 1, 0))
 	h.mustRun("first")
 	h.runner.RecordOperatorAction("/team_members", "x") // history: user, assistant, operator (P=3)
-	h.srv.Summarizer().Enqueue(llmtest.Text("s1"), llmtest.Text("s2"))
+	h.srv.Summarizer().Enqueue(llmtest.Final("s1"), llmtest.Final("s2"))
 	h.model.Enqueue(
-		llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)).WithUsage(900, 1, 0), // triggers auto compaction next
+		llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)).WithUsage(900, 1, 0), // triggers auto compaction next
 		llmtest.ContextLengthExceeded(), // forced compaction with the stale index
 		llmtest.Final(finalPlan))
 	if _, err := h.run("second"); err != nil {

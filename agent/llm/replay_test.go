@@ -32,8 +32,8 @@ func TestReplayTranscript(t *testing.T) {
 	if len(res.Messages) != 1 || res.Messages[0].Message != "Plan: ship it" {
 		t.Fatalf("result %+v", res)
 	}
-	if h.srv.ReplayRemaining() != 0 || len(h.srv.Failures()) != 0 {
-		t.Fatalf("remaining %d failures %v", h.srv.ReplayRemaining(), h.srv.Failures())
+	if h.srv.Pending() != 0 || len(h.srv.Failures()) != 0 {
+		t.Fatalf("remaining %d failures %v", h.srv.Pending(), h.srv.Failures())
 	}
 	if len(h.rec.sleeps) != 1 {
 		t.Fatalf("recorded Retry-After was not honoured: %v", h.rec.sleeps)
@@ -88,7 +88,7 @@ func recordTranscript(t *testing.T) {
 	defer r.Close()
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
 	srv.Model(agentName).Enqueue(llmtest.RateLimited("1"),
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 	if _, err := llm.Run(t.Context(), r, llm.UserText("Hire a QA, then report."), out); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func ExampleServer() {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)),
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)),
 		llmtest.Final(`{"messages":[{"message_type":"response","message":"Plan: ship it","recipient":"@Human"}]}`),
 	)
 	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test"))

@@ -29,7 +29,7 @@ const (
 // output with no messages.
 const emptyFinal = `{"messages":[]}`
 
-// Step is one scripted model answer. Build steps with [Final], [Text],
+// Step is one scripted model answer. Build steps with [Final],
 // [ToolCalls], [Refusal], [Raw], [APIError], [RateLimited], [ServerError],
 // [ContextLengthExceeded], [Reset], [Hang]
 // or [EmptyChoices], and adjust them with the With… methods. A response
@@ -56,17 +56,14 @@ func newStep(kind stepKind) Step {
 	return Step{kind: kind, prompt: defaultPromptTokens, completion: defaultCompletionTokens}
 }
 
-// Final answers with content (the model's JSON text) and finish_reason stop.
+// Final answers with content (the model's JSON text, or the plain text of
+// a summary) and finish_reason stop.
 func Final(content string) Step {
 	s := newStep(kindFinal)
 	s.content = content
 	s.finish = "stop"
 	return s
 }
-
-// Text answers with plain text content; the usual answer to a summarizer
-// request.
-func Text(content string) Step { return Final(content) }
 
 // ToolCalls answers with one assistant message carrying the given calls and
 // finish_reason tool_calls. A call without an ID gets a fresh
@@ -78,17 +75,12 @@ func ToolCalls(calls ...ToolCall) Step {
 	return s
 }
 
-// Call builds a tool call for [ToolCalls]; the id is assigned by the server.
-func Call(name, arguments string) ToolCall {
-	c := ToolCall{Type: "function"}
+// Call builds a tool call for [ToolCalls]: the function name and its
+// arguments (a JSON string, which need not be valid). An empty id is
+// assigned by the server.
+func Call(id, name, arguments string) ToolCall {
+	c := ToolCall{ID: id, Type: "function"}
 	c.Function.Name, c.Function.Arguments = name, arguments
-	return c
-}
-
-// CallID builds a tool call with a fixed id.
-func CallID(id, name, arguments string) ToolCall {
-	c := Call(name, arguments)
-	c.ID = id
 	return c
 }
 
@@ -221,8 +213,7 @@ func (m *Model) Otherwise(step Step) *Model {
 	return m
 }
 
-// Pending reports how many steps are still queued.
-func (m *Model) Pending() int {
+func (m *Model) pending() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.steps)

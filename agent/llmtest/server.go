@@ -76,7 +76,6 @@ type Server struct {
 
 	mu         sync.Mutex
 	models     map[string]*Model
-	def        *Model
 	summarizer *Model
 	requests   []*Request
 	failures   []string
@@ -92,8 +91,7 @@ func NewServer(opts ...Option) *Server {
 		route:      rosterRouter,
 		done:       make(chan struct{}),
 		models:     map[string]*Model{},
-		def:        &Model{fallback: Final(emptyFinal)},
-		summarizer: &Model{fallback: Text("Summary of the earlier conversation.")},
+		summarizer: &Model{fallback: Final("Summary of the earlier conversation.")},
 	}
 	for _, o := range opts {
 		o(s)
@@ -135,9 +133,10 @@ func (s *Server) Close() {
 	})
 }
 
-// Model returns the scripted model of agent, creating it on first use. An
-// empty queue answers {"messages":[]}, a structured output with no
-// messages.
+// Model returns the scripted model of agent, creating it on first use.
+// Model("") is the default model, which answers the requests the router
+// gives no agent key. An empty queue answers {"messages":[]}, a structured
+// output with no messages.
 func (s *Server) Model(agent string) *Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,9 +147,6 @@ func (s *Server) Model(agent string) *Model {
 	}
 	return m
 }
-
-// Default returns the model that answers requests no agent key matched.
-func (s *Server) Default() *Model { return s.def }
 
 // Summarizer returns the model that answers summarizer requests (no tools
 // and no response_format). An empty queue answers a fixed summary text.
@@ -180,6 +176,25 @@ func (s *Server) Failures() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.failures...)
+}
+
+// Pending reports how many answers the test prepared are still unasked for:
+// the steps queued on every scripted model (the summarizer's included) and
+// the recorded exchanges of a replay. A finished test expects 0; the
+// Otherwise steps are not counted.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	models := make([]*Model, 0, len(s.models)+1)
+	models = append(models, s.summarizer)
+	for _, m := range s.models {
+		models = append(models, m)
+	}
+	n := len(s.replay)
+	s.mu.Unlock()
+	for _, m := range models {
+		n += m.pending()
+	}
+	return n
 }
 
 func (s *Server) fail(format string, args ...any) string {
@@ -232,11 +247,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	model := s.summarizer
 	if !req.Summarizer {
-		if req.Agent == "" {
-			model = s.def
-		} else {
-			model = s.Model(req.Agent)
-		}
+		model = s.Model(req.Agent)
 	}
 	s.answer(w, hr, req, model.next())
 }

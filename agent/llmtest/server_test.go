@@ -71,7 +71,7 @@ func apiErr(t *testing.T, err error) *openai.APIError {
 func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	srv, c := newServer(t)
 	srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`), llmtest.Call("hire_members", `{"roles":[]}`)),
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`), llmtest.Call("", "hire_members", `{"roles":[]}`)),
 		llmtest.Final(`{"messages":[]}`).WithUsage(812, 19, 500).WithModel("gpt-4.1-2025-04-14").WithReasoningTokens(3),
 	)
 	req := openai.ChatCompletionRequest{Model: "gpt-4.1", Tools: tools(), ResponseFormat: schemaFormat(t),
@@ -106,7 +106,7 @@ func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	if reqs[0].Authorization != "Bearer sk-test" || reqs[0].ToolNames()[0] != "hire_members" || len(reqs[0].History()) != 1 {
 		t.Fatalf("recorded request 0: %+v", reqs[0])
 	}
-	if srv.Model("@Manager").Pending() != 0 {
+	if srv.Pending() != 0 {
 		t.Fatal("queue not drained")
 	}
 }
@@ -125,7 +125,7 @@ func TestEmptyQueueAnswersEmptyStructuredOutput(t *testing.T) {
 
 func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Otherwise(llmtest.Final(`{"messages":[]}`)).Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"first","recipient":"@H"}]}`))
+	srv.Model("").Otherwise(llmtest.Final(`{"messages":[]}`)).Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"first","recipient":"@H"}]}`))
 	var got []string
 	for range 3 {
 		resp, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "gpt-4.1", ResponseFormat: schemaFormat(t),
@@ -142,7 +142,7 @@ func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 
 func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 	srv, _ := newServer(t)
-	srv.Default().Enqueue(llmtest.ToolCalls(llmtest.Call("f", "{}")), llmtest.Refusal("I can't help with that."))
+	srv.Model("").Enqueue(llmtest.ToolCalls(llmtest.Call("", "f", "{}")), llmtest.Refusal("I can't help with that."))
 	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`
 	raw := post(t, srv, body)
 	if !strings.Contains(raw, `"content":null`) || !strings.Contains(raw, `"refusal":null`) || !strings.Contains(raw, `"finish_reason":"tool_calls"`) {
@@ -288,7 +288,7 @@ func TestAPIKeyChecked(t *testing.T) {
 
 func TestFaultSteps(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Enqueue(
+	srv.Model("").Enqueue(
 		llmtest.RateLimited("2"),
 		llmtest.ServerError(),
 		llmtest.ContextLengthExceeded(),
@@ -330,7 +330,7 @@ func TestFaultSteps(t *testing.T) {
 
 func TestRateLimitedHeader(t *testing.T) {
 	srv, _ := newServer(t)
-	srv.Default().Enqueue(llmtest.RateLimited("1"))
+	srv.Model("").Enqueue(llmtest.RateLimited("1"))
 	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json",
 		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"x"}]}`))
 	if err != nil {
@@ -344,7 +344,7 @@ func TestRateLimitedHeader(t *testing.T) {
 
 func TestHangEndsWithClientContext(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Enqueue(llmtest.Hang())
+	srv.Model("").Enqueue(llmtest.Hang())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	_, err := c.CreateChatCompletion(ctx, plain())
@@ -356,7 +356,7 @@ func TestHangEndsWithClientContext(t *testing.T) {
 func TestCloseReleasesHangingRequest(t *testing.T) {
 	srv := llmtest.NewServer()
 	started := make(chan struct{})
-	srv.Default().Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
+	srv.Model("").Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
 	c := openai.NewClientWithConfig(srv.ClientConfig(""))
 	errc := make(chan error, 1)
 	go func() {
@@ -376,7 +376,7 @@ func TestCloseReleasesHangingRequest(t *testing.T) {
 
 func TestSummarizerRouting(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Summarizer().Enqueue(llmtest.Text("the summary"))
+	srv.Summarizer().Enqueue(llmtest.Final("the summary"))
 	resp, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{roster("@Manager"), {Role: "user", Content: "summarize"}}})
 	if err != nil {
@@ -433,7 +433,7 @@ func (f *fakeReporter) Errorf(format string, args ...any) {
 func TestExpectFailsRequest(t *testing.T) {
 	rep := &fakeReporter{}
 	srv, c := newServer(t, llmtest.WithReporter(rep))
-	srv.Default().Enqueue(llmtest.Final("{}").Expect(func(r *llmtest.Request) error {
+	srv.Model("").Enqueue(llmtest.Final("{}").Expect(func(r *llmtest.Request) error {
 		if r.Temperature == nil {
 			return errors.New("temperature missing")
 		}
@@ -482,8 +482,8 @@ func TestRecordThenReplay(t *testing.T) {
 	if _, err := rc.CreateChatCompletion(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if replay.ReplayRemaining() != 0 || len(rep.msgs) != 0 {
-		t.Fatalf("remaining %d, failures %v", replay.ReplayRemaining(), rep.msgs)
+	if replay.Pending() != 0 || len(rep.msgs) != 0 {
+		t.Fatalf("remaining %d, failures %v", replay.Pending(), rep.msgs)
 	}
 	// Anything more is unexpected.
 	_, err = rc.CreateChatCompletion(t.Context(), req)

@@ -75,14 +75,6 @@ func (s *Server) Replay(exchanges []Exchange) {
 	s.mu.Unlock()
 }
 
-// ReplayRemaining reports how many recorded exchanges have not been asked
-// for yet; a finished replay test expects 0.
-func (s *Server) ReplayRemaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.replay)
-}
-
 func (s *Server) serveReplay(w http.ResponseWriter, req *Request) {
 	s.mu.Lock()
 	var next *Exchange

@@ -114,7 +114,7 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	case modeScripted:
 		script(d.srv)
 	case modeOffline:
-		d.srv.Default().Otherwise(llmtest.Final(offlineReply))
+		d.srv.Model("").Otherwise(llmtest.Final(offlineReply))
 	}
 	return d.srv.ModelConfig("gpt-4.1"), nil
 }

@@ -52,7 +52,7 @@ func send(intent, to, text string) string {
 	return fmt.Sprintf(`{"messages":[{"message_type":%q,"recipient":%q,"message":%q}]}`, intent, to, text)
 }
 
-func call(id, tool, args string) llmtest.ToolCall { return llmtest.CallID(id, tool, args) }
+func call(id, tool, args string) llmtest.ToolCall { return llmtest.Call(id, tool, args) }
 
 // script queues the conversation on the scripted models of srv.
 func script(srv *llmtest.Server) {
