@@ -22,12 +22,8 @@ func TestReplayTranscript(t *testing.T) {
 	if *update {
 		recordTranscript(t)
 	}
-	exs, err := llmtest.LoadTranscript(transcriptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := newHarness(t, nil, hireTool(t, nil))
-	h.srv.Replay(exs)
+	replayTranscript(t, h.srv)
 	res := h.mustRun("Hire a QA, then report.")
 	if len(res.Messages) != 1 || res.Messages[0].Message != "Plan: ship it" {
 		t.Fatalf("result %+v", res)
@@ -42,10 +38,6 @@ func TestReplayTranscript(t *testing.T) {
 
 // A request the transcript does not expect fails with a clear error.
 func TestReplayRejectsUnexpectedRequest(t *testing.T) {
-	exs, err := llmtest.LoadTranscript(transcriptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rep := &silentReporter{}
 	srv := llmtest.NewServer(llmtest.WithReporter(rep))
 	defer srv.Close()
@@ -55,7 +47,7 @@ func TestReplayRejectsUnexpectedRequest(t *testing.T) {
 	}
 	defer r.Close()
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
-	srv.Replay(exs)
+	replayTranscript(t, srv)
 	_, err = llm.Run(t.Context(), r, llm.UserText("something else"), out)
 	if err == nil || !strings.Contains(err.Error(), "does not match the transcript") || len(rep.msgs) != 1 {
 		t.Fatalf("got %v, reports %v", err, rep.msgs)
@@ -90,6 +82,19 @@ func recordTranscript(t *testing.T) {
 	srv.Model(agentName).Enqueue(llmtest.RateLimited("1"),
 		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 	if _, err := llm.Run(t.Context(), r, llm.UserText("Hire a QA, then report."), out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replayTranscript switches srv to replaying the recorded transcript.
+func replayTranscript(t *testing.T, srv *llmtest.Server) {
+	t.Helper()
+	f, err := os.Open(transcriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := srv.Replay(f); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,3 +12,9 @@ var RosterRouter = rosterRouter
 // WithAPIKey makes the server answer 401 invalid_api_key unless the request
 // carries "Authorization: Bearer <key>".
 var WithAPIKey = withAPIKey
+
+// Exchange is one line of a transcript.
+type Exchange = exchange
+
+// ReadTranscript reads a JSON Lines transcript.
+var ReadTranscript = readTranscript

@@ -52,8 +52,10 @@ func WithRouter(r func(*Request) string) Option { return func(s *Server) { s.rou
 // carries "Authorization: Bearer <key>".
 func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
-// WithRecorder writes every exchange to w as one JSON line (see [Exchange]),
-// the format [Server.Replay] reads.
+// WithRecorder writes every exchange to w as one JSON line, the format
+// [Server.Replay] reads: {"agent": the routing key, "request": the request
+// body, "status": the answer's HTTP status, "retry_after": its Retry-After
+// header if any, "response": the answer body}.
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
 // WithReporter reports each request the server could not accept because
@@ -79,7 +81,7 @@ type Server struct {
 	summarizer *Model
 	requests   []*Request
 	failures   []string
-	replay     []Exchange
+	replay     []exchange
 	replaying  bool
 	seq        int
 	closeOnce  sync.Once
@@ -350,7 +352,7 @@ func (s *Server) writeRecorded(w http.ResponseWriter, req *Request, status int, 
 	if s.recorder == nil {
 		return
 	}
-	ex := Exchange{Agent: req.Agent, Request: compactJSON(req.Body), Status: status, Response: compactJSON(body)}
+	ex := exchange{Agent: req.Agent, Request: compactJSON(req.Body), Status: status, Response: compactJSON(body)}
 	if ra := header.Get("Retry-After"); ra != "" {
 		ex.RetryAfter = ra
 	}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -462,18 +460,16 @@ func TestRecordThenReplay(t *testing.T) {
 	if _, err := c.CreateChatCompletion(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	if err := os.WriteFile(path, rec.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	exs, err := llmtest.LoadTranscript(path)
+	exs, err := llmtest.ReadTranscript(bytes.NewReader(rec.Bytes()))
 	if err != nil || len(exs) != 2 || exs[0].Status != 429 || exs[0].RetryAfter != "1" || exs[0].Agent != "@Manager" {
 		t.Fatalf("transcript %+v %v", exs, err)
 	}
 
 	rep := &fakeReporter{}
 	replay, rc := newServer(t, llmtest.WithReporter(rep))
-	replay.Replay(exs)
+	if err := replay.Replay(bytes.NewReader(rec.Bytes())); err != nil {
+		t.Fatal(err)
+	}
 	req.Messages[1].Content = "The current date is 2031-01-02." // dates are masked
 	_, err = rc.CreateChatCompletion(t.Context(), req)
 	if ae := apiErr(t, err); ae.HTTPStatusCode != 429 {
@@ -491,7 +487,9 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Fatalf("got %+v", ae)
 	}
 	// A request that differs is refused.
-	replay.Replay(exs)
+	if err := replay.Replay(bytes.NewReader(rec.Bytes())); err != nil {
+		t.Fatal(err)
+	}
 	req.Messages[2].Content = "something else"
 	_, err = rc.CreateChatCompletion(t.Context(), req)
 	if ae := apiErr(t, err); !strings.Contains(ae.Message, "does not match the transcript") {
@@ -502,15 +500,13 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 }
 
-func TestReadTranscriptErrors(t *testing.T) {
-	if _, err := llmtest.ReadTranscript(strings.NewReader("\n{nope}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+func TestReplayTranscriptErrors(t *testing.T) {
+	srv, _ := newServer(t)
+	if err := srv.Replay(strings.NewReader("\n{nope}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := llmtest.ReadTranscript(strings.NewReader(`{"status":200}`)); err == nil {
+	if err := srv.Replay(strings.NewReader(`{"status":200}`)); err == nil {
 		t.Fatal("missing request accepted")
-	}
-	if _, err := llmtest.LoadTranscript("testdata/does-not-exist.jsonl"); err == nil {
-		t.Fatal("missing file accepted")
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -106,11 +107,9 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	d.srv = llmtest.NewServer(opts...)
 	switch d.mode {
 	case modeReplay:
-		ex, err := loadTranscript()
-		if err != nil {
+		if err := d.srv.Replay(bytes.NewReader(transcript)); err != nil {
 			return llm.ModelConfig{}, err
 		}
-		d.srv.Replay(ex)
 	case modeScripted:
 		script(d.srv)
 	case modeOffline:
