@@ -45,7 +45,9 @@ func BenchmarkAgentTurn(b *testing.B) {
 func BenchmarkRawModelCall(b *testing.B) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
+	cfg := openai.DefaultConfig("sk-test")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
+	client := openai.NewClientWithConfig(cfg)
 	model := srv.Model("")
 	ctx := context.Background()
 	out, err := llm.NewOutput[agent.StructuredOutput]("StructuredOutput")

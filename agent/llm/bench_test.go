@@ -64,7 +64,9 @@ func BenchmarkTurn(b *testing.B) {
 func BenchmarkRawClient(b *testing.B) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test-secret"))
+	cfg := openai.DefaultConfig("sk-test-secret")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
+	client := openai.NewClientWithConfig(cfg)
 	def, err := jsonschema.GenerateSchemaForType(StructuredOutput{})
 	if err != nil {
 		b.Fatal(err)

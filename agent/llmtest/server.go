@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
@@ -114,15 +112,6 @@ func (s *Server) HTTPClient() *http.Client { return s.ts.Client() }
 // HTTPClient for the agents' transport.
 func (s *Server) ModelConfig(model string) llm.ModelConfig {
 	return llm.ModelConfig{Provider: "openai-compatible", BaseURL: s.URL(), Model: model}
-}
-
-// ClientConfig returns a go-openai configuration that talks to this server
-// with apiKey.
-func (s *Server) ClientConfig(apiKey string) openai.ClientConfig {
-	cfg := openai.DefaultConfig(apiKey)
-	cfg.BaseURL = s.URL()
-	cfg.HTTPClient = s.HTTPClient()
-	return cfg
 }
 
 // Close releases hanging requests, shuts the server down and closes the

@@ -34,7 +34,15 @@ func newServer(t *testing.T, opts ...llmtest.Option) (*llmtest.Server, *openai.C
 	t.Helper()
 	srv := llmtest.NewServer(opts...)
 	t.Cleanup(srv.Close)
-	return srv, openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
+	return srv, client(srv, "sk-test")
+}
+
+// client is a go-openai client that talks to srv with apiKey.
+func client(srv *llmtest.Server, apiKey string) *openai.Client {
+	cfg := openai.DefaultConfig(apiKey)
+	cfg.BaseURL = srv.URL()
+	cfg.HTTPClient = srv.HTTPClient()
+	return openai.NewClientWithConfig(cfg)
 }
 
 func schemaFormat(t *testing.T) *openai.ChatCompletionResponseFormat {
@@ -101,7 +109,7 @@ func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	if len(reqs) != 2 || reqs[1].Messages[2].ToolCalls[0].Function.Arguments != `{"roles":["QA"]}` || reqs[1].Messages[3].Text() != "Members hired: [@QA123]" {
 		t.Fatalf("recorded: %+v", reqs)
 	}
-	if reqs[0].Authorization != "Bearer sk-test" || reqs[0].ToolNames()[0] != "hire_members" || len(reqs[0].History()) != 1 {
+	if reqs[0].Authorization != "Bearer sk-test" || reqs[0].Tools[0].Function.Name != "hire_members" || len(reqs[0].History()) != 1 {
 		t.Fatalf("recorded request 0: %+v", reqs[0])
 	}
 	if srv.Pending() != 0 {
@@ -277,7 +285,7 @@ func TestOtherBadRequests(t *testing.T) {
 func TestAPIKeyChecked(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.WithAPIKey("sk-right"))
 	defer srv.Close()
-	c := openai.NewClientWithConfig(srv.ClientConfig("sk-wrong"))
+	c := client(srv, "sk-wrong")
 	_, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
 	if ae := apiErr(t, err); ae.HTTPStatusCode != 401 || ae.Code != "invalid_api_key" {
 		t.Fatalf("got %+v", ae)
@@ -355,7 +363,7 @@ func TestCloseReleasesHangingRequest(t *testing.T) {
 	srv := llmtest.NewServer()
 	started := make(chan struct{})
 	srv.Model("").Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
-	c := openai.NewClientWithConfig(srv.ClientConfig(""))
+	c := client(srv, "")
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.CreateChatCompletion(context.Background(), plain())
@@ -412,7 +420,7 @@ func TestCustomRouterAndMultipartText(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	m := srv.Requests()[0].Messages[0]
-	if m.Text() != "ab" || !m.IsMultipart() || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
+	if m.Text() != "ab" || m.Content[0] != '[' || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
 		t.Fatalf("Text: %q", m.Text())
 	}
 }

@@ -78,13 +78,6 @@ func (m Message) Text() string {
 	return b.String()
 }
 
-// IsMultipart reports whether the content is an array of parts rather than a
-// plain string.
-func (m Message) IsMultipart() bool {
-	c := strings.TrimSpace(string(m.Content))
-	return strings.HasPrefix(c, "[")
-}
-
 // ToolCall is a function call as it appears on the wire, in an assistant
 // message of a request or in a scripted response.
 type ToolCall struct {
@@ -96,15 +89,6 @@ type ToolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
-}
-
-// ToolNames lists the names of the tools declared in the request, in order.
-func (r *Request) ToolNames() []string {
-	names := make([]string, 0, len(r.Tools))
-	for _, t := range r.Tools {
-		names = append(names, t.Function.Name)
-	}
-	return names
 }
 
 // SystemTexts returns the text of every system message, in order.
