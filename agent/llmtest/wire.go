@@ -44,7 +44,8 @@ type Request struct {
 // Message is one entry of a request's messages array.
 type Message struct {
 	Role string `json:"role"`
-	// Content is the raw content: a JSON string, an array of parts, or absent.
+	// Content is the raw content: a JSON string, an array of parts (it then
+	// starts with '['), or absent.
 	Content    json.RawMessage `json:"content,omitempty"`
 	Refusal    string          `json:"refusal,omitempty"`
 	Name       string          `json:"name,omitempty"`
