@@ -138,7 +138,8 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
 	a.runner, err = llm.NewRunner(cfg.LLM(backstory), llm.Options{
-		ClientOptions: llm.ClientOptions{HTTPClient: httpDoer(env), Sleep: env.Sleep, Logger: c.Logger()},
+		HTTPClient:    httpDoer(env),
+		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
 		SystemPrompts: caps.SystemPrompts,
 		Observer:      func(e llm.Event) { c.NotifyEvent(e) },
@@ -326,7 +327,7 @@ func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Outpu
 			return zero, err
 		}
 		if !(len(parts) == 1 && parts[0].Type == "text" && parts[0].Text == prompt) {
-			msg = llm.UserParts(parts...)
+			msg = llm.Message{Role: "user", Parts: parts}
 		}
 	}
 	return llm.Run(ctx, a.runner, msg, out)

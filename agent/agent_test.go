@@ -11,7 +11,6 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
-	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -283,11 +282,11 @@ func TestCommandsAnnounced(t *testing.T) {
 // S38, A38: a run-tier breach notifies the human and ends the turn with a
 // warning, not an error.
 func TestRunLimitEscalates(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = llm.Ptr(2) })
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = new(2) })
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
-		llmtest.ToolCalls(llmtest.Call("team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)),
 	)
 	h.say(h.manager, agent.Request, "loop")
 	n := h.expectHuman()
@@ -308,7 +307,7 @@ func TestRunLimitEscalates(t *testing.T) {
 // S41, S43: the lifetime tier refuses a run before any request; with no
 // person in the team nothing is sent, a warning is logged.
 func TestLifetimeLimitWithoutHuman(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(1) })
 	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("one")); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,10 @@ func BenchmarkAgentTurn(b *testing.B) {
 func BenchmarkRawModelCall(b *testing.B) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
-	model := srv.Default()
+	cfg := openai.DefaultConfig("sk-test")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
+	client := openai.NewClientWithConfig(cfg)
+	model := srv.Model("")
 	ctx := context.Background()
 	out, err := llm.NewOutput[agent.StructuredOutput]("StructuredOutput")
 	if err != nil {

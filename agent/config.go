@@ -156,7 +156,8 @@ type Env struct {
 	Now func() time.Time
 	// NewRunID makes run ids (default random UUIDs).
 	NewRunID func() string
-	// Sleep waits between HTTP retries (default llm.SleepContext).
+	// Sleep waits between HTTP retries (default: a timer that honours the
+	// context).
 	Sleep llm.Sleeper
 	// Rand, when set, returns a number in [0, n): it makes generated member
 	// names (TeamTool) reproducible, e.g. for a recorded demo.

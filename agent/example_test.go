@@ -15,7 +15,7 @@ import (
 // hires a developer by role; the developer answers the manager, who
 // answers the person. The model is agent/llmtest's scripted fake, spoken
 // to over HTTP by the real client; for a real model, use
-// llm.ModelConfig{Provider: llm.ProviderOpenAI, Model: "gpt-4.1"} and set
+// llm.ModelConfig{Provider: "openai", Model: "gpt-4.1"} and set
 // OPENAI_API_KEY.
 func Example() {
 	srv := llmtest.NewServer()

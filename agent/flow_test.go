@@ -57,7 +57,7 @@ func TestMultiHop(t *testing.T) {
 func TestToolCallRoundTrip(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)),
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)),
 		final(out(agent.Response, "@Human", "hired")),
 	)
 	h.say(h.manager, agent.Request, "hire a QA")
@@ -104,7 +104,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 func TestUsageSummary(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.Call("team_roles_missing", `{}`)).WithUsage(1000, 100, 0),
+		llmtest.ToolCalls(llmtest.Call("", "team_roles_missing", `{}`)).WithUsage(1000, 100, 0),
 		final().WithUsage(2000, 200, 500),
 		final().WithUsage(1000, 100, 0).WithModel("gpt-4.1-mini-2025-04-14"),
 	)
@@ -128,7 +128,7 @@ func TestUsageSummary(t *testing.T) {
 // A37, A51, issue item 8: a restored agent gets its LLM context and its
 // lifetime counters back from the replayed log.
 func TestRestoreAgentContext(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(3) })
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(3) })
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
 	h.say(h.manager, agent.Request, "first question")
 	h.expectHuman()

@@ -79,8 +79,8 @@ func TestRateLimitThenSuccess(t *testing.T) {
 // S39: a run token limit breaks after the first response; its usage is
 // still recorded and the person is told.
 func TestRunTokenLimit(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.TotalTokensLimit = llm.Ptr(150) })
-	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("team_roles_x", `{}`)).WithUsage(180, 20, 0))
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.TotalTokensLimit = new(150) })
+	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("", "team_roles_x", `{}`)).WithUsage(180, 20, 0))
 	h.say(h.manager, agent.Request, "go")
 	n := h.expectHuman()
 	if n.Type != agent.Notification || !strings.Contains(n.Content, "total_tokens_limit of 150") {
@@ -94,7 +94,7 @@ func TestRunTokenLimit(t *testing.T) {
 // S42, S45, A34: lifetime tokens bound where a run may start; a failed
 // run still counts against the run budget.
 func TestLifetimeTiers(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.TotalTokensLimit = llm.Ptr(250) })
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.TotalTokensLimit = new(250) })
 	for range 4 {
 		h.srv.Model("@Manager").Enqueue(final().WithUsage(100, 20, 0))
 	}
@@ -108,7 +108,7 @@ func TestLifetimeTiers(t *testing.T) {
 		t.Fatalf("notice %q", n.Content)
 	}
 
-	f := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
+	f := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(1) })
 	for range 5 {
 		f.srv.Model("@Manager").Enqueue(llmtest.ServerError())
 	}

@@ -27,7 +27,7 @@ func withTools(cards ...tool.Card) option {
 func TestPlanningCommands(t *testing.T) {
 	h := newHarness(t, withTools(planning.New()))
 	h.srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.Call("update_planning",
+		llmtest.ToolCalls(llmtest.Call("", "update_planning",
 			`{"update":{"create_tasks":[{"id":2,"description":"fix #urgent bug"},{"id":3,"description":"docs"}]}}`)),
 		final(),
 	)
@@ -83,18 +83,18 @@ func TestMediaReferences(t *testing.T) {
 	reqs := h.srv.RequestsFor("@Manager")
 	hist := reqs[0].History()
 	last := hist[len(hist)-1]
-	if !last.IsMultipart() || !strings.Contains(string(last.Content), "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png)) {
+	if last.Content[0] != '[' || !strings.Contains(string(last.Content), "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png)) {
 		t.Fatalf("media prompt %s", last.Content)
 	}
 	hist = reqs[1].History()
-	if last := hist[len(hist)-1]; last.IsMultipart() || last.Content[0] != '"' {
+	if last := hist[len(hist)-1]; last.Content[0] != '"' {
 		t.Fatalf("plain prompt sent as %s", last.Content)
 	}
 
 	plain := newHarness(t)
 	plain.say(plain.manager, agent.Request, "look at !!a.png")
 	hist = plain.srv.RequestsFor("@Manager")[0].History()
-	if last := hist[len(hist)-1]; last.IsMultipart() || !strings.HasSuffix(last.Text(), "!!a.png") {
+	if last := hist[len(hist)-1]; last.Content[0] == '[' || !strings.HasSuffix(last.Text(), "!!a.png") {
 		t.Fatalf("without a workspace: %s", last.Content)
 	}
 }

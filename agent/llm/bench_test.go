@@ -15,7 +15,7 @@ import (
 
 // benchSteps is one turn: a tool call, then a final output.
 func benchSteps(m *llmtest.Model) {
-	m.Enqueue(llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+	m.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 }
 
 // BenchmarkTurn measures one loop turn (tool call + final output) against
@@ -34,7 +34,7 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	r, err := llm.NewRunner(cfg, llm.Options{
 		Tools:         []*llm.Tool{tool},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()},
+		HTTPClient:    srv.HTTPClient(),
 		SystemPrompts: []llm.SystemPrompt{func(context.Context) string { return agentName + " (role: Manager) - [you]" }},
 		Now:           func() time.Time { return fixedNow },
 	})
@@ -64,7 +64,9 @@ func BenchmarkTurn(b *testing.B) {
 func BenchmarkRawClient(b *testing.B) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test-secret"))
+	cfg := openai.DefaultConfig("sk-test-secret")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
+	client := openai.NewClientWithConfig(cfg)
 	def, err := jsonschema.GenerateSchemaForType(StructuredOutput{})
 	if err != nil {
 		b.Fatal(err)

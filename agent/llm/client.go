@@ -5,41 +5,28 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// ClientOptions are the injectable parts of a [Client].
-type ClientOptions struct {
-	// HTTPClient sends each attempt (e.g. llmtest's Server.HTTPClient()).
-	// Nil uses a private *http.Client whose connections Close releases.
-	HTTPClient openai.HTTPDoer
-	// Sleep waits between retries (default [SleepContext]).
-	Sleep Sleeper
-	// Jitter scales backoffs; must return values in [0, 1).
-	Jitter func() float64
-	// Logger receives debug lines about retries; nil discards.
-	Logger *slog.Logger
-}
-
-// Client is a chat-completions client over go-openai for any
+// client is a chat-completions client over go-openai for any
 // OpenAI-compatible endpoint, with retries (A28) inside its HTTP doer and
 // the model settings of a [ModelConfig] applied to every request (A27). It
 // is safe for concurrent use.
-type Client struct {
+type client struct {
 	oa        *openai.Client
 	model     ModelConfig
 	bottom    openai.HTTPDoer
 	closeOnce sync.Once
 }
 
-// NewClient validates model and builds a client. The API key comes from
+// newClient validates model and builds a client with the HTTP parts of
+// opts (HTTPClient, Sleep, Jitter, Logger). The API key comes from
 // model.APIKey or the environment variable model.APIKeyEnv; an empty key is
 // allowed (local servers need none) and sends no Authorization header.
-func NewClient(model ModelConfig, httpCfg HTTPConfig, opts ClientOptions) (*Client, error) {
+func newClient(model ModelConfig, httpCfg HTTPConfig, opts Options) (*client, error) {
 	if err := validate.Struct(model); err != nil {
 		return nil, fmt.Errorf("llm: invalid model config: %w", describeValidation(err))
 	}
@@ -47,13 +34,13 @@ func NewClient(model ModelConfig, httpCfg HTTPConfig, opts ClientOptions) (*Clie
 	if bottom == nil {
 		bottom = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	var doer openai.HTTPDoer = &RetryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
+	var doer openai.HTTPDoer = &retryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
 	if model.Temperature != nil && *model.Temperature == 0 {
 		doer = zeroTemperatureDoer{next: doer}
 	}
 	var cfg openai.ClientConfig
 	switch model.provider() {
-	case ProviderAzure:
+	case providerAzure:
 		cfg = openai.DefaultAzureConfig(model.apiKey(), model.BaseURL)
 		if model.AzureAPIVersion != "" {
 			cfg.APIVersion = model.AzureAPIVersion
@@ -65,21 +52,21 @@ func NewClient(model ModelConfig, httpCfg HTTPConfig, opts ClientOptions) (*Clie
 		}
 	}
 	cfg.HTTPClient = doer
-	return &Client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom}, nil
+	return &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom}, nil
 }
 
 // Model returns the client's model config (its API key included; do not log
 // it with %#v).
-func (c *Client) Model() ModelConfig { return c.model }
+func (c *client) Model() ModelConfig { return c.model }
 
 // CreateChatCompletion applies the model settings to req (model name when
 // empty, temperature, seed, max tokens, reasoning effort) and sends it.
-func (c *Client) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (c *client) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	c.apply(&req)
 	return c.oa.CreateChatCompletion(ctx, req)
 }
 
-func (c *Client) apply(req *openai.ChatCompletionRequest) {
+func (c *client) apply(req *openai.ChatCompletionRequest) {
 	m := c.model
 	if req.Model == "" {
 		req.Model = m.Model
@@ -91,19 +78,19 @@ func (c *Client) apply(req *openai.ChatCompletionRequest) {
 		req.Seed = m.Seed
 	}
 	if m.MaxTokens > 0 {
-		if IsReasoningModel(req.Model) {
+		if isReasoningModel(req.Model) {
 			req.MaxCompletionTokens = m.MaxTokens
 		} else {
 			req.MaxTokens = m.MaxTokens
 		}
 	}
-	if m.ReasoningEffort != "" && IsReasoningModel(req.Model) {
+	if m.ReasoningEffort != "" && isReasoningModel(req.Model) {
 		req.ReasoningEffort = m.ReasoningEffort
 	}
 }
 
 // Close releases idle HTTP connections. It is idempotent and never fails.
-func (c *Client) Close() error {
+func (c *client) Close() error {
 	c.closeOnce.Do(func() {
 		if ic, ok := c.bottom.(interface{ CloseIdleConnections() }); ok {
 			ic.CloseIdleConnections()

@@ -10,11 +10,11 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// SummaryPrefix starts the single entry that replaces compacted history.
-const SummaryPrefix = "[Conversation summary] "
+// summaryPrefix starts the single entry that replaces compacted history.
+const summaryPrefix = "[Conversation summary] "
 
-// SummarizerPrompts are the summarizer instructions by version (A54).
-var SummarizerPrompts = map[string]string{
+// summarizerPrompts are the summarizer instructions by version (A54).
+var summarizerPrompts = map[string]string{
 	"v1": "You compress a conversation between a user, an AI agent and its tools so the agent can continue " +
 		"the work from your summary alone. Keep verbatim every named entity, identifier, file name, number and " +
 		"agent name. Keep the original request, the facts established, the decisions taken, the outcome of each " +
@@ -29,7 +29,8 @@ type CompactResult struct {
 	// Replaced is the number of history entries folded into the summary; 0
 	// means there was nothing to compact.
 	Replaced int
-	// Summary is the summary text (without [SummaryPrefix]).
+	// Summary is the summary text (without the "[Conversation summary] "
+	// prefix of the history entry).
 	Summary string
 }
 
@@ -44,14 +45,14 @@ func (c CompactResult) String() string {
 // compactionOn: compaction needs a known context window and a folding
 // strategy (A52).
 func (r *Runner) compactionOn() bool {
-	return r.cfg.Model.ContextLength > 0 && r.cfg.Compaction.Strategy != StrategyNone
+	return r.cfg.Model.ContextLength > 0 && r.cfg.Compaction.Strategy != strategyNone
 }
 
 func (r *Runner) compactionState(forced int) string {
 	switch {
 	case r.cfg.Model.ContextLength == 0:
 		return "is off: set the model's context_length to enable it"
-	case r.cfg.Compaction.Strategy == StrategyNone:
+	case r.cfg.Compaction.Strategy == strategyNone:
 		return "strategy is none"
 	}
 	return fmt.Sprintf("ran %d time(s) and the request still does not fit", forced)
@@ -80,14 +81,14 @@ func (r *Runner) Compact(ctx context.Context) (CompactResult, error) {
 func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (CompactResult, error) {
 	strategy := r.cfg.Compaction.Strategy
 	n = min(n, len(r.history))
-	if n <= 0 || strategy == StrategyNone {
+	if n <= 0 || strategy == strategyNone {
 		return CompactResult{}, nil
 	}
 	var res CompactResult
 	switch strategy {
-	case StrategySlidingWindow:
+	case strategySlidingWindow:
 		keep := max(n-r.cfg.Compaction.KeepRecentMessages, 0)
-		for keep > 0 && keep < len(r.history) && r.history[keep].Role == RoleTool { // never orphan a tool result
+		for keep > 0 && keep < len(r.history) && r.history[keep].Role == roleTool { // never orphan a tool result
 			keep--
 		}
 		if keep == 0 {
@@ -101,8 +102,8 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (Compac
 		res = CompactResult{Replaced: n, Summary: r.summarize(ctx, r.history[:n])}
 	}
 	ev := CompactedEvent{RunID: runID, StrategyID: strategy, Summary: res.Summary, ReplacedMessageCount: res.Replaced,
-		TokensBefore: r.lastInputTokens, TokensAfter: (len(SummaryPrefix) + len(res.Summary)) / 4}
-	if strategy == StrategySummarize {
+		TokensBefore: r.lastInputTokens, TokensAfter: (len(summaryPrefix) + len(res.Summary)) / 4}
+	if strategy == strategySummarize {
 		ev.SummarizerPromptVersion = r.cfg.Compaction.SummarizerPromptVersion
 	}
 	r.history = foldCompaction(r.history, res.Replaced, res.Summary)
@@ -115,7 +116,7 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (Compac
 func foldCompaction(h []Message, n int, summary string) []Message {
 	n = min(max(n, 0), len(h))
 	out := make([]Message, 0, len(h)-n+1)
-	out = append(out, UserText(SummaryPrefix+summary))
+	out = append(out, UserText(summaryPrefix+summary))
 	return append(out, h[n:]...)
 }
 
@@ -124,13 +125,13 @@ func foldCompaction(h []Message, n int, summary string) []Message {
 // event and counts against no budget.
 func (r *Runner) summarize(ctx context.Context, msgs []Message) string {
 	c := r.cfg.Compaction
-	instructions, ok := SummarizerPrompts[c.SummarizerPromptVersion]
+	instructions, ok := summarizerPrompts[c.SummarizerPromptVersion]
 	if !ok {
-		instructions = SummarizerPrompts["v1"]
+		instructions = summarizerPrompts["v1"]
 	}
 	req := openai.ChatCompletionRequest{Model: c.SummaryModel, Messages: []openai.ChatCompletionMessage{
-		{Role: RoleSystem, Content: instructions},
-		{Role: RoleUser, Content: fmt.Sprintf("Summarize the conversation below in at most ~%d tokens.\n\n---\n%s---",
+		{Role: roleSystem, Content: instructions},
+		{Role: roleUser, Content: fmt.Sprintf("Summarize the conversation below in at most ~%d tokens.\n\n---\n%s---",
 			c.SummaryTargetTokens, transcript(msgs))},
 	}}
 	resp, err := r.client.CreateChatCompletion(ctx, req)
@@ -149,9 +150,9 @@ func transcript(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		switch m.Role {
-		case RoleUser:
+		case roleUser:
 			fmt.Fprintf(&b, "USER: %s\n", m.Text())
-		case RoleAssistant:
+		case roleAssistant:
 			if t := m.Text(); t != "" {
 				fmt.Fprintf(&b, "ASSISTANT: %s\n", t)
 			}
@@ -161,7 +162,7 @@ func transcript(msgs []Message) string {
 			for _, c := range m.ToolCalls {
 				fmt.Fprintf(&b, "TOOL_CALL (%s): %s\n", c.Name, c.Arguments)
 			}
-		case RoleTool:
+		case roleTool:
 			content := m.Content
 			if len(content) > maxToolResultChars {
 				content = content[:maxToolResultChars] + "…[truncated]"

@@ -16,9 +16,9 @@ func compacting(c *llm.Config) { c.Model.ContextLength = 1000 }
 // response_format; the history becomes one summary entry plus the prompt.
 func TestAutoCompaction(t *testing.T) {
 	h := newHarness(t, compacting, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
 	h.mustRun("first")
-	h.srv.Summarizer().Enqueue(llmtest.Text("Hired QA; plan shipped."))
+	h.srv.Summarizer().Enqueue(llmtest.Final("Hired QA; plan shipped."))
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("second")
 	var sum *llmtest.Request
@@ -113,7 +113,7 @@ func TestCompactAndClear(t *testing.T) {
 	if hist := h.history(2); len(hist) != 1 || hist[0].Text() != "c" || len(h.requests()[2].SystemTexts()) != 3 {
 		t.Fatalf("after clear %+v", hist)
 	}
-	h.srv.Summarizer().Enqueue(llmtest.Text("S"))
+	h.srv.Summarizer().Enqueue(llmtest.Final("S"))
 	res, err = h.runner.Compact(t.Context())
 	if err != nil || res.String() != "Compacted: replaced 2 earlier message(s) with a summary." || res.Summary != "S" {
 		t.Fatalf("%v %v", res, err)
@@ -156,10 +156,10 @@ func TestRestoreFold(t *testing.T) {
 // result; none never folds.
 func TestSlidingWindowAndNone(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
-		c.Compaction.Strategy = llm.StrategySlidingWindow
+		c.Compaction.Strategy = "sliding_window"
 		c.Compaction.KeepRecentMessages = 2
 	}, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 	h.mustRun("a") // history: user, assistant(call), tool, assistant
 	// Keeping the last 2 would start at the tool result; the window reaches
 	// back to its assistant call, so only the user prompt is dropped.
@@ -174,7 +174,7 @@ func TestSlidingWindowAndNone(t *testing.T) {
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("b") // the fake accepts the folded history
 
-	n := newHarness(t, func(c *llm.Config) { c.Compaction.Strategy = llm.StrategyNone })
+	n := newHarness(t, func(c *llm.Config) { c.Compaction.Strategy = "none" })
 	n.mustRun("a")
 	if res, _ := n.runner.Compact(t.Context()); res.Replaced != 0 {
 		t.Fatalf("none folded: %+v", res)

@@ -14,16 +14,15 @@ import (
 
 // Provider names accepted by [ModelConfig].
 const (
-	ProviderOpenAI           = "openai"
-	ProviderAzure            = "azure"
-	ProviderOpenAICompatible = "openai-compatible"
+	providerOpenAI = "openai"
+	providerAzure  = "azure"
 )
 
-// DefaultModel is the model used when ModelConfig.Model is empty (A27).
-const DefaultModel = "gpt-5.2"
+// defaultModel is the model of DefaultConfig (A27).
+const defaultModel = "gpt-5.2"
 
 // ModelConfig says which model to call and how (A27). The zero value is not
-// ready: start from [DefaultModelConfig].
+// ready: start from [DefaultConfig]'s Model.
 type ModelConfig struct {
 	// Provider is openai (default), azure or openai-compatible (any server
 	// speaking the OpenAI chat-completions API: Ollama, vLLM, llmtest).
@@ -56,12 +55,6 @@ type ModelConfig struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty" validate:"omitempty,oneof=low medium high"`
 }
 
-// DefaultModelConfig returns provider openai, model [DefaultModel], key from
-// OPENAI_API_KEY.
-func DefaultModelConfig() ModelConfig {
-	return ModelConfig{Provider: ProviderOpenAI, Model: DefaultModel, APIKeyEnv: "OPENAI_API_KEY"}
-}
-
 // String describes the config without its API key.
 func (m ModelConfig) String() string {
 	return fmt.Sprintf("ModelConfig{provider=%s model=%s base_url=%s key=%s}", m.provider(), m.Model, m.BaseURL, redact(m.APIKey))
@@ -82,7 +75,7 @@ func redact(key string) string {
 
 func (m ModelConfig) provider() string {
 	if m.Provider == "" {
-		return ProviderOpenAI
+		return providerOpenAI
 	}
 	return m.Provider
 }
@@ -99,10 +92,10 @@ func (m ModelConfig) apiKey() string {
 	return os.Getenv(env)
 }
 
-// IsReasoningModel reports whether OpenAI treats the model as a reasoning
+// isReasoningModel reports whether OpenAI treats the model as a reasoning
 // model (gpt-5*, o1*, o3*, o4*): those take max_completion_tokens, accept
 // reasoning_effort and fix temperature at 1.
-func IsReasoningModel(model string) bool {
+func isReasoningModel(model string) bool {
 	for _, p := range []string{"gpt-5", "o1", "o3", "o4"} {
 		if strings.HasPrefix(model, p) {
 			return true
@@ -150,8 +143,8 @@ func (h HTTPConfig) withDefaults() HTTPConfig {
 // End strategies (A25). In native structured-output mode both behave the
 // same; the field is carried for the final-tool mode (LATER).
 const (
-	EndStrategyExhaustive = "exhaustive"
-	EndStrategyEarly      = "early"
+	endStrategyExhaustive = "exhaustive"
+	endStrategyEarly      = "early"
 )
 
 // RuntimeConfig holds the loop's knobs (A99).
@@ -169,14 +162,8 @@ type RuntimeConfig struct {
 	HTTP HTTPConfig `json:"http"`
 }
 
-// DefaultRuntimeConfig returns retries 3, end strategy exhaustive, parallel
-// tool calls unset, HTTP defaults.
-func DefaultRuntimeConfig() RuntimeConfig {
-	return RuntimeConfig{Retries: 3, EndStrategy: EndStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()}
-}
-
 // RunUsageLimits bound one run; counters reset every run (A31). Nil means
-// unlimited; a set value must be > 0.
+// unlimited; a set value (e.g. new(50)) must be > 0.
 type RunUsageLimits struct {
 	// RequestLimit caps model requests per run (default 50).
 	RequestLimit *int `json:"run_request_limit,omitempty" validate:"omitempty,gt=0"`
@@ -189,9 +176,6 @@ type RunUsageLimits struct {
 	// TotalTokensLimit caps prompt + completion tokens over the run.
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 }
-
-// DefaultRunUsageLimits returns the 50-request brake and nothing else.
-func DefaultRunUsageLimits() RunUsageLimits { return RunUsageLimits{RequestLimit: Ptr(50)} }
 
 // AgentUsageLimits bound the runner's whole lifetime (A32). All nil (the
 // default) never blocks.
@@ -208,9 +192,9 @@ type AgentUsageLimits struct {
 
 // Compaction strategies (A54, A55).
 const (
-	StrategySummarize     = "summarize"
-	StrategySlidingWindow = "sliding_window"
-	StrategyNone          = "none"
+	strategySummarize     = "summarize"
+	strategySlidingWindow = "sliding_window"
+	strategyNone          = "none"
 )
 
 // CompactionConfig configures context compaction (A52). It has no effect
@@ -219,8 +203,7 @@ type CompactionConfig struct {
 	// Strategy is summarize (default), sliding_window or none.
 	Strategy string `json:"strategy,omitempty" validate:"omitempty,oneof=summarize sliding_window none"`
 	// AutoTrigger compacts before a request once the last prompt exceeded
-	// ContextLength × TriggerRatio (default true via
-	// [DefaultCompactionConfig]).
+	// ContextLength × TriggerRatio (true in [DefaultConfig]).
 	AutoTrigger bool `json:"auto_trigger"`
 	// TriggerRatio in (0, 1] (default 0.85).
 	TriggerRatio float64 `json:"trigger_ratio,omitempty" validate:"gte=0,lte=1"`
@@ -236,15 +219,15 @@ type CompactionConfig struct {
 	SummaryModel string `json:"summary_model,omitempty"`
 }
 
-// DefaultCompactionConfig returns summarize, auto-trigger on, ratio 0.85,
-// keep 4, target 2000 tokens, prompt v1.
-func DefaultCompactionConfig() CompactionConfig {
-	return CompactionConfig{Strategy: StrategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
+// defaultCompaction is summarize, auto-trigger on, ratio 0.85, keep 4,
+// target 2000 tokens, prompt v1.
+func defaultCompaction() CompactionConfig {
+	return CompactionConfig{Strategy: strategySummarize, AutoTrigger: true, TriggerRatio: 0.85,
 		KeepRecentMessages: 4, SummaryTargetTokens: 2000, SummarizerPromptVersion: "v1"}
 }
 
 func (c CompactionConfig) withDefaults() CompactionConfig {
-	d := DefaultCompactionConfig()
+	d := defaultCompaction()
 	if c.Strategy == "" {
 		c.Strategy = d.Strategy
 	}
@@ -274,13 +257,17 @@ type Config struct {
 	Backstory string `json:"backstory,omitempty"`
 }
 
-// DefaultConfig returns the documented defaults of every part.
+// DefaultConfig returns the documented defaults of every part: model
+// gpt-5.2 on openai with the key from OPENAI_API_KEY; 3 retries, end
+// strategy exhaustive, parallel tool calls unset and the HTTP defaults; a
+// run limit of 50 requests and no lifetime limit; compaction summarize with
+// auto-trigger on, ratio 0.85, keep 4, a 2000-token target and prompt v1.
 func DefaultConfig() Config {
 	return Config{
-		Model:       DefaultModelConfig(),
-		Runtime:     DefaultRuntimeConfig(),
-		RunLimits:   DefaultRunUsageLimits(),
-		Compaction:  DefaultCompactionConfig(),
+		Model:       ModelConfig{Provider: providerOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
+		Runtime:     RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()},
+		RunLimits:   RunUsageLimits{RequestLimit: new(50)},
+		Compaction:  defaultCompaction(),
 		AgentLimits: AgentUsageLimits{},
 	}
 }
@@ -294,16 +281,16 @@ func (c Config) Validate() error {
 	if err := validate.Struct(c); err != nil {
 		return fmt.Errorf("llm: invalid config: %w", describeValidation(err))
 	}
-	if IsReasoningModel(c.Model.Model) && c.Model.Temperature != nil && *c.Model.Temperature != 1 {
+	if isReasoningModel(c.Model.Model) && c.Model.Temperature != nil && *c.Model.Temperature != 1 {
 		return fmt.Errorf("llm: invalid config: model %q is a reasoning model: temperature must be unset or 1, got %g",
 			c.Model.Model, *c.Model.Temperature)
 	}
-	if c.Model.ReasoningEffort != "" && !IsReasoningModel(c.Model.Model) {
+	if c.Model.ReasoningEffort != "" && !isReasoningModel(c.Model.Model) {
 		return fmt.Errorf("llm: invalid config: reasoning_effort %q needs a reasoning model, %q is not one",
 			c.Model.ReasoningEffort, c.Model.Model)
 	}
 	comp := c.Compaction.withDefaults()
-	if comp.AutoTrigger && comp.Strategy != StrategyNone && c.Model.ContextLength > 0 {
+	if comp.AutoTrigger && comp.Strategy != strategyNone && c.Model.ContextLength > 0 {
 		threshold := int(math.Floor(float64(c.Model.ContextLength) * comp.TriggerRatio))
 		for name, lim := range map[string]*int{"input_tokens_limit": c.RunLimits.InputTokensLimit, "total_tokens_limit": c.RunLimits.TotalTokensLimit} {
 			if lim != nil && threshold >= *lim {
@@ -345,6 +332,3 @@ func valueOf(v any) any {
 	}
 	return v
 }
-
-// Ptr returns a pointer to v; handy for optional limits.
-func Ptr[T any](v T) *T { return &v }

@@ -11,8 +11,8 @@ import (
 // A27: an explicit temperature 0 reaches the wire; seed and max tokens too.
 func TestModelSettingsOnTheWire(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
-		c.Model.Temperature = llm.Ptr[float32](0)
-		c.Model.Seed = llm.Ptr(7)
+		c.Model.Temperature = new(float32(0))
+		c.Model.Seed = new(7)
 		c.Model.MaxTokens = 4096
 	})
 	h.mustRun("x")
@@ -20,7 +20,7 @@ func TestModelSettingsOnTheWire(t *testing.T) {
 	if r.Temperature == nil || *r.Temperature != 0 || r.Seed == nil || *r.Seed != 7 || r.MaxTokens != 4096 || r.MaxCompletionTokens != 0 {
 		t.Fatalf("request %+v", r)
 	}
-	h2 := newHarness(t, func(c *llm.Config) { c.Model.Temperature = llm.Ptr[float32](0.3) })
+	h2 := newHarness(t, func(c *llm.Config) { c.Model.Temperature = new(float32(0.3)) })
 	h2.mustRun("x")
 	if tp := h2.requests()[0].Temperature; tp == nil || *tp < 0.29 || *tp > 0.31 {
 		t.Fatalf("temperature %v", tp)
@@ -50,9 +50,9 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		"provider":             {func(c *llm.Config) { c.Model.Provider = "anthropic" }, "Provider"},
 		"model":                {func(c *llm.Config) { c.Model.Model = "" }, "Model.Model"},
-		"azure needs base url": {func(c *llm.Config) { c.Model.Provider = llm.ProviderAzure }, "BaseURL"},
-		"temperature range":    {func(c *llm.Config) { c.Model.Temperature = llm.Ptr[float32](3) }, "Temperature"},
-		"reasoning temp":       {func(c *llm.Config) { c.Model.Model = "o3-mini"; c.Model.Temperature = llm.Ptr[float32](0.2) }, "reasoning model"},
+		"azure needs base url": {func(c *llm.Config) { c.Model.Provider = "azure" }, "BaseURL"},
+		"temperature range":    {func(c *llm.Config) { c.Model.Temperature = new(float32(3)) }, "Temperature"},
+		"reasoning temp":       {func(c *llm.Config) { c.Model.Model = "o3-mini"; c.Model.Temperature = new(float32(0.2)) }, "reasoning model"},
 		"effort on gpt-4.1":    {func(c *llm.Config) { c.Model.Model = "gpt-4.1"; c.Model.ReasoningEffort = "high" }, "reasoning_effort"},
 		"end strategy":         {func(c *llm.Config) { c.Runtime.EndStrategy = "late" }, "EndStrategy"},
 		"strategy":             {func(c *llm.Config) { c.Compaction.Strategy = "magic" }, "Strategy"},
@@ -73,7 +73,7 @@ func TestConfigValidation(t *testing.T) {
 	if err := llm.DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := llm.NewClient(llm.ModelConfig{}, llm.HTTPConfig{}, llm.ClientOptions{}); err == nil {
+	if _, err := llm.NewClient(llm.ModelConfig{}, llm.HTTPConfig{}, llm.Options{}); err == nil {
 		t.Fatal("NewClient accepted an empty model")
 	}
 }
@@ -84,8 +84,8 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	t.Setenv("TEST_LLM_KEY", "sk-from-env")
-	c, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "m", APIKeyEnv: "TEST_LLM_KEY"},
-		llm.HTTPConfig{}, llm.ClientOptions{HTTPClient: srv.HTTPClient()})
+	c, err := llm.NewClient(llm.ModelConfig{Provider: "openai-compatible", BaseURL: srv.URL(), Model: "m", APIKeyEnv: "TEST_LLM_KEY"},
+		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +96,8 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 	if got := srv.Requests()[0].Authorization; got != "Bearer sk-from-env" || c.Model().Model != "m" {
 		t.Fatalf("authorization %q", got)
 	}
-	az, err := llm.NewClient(llm.ModelConfig{Provider: llm.ProviderAzure, BaseURL: srv.URL(), Model: "dep", APIKey: "k", AzureAPIVersion: "2024-10-21"},
-		llm.HTTPConfig{}, llm.ClientOptions{HTTPClient: srv.HTTPClient()})
+	az, err := llm.NewClient(llm.ModelConfig{Provider: "azure", BaseURL: srv.URL(), Model: "dep", APIKey: "k", AzureAPIVersion: "2024-10-21"},
+		llm.HTTPConfig{}, llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A client built without an HTTP client owns one; Close releases it.
-	own, err := llm.NewClient(llm.DefaultModelConfig(), llm.HTTPConfig{}, llm.ClientOptions{})
+	own, err := llm.NewClient(llm.DefaultConfig().Model, llm.HTTPConfig{}, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@
 //   - [ModelConfig], [RuntimeConfig], [RunUsageLimits], [AgentUsageLimits]
 //     and [CompactionConfig], gathered in [Config] with [DefaultConfig] and
 //     [Config.Validate].
-//   - [Client]: go-openai with a retrying HTTP doer ([RetryDoer]: backoff
+//   - The runner's client: go-openai over a retrying HTTP layer (backoff
 //     with jitter, Retry-After honoured, fail fast on 4xx other than 408,
-//     409 and 429) and the model settings applied to each request.
+//     409 and 429; [HTTPConfig], [Options].HTTPClient) with the model
+//     settings applied to each request.
 //   - [Runner] and [Run]: the loop. A run sends the system prompt (backstory,
 //     date, [SystemPrompt] sections), the history and the new prompt with
 //     the tools and a strict json_schema response format made from the
@@ -18,9 +19,9 @@
 //     both usage tiers ([UsageLimitError]); and heals the history when a run
 //     fails so the next request is valid.
 //   - Events ([MessageEvent], [UsageEvent], [ToolCallEvent],
-//     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to an
-//     [Observer]; [Runner.Restore] folds them back into a history and a
-//     lifetime budget.
+//     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to
+//     Options.Observer; [Runner.Restore] folds them back into a history and
+//     a lifetime budget.
 //   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
 //   - Compaction: [Runner.Compact] and [Runner.Clear], and the auto-trigger
 //     when the model's context length is known.

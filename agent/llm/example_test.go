@@ -13,8 +13,8 @@ import (
 func ExampleRun() {
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	srv.Default().Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "add", `{"a":2,"b":3}`)),
+	srv.Model("").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "add", `{"a":2,"b":3}`)),
 		llmtest.Final(`{"answer":"2 + 3 = 5"}`),
 	)
 
@@ -33,8 +33,8 @@ func ExampleRun() {
 	cfg.Model = srv.ModelConfig("gpt-4.1")
 	cfg.Backstory = "You are a careful calculator."
 	runner, err := llm.NewRunner(cfg, llm.Options{
-		Tools:         []*llm.Tool{add},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()},
+		Tools:      []*llm.Tool{add},
+		HTTPClient: srv.HTTPClient(),
 		Observer: func(e llm.Event) {
 			if u, ok := e.(llm.UsageEvent); ok {
 				fmt.Printf("usage: %d in, %d out, $%.6f\n", u.InputTokens, u.OutputTokens, u.Cost)

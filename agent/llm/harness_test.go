@@ -105,7 +105,7 @@ type harness struct {
 
 func testConfig(srv *llmtest.Server) llm.Config {
 	cfg := llm.DefaultConfig()
-	cfg.Model = llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL(), Model: "gpt-4.1", APIKey: "sk-test-secret"}
+	cfg.Model = llm.ModelConfig{Provider: "openai-compatible", BaseURL: srv.URL(), Model: "gpt-4.1", APIKey: "sk-test-secret"}
 	cfg.Backstory = "You are a project manager. Delegate to specialists."
 	cfg.Runtime.HTTP = llm.HTTPConfig{Timeout: 5 * time.Second, BackoffBase: time.Millisecond, BackoffMax: 4 * time.Millisecond}
 	return cfg
@@ -121,7 +121,7 @@ func newHarness(t *testing.T, mutate func(*llm.Config), tools ...*llm.Tool) *har
 	}
 	rec := &recorder{}
 	runner, err := llm.NewRunner(cfg, llm.Options{
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Sleep: rec.sleep},
+		HTTPClient: srv.HTTPClient(), Sleep: rec.sleep,
 		Tools:         tools,
 		SystemPrompts: rosterPrompt,
 		Observer:      rec.observe,

@@ -144,7 +144,7 @@ func TestContextLengthCompactsOnceAndRetries(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Model.ContextLength = 100000 })
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("first")
-	h.srv.Summarizer().Enqueue(llmtest.Text("earlier: planned a sprint"))
+	h.srv.Summarizer().Enqueue(llmtest.Final("earlier: planned a sprint"))
 	h.model.Enqueue(llmtest.ContextLengthExceeded(), llmtest.Final(finalPlan))
 	h.mustRun("second")
 	hist := h.history(2)
@@ -166,12 +166,12 @@ func TestAPIKeyNeverLogged(t *testing.T) {
 	cfg := testConfig(srv)
 	cfg.Runtime.HTTP = llm.HTTPConfig{BackoffBase: time.Microsecond}
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
-	r, err := llm.NewRunner(cfg, llm.Options{Logger: logger, ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Logger: logger}})
+	r, err := llm.NewRunner(cfg, llm.Options{Logger: logger, HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	srv.Default().Enqueue(llmtest.ServerError(), llmtest.Final("bad"), llmtest.Final(finalPlan))
+	srv.Model("").Enqueue(llmtest.ServerError(), llmtest.Final("bad"), llmtest.Final(finalPlan))
 	if _, err := llm.Run(t.Context(), r, llm.UserText("x"), out); err != nil {
 		t.Fatal(err)
 	}

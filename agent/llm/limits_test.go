@@ -14,8 +14,8 @@ import (
 // S38, A35, A36: run_request_limit=2 with a model that always calls a tool:
 // two requests, then a run-tier breach; the next run's request is valid.
 func TestRunRequestLimit(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.RunLimits.RequestLimit = llm.Ptr(2) }, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)))
+	h := newHarness(t, func(c *llm.Config) { c.RunLimits.RequestLimit = new(2) }, hireTool(t, nil))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)))
 	_, err := h.run("go")
 	ule := usageErr(t, err)
 	if ule.Tier != llm.TierRun || ule.Limit != "run_request_limit" || !strings.Contains(ule.Error(), "request_limit of 2") || len(h.requests()) != 2 {
@@ -29,8 +29,8 @@ func TestRunRequestLimit(t *testing.T) {
 // breach before either runs; history healed with two synthetic results.
 func TestToolCallsLimitHealsBothCalls(t *testing.T) {
 	var calls []string
-	h := newHarness(t, func(c *llm.Config) { c.RunLimits.ToolCallsLimit = llm.Ptr(1) }, hireTool(t, &calls))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.CallID("c1", "hire_members", `{"roles":["A"]}`), llmtest.CallID("c2", "hire_members", `{"roles":["B"]}`)))
+	h := newHarness(t, func(c *llm.Config) { c.RunLimits.ToolCallsLimit = new(1) }, hireTool(t, &calls))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "hire_members", `{"roles":["A"]}`), llmtest.Call("c2", "hire_members", `{"roles":["B"]}`)))
 	_, err := h.run("go")
 	if ule := usageErr(t, err); ule.Limit != "tool_calls_limit" || !strings.Contains(ule.Error(), "tool_calls_limit of 1") {
 		t.Fatalf("err %v", ule)
@@ -54,9 +54,9 @@ func TestRunTokenLimit(t *testing.T) {
 		limit func(*llm.RunUsageLimits)
 		want  string
 	}{
-		{func(l *llm.RunUsageLimits) { l.TotalTokensLimit = llm.Ptr(150) }, "Exceeded the total_tokens_limit of 150 (total_tokens=200)"},
-		{func(l *llm.RunUsageLimits) { l.InputTokensLimit = llm.Ptr(150) }, "input_tokens_limit of 150"},
-		{func(l *llm.RunUsageLimits) { l.OutputTokensLimit = llm.Ptr(10) }, "output_tokens_limit of 10"},
+		{func(l *llm.RunUsageLimits) { l.TotalTokensLimit = new(150) }, "Exceeded the total_tokens_limit of 150 (total_tokens=200)"},
+		{func(l *llm.RunUsageLimits) { l.InputTokensLimit = new(150) }, "input_tokens_limit of 150"},
+		{func(l *llm.RunUsageLimits) { l.OutputTokensLimit = new(10) }, "output_tokens_limit of 10"},
 	} {
 		h := newHarness(t, func(c *llm.Config) { tc.limit(&c.RunLimits) })
 		h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(180, 20, 0))
@@ -72,8 +72,8 @@ func TestRunTokenLimit(t *testing.T) {
 
 // A35: a token breach on a tool-call response heals the unexecuted calls.
 func TestRunTokenLimitOnToolCallResponse(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.RunLimits.TotalTokensLimit = llm.Ptr(150) }, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)).WithUsage(180, 20, 0))
+	h := newHarness(t, func(c *llm.Config) { c.RunLimits.TotalTokensLimit = new(150) }, hireTool(t, nil))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)).WithUsage(180, 20, 0))
 	usageErr(t, func() error { _, err := h.run("go"); return err }())
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("next")
@@ -81,7 +81,7 @@ func TestRunTokenLimitOnToolCallResponse(t *testing.T) {
 
 // S41, A34: agent_request_limit=2: the third run makes no HTTP request.
 func TestAgentRequestLimit(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = llm.Ptr(2) })
+	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(2) })
 	h.mustRun("1")
 	h.mustRun("2")
 	_, err := h.run("3")
@@ -97,7 +97,7 @@ func TestAgentRequestLimit(t *testing.T) {
 // S42, A34: lifetime total 250, 120 per run: runs 1-3 execute (240 ≤ 250 at
 // the start of run 3), run 4 is refused pre-flight.
 func TestAgentTokenLimitOvershoot(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.TotalTokensLimit = llm.Ptr(250) })
+	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.TotalTokensLimit = new(250) })
 	for range 4 {
 		h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(100, 20, 0))
 	}
@@ -115,8 +115,8 @@ func TestAgentTokenLimitOvershoot(t *testing.T) {
 	}
 	// The input and output lifetime limits refuse the same way.
 	for _, lim := range []func(*llm.AgentUsageLimits){
-		func(l *llm.AgentUsageLimits) { l.InputTokensLimit = llm.Ptr(50) },
-		func(l *llm.AgentUsageLimits) { l.OutputTokensLimit = llm.Ptr(10) },
+		func(l *llm.AgentUsageLimits) { l.InputTokensLimit = new(50) },
+		func(l *llm.AgentUsageLimits) { l.OutputTokensLimit = new(10) },
 	} {
 		h := newHarness(t, func(c *llm.Config) { lim(&c.AgentLimits) })
 		h.mustRun("1")
@@ -126,7 +126,7 @@ func TestAgentTokenLimitOvershoot(t *testing.T) {
 
 // S45, A34: a run that fails still counts against agent_request_limit.
 func TestFailedRunCounts(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = llm.Ptr(1) })
+	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(1) })
 	for range 5 {
 		h.model.Enqueue(llmtest.ServerError())
 	}
@@ -142,7 +142,7 @@ func TestFailedRunCounts(t *testing.T) {
 // A37: Restore recomputes the agent tier from usage events, idempotently;
 // a run with no usage event is invisible.
 func TestRestoreReseedsAgentBudget(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = llm.Ptr(3) })
+	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(3) })
 	events := []llm.Event{
 		llm.UsageEvent{RunID: "a", InputTokens: 100, OutputTokens: 10},
 		llm.UsageEvent{RunID: "a", InputTokens: 100, OutputTokens: 10},
@@ -163,17 +163,17 @@ func TestRestoreReseedsAgentBudget(t *testing.T) {
 func TestConfigRejectsDeadCompactionThreshold(t *testing.T) {
 	cfg := llm.DefaultConfig()
 	cfg.Model.ContextLength = 1000
-	cfg.RunLimits.TotalTokensLimit = llm.Ptr(850)
+	cfg.RunLimits.TotalTokensLimit = new(850)
 	err := cfg.Validate()
 	if err == nil || !strings.Contains(err.Error(), "850") || !strings.Contains(err.Error(), "total_tokens_limit") {
 		t.Fatalf("got %v", err)
 	}
-	cfg.RunLimits.TotalTokensLimit = llm.Ptr(851)
+	cfg.RunLimits.TotalTokensLimit = new(851)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Compaction.AutoTrigger = false // A39 only checks a live auto-trigger
-	cfg.RunLimits.InputTokensLimit = llm.Ptr(10)
+	cfg.RunLimits.InputTokensLimit = new(10)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +186,12 @@ func TestLimitDefaultsAndValidation(t *testing.T) {
 	if *cfg.RunLimits.RequestLimit != 50 || cfg.AgentLimits != (llm.AgentUsageLimits{}) {
 		t.Fatalf("defaults %+v %+v", cfg.RunLimits, cfg.AgentLimits)
 	}
-	cfg.RunLimits.ToolCallsLimit = llm.Ptr(0)
+	cfg.RunLimits.ToolCallsLimit = new(0)
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "ToolCallsLimit") {
 		t.Fatalf("got %v", err)
 	}
 	cfg = llm.DefaultConfig()
-	cfg.AgentLimits.TotalTokensLimit = llm.Ptr(-1)
+	cfg.AgentLimits.TotalTokensLimit = new(-1)
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "TotalTokensLimit") {
 		t.Fatalf("got %v", err)
 	}
@@ -201,10 +201,10 @@ func TestLimitDefaultsAndValidation(t *testing.T) {
 func TestUsageLimitErrorIsOneType(t *testing.T) {
 	kinds := map[llm.Tier]bool{}
 	h := newHarness(t, func(c *llm.Config) {
-		c.AgentLimits.RequestLimit = llm.Ptr(1)
-		c.RunLimits.RequestLimit = llm.Ptr(1)
+		c.AgentLimits.RequestLimit = new(1)
+		c.RunLimits.RequestLimit = new(1)
 	}, funcTool("t", func(context.Context, json.RawMessage) (any, error) { return "x", nil }))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("t", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "t", "{}")))
 	_, err := h.run("1")
 	kinds[usageErr(t, err).Tier] = true
 	_, err = h.run("2")

@@ -4,18 +4,20 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Message roles.
+// Message roles, as sent on the wire.
 const (
-	RoleSystem    = "system"
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-	RoleTool      = "tool"
+	roleSystem    = "system"
+	roleUser      = "user"
+	roleAssistant = "assistant"
+	roleTool      = "tool"
 )
 
 // Message is one history entry (A20). It is our own type, converted to
 // go-openai's at the edge, so it serializes the same way in events and
 // transcripts whatever the client library does.
 type Message struct {
+	// Role is "system", "user", "assistant" or "tool"; [Run] sends a prompt
+	// without a role as "user".
 	Role string `json:"role"`
 	// Content is the text; for an assistant final output, its JSON.
 	Content string `json:"content,omitempty"`
@@ -51,11 +53,9 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// UserText returns a plain-text user message.
-func UserText(text string) Message { return Message{Role: RoleUser, Content: text} }
-
-// UserParts returns a multipart user message.
-func UserParts(parts ...Part) Message { return Message{Role: RoleUser, Parts: parts} }
+// UserText returns a plain-text user message. A multipart one (text and
+// images) is a Message with Role "user" and Parts.
+func UserText(text string) Message { return Message{Role: roleUser, Content: text} }
 
 // TextPart returns a text part.
 func TextPart(text string) Part { return Part{Type: "text", Text: text} }
@@ -101,7 +101,7 @@ func (m Message) toOpenAI() openai.ChatCompletionMessage {
 }
 
 func fromOpenAI(m openai.ChatCompletionMessage) Message {
-	out := Message{Role: RoleAssistant, Content: m.Content, Refusal: m.Refusal}
+	out := Message{Role: roleAssistant, Content: m.Content, Refusal: m.Refusal}
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
@@ -111,14 +111,10 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 	return out
 }
 
-// Event is what a [Runner] reports to its observer: [MessageEvent],
+// Event is what a [Runner] reports to its Options.Observer: [MessageEvent],
 // [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent] and
 // [ClearedEvent]. The set is closed.
 type Event interface{ llmEvent() }
-
-// Observer receives events synchronously, in order, on the goroutine that
-// runs the loop. It must not call back into the Runner.
-type Observer func(Event)
 
 // MessageEvent reports one history append (A50); replaying these rebuilds
 // the history (A51).

@@ -49,15 +49,15 @@ func (o *Output[T]) Name() string { return o.name }
 func (o *Output[T]) Schema() *jsonschema.Definition { return o.schema.def }
 
 // Parse decodes and validates content, the model's final text. The error
-// is an [*InvalidOutputError] whose text tells the model what to fix.
+// text says what is wrong, in words meant for the model.
 func (o *Output[T]) Parse(content string) (T, error) { return o.schema.parse([]byte(content)) }
 
-// InvalidOutputError says why a model's JSON was refused; its text is fed
+// invalidOutputError says why a model's JSON was refused; its text is fed
 // back to the model.
-type InvalidOutputError struct{ Reason string }
+type invalidOutputError struct{ Reason string }
 
 // Error describes the failure.
-func (e *InvalidOutputError) Error() string { return e.Reason }
+func (e *invalidOutputError) Error() string { return e.Reason }
 
 // schema is a JSON Schema made from T, with a parser.
 type schema[T any] struct {
@@ -151,27 +151,27 @@ func sortedKeys[V any](m map[string]V) []string {
 func (s schema[T]) parse(b []byte) (T, error) {
 	var zero T
 	if len(bytes.TrimSpace(b)) == 0 {
-		return zero, &InvalidOutputError{Reason: "the response is empty; answer with a JSON object that matches the schema"}
+		return zero, &invalidOutputError{Reason: "the response is empty; answer with a JSON object that matches the schema"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return zero, &InvalidOutputError{Reason: "the response is not valid JSON: " + err.Error()}
+		return zero, &invalidOutputError{Reason: "the response is not valid JSON: " + err.Error()}
 	}
 	if dec.More() {
-		return zero, &InvalidOutputError{Reason: "the response has data after the JSON value; answer with exactly one JSON object"}
+		return zero, &invalidOutputError{Reason: "the response has data after the JSON value; answer with exactly one JSON object"}
 	}
 	if err := s.check(*s.def, doc, "$"); err != nil {
-		return zero, &InvalidOutputError{Reason: err.Error()}
+		return zero, &invalidOutputError{Reason: err.Error()}
 	}
 	var out T
 	if err := json.Unmarshal(b, &out); err != nil {
-		return zero, &InvalidOutputError{Reason: "the response does not decode: " + err.Error()}
+		return zero, &invalidOutputError{Reason: "the response does not decode: " + err.Error()}
 	}
 	if s.isStruct {
 		if err := validate.Struct(out); err != nil {
-			return zero, &InvalidOutputError{Reason: "the response fails validation: " + describeValidation(err).Error()}
+			return zero, &invalidOutputError{Reason: "the response fails validation: " + describeValidation(err).Error()}
 		}
 	}
 	return out, nil

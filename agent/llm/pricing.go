@@ -32,10 +32,10 @@ type PriceTable struct {
 	keys    []string // longest first
 }
 
-// ParsePriceTable reads a table in the embedded format:
+// parsePriceTable reads a table in the embedded format:
 // {"version": "...", "models": {"gpt-4.1": {"input": 2, "output": 8,
 // "cache_read": 0.5, "cache_write": 2}, ...}}.
-func ParsePriceTable(r io.Reader) (*PriceTable, error) {
+func parsePriceTable(r io.Reader) (*PriceTable, error) {
 	var doc struct {
 		Version  string           `json:"version"`
 		Currency string           `json:"currency"`
@@ -47,7 +47,7 @@ func ParsePriceTable(r io.Reader) (*PriceTable, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("llm: price table: %w", err)
 	}
-	t := NewPriceTable(doc.Version, doc.Models)
+	t := newPriceTable(doc.Version, doc.Models)
 	for _, k := range t.keys {
 		p := t.prices[k]
 		if k == "" || p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
@@ -57,8 +57,8 @@ func ParsePriceTable(r io.Reader) (*PriceTable, error) {
 	return t, nil
 }
 
-// NewPriceTable builds a table from a map (copied).
-func NewPriceTable(version string, prices map[string]Price) *PriceTable {
+// newPriceTable builds a table from a map (copied).
+func newPriceTable(version string, prices map[string]Price) *PriceTable {
 	t := &PriceTable{Version: version, prices: maps.Clone(prices)}
 	if t.prices == nil {
 		t.prices = map[string]Price{}
@@ -73,9 +73,9 @@ func NewPriceTable(version string, prices map[string]Price) *PriceTable {
 }
 
 var defaultPrices = func() *PriceTable {
-	t, err := ParsePriceTable(strings.NewReader(string(defaultPricingJSON)))
+	t, err := parsePriceTable(strings.NewReader(string(defaultPricingJSON)))
 	if err != nil {
-		return NewPriceTable("invalid", nil) // unreachable: the embedded table is tested
+		return newPriceTable("invalid", nil) // unreachable: the embedded table is tested
 	}
 	return t
 }()
@@ -88,11 +88,11 @@ func DefaultPriceTable() *PriceTable { return defaultPrices }
 func (t *PriceTable) With(prices map[string]Price) *PriceTable {
 	merged := maps.Clone(t.prices)
 	maps.Copy(merged, prices)
-	return NewPriceTable(t.Version+"+custom", merged)
+	return newPriceTable(t.Version+"+custom", merged)
 }
 
-// Lookup returns the price of model and whether any key matched.
-func (t *PriceTable) Lookup(model string) (Price, bool) {
+// lookup returns the price of model and whether any key matched.
+func (t *PriceTable) lookup(model string) (Price, bool) {
 	for _, k := range t.keys {
 		if strings.Contains(model, k) {
 			return t.prices[k], true
@@ -104,7 +104,7 @@ func (t *PriceTable) Lookup(model string) (Price, bool) {
 // Cost prices one usage record (A45, decision C6): uncached input at the
 // input price, cache reads at the cache price, never negative.
 func (t *PriceTable) Cost(model string, input, output, cacheRead, cacheWrite int) float64 {
-	p, ok := t.Lookup(model)
+	p, ok := t.lookup(model)
 	if !ok {
 		return 0
 	}

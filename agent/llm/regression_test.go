@@ -14,10 +14,10 @@ import (
 func TestSlidingWindowTwiceInOneRun(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
 		c.Model.ContextLength = 1000
-		c.Compaction.Strategy = llm.StrategySlidingWindow
+		c.Compaction.Strategy = "sliding_window"
 		c.Compaction.KeepRecentMessages = 1
 	}, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan).WithUsage(900, 20, 0))
 	h.mustRun("first") // history: user, assistant(tool call), tool, assistant; last prompt 900 > 850
 	h.model.Enqueue(llmtest.ContextLengthExceeded(), llmtest.Final(finalPlan))
 	defer func() {
@@ -38,9 +38,9 @@ func TestSummarizeTwiceInOneRun(t *testing.T) {
 	h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(10, 1, 0))
 	h.mustRun("first")
 	h.runner.RecordOperatorAction("/team_members", "x") // history: user, assistant, operator (P=3)
-	h.srv.Summarizer().Enqueue(llmtest.Text("s1"), llmtest.Text("s2"))
+	h.srv.Summarizer().Enqueue(llmtest.Final("s1"), llmtest.Final("s2"))
 	h.model.Enqueue(
-		llmtest.ToolCalls(llmtest.Call("hire_members", `{"roles":["QA"]}`)).WithUsage(900, 1, 0), // triggers auto compaction next
+		llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)).WithUsage(900, 1, 0), // triggers auto compaction next
 		llmtest.ContextLengthExceeded(), // forced compaction with the stale index
 		llmtest.Final(finalPlan))
 	if _, err := h.run("second"); err != nil {
@@ -52,7 +52,7 @@ func TestSummarizeTwiceInOneRun(t *testing.T) {
 	}
 	hist := h.runner.History()
 	for i, m := range hist {
-		if m.Role == llm.RoleTool && (i == 0 || (hist[i-1].Role != llm.RoleAssistant && hist[i-1].Role != llm.RoleTool)) {
+		if m.Role == "tool" && (i == 0 || (hist[i-1].Role != "assistant" && hist[i-1].Role != "tool")) {
 			t.Fatalf("history entry %d is a tool result without its call", i)
 		}
 	}
@@ -65,7 +65,7 @@ func TestRestoreDanglingToolCall(t *testing.T) {
 	h := newHarness(t, nil, hireTool(t, nil))
 	h.runner.Restore([]llm.Event{
 		llm.MessageEvent{RunID: "r1", Message: llm.UserText("hire a QA")},
-		llm.MessageEvent{RunID: "r1", Message: llm.Message{Role: llm.RoleAssistant,
+		llm.MessageEvent{RunID: "r1", Message: llm.Message{Role: "assistant",
 			ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "hire_members", Arguments: `{"roles":["QA"]}`}}}},
 		// killed here: no tool result was logged
 	})

@@ -22,18 +22,14 @@ func TestReplayTranscript(t *testing.T) {
 	if *update {
 		recordTranscript(t)
 	}
-	exs, err := llmtest.LoadTranscript(transcriptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := newHarness(t, nil, hireTool(t, nil))
-	h.srv.Replay(exs)
+	replayTranscript(t, h.srv)
 	res := h.mustRun("Hire a QA, then report.")
 	if len(res.Messages) != 1 || res.Messages[0].Message != "Plan: ship it" {
 		t.Fatalf("result %+v", res)
 	}
-	if h.srv.ReplayRemaining() != 0 || len(h.srv.Failures()) != 0 {
-		t.Fatalf("remaining %d failures %v", h.srv.ReplayRemaining(), h.srv.Failures())
+	if h.srv.Pending() != 0 || len(h.srv.Failures()) != 0 {
+		t.Fatalf("remaining %d failures %v", h.srv.Pending(), h.srv.Failures())
 	}
 	if len(h.rec.sleeps) != 1 {
 		t.Fatalf("recorded Retry-After was not honoured: %v", h.rec.sleeps)
@@ -42,20 +38,16 @@ func TestReplayTranscript(t *testing.T) {
 
 // A request the transcript does not expect fails with a clear error.
 func TestReplayRejectsUnexpectedRequest(t *testing.T) {
-	exs, err := llmtest.LoadTranscript(transcriptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rep := &silentReporter{}
 	srv := llmtest.NewServer(llmtest.WithReporter(rep))
 	defer srv.Close()
-	r, err := llm.NewRunner(testConfig(srv), llm.Options{ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient()}})
+	r, err := llm.NewRunner(testConfig(srv), llm.Options{HTTPClient: srv.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
-	srv.Replay(exs)
+	replayTranscript(t, srv)
 	_, err = llm.Run(t.Context(), r, llm.UserText("something else"), out)
 	if err == nil || !strings.Contains(err.Error(), "does not match the transcript") || len(rep.msgs) != 1 {
 		t.Fatalf("got %v, reports %v", err, rep.msgs)
@@ -80,7 +72,7 @@ func recordTranscript(t *testing.T) {
 	defer srv.Close()
 	rec := &recorder{}
 	r, err := llm.NewRunner(testConfig(srv), llm.Options{Tools: []*llm.Tool{hireTool(t, nil)},
-		ClientOptions: llm.ClientOptions{HTTPClient: srv.HTTPClient(), Sleep: rec.sleep},
+		HTTPClient: srv.HTTPClient(), Sleep: rec.sleep,
 		SystemPrompts: rosterPrompt, Now: nowFixed})
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +80,21 @@ func recordTranscript(t *testing.T) {
 	defer r.Close()
 	out, _ := llm.NewOutput[StructuredOutput]("StructuredOutput")
 	srv.Model(agentName).Enqueue(llmtest.RateLimited("1"),
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 	if _, err := llm.Run(t.Context(), r, llm.UserText("Hire a QA, then report."), out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replayTranscript switches srv to replaying the recorded transcript.
+func replayTranscript(t *testing.T, srv *llmtest.Server) {
+	t.Helper()
+	f, err := os.Open(transcriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := srv.Replay(f); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -19,8 +19,8 @@ import (
 // ctx's error in the second case. Tests inject one that records or scales.
 type Sleeper func(ctx context.Context, d time.Duration) error
 
-// SleepContext is the real [Sleeper].
-func SleepContext(ctx context.Context, d time.Duration) error {
+// sleepContext is the real [Sleeper].
+func sleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -38,18 +38,18 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 // HTTPConfig.Timeout; such attempts are not retried (A28).
 var ErrAttemptTimeout = errors.New("llm: request timed out")
 
-// RetryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
+// retryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
 // 409, any 5xx and transport errors (connection reset, refused, EOF), with
 // random exponential backoff that a Retry-After header overrides (A28). It
 // fails fast on other statuses, on its per-attempt timeout and when the
 // caller's context ends. After the last attempt the last answer (or error)
 // is returned as is, so go-openai decodes the API error.
-type RetryDoer struct {
+type retryDoer struct {
 	// Next sends one attempt; nil uses a private *http.Client.
 	Next openai.HTTPDoer
 	// Config holds timeout, attempts and backoff; zero fields take defaults.
 	Config HTTPConfig
-	// Sleep waits between attempts (default [SleepContext]).
+	// Sleep waits between attempts (default: a real wait that ends early with ctx).
 	Sleep Sleeper
 	// Jitter returns a float in [0, 1) that scales the backoff (default
 	// math/rand/v2).
@@ -61,8 +61,8 @@ type RetryDoer struct {
 	Now func() time.Time
 }
 
-// Do sends req, retrying as described on [RetryDoer].
-func (d *RetryDoer) Do(req *http.Request) (*http.Response, error) {
+// Do sends req, retrying as described on retryDoer.
+func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	cfg := d.Config.withDefaults()
 	body, err := snapshotBody(req)
 	if err != nil {
@@ -87,7 +87,7 @@ func (d *RetryDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 }
 
-func (d *RetryDoer) attempt(ctx context.Context, req *http.Request, body []byte, timeout time.Duration) (*http.Response, error) {
+func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body []byte, timeout time.Duration) (*http.Response, error) {
 	actx, cancel := context.WithTimeoutCause(ctx, timeout, ErrAttemptTimeout)
 	r := req.Clone(actx)
 	if body != nil {
@@ -165,7 +165,7 @@ func retryable(ctx context.Context, resp *http.Response, err error) bool {
 
 // backoff is the wait before the next attempt: Retry-After when the server
 // sent one (capped), else random exponential.
-func (d *RetryDoer) backoff(cfg HTTPConfig, attempt int, resp *http.Response) time.Duration {
+func (d *retryDoer) backoff(cfg HTTPConfig, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), d.now()); ok {
 			return min(ra, cfg.RetryAfterMax)
@@ -196,28 +196,28 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-func (d *RetryDoer) next() openai.HTTPDoer {
+func (d *retryDoer) next() openai.HTTPDoer {
 	if d.Next == nil {
 		return http.DefaultClient
 	}
 	return d.Next
 }
 
-func (d *RetryDoer) sleep() Sleeper {
+func (d *retryDoer) sleep() Sleeper {
 	if d.Sleep == nil {
-		return SleepContext
+		return sleepContext
 	}
 	return d.Sleep
 }
 
-func (d *RetryDoer) now() time.Time {
+func (d *retryDoer) now() time.Time {
 	if d.Now == nil {
 		return time.Now()
 	}
 	return d.Now()
 }
 
-func (d *RetryDoer) logger() *slog.Logger {
+func (d *retryDoer) logger() *slog.Logger {
 	if d.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}

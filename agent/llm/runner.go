@@ -40,20 +40,28 @@ type SystemPrompt func(ctx context.Context) string
 
 // Options are the injectable parts of a [Runner].
 type Options struct {
-	// Client is the model client; nil builds one from Config.Model and
-	// Config.Runtime.HTTP with ClientOptions, owned (closed) by the runner.
-	Client *Client
-	// ClientOptions are used when Client is nil.
-	ClientOptions ClientOptions
+	// HTTPClient sends each model request (e.g. llmtest's
+	// Server.HTTPClient()); nil uses a private *http.Client. [Runner.Close]
+	// releases its idle connections.
+	HTTPClient openai.HTTPDoer
+	// Sleep waits between HTTP retries (default: a real wait that ends
+	// early with its context).
+	Sleep Sleeper
+	// Jitter scales the retry backoffs; it must return values in [0, 1)
+	// (default math/rand/v2).
+	Jitter func() float64
 	// Tools the model may call.
 	Tools []*Tool
 	// SystemPrompts are the sections after the backstory and the date.
 	SystemPrompts []SystemPrompt
-	// Observer receives every event; nil discards.
-	Observer Observer
+	// Observer receives every event synchronously, in order, on the
+	// goroutine that runs the loop; it must not call back into the Runner.
+	// Nil discards.
+	Observer func(Event)
 	// Prices prices usage events (default [DefaultPriceTable]).
 	Prices *PriceTable
-	// Logger receives debug and warning lines; nil discards.
+	// Logger receives debug and warning lines, one per HTTP retry included;
+	// nil discards.
 	Logger *slog.Logger
 	// Now is the clock for the date section (default time.Now).
 	Now func() time.Time
@@ -66,23 +74,22 @@ type Options struct {
 // [Runner.Clear] and [Runner.Restore] from one goroutine at a time, as an
 // actor does.
 type Runner struct {
-	cfg        Config
-	client     *Client
-	ownsClient bool
-	tools      []*Tool
-	toolIndex  map[string]*Tool
-	wireTools  []openai.Tool
-	system     []SystemPrompt
-	observer   Observer
-	prices     *PriceTable
-	logger     *slog.Logger
-	now        func() time.Time
-	newRunID   func() string
+	cfg       Config
+	client    *client
+	tools     []*Tool
+	toolIndex map[string]*Tool
+	wireTools []openai.Tool
+	system    []SystemPrompt
+	observer  func(Event)
+	prices    *PriceTable
+	logger    *slog.Logger
+	now       func() time.Time
+	newRunID  func() string
 
 	history         []Message
 	pendingOps      []string // operator actions waiting for the next prompt (A11)
 	budget          agentBudget
-	lastInputTokens int
+	lastInputTokens int // prompt size of the latest response, 0 if unknown (A43)
 	closed          bool
 }
 
@@ -93,15 +100,12 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	}
 	cfg.Runtime.HTTP = cfg.Runtime.HTTP.withDefaults()
 	cfg.Compaction = cfg.Compaction.withDefaults()
-	r := &Runner{cfg: cfg, client: opts.Client, system: opts.SystemPrompts, observer: opts.Observer,
-		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
-	if r.client == nil {
-		c, err := NewClient(cfg.Model, cfg.Runtime.HTTP, opts.ClientOptions)
-		if err != nil {
-			return nil, err
-		}
-		r.client, r.ownsClient = c, true
+	c, err := newClient(cfg.Model, cfg.Runtime.HTTP, opts)
+	if err != nil {
+		return nil, err
 	}
+	r := &Runner{cfg: cfg, client: c, system: opts.SystemPrompts, observer: opts.Observer,
+		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
 	if r.prices == nil {
 		r.prices = DefaultPriceTable()
 	}
@@ -117,15 +121,15 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	if r.observer == nil {
 		r.observer = func(Event) {}
 	}
-	if err := r.SetTools(opts.Tools...); err != nil {
+	if err := r.setTools(opts.Tools...); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// SetTools replaces the tools the model may call.
-func (r *Runner) SetTools(tools ...*Tool) error {
+// setTools replaces the tools the model may call.
+func (r *Runner) setTools(tools ...*Tool) error {
 	index := make(map[string]*Tool, len(tools))
 	wire := make([]openai.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -154,15 +158,8 @@ func toolName(t *Tool) string {
 	return fmt.Sprintf("%q", t.Name)
 }
 
-// AddSystemPrompt appends a system-prompt section.
-func (r *Runner) AddSystemPrompt(p SystemPrompt) { r.system = append(r.system, p) }
-
 // History returns a copy of the history.
 func (r *Runner) History() []Message { return append([]Message(nil), r.history...) }
-
-// LastInputTokens is the prompt size of the latest response, 0 if unknown
-// (A43).
-func (r *Runner) LastInputTokens() int { return r.lastInputTokens }
 
 // AgentUsage returns the lifetime tier's counters: runs started, input and
 // output tokens (A34).
@@ -170,17 +167,14 @@ func (r *Runner) AgentUsage() (runs, input, output int) {
 	return r.budget.runs, r.budget.input, r.budget.output
 }
 
-// Close releases the client's connections when the runner owns it. It is
+// Close releases the idle connections of the runner's HTTP client. It is
 // idempotent; later runs fail with [ErrClosed] (A101).
 func (r *Runner) Close() error {
 	if r.closed {
 		return nil
 	}
 	r.closed = true
-	if r.ownsClient {
-		return r.client.Close()
-	}
-	return nil
+	return r.client.Close()
 }
 
 // RecordOperatorAction puts a command a person ran into the history as one
@@ -190,7 +184,7 @@ func (r *Runner) Close() error {
 // and prepended to the next run's prompt, so the first request keeps its
 // shape; otherwise it is appended (and emitted) at once.
 func (r *Runner) RecordOperatorAction(commandText, result string) {
-	entry := OperatorAction(commandText, result)
+	entry := operatorAction(commandText, result)
 	if len(r.history) == 0 {
 		r.pendingOps = append(r.pendingOps, entry)
 		return
@@ -198,9 +192,9 @@ func (r *Runner) RecordOperatorAction(commandText, result string) {
 	r.appendMessage("", UserText(entry))
 }
 
-// OperatorAction renders the history entry for a command a person ran
+// operatorAction renders the history entry for a command a person ran
 // (A11).
-func OperatorAction(commandText, result string) string {
+func operatorAction(commandText, result string) string {
 	return fmt.Sprintf("[Operator action] The human ran %q. \nResult:\n%s", commandText, result)
 }
 
@@ -280,7 +274,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 	var zero T
 	r := rs.r
 	if prompt.Role == "" {
-		prompt.Role = RoleUser
+		prompt.Role = roleUser
 	}
 	rs.system = r.systemMessages(rs.ctx)
 	rs.promptIndex = len(r.history)
@@ -412,7 +406,7 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 	out := make([]openai.ChatCompletionMessage, 0, len(sections))
 	for _, s := range sections {
 		if strings.TrimSpace(s) != "" {
-			out = append(out, openai.ChatCompletionMessage{Role: RoleSystem, Content: s})
+			out = append(out, openai.ChatCompletionMessage{Role: roleSystem, Content: s})
 		}
 	}
 	return out
@@ -467,7 +461,7 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 		if res.err != nil {
 			content = fmt.Sprintf("Tool call aborted: %v", res.err)
 		}
-		r.appendMessage(rs.id, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
+		r.appendMessage(rs.id, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
 		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil})
 	}
 	if abort != nil {
@@ -547,7 +541,7 @@ func (r *Runner) callTool(ctx context.Context, c ToolCall) (res toolResult) {
 func (r *Runner) heal(runID string, cause error) {
 	last := -1
 	for i := len(r.history) - 1; i >= 0; i-- {
-		if r.history[i].Role == RoleAssistant {
+		if r.history[i].Role == roleAssistant {
 			last = i
 			break
 		}
@@ -557,7 +551,7 @@ func (r *Runner) heal(runID string, cause error) {
 	}
 	answered := map[string]bool{}
 	for _, m := range r.history[last+1:] {
-		if m.Role == RoleTool {
+		if m.Role == roleTool {
 			answered[m.ToolCallID] = true
 		}
 	}
@@ -565,7 +559,7 @@ func (r *Runner) heal(runID string, cause error) {
 		if answered[c.ID] {
 			continue
 		}
-		r.appendMessage(runID, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+		r.appendMessage(runID, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name,
 			Content: fmt.Sprintf("Tool call aborted: the run ended before it executed (%v).", cause)})
 		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false})
 	}
@@ -589,18 +583,18 @@ func repairToolResults(h []Message, note string) []Message {
 	for i := 0; i < len(h); i++ {
 		m := h[i]
 		out = append(out, m)
-		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
+		if m.Role != roleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
 		answered := map[string]bool{}
 		j := i + 1
-		for ; j < len(h) && h[j].Role == RoleTool; j++ {
+		for ; j < len(h) && h[j].Role == roleTool; j++ {
 			answered[h[j].ToolCallID] = true
 			out = append(out, h[j])
 		}
 		for _, c := range m.ToolCalls {
 			if !answered[c.ID] {
-				out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: note})
+				out = append(out, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: note})
 			}
 		}
 		i = j - 1

@@ -31,7 +31,7 @@ func TestRunFinalOutput(t *testing.T) {
 		!strings.HasSuffix(sys[2], "@Manager (role: Manager) - [you]") {
 		t.Fatalf("system block %q", sys)
 	}
-	if hist := r.History(); len(hist) != 1 || hist[0].Text() != "Plan the next sprint." || hist[0].IsMultipart() {
+	if hist := r.History(); len(hist) != 1 || hist[0].Text() != "Plan the next sprint." || hist[0].Content[0] == '[' {
 		t.Fatalf("history %+v", hist)
 	}
 	var rf struct {
@@ -56,7 +56,7 @@ func TestRunFinalOutput(t *testing.T) {
 		t.Fatalf("usage %+v", u)
 	}
 	hist := h.runner.History()
-	if len(hist) != 2 || hist[1].Role != llm.RoleAssistant || hist[1].Content != finalPlan {
+	if len(hist) != 2 || hist[1].Role != "assistant" || hist[1].Content != finalPlan {
 		t.Fatalf("stored history %+v", hist)
 	}
 }
@@ -65,7 +65,7 @@ func TestRunFinalOutput(t *testing.T) {
 func TestToolCallRoundTrip(t *testing.T) {
 	var calls []string
 	h := newHarness(t, nil, hireTool(t, &calls))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)), llmtest.Final(finalPlan))
 	h.mustRun("Hire a QA.")
 	if len(h.requests()) != 2 || !slices.Equal(calls, []string{"QA"}) {
 		t.Fatalf("requests %d, calls %v", len(h.requests()), calls)
@@ -109,7 +109,7 @@ func TestParallelToolCallsKeepOrder(t *testing.T) {
 	})
 	b := funcTool("b", func(context.Context, json.RawMessage) (any, error) { close(bDone); return map[string]int{"b": 1}, nil })
 	h := newHarness(t, nil, a, b)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.CallID("call_a", "a", `{}`), llmtest.CallID("call_b", "b", "")), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("call_a", "a", `{}`), llmtest.Call("call_b", "b", "")), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	hist := h.history(1)
 	if hist[2].ToolCallID != "call_a" || hist[2].Text() != "A" || hist[3].ToolCallID != "call_b" || hist[3].Text() != `{"b":1}` {
@@ -128,8 +128,8 @@ func TestSequentialWhenParallelOff(t *testing.T) {
 	mk := func(name string) *llm.Tool {
 		return funcTool(name, func(context.Context, json.RawMessage) (any, error) { order = append(order, name); return name, nil })
 	}
-	h := newHarness(t, func(c *llm.Config) { c.Runtime.ParallelToolCalls = llm.Ptr(false) }, mk("a"), mk("b"))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("a", "{}"), llmtest.Call("b", "{}")), llmtest.Final(finalPlan))
+	h := newHarness(t, func(c *llm.Config) { c.Runtime.ParallelToolCalls = new(false) }, mk("a"), mk("b"))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "a", "{}"), llmtest.Call("", "b", "{}")), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	if !slices.Equal(order, []string{"a", "b"}) {
 		t.Fatalf("order %v", order)
@@ -146,7 +146,7 @@ func TestSerialToolRunsAlone(t *testing.T) {
 	a.Serial = true
 	b := funcTool("b", func(context.Context, json.RawMessage) (any, error) { order = append(order, "b"); return "b", nil })
 	h := newHarness(t, nil, a, b)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("a", "{}"), llmtest.Call("b", "{}")), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "a", "{}"), llmtest.Call("", "b", "{}")), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	if !slices.Equal(order, []string{"a", "b"}) {
 		t.Fatalf("order %v", order)
@@ -159,7 +159,7 @@ func TestToolRetryRecovers(t *testing.T) {
 		return nil, llm.Retry("no task with ID %d", 99)
 	})
 	h := newHarness(t, nil, tool)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.CallID("call_1", "update_planning", `{"id":99}`)), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "update_planning", `{"id":99}`)), llmtest.Final(finalPlan))
 	h.mustRun("update")
 	msg := h.history(1)[2].Text()
 	if !strings.Contains(msg, "no task with ID 99") || !strings.Contains(msg, "try again") {
@@ -176,7 +176,7 @@ func TestToolRetryRecovers(t *testing.T) {
 // unknown and which tools exist.
 func TestHallucinatedTool(t *testing.T) {
 	h := newHarness(t, nil, hireTool(t, nil))
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("launch_rocket", `{}`)), llmtest.Final(finalPlan))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "launch_rocket", `{}`)), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	msg := h.history(1)[2].Text()
 	if !strings.Contains(msg, `Unknown tool name: "launch_rocket"`) || !strings.Contains(msg, "hire_members") || !strings.Contains(msg, "try again") {
@@ -197,7 +197,7 @@ func TestBadToolArguments(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var calls []string
 			h := newHarness(t, nil, hireTool(t, &calls))
-			h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("hire_members", tc.args)), llmtest.Final(finalPlan))
+			h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", tc.args)), llmtest.Final(finalPlan))
 			h.mustRun("go")
 			if msg := h.history(1)[2].Text(); !strings.Contains(msg, tc.want) {
 				t.Fatalf("tool message %q, want %q", msg, tc.want)
@@ -214,7 +214,7 @@ func TestBadToolArguments(t *testing.T) {
 func TestToolRetriesExceeded(t *testing.T) {
 	tool := funcTool("flaky", func(context.Context, json.RawMessage) (any, error) { return nil, llm.Retry("still wrong") })
 	h := newHarness(t, func(c *llm.Config) { c.Runtime.Retries = 1 }, tool)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("flaky", "{}")), llmtest.ToolCalls(llmtest.Call("flaky", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "flaky", "{}")), llmtest.ToolCalls(llmtest.Call("", "flaky", "{}")))
 	_, err := h.run("go")
 	wantErrIs(t, err, llm.ErrToolRetriesExceeded)
 	if !strings.Contains(err.Error(), "flaky") {
@@ -231,7 +231,7 @@ func TestToolErrorAbortsRunAndHeals(t *testing.T) {
 	bad := funcTool("bad", func(context.Context, json.RawMessage) (any, error) { return nil, boom })
 	good := funcTool("good", func(context.Context, json.RawMessage) (any, error) { return "ok", nil })
 	h := newHarness(t, nil, bad, good)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("good", "{}"), llmtest.Call("bad", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "good", "{}"), llmtest.Call("", "bad", "{}")))
 	_, err := h.run("go")
 	wantErrIs(t, err, boom)
 	hist := h.runner.History()
@@ -246,7 +246,7 @@ func TestToolErrorAbortsRunAndHeals(t *testing.T) {
 func TestToolPanicBecomesError(t *testing.T) {
 	p := funcTool("p", func(context.Context, json.RawMessage) (any, error) { panic("kaboom") })
 	h := newHarness(t, nil, p)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("p", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "p", "{}")))
 	_, err := h.run("go")
 	if err == nil || !strings.Contains(err.Error(), "kaboom") {
 		t.Fatalf("got %v", err)
@@ -259,7 +259,7 @@ func TestToolPanicBecomesError(t *testing.T) {
 func TestToolResultNotEncodable(t *testing.T) {
 	p := funcTool("p", func(context.Context, json.RawMessage) (any, error) { return func() {}, nil })
 	h := newHarness(t, nil, p)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("p", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "p", "{}")))
 	if _, err := h.run("go"); err == nil || !strings.Contains(err.Error(), "encoding its result") {
 		t.Fatalf("got %v", err)
 	}
@@ -378,12 +378,12 @@ func TestHistoryContinuity(t *testing.T) {
 func TestMultipartPrompt(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.Final(finalPlan))
-	_, err := llm.Run(t.Context(), h.runner, llm.UserParts(llm.TextPart("compare "), llm.ImagePart("data:image/png;base64,iVBORw0KGgo=")), h.out)
+	_, err := llm.Run(t.Context(), h.runner, llm.Message{Role: "user", Parts: []llm.Part{llm.TextPart("compare "), llm.ImagePart("data:image/png;base64,iVBORw0KGgo=")}}, h.out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := h.history(0)[0]
-	if !m.IsMultipart() || m.Text() != "compare " || !strings.Contains(string(m.Content), `"image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}`) {
+	if m.Content[0] != '[' || m.Text() != "compare " || !strings.Contains(string(m.Content), `"image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}`) {
 		t.Fatalf("content %s", m.Content)
 	}
 	if got := h.runner.History()[0].Text(); got != "compare " {
@@ -412,7 +412,7 @@ func TestCancelDuringTool(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	h := newHarness(t, nil, slow)
-	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("slow", "{}")))
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "slow", "{}")))
 	_, err := llm.Run(ctx, h.runner, llm.UserText("go"), h.out)
 	wantErrIs(t, err, context.Canceled)
 	h.model.Enqueue(llmtest.Final(finalPlan))
@@ -447,7 +447,7 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := llm.NewRunner(testConfig(h.srv), llm.Options{Tools: []*llm.Tool{nil}, ClientOptions: llm.ClientOptions{HTTPClient: h.srv.HTTPClient()}}); err == nil {
+	if _, err := llm.NewRunner(testConfig(h.srv), llm.Options{Tools: []*llm.Tool{nil}, HTTPClient: h.srv.HTTPClient()}); err == nil {
 		t.Fatal("NewRunner accepted a nil tool")
 	}
 	// A tool without a schema is declared with an empty object schema.

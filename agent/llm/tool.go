@@ -66,7 +66,7 @@ func NewTool[A any](name, description string, fn func(ctx context.Context, args 
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			args, err := s.parse(raw)
 			if err != nil {
-				var inv *InvalidOutputError
+				var inv *invalidOutputError
 				if errors.As(err, &inv) {
 					return nil, &RetryError{Message: "invalid arguments: " + inv.Reason}
 				}

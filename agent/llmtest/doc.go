@@ -17,7 +17,8 @@
 // the name before " (role:". Requests without tools and without a
 // response_format are summarizer requests and go to [Server.Summarizer].
 //
-// A server can also replay a recorded transcript (JSON Lines, see
-// [Exchange]): each request must match the next recorded one, and any request
-// the transcript does not expect fails with a 400 and is reported.
+// A server can also record its exchanges as a JSON Lines transcript
+// ([WithRecorder]) and replay one ([Server.Replay]): each request must match
+// the next recorded one, and any request the transcript does not expect
+// fails with a 400 and is reported.
 package llmtest

@@ -15,10 +15,14 @@ func ExampleServer() {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`)),
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`)),
 		llmtest.Final(`{"messages":[{"message_type":"response","message":"Plan: ship it","recipient":"@Human"}]}`),
 	)
-	client := openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
+	// Any OpenAI client works: point it at URL() through HTTPClient().
+	cfg := openai.DefaultConfig("sk-test")
+	cfg.BaseURL = srv.URL()
+	cfg.HTTPClient = srv.HTTPClient()
+	client := openai.NewClientWithConfig(cfg)
 	req := openai.ChatCompletionRequest{
 		Model:          "gpt-4.1",
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},

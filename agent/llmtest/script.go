@@ -21,18 +21,20 @@ const (
 // Default usage reported for every scripted response unless a step says
 // otherwise (acceptance-scenario harness defaults).
 const (
-	DefaultPromptTokens     = 100
-	DefaultCompletionTokens = 20
+	defaultPromptTokens     = 100
+	defaultCompletionTokens = 20
 )
 
-// EmptyFinal is what a model with an empty queue answers: a structured
+// emptyFinal is what a model with an empty queue answers: a structured
 // output with no messages.
-const EmptyFinal = `{"messages":[]}`
+const emptyFinal = `{"messages":[]}`
 
-// Step is one scripted model answer. Build steps with [Final], [Text],
+// Step is one scripted model answer. Build steps with [Final],
 // [ToolCalls], [Refusal], [Raw], [APIError], [RateLimited], [ServerError],
 // [ContextLengthExceeded], [Reset], [Hang]
-// or [EmptyChoices], and adjust them with the With… methods.
+// or [EmptyChoices], and adjust them with the With… methods. A response
+// reports 100 prompt and 20 completion tokens unless [Step.WithUsage] or
+// [Step.WithoutUsage] says otherwise.
 type Step struct {
 	kind         stepKind
 	content      string
@@ -51,20 +53,17 @@ type Step struct {
 }
 
 func newStep(kind stepKind) Step {
-	return Step{kind: kind, prompt: DefaultPromptTokens, completion: DefaultCompletionTokens}
+	return Step{kind: kind, prompt: defaultPromptTokens, completion: defaultCompletionTokens}
 }
 
-// Final answers with content (the model's JSON text) and finish_reason stop.
+// Final answers with content (the model's JSON text, or the plain text of
+// a summary) and finish_reason stop.
 func Final(content string) Step {
 	s := newStep(kindFinal)
 	s.content = content
 	s.finish = "stop"
 	return s
 }
-
-// Text answers with plain text content; the usual answer to a summarizer
-// request.
-func Text(content string) Step { return Final(content) }
 
 // ToolCalls answers with one assistant message carrying the given calls and
 // finish_reason tool_calls. A call without an ID gets a fresh
@@ -76,15 +75,12 @@ func ToolCalls(calls ...ToolCall) Step {
 	return s
 }
 
-// Call builds a tool call for [ToolCalls]; the id is assigned by the server.
-func Call(name, arguments string) ToolCall {
-	return ToolCall{Type: "function", Function: FunctionCall{Name: name, Arguments: arguments}}
-}
-
-// CallID builds a tool call with a fixed id.
-func CallID(id, name, arguments string) ToolCall {
-	c := Call(name, arguments)
-	c.ID = id
+// Call builds a tool call for [ToolCalls]: the function name and its
+// arguments (a JSON string, which need not be valid). An empty id is
+// assigned by the server.
+func Call(id, name, arguments string) ToolCall {
+	c := ToolCall{ID: id, Type: "function"}
+	c.Function.Name, c.Function.Arguments = name, arguments
 	return c
 }
 
@@ -110,7 +106,7 @@ func Raw(status int, header http.Header, body string) Step {
 func APIError(status int, typ, code, message string) Step {
 	s := newStep(kindRaw)
 	s.status = status
-	s.body = ErrorBody(typ, code, "", message)
+	s.body = errorBody(typ, code, "", message)
 	return s
 }
 
@@ -135,7 +131,7 @@ func ServerError() Step {
 func ContextLengthExceeded() Step {
 	s := newStep(kindRaw)
 	s.status = http.StatusBadRequest
-	s.body = ErrorBody("invalid_request_error", "context_length_exceeded", "messages",
+	s.body = errorBody("invalid_request_error", "context_length_exceeded", "messages",
 		"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.")
 	return s
 }
@@ -207,8 +203,9 @@ func (m *Model) Enqueue(steps ...Step) *Model {
 	return m
 }
 
-// Otherwise sets the step answered whenever the queue is empty (default
-// [EmptyFinal]) and returns the model.
+// Otherwise sets the step answered whenever the queue is empty (default: a
+// structured output with no messages, {"messages":[]}) and returns the
+// model.
 func (m *Model) Otherwise(step Step) *Model {
 	m.mu.Lock()
 	m.fallback = step
@@ -216,8 +213,7 @@ func (m *Model) Otherwise(step Step) *Model {
 	return m
 }
 
-// Pending reports how many steps are still queued.
-func (m *Model) Pending() int {
+func (m *Model) pending() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.steps)

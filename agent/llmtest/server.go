@@ -11,20 +11,14 @@ import (
 	"strings"
 	"sync"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
-// Router picks the scripted model for a request: it returns the agent key,
-// or "" for the default model.
-type Router func(*Request) string
-
-// RosterRouter is the default [Router]: it finds a system-message line that
+// rosterRouter is the default router: it finds a system-message line that
 // ends with " - [you]" (the roster's line for the calling agent, e.g.
 // "@Manager (role: Manager) - [you]") and returns the name before
 // " (role:" (or before " - [you]" when there is no role).
-func RosterRouter(r *Request) string {
+func rosterRouter(r *Request) string {
 	for _, text := range r.SystemTexts() {
 		for line := range strings.Lines(text) {
 			line = strings.TrimRight(line, "\r\n")
@@ -44,45 +38,48 @@ func RosterRouter(r *Request) string {
 // Option configures a [Server].
 type Option func(*Server)
 
-// WithRouter replaces [RosterRouter].
-func WithRouter(r Router) Option { return func(s *Server) { s.route = r } }
+// WithRouter replaces the router, which picks the scripted model of a
+// request: it returns the agent key of [Server.Model], "" for the default
+// model. The default router finds the system-message line that ends with
+// " - [you]" (the roster's line for the calling agent, e.g. "@Manager
+// (role: Manager) - [you]") and returns the name before " (role:" (or
+// before " - [you]" when there is no role).
+func WithRouter(r func(*Request) string) Option { return func(s *Server) { s.route = r } }
 
-// WithAPIKey makes the server answer 401 invalid_api_key unless the request
+// withAPIKey makes the server answer 401 invalid_api_key unless the request
 // carries "Authorization: Bearer <key>".
-func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
-// WithRecorder writes every exchange to w as one JSON line (see [Exchange]),
-// the format [Server.Replay] reads.
+// WithRecorder writes every exchange to w as one JSON line, the format
+// [Server.Replay] reads: {"agent": the routing key, "request": the request
+// body, "status": the answer's HTTP status, "retry_after": its Retry-After
+// header if any, "response": the answer body}.
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
-// Reporter receives a description of each request the server could not
-// accept because the test did not expect it (replay mismatches, failed
-// [Step.Expect] checks). *testing.T satisfies it.
-type Reporter interface {
-	Errorf(format string, args ...any)
+// WithReporter reports each request the server could not accept because
+// the test did not expect it (replay mismatches, failed [Step.Expect]
+// checks) to r, typically the test's *testing.T, in addition to recording
+// it in [Server.Failures].
+func WithReporter(r interface{ Errorf(string, ...any) }) Option {
+	return func(s *Server) { s.reporter = r }
 }
-
-// WithReporter reports unexpected requests to r (typically the test's t) in
-// addition to recording them in [Server.Failures].
-func WithReporter(r Reporter) Option { return func(s *Server) { s.reporter = r } }
 
 // Server is a fake OpenAI-compatible chat-completions endpoint. Create it
 // with [NewServer] and Close it when done. It is safe for concurrent use.
 type Server struct {
 	ts       *httptest.Server
-	route    Router
+	route    func(*Request) string
 	apiKey   string
 	recorder io.Writer
-	reporter Reporter
+	reporter interface{ Errorf(string, ...any) }
 	done     chan struct{}
 
 	mu         sync.Mutex
 	models     map[string]*Model
-	def        *Model
 	summarizer *Model
 	requests   []*Request
 	failures   []string
-	replay     []Exchange
+	replay     []exchange
 	replaying  bool
 	seq        int
 	closeOnce  sync.Once
@@ -91,11 +88,10 @@ type Server struct {
 // NewServer starts a fake server on a loopback port.
 func NewServer(opts ...Option) *Server {
 	s := &Server{
-		route:      RosterRouter,
+		route:      rosterRouter,
 		done:       make(chan struct{}),
 		models:     map[string]*Model{},
-		def:        &Model{fallback: Final(EmptyFinal)},
-		summarizer: &Model{fallback: Text("Summary of the earlier conversation.")},
+		summarizer: &Model{fallback: Final("Summary of the earlier conversation.")},
 	}
 	for _, o := range opts {
 		o(s)
@@ -115,16 +111,7 @@ func (s *Server) HTTPClient() *http.Client { return s.ts.Client() }
 // provider openai-compatible, its URL, the model name given. Pair it with
 // HTTPClient for the agents' transport.
 func (s *Server) ModelConfig(model string) llm.ModelConfig {
-	return llm.ModelConfig{Provider: llm.ProviderOpenAICompatible, BaseURL: s.URL(), Model: model}
-}
-
-// ClientConfig returns a go-openai configuration that talks to this server
-// with apiKey.
-func (s *Server) ClientConfig(apiKey string) openai.ClientConfig {
-	cfg := openai.DefaultConfig(apiKey)
-	cfg.BaseURL = s.URL()
-	cfg.HTTPClient = s.HTTPClient()
-	return cfg
+	return llm.ModelConfig{Provider: "openai-compatible", BaseURL: s.URL(), Model: model}
 }
 
 // Close releases hanging requests, shuts the server down and closes the
@@ -137,21 +124,20 @@ func (s *Server) Close() {
 	})
 }
 
-// Model returns the scripted model of agent, creating it on first use. An
-// empty queue answers [EmptyFinal].
+// Model returns the scripted model of agent, creating it on first use.
+// Model("") is the default model, which answers the requests the router
+// gives no agent key. An empty queue answers {"messages":[]}, a structured
+// output with no messages.
 func (s *Server) Model(agent string) *Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.models[agent]
 	if !ok {
-		m = &Model{fallback: Final(EmptyFinal)}
+		m = &Model{fallback: Final(emptyFinal)}
 		s.models[agent] = m
 	}
 	return m
 }
-
-// Default returns the model that answers requests no agent key matched.
-func (s *Server) Default() *Model { return s.def }
 
 // Summarizer returns the model that answers summarizer requests (no tools
 // and no response_format). An empty queue answers a fixed summary text.
@@ -181,6 +167,25 @@ func (s *Server) Failures() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.failures...)
+}
+
+// Pending reports how many answers the test prepared are still unasked for:
+// the steps queued on every scripted model (the summarizer's included) and
+// the recorded exchanges of a replay. A finished test expects 0; the
+// Otherwise steps are not counted.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	models := make([]*Model, 0, len(s.models)+1)
+	models = append(models, s.summarizer)
+	for _, m := range s.models {
+		models = append(models, m)
+	}
+	n := len(s.replay)
+	s.mu.Unlock()
+	for _, m := range models {
+		n += m.pending()
+	}
+	return n
 }
 
 func (s *Server) fail(format string, args ...any) string {
@@ -233,11 +238,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	model := s.summarizer
 	if !req.Summarizer {
-		if req.Agent == "" {
-			model = s.def
-		} else {
-			model = s.Model(req.Agent)
-		}
+		model = s.Model(req.Agent)
 	}
 	s.answer(w, hr, req, model.next())
 }
@@ -248,7 +249,7 @@ func writeError(w http.ResponseWriter, status int, header http.Header, typ, code
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(ErrorBody(typ, code, param, message))
+	_, _ = w.Write(errorBody(typ, code, param, message))
 }
 
 func (s *Server) nextID(prefix string, width int) string {
@@ -340,7 +341,7 @@ func (s *Server) writeRecorded(w http.ResponseWriter, req *Request, status int, 
 	if s.recorder == nil {
 		return
 	}
-	ex := Exchange{Agent: req.Agent, Request: compactJSON(req.Body), Status: status, Response: compactJSON(body)}
+	ex := exchange{Agent: req.Agent, Request: compactJSON(req.Body), Status: status, Response: compactJSON(body)}
 	if ra := header.Get("Retry-After"); ra != "" {
 		ex.RetryAfter = ra
 	}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +34,15 @@ func newServer(t *testing.T, opts ...llmtest.Option) (*llmtest.Server, *openai.C
 	t.Helper()
 	srv := llmtest.NewServer(opts...)
 	t.Cleanup(srv.Close)
-	return srv, openai.NewClientWithConfig(srv.ClientConfig("sk-test"))
+	return srv, client(srv, "sk-test")
+}
+
+// client is a go-openai client that talks to srv with apiKey.
+func client(srv *llmtest.Server, apiKey string) *openai.Client {
+	cfg := openai.DefaultConfig(apiKey)
+	cfg.BaseURL = srv.URL()
+	cfg.HTTPClient = srv.HTTPClient()
+	return openai.NewClientWithConfig(cfg)
 }
 
 func schemaFormat(t *testing.T) *openai.ChatCompletionResponseFormat {
@@ -71,7 +77,7 @@ func apiErr(t *testing.T, err error) *openai.APIError {
 func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	srv, c := newServer(t)
 	srv.Model("@Manager").Enqueue(
-		llmtest.ToolCalls(llmtest.CallID("call_1", "hire_members", `{"roles":["QA"]}`), llmtest.Call("hire_members", `{"roles":[]}`)),
+		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`), llmtest.Call("", "hire_members", `{"roles":[]}`)),
 		llmtest.Final(`{"messages":[]}`).WithUsage(812, 19, 500).WithModel("gpt-4.1-2025-04-14").WithReasoningTokens(3),
 	)
 	req := openai.ChatCompletionRequest{Model: "gpt-4.1", Tools: tools(), ResponseFormat: schemaFormat(t),
@@ -103,10 +109,10 @@ func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	if len(reqs) != 2 || reqs[1].Messages[2].ToolCalls[0].Function.Arguments != `{"roles":["QA"]}` || reqs[1].Messages[3].Text() != "Members hired: [@QA123]" {
 		t.Fatalf("recorded: %+v", reqs)
 	}
-	if reqs[0].Authorization != "Bearer sk-test" || reqs[0].ToolNames()[0] != "hire_members" || len(reqs[0].History()) != 1 {
+	if reqs[0].Authorization != "Bearer sk-test" || reqs[0].Tools[0].Function.Name != "hire_members" || len(reqs[0].History()) != 1 {
 		t.Fatalf("recorded request 0: %+v", reqs[0])
 	}
-	if srv.Model("@Manager").Pending() != 0 {
+	if srv.Pending() != 0 {
 		t.Fatal("queue not drained")
 	}
 }
@@ -118,14 +124,14 @@ func TestEmptyQueueAnswersEmptyStructuredOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Choices[0].Message.Content != llmtest.EmptyFinal || srv.Requests()[0].Agent != "" || srv.Requests()[0].Summarizer {
+	if resp.Choices[0].Message.Content != `{"messages":[]}` || srv.Requests()[0].Agent != "" || srv.Requests()[0].Summarizer {
 		t.Fatalf("got %+v", resp)
 	}
 }
 
 func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Otherwise(llmtest.Final(`{"messages":[]}`)).Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"first","recipient":"@H"}]}`))
+	srv.Model("").Otherwise(llmtest.Final(`{"messages":[]}`)).Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"first","recipient":"@H"}]}`))
 	var got []string
 	for range 3 {
 		resp, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "gpt-4.1", ResponseFormat: schemaFormat(t),
@@ -142,7 +148,7 @@ func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 
 func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 	srv, _ := newServer(t)
-	srv.Default().Enqueue(llmtest.ToolCalls(llmtest.Call("f", "{}")), llmtest.Refusal("I can't help with that."))
+	srv.Model("").Enqueue(llmtest.ToolCalls(llmtest.Call("", "f", "{}")), llmtest.Refusal("I can't help with that."))
 	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`
 	raw := post(t, srv, body)
 	if !strings.Contains(raw, `"content":null`) || !strings.Contains(raw, `"refusal":null`) || !strings.Contains(raw, `"finish_reason":"tool_calls"`) {
@@ -279,7 +285,7 @@ func TestOtherBadRequests(t *testing.T) {
 func TestAPIKeyChecked(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.WithAPIKey("sk-right"))
 	defer srv.Close()
-	c := openai.NewClientWithConfig(srv.ClientConfig("sk-wrong"))
+	c := client(srv, "sk-wrong")
 	_, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
 	if ae := apiErr(t, err); ae.HTTPStatusCode != 401 || ae.Code != "invalid_api_key" {
 		t.Fatalf("got %+v", ae)
@@ -288,7 +294,7 @@ func TestAPIKeyChecked(t *testing.T) {
 
 func TestFaultSteps(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Enqueue(
+	srv.Model("").Enqueue(
 		llmtest.RateLimited("2"),
 		llmtest.ServerError(),
 		llmtest.ContextLengthExceeded(),
@@ -330,7 +336,7 @@ func TestFaultSteps(t *testing.T) {
 
 func TestRateLimitedHeader(t *testing.T) {
 	srv, _ := newServer(t)
-	srv.Default().Enqueue(llmtest.RateLimited("1"))
+	srv.Model("").Enqueue(llmtest.RateLimited("1"))
 	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json",
 		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"x"}]}`))
 	if err != nil {
@@ -344,7 +350,7 @@ func TestRateLimitedHeader(t *testing.T) {
 
 func TestHangEndsWithClientContext(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Default().Enqueue(llmtest.Hang())
+	srv.Model("").Enqueue(llmtest.Hang())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	_, err := c.CreateChatCompletion(ctx, plain())
@@ -356,8 +362,8 @@ func TestHangEndsWithClientContext(t *testing.T) {
 func TestCloseReleasesHangingRequest(t *testing.T) {
 	srv := llmtest.NewServer()
 	started := make(chan struct{})
-	srv.Default().Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
-	c := openai.NewClientWithConfig(srv.ClientConfig(""))
+	srv.Model("").Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
+	c := client(srv, "")
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.CreateChatCompletion(context.Background(), plain())
@@ -376,7 +382,7 @@ func TestCloseReleasesHangingRequest(t *testing.T) {
 
 func TestSummarizerRouting(t *testing.T) {
 	srv, c := newServer(t)
-	srv.Summarizer().Enqueue(llmtest.Text("the summary"))
+	srv.Summarizer().Enqueue(llmtest.Final("the summary"))
 	resp, err := c.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "m",
 		Messages: []openai.ChatCompletionMessage{roster("@Manager"), {Role: "user", Content: "summarize"}}})
 	if err != nil {
@@ -414,7 +420,7 @@ func TestCustomRouterAndMultipartText(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	m := srv.Requests()[0].Messages[0]
-	if m.Text() != "ab" || !m.IsMultipart() || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
+	if m.Text() != "ab" || m.Content[0] != '[' || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
 		t.Fatalf("Text: %q", m.Text())
 	}
 }
@@ -433,7 +439,7 @@ func (f *fakeReporter) Errorf(format string, args ...any) {
 func TestExpectFailsRequest(t *testing.T) {
 	rep := &fakeReporter{}
 	srv, c := newServer(t, llmtest.WithReporter(rep))
-	srv.Default().Enqueue(llmtest.Final("{}").Expect(func(r *llmtest.Request) error {
+	srv.Model("").Enqueue(llmtest.Final("{}").Expect(func(r *llmtest.Request) error {
 		if r.Temperature == nil {
 			return errors.New("temperature missing")
 		}
@@ -462,18 +468,16 @@ func TestRecordThenReplay(t *testing.T) {
 	if _, err := c.CreateChatCompletion(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "t.jsonl")
-	if err := os.WriteFile(path, rec.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	exs, err := llmtest.LoadTranscript(path)
+	exs, err := llmtest.ReadTranscript(bytes.NewReader(rec.Bytes()))
 	if err != nil || len(exs) != 2 || exs[0].Status != 429 || exs[0].RetryAfter != "1" || exs[0].Agent != "@Manager" {
 		t.Fatalf("transcript %+v %v", exs, err)
 	}
 
 	rep := &fakeReporter{}
 	replay, rc := newServer(t, llmtest.WithReporter(rep))
-	replay.Replay(exs)
+	if err := replay.Replay(bytes.NewReader(rec.Bytes())); err != nil {
+		t.Fatal(err)
+	}
 	req.Messages[1].Content = "The current date is 2031-01-02." // dates are masked
 	_, err = rc.CreateChatCompletion(t.Context(), req)
 	if ae := apiErr(t, err); ae.HTTPStatusCode != 429 {
@@ -482,8 +486,8 @@ func TestRecordThenReplay(t *testing.T) {
 	if _, err := rc.CreateChatCompletion(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if replay.ReplayRemaining() != 0 || len(rep.msgs) != 0 {
-		t.Fatalf("remaining %d, failures %v", replay.ReplayRemaining(), rep.msgs)
+	if replay.Pending() != 0 || len(rep.msgs) != 0 {
+		t.Fatalf("remaining %d, failures %v", replay.Pending(), rep.msgs)
 	}
 	// Anything more is unexpected.
 	_, err = rc.CreateChatCompletion(t.Context(), req)
@@ -491,7 +495,9 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Fatalf("got %+v", ae)
 	}
 	// A request that differs is refused.
-	replay.Replay(exs)
+	if err := replay.Replay(bytes.NewReader(rec.Bytes())); err != nil {
+		t.Fatal(err)
+	}
 	req.Messages[2].Content = "something else"
 	_, err = rc.CreateChatCompletion(t.Context(), req)
 	if ae := apiErr(t, err); !strings.Contains(ae.Message, "does not match the transcript") {
@@ -502,15 +508,13 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 }
 
-func TestReadTranscriptErrors(t *testing.T) {
-	if _, err := llmtest.ReadTranscript(strings.NewReader("\n{nope}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+func TestReplayTranscriptErrors(t *testing.T) {
+	srv, _ := newServer(t)
+	if err := srv.Replay(strings.NewReader("\n{nope}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := llmtest.ReadTranscript(strings.NewReader(`{"status":200}`)); err == nil {
+	if err := srv.Replay(strings.NewReader(`{"status":200}`)); err == nil {
 		t.Fatal("missing request accepted")
-	}
-	if _, err := llmtest.LoadTranscript("testdata/does-not-exist.jsonl"); err == nil {
-		t.Fatal("missing file accepted")
 	}
 }
 

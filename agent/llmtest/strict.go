@@ -19,11 +19,11 @@ var strictKeywords = map[string]bool{
 	"additionalProperties": true, "title": true,
 }
 
-// CheckStrictSchema reports why schema (a JSON Schema document) would be
+// checkStrictSchema reports why schema (a JSON Schema document) would be
 // rejected by OpenAI's strict mode, or nil if it would be accepted: every
 // object needs "additionalProperties": false and a "required" array naming
 // every property, and only a subset of keywords is allowed.
-func CheckStrictSchema(schema json.RawMessage) error {
+func checkStrictSchema(schema json.RawMessage) error {
 	var doc any
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return fmt.Errorf("schema is not valid JSON: %v", err)
@@ -155,7 +155,7 @@ func validateRequest(r *Request) *badRequest {
 				message: fmt.Sprintf("Invalid 'tools[%d].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)}
 		}
 		if t.Function.Strict {
-			if err := CheckStrictSchema(t.Function.Parameters); err != nil {
+			if err := checkStrictSchema(t.Function.Parameters); err != nil {
 				return &badRequest{param: fmt.Sprintf("tools[%d].function.parameters", i),
 					message: fmt.Sprintf("Invalid schema for function '%s': In context=(), %v.", t.Function.Name, err)}
 			}
@@ -225,7 +225,7 @@ func checkResponseFormat(raw json.RawMessage) *badRequest {
 			message: "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."}
 	}
 	if rf.JSONSchema.Strict {
-		if err := CheckStrictSchema(rf.JSONSchema.Schema); err != nil {
+		if err := checkStrictSchema(rf.JSONSchema.Schema); err != nil {
 			return &badRequest{param: "response_format",
 				message: fmt.Sprintf("Invalid schema for response_format '%s': In context=(), %v.", rf.JSONSchema.Name, err)}
 		}

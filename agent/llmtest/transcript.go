@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 )
 
-// Exchange is one recorded request and its answer: one line of a JSON Lines
+// exchange is one recorded request and its answer: one line of a JSON Lines
 // transcript.
-type Exchange struct {
+type exchange struct {
 	// Agent is the routing key the request was matched to when recorded.
 	Agent string `json:"agent,omitempty"`
 	// Request is the request body.
@@ -26,10 +25,10 @@ type Exchange struct {
 	Response json.RawMessage `json:"response"`
 }
 
-// ReadTranscript reads a JSON Lines transcript. Blank lines are skipped; a
-// line that is not an [Exchange] is an error naming its line number.
-func ReadTranscript(r io.Reader) ([]Exchange, error) {
-	var out []Exchange
+// readTranscript reads a JSON Lines transcript. Blank lines are skipped; a
+// line that is not an exchange is an error naming its line number.
+func readTranscript(r io.Reader) ([]exchange, error) {
+	var out []exchange
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -37,7 +36,7 @@ func ReadTranscript(r io.Reader) ([]Exchange, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var ex Exchange
+		var ex exchange
 		if err := json.Unmarshal(line, &ex); err != nil {
 			return nil, fmt.Errorf("llmtest: transcript line %d: %w", n, err)
 		}
@@ -52,40 +51,29 @@ func ReadTranscript(r io.Reader) ([]Exchange, error) {
 	return out, nil
 }
 
-// LoadTranscript reads a JSON Lines transcript file.
-func LoadTranscript(path string) ([]Exchange, error) {
-	f, err := os.Open(path)
+// Replay reads a transcript from r, the JSON Lines that [WithRecorder]
+// writes (blank lines are skipped), and switches the server to replay mode: from now on each request must match the next
+// exchange (same model, messages, tools and response_format once the date
+// line of a system prompt is masked) and gets the recorded answer. A
+// request that does not match, or comes after the transcript is used up,
+// is answered 400 and recorded in [Server.Failures]. Scripted models are
+// not consulted while replaying. A transcript that does not parse is an
+// error naming the line, and the server is left as it was.
+func (s *Server) Replay(r io.Reader) error {
+	exchanges, err := readTranscript(r)
 	if err != nil {
-		return nil, fmt.Errorf("llmtest: %w", err)
+		return err
 	}
-	defer f.Close()
-	return ReadTranscript(f)
-}
-
-// Replay switches the server to replay mode: from now on each request must
-// match the next exchange (same model, messages, tools and response_format
-// once dates are masked, see [Normalize]) and gets the recorded answer. A
-// request that does not match, or comes after the transcript is used up, is
-// answered 400 and recorded in [Server.Failures]. Scripted models are not
-// consulted while replaying.
-func (s *Server) Replay(exchanges []Exchange) {
 	s.mu.Lock()
-	s.replay = append([]Exchange(nil), exchanges...)
+	s.replay = exchanges
 	s.replaying = true
 	s.mu.Unlock()
-}
-
-// ReplayRemaining reports how many recorded exchanges have not been asked
-// for yet; a finished replay test expects 0.
-func (s *Server) ReplayRemaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.replay)
+	return nil
 }
 
 func (s *Server) serveReplay(w http.ResponseWriter, req *Request) {
 	s.mu.Lock()
-	var next *Exchange
+	var next *exchange
 	if len(s.replay) > 0 {
 		next = &s.replay[0]
 	}
@@ -122,9 +110,9 @@ func lastMessageText(r *Request) string {
 // datePattern matches the date section of a system prompt.
 var datePattern = regexp.MustCompile(`The current date is \d{4}-\d{2}-\d{2}\.`)
 
-// Normalize masks what legitimately changes between a recording and a
+// normalize masks what legitimately changes between a recording and a
 // replay: the date line of a system prompt.
-func Normalize(s string) string {
+func normalize(s string) string {
 	return datePattern.ReplaceAllString(s, "The current date is YYYY-MM-DD.")
 }
 
@@ -163,5 +151,5 @@ func matchKey(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []byte(Normalize(string(b))), nil
+	return []byte(normalize(string(b))), nil
 }

@@ -19,7 +19,6 @@ type Request struct {
 
 	Model               string          `json:"model"`
 	Messages            []Message       `json:"messages"`
-	Tools               []Tool          `json:"tools,omitempty"`
 	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 	Temperature         *float64        `json:"temperature,omitempty"`
 	Seed                *int            `json:"seed,omitempty"`
@@ -29,12 +28,24 @@ type Request struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
 	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
 	Stream              bool            `json:"stream"`
+
+	// Tools are the tool declarations, in order.
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Strict      bool            `json:"strict,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+		} `json:"function"`
+	} `json:"tools,omitempty"`
 }
 
 // Message is one entry of a request's messages array.
 type Message struct {
 	Role string `json:"role"`
-	// Content is the raw content: a JSON string, an array of parts, or absent.
+	// Content is the raw content: a JSON string, an array of parts (it then
+	// starts with '['), or absent.
 	Content    json.RawMessage `json:"content,omitempty"`
 	Refusal    string          `json:"refusal,omitempty"`
 	Name       string          `json:"name,omitempty"`
@@ -68,46 +79,17 @@ func (m Message) Text() string {
 	return b.String()
 }
 
-// IsMultipart reports whether the content is an array of parts rather than a
-// plain string.
-func (m Message) IsMultipart() bool {
-	c := strings.TrimSpace(string(m.Content))
-	return strings.HasPrefix(c, "[")
-}
-
 // ToolCall is a function call as it appears on the wire, in an assistant
 // message of a request or in a scripted response.
 type ToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function FunctionCall `json:"function"`
-}
-
-// FunctionCall names the function and carries its arguments, a JSON string
-// that need not be valid JSON.
-type FunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// Tool is a tool declaration from a request.
-type Tool struct {
-	Type     string `json:"type"`
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	// Function names the function and carries its arguments, a JSON
+	// string that need not be valid JSON.
 	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Strict      bool            `json:"strict,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
 	} `json:"function"`
-}
-
-// ToolNames lists the names of the tools declared in the request, in order.
-func (r *Request) ToolNames() []string {
-	names := make([]string, 0, len(r.Tools))
-	for _, t := range r.Tools {
-		names = append(names, t.Function.Name)
-	}
-	return names
 }
 
 // SystemTexts returns the text of every system message, in order.
@@ -183,10 +165,10 @@ type wireError struct {
 	} `json:"error"`
 }
 
-// ErrorBody returns an OpenAI error body:
+// errorBody returns an OpenAI error body:
 // {"error":{"message":…,"type":…,"param":…,"code":…}}. Empty param and code
 // are sent as null.
-func ErrorBody(typ, code, param, message string) []byte {
+func errorBody(typ, code, param, message string) []byte {
 	var e wireError
 	e.Error.Message = message
 	e.Error.Type = typ

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func (d *demo) chooseMode() {
 // server when there is no real one.
 func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	if d.mode == modeReal {
-		m := llm.DefaultModelConfig()
+		m := llm.DefaultConfig().Model
 		m.Model = "gpt-4.1-mini"
 		if v := d.opt.getenv("AKGENTIC_MODEL"); v != "" {
 			m.Model = v
@@ -93,7 +94,7 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 			m.Model = d.opt.model
 		}
 		if base := d.opt.getenv("OPENAI_BASE_URL"); base != "" {
-			m.Provider, m.BaseURL = llm.ProviderOpenAICompatible, base
+			m.Provider, m.BaseURL = "openai-compatible", base
 		}
 		return m, nil
 	}
@@ -107,15 +108,13 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	d.srv = llmtest.NewServer(opts...)
 	switch d.mode {
 	case modeReplay:
-		ex, err := loadTranscript()
-		if err != nil {
+		if err := d.srv.Replay(bytes.NewReader(transcript)); err != nil {
 			return llm.ModelConfig{}, err
 		}
-		d.srv.Replay(ex)
 	case modeScripted:
 		script(d.srv)
 	case modeOffline:
-		d.srv.Default().Otherwise(llmtest.Final(offlineReply))
+		d.srv.Model("").Otherwise(llmtest.Final(offlineReply))
 	}
 	return d.srv.ModelConfig("gpt-4.1"), nil
 }

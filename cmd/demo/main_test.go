@@ -260,7 +260,7 @@ func TestLogAndRestore(t *testing.T) {
 func TestRealModelConfig(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.WithRouter(func(*llmtest.Request) string { return "" }))
 	defer srv.Close()
-	srv.Default().Otherwise(llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"done by the real model"}]}`))
+	srv.Model("").Otherwise(llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"done by the real model"}]}`))
 	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.URL(), "AKGENTIC_MODEL": "gpt-4.1-nano"}
 	var out bytes.Buffer
 	if err := mainErr(nil, strings.NewReader(""), &out, &out, func(k string) string { return env[k] }); err != nil {

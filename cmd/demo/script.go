@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 
@@ -52,7 +51,7 @@ func send(intent, to, text string) string {
 	return fmt.Sprintf(`{"messages":[{"message_type":%q,"recipient":%q,"message":%q}]}`, intent, to, text)
 }
 
-func call(id, tool, args string) llmtest.ToolCall { return llmtest.CallID(id, tool, args) }
+func call(id, tool, args string) llmtest.ToolCall { return llmtest.Call(id, tool, args) }
 
 // script queues the conversation on the scripted models of srv.
 func script(srv *llmtest.Server) {
@@ -80,9 +79,4 @@ func script(srv *llmtest.Server) {
 		llmtest.Final(send("request", "@Human", "Should the greeting support other languages, and what should it print without a name?")).WithUsage(1420, 40, 1024),
 		llmtest.Final(send("response", "@Manager", "Reviewed greet.go: correct, English only and World by default as the person asked. Ready.")).WithUsage(1560, 35, 1024),
 	)
-}
-
-// loadTranscript reads the embedded recording.
-func loadTranscript() ([]llmtest.Exchange, error) {
-	return llmtest.ReadTranscript(bytes.NewReader(transcript))
 }

@@ -86,7 +86,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 	defer srv.Close() // deferred first: closed after the system's shutdown
 	script(srv)
 	// The agents' model: the scripted server. For a real model, set
-	// llm.ModelConfig{Provider: llm.ProviderOpenAI, Model: "gpt-4.1",
+	// llm.ModelConfig{Provider: "openai", Model: "gpt-4.1",
 	// APIKeyEnv: "OPENAI_API_KEY"}, leave Env.HTTPClient nil, and drop the
 	// script.
 	model := srv.ModelConfig("gpt-4.1")
