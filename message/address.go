@@ -145,9 +145,9 @@ func (a *Address) AsStopped() *Address {
 	return &Address{id: a.id, kind: stopped}
 }
 
-// AddressDict is the serialized form of an address: exactly the eight keys of
-// akgentic-core's ActorAddressDict.
-type AddressDict struct {
+// addressDict is the serialized form of an address: exactly the eight keys of
+// akgentic-core's ActorAddressDict (B58).
+type addressDict struct {
 	Tag         bool   `json:"__actor_address__"`
 	ActorType   string `json:"__actor_type__"`
 	AgentID     string `json:"agent_id"`
@@ -165,10 +165,10 @@ func uuidString(u uuid.UUID) string {
 	return u.String()
 }
 
-// Serialize returns the address as an AddressDict; nil ids are "".
-func (a *Address) Serialize() AddressDict {
+// serialize returns the address as an addressDict; nil ids are "".
+func (a *Address) serialize() addressDict {
 	id := a.Identity()
-	return AddressDict{
+	return addressDict{
 		Tag:         true,
 		ActorType:   id.Type,
 		AgentID:     uuidString(id.AgentID),
@@ -180,9 +180,9 @@ func (a *Address) Serialize() AddressDict {
 	}
 }
 
-// Identity decodes the dict's identity. An absent or empty id is uuid.Nil; a
+// identity decodes the dict's identity. An absent or empty id is uuid.Nil; a
 // malformed id is an error naming the field.
-func (d AddressDict) Identity() (Identity, error) {
+func (d addressDict) identity() (Identity, error) {
 	var id Identity
 	var err error
 	if id.AgentID, err = parseOptionalUUID("agent_id", d.AgentID); err != nil {
@@ -209,24 +209,13 @@ func parseOptionalUUID(field, s string) (uuid.UUID, error) {
 	return u, nil
 }
 
-// Deserialize turns an AddressDict into an address: the resolver's result
-// when resolve is non-nil and returns a non-nil address, else a snapshot.
-func Deserialize(d AddressDict, resolve func(Identity) *Address) (*Address, error) {
-	id, err := d.Identity()
-	if err != nil {
-		return nil, err
-	}
-	if resolve != nil {
-		if a := resolve(id); a != nil {
-			return a, nil
-		}
-	}
-	return NewSnapshotAddress(id), nil
-}
-
-// MarshalJSON encodes the address as its AddressDict.
+// MarshalJSON encodes the address as the eight keys of akgentic-core's
+// ActorAddressDict (B58): "__actor_address__": true, "__actor_type__",
+// "agent_id", "name", "role", "team_id", "squad_id" (nil ids as "") and
+// "is_user_proxy". UnmarshalJSON turns that form back into a snapshot
+// address (B59).
 func (a *Address) MarshalJSON() ([]byte, error) {
-	return json.Marshal(a.Serialize())
+	return json.Marshal(a.serialize())
 }
 
 // UnmarshalJSON decodes an AddressDict into a snapshot address. The object
@@ -235,14 +224,14 @@ func (a *Address) UnmarshalJSON(data []byte) error {
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return nil
 	}
-	var d AddressDict
+	var d addressDict
 	if err := json.Unmarshal(data, &d); err != nil {
 		return fmt.Errorf("decode address: %w", err)
 	}
 	if !d.Tag {
 		return fmt.Errorf(`decode address: missing "__actor_address__": true`)
 	}
-	id, err := d.Identity()
+	id, err := d.identity()
 	if err != nil {
 		return fmt.Errorf("decode address: %w", err)
 	}

@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/akgentic/akgentic-go/internal/link"
 )
 
-// TypeTag is the JSON key naming a value's registered type (B115).
-const TypeTag = "__model__"
+// typeTag is the JSON key naming a value's registered type (B115).
+const typeTag = "__model__"
 
 // ErrUnknownType is wrapped by decode errors for a type name that is not
 // registered, and by encode errors for a type that is not.
@@ -159,8 +161,8 @@ func tag(name string, body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("message: encode %s: not a JSON object", name)
 	}
 	qn, _ := json.Marshal(name)
-	out := make([]byte, 0, len(body)+len(TypeTag)+len(qn)+4)
-	out = append(out, `{"`+TypeTag+`":`...)
+	out := make([]byte, 0, len(body)+len(typeTag)+len(qn)+4)
+	out = append(out, `{"`+typeTag+`":`...)
 	out = append(out, qn...)
 	if len(bytes.TrimSpace(body[1:len(body)-1])) > 0 {
 		out = append(out, ',')
@@ -216,7 +218,7 @@ func tooDeep(data []byte, limit int) bool {
 }
 
 // tagPrefix starts every object Marshal writes.
-var tagPrefix = []byte(`{"` + TypeTag + `":`)
+var tagPrefix = []byte(`{"` + typeTag + `":`)
 
 // fastTag reads the type name of an object that starts the way Marshal
 // writes it ({"__model__":"Name",...) without a JSON pass; ok is false for
@@ -246,10 +248,10 @@ func unmarshal(data []byte) (any, error) {
 			return nil, fmt.Errorf("message: decode: %w", err)
 		}
 		if head.Model == nil || bytes.Equal(head.Model, []byte("null")) {
-			return nil, fmt.Errorf("message: decode: missing %q type tag", TypeTag)
+			return nil, fmt.Errorf("message: decode: missing %q type tag", typeTag)
 		}
 		if err := json.Unmarshal(head.Model, &name); err != nil {
-			return nil, fmt.Errorf("message: decode: %q is %s, not a type name", TypeTag, head.Model)
+			return nil, fmt.Errorf("message: decode: %q is %s, not a type name", typeTag, head.Model)
 		}
 	}
 	v, err := newOf(name)
@@ -262,15 +264,15 @@ func unmarshal(data []byte) (any, error) {
 	return v, nil
 }
 
-// FieldError is a decode error that names the JSON key whose value did not
+// fieldError is a decode error that names the JSON key whose value did not
 // decode. Errors returned by Unmarshal wrap it when the key is known.
-type FieldError struct {
+type fieldError struct {
 	Field string // the JSON key, e.g. "timestamp"
 	Err   error  // why its value did not decode
 }
 
 // Error says which field failed and why.
-func (e *FieldError) Error() string {
+func (e *fieldError) Error() string {
 	te, ok := e.Err.(*json.UnmarshalTypeError)
 	if !ok || te.Type == nil {
 		return fmt.Sprintf("field %q: %v", e.Field, e.Err)
@@ -288,14 +290,14 @@ func (e *FieldError) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (e *fieldError) Unwrap() error { return e.Err }
 
-// inField wraps a nested value's decode error in a FieldError naming key.
+// inField wraps a nested value's decode error in a fieldError naming key.
 func inField(key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &FieldError{Field: key, Err: err}
+	return &fieldError{Field: key, Err: err}
 }
 
 // explain finds which top-level key of the object data made decoding into
@@ -305,7 +307,7 @@ func inField(key string, err error) error {
 // see inField) is returned as is: probing it again at every level of a
 // nested payload would take time exponential in the nesting depth.
 func explain(data []byte, t reflect.Type, err error) error {
-	if _, ok := err.(*FieldError); ok {
+	if _, ok := err.(*fieldError); ok {
 		return err
 	}
 	var se *json.SyntaxError
@@ -318,7 +320,7 @@ func explain(data []byte, t reflect.Type, err error) error {
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
-		if k != TypeTag {
+		if k != typeTag {
 			keys = append(keys, k)
 		}
 	}
@@ -329,7 +331,7 @@ func explain(data []byte, t reflect.Type, err error) error {
 			continue
 		}
 		if ferr := json.Unmarshal(one, reflect.New(t).Interface()); ferr != nil {
-			return &FieldError{Field: k, Err: ferr}
+			return &fieldError{Field: k, Err: ferr}
 		}
 	}
 	return err
@@ -414,13 +416,8 @@ func unmarshalMessage(raw json.RawMessage) (Message, error) {
 	return m, nil
 }
 
-// MarshalValue encodes a value nested in a message the way the runtime's
-// own records do (a StartMessage's config, an event): null for nil, tagged
-// when its type is registered, plain JSON otherwise. Types defined outside
-// this package use it in their MarshalJSON for fields of type any.
-func MarshalValue(v any) (json.RawMessage, error) { return marshalValue(v) }
-
-// UnmarshalValue decodes what MarshalValue wrote: nil for null, the
-// registered type for a tagged object, the raw JSON (json.RawMessage)
-// otherwise.
-func UnmarshalValue(raw json.RawMessage) (any, error) { return unmarshalValue(raw) }
+func init() {
+	// The orchestrator's own logged types (its metadata change) encode
+	// their fields of type any the way the runtime's records do.
+	link.MarshalValue, link.UnmarshalValue = marshalValue, unmarshalValue
+}

@@ -43,7 +43,10 @@ func roundTrip(t *testing.T, name string, v any) any {
 // messages, payloads and addresses included.
 func TestRoundTripEveryRegisteredType(t *testing.T) {
 	s := samples()
-	for _, name := range message.Registered() {
+	if len(message.Builtin) == 0 || !slices.Contains(message.Builtin, "UserMessage") {
+		t.Fatalf("Builtin = %v", message.Builtin)
+	}
+	for _, name := range message.Builtin {
 		if testOnly(name) {
 			continue
 		}
@@ -67,7 +70,7 @@ func TestRoundTripEveryRegisteredType(t *testing.T) {
 		})
 	}
 	for name := range s {
-		if !slices.Contains(message.Registered(), name) {
+		if !slices.Contains(message.Builtin, name) {
 			t.Errorf("sample %s is not registered", name)
 		}
 	}
@@ -158,6 +161,25 @@ func TestAddressOrchestrateNotPersisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := v.Envelope().Sender; s.IsOrchestrator() || !s.Equal(m.Sender) {
+		t.Errorf("decoded sender %+v", s.Identity())
+	}
+}
+
+// Nor is whether the actor is a tool (actor.Config.Tool): a restore reads
+// it from the recorded config, not from addresses.
+func TestAddressToolNotPersisted(t *testing.T) {
+	id := greeterID
+	id.Tool = true
+	m := &message.StopMessage{Base: message.Base{Sender: message.NewSnapshotAddress(id)}}
+	data, _ := message.Marshal(m)
+	if bytes.Contains(data, []byte("tool")) {
+		t.Errorf("the tool flag is persisted: %s", data)
+	}
+	v, err := message.UnmarshalMessage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.Envelope().Sender; s.IsTool() || s.Identity() != greeterID {
 		t.Errorf("decoded sender %+v", s.Identity())
 	}
 }
@@ -495,6 +517,18 @@ func TestUnmarshalDeepNesting(t *testing.T) {
 	s := `{"__model__":"UserMessage","content":"` + strings.Repeat(`{[\"`, 400) + `"}`
 	if v, err := message.Unmarshal([]byte(s)); err != nil || !strings.HasPrefix(v.(*message.UserMessage).Content, `{["{["`) {
 		t.Fatalf("brackets in a string: %v", err)
+	}
+}
+
+// Marshal of a nil message pointer is an error naming the type, for every
+// type (some panicked before).
+func TestMarshalNilPointers(t *testing.T) {
+	for _, v := range []any{(*message.SentMessage)(nil), (*message.StartMessage)(nil), (*message.EventMessage)(nil),
+		(*message.UserMessage)(nil), (*message.ErrorMessage)(nil), (*message.StateChangedMessage)(nil), (*message.ProcessedMessage)(nil)} {
+		_, err := message.Marshal(v)
+		if err == nil || !strings.Contains(err.Error(), "nil") {
+			t.Errorf("Marshal(%T(nil)) = %v, want an error", v, err)
+		}
 	}
 }
 

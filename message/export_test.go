@@ -15,6 +15,14 @@ var (
 	NewOf        = newOf
 )
 
+// Builtin is the names message/ registers itself, sorted: the registry as
+// this file's init finds it, after codec.go's init and before any package
+// importing message (orchestrator, for the tests that run a team) adds its
+// own.
+var Builtin []string
+
+func init() { Builtin = Registered() }
+
 // Registered returns the registered type names, sorted.
 func Registered() []string {
 	registry.RLock()

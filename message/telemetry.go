@@ -57,13 +57,6 @@ type HandledMessage struct {
 	MessageID uuid.UUID `json:"message_id"`
 }
 
-// Notification is implemented by NotificationMessage, ErrorMessage and
-// WarningMessage, so one case in a type switch covers all three (B13).
-type Notification interface {
-	Telemetry
-	Notice() *NotificationMessage
-}
-
 // NotificationMessage reports something about a turn (B13). ContentType is
 // the error's type name ("" for none), Content its text, CurrentMessage the
 // message being handled when it happened (nil outside a turn).
@@ -73,9 +66,6 @@ type NotificationMessage struct {
 	Content        string  `json:"content"`
 	CurrentMessage Message `json:"current_message"`
 }
-
-// Notice returns n.
-func (n *NotificationMessage) Notice() *NotificationMessage { return n }
 
 // ErrorMessage reports a handler failure (B33) with its stack trace.
 type ErrorMessage struct {

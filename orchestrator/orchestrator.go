@@ -57,13 +57,13 @@ type orchestrator struct {
 // decoded orchestrator address by it.
 const kindOrchestrator = "Orchestrator"
 
-// KindUserProxy is the kind name of UserProxy (actor.RegisterKind), so that
+// kindUserProxy is the kind name of UserProxy (actor.RegisterKind), so that
 // Restore can recreate a team's user proxy.
-const KindUserProxy = "UserProxy"
+const kindUserProxy = "UserProxy"
 
 func init() {
 	actor.RegisterKind(kindOrchestrator, func() actor.Actor { return newOrchestrator(&options{}) })
-	actor.RegisterKind(KindUserProxy, func() actor.Actor { return &UserProxy{} })
+	actor.RegisterKind(kindUserProxy, func() actor.Actor { return &UserProxy{} })
 }
 
 // errTeamStop is the cause of a stop asked for with Team.Stop: unlike a raw

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/link"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/proxy"
 )
@@ -34,7 +35,7 @@ type metadataAlias MetadataChanged
 // MarshalJSON encodes the change with its value tagged (message.Marshal),
 // so that a registered type decodes back to itself.
 func (m *MetadataChanged) MarshalJSON() ([]byte, error) {
-	raw, err := message.MarshalValue(m.Value)
+	raw, err := link.MarshalValue(m.Value)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	v, err := message.UnmarshalValue(j.Value)
+	v, err := link.UnmarshalValue(j.Value)
 	if err != nil {
 		return fmt.Errorf("TeamMetadataChanged.value: %w", err)
 	}

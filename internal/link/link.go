@@ -14,6 +14,7 @@ package link
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -44,6 +45,15 @@ func InstallAddress[I, A, M any](f AddressFuncs[I, A, M]) { address = f }
 
 // Address returns what package message installed.
 func Address[I, A, M any]() AddressFuncs[I, A, M] { return address.(AddressFuncs[I, A, M]) }
+
+// MarshalValue and UnmarshalValue are installed by package message: they
+// encode a value nested in a message the way the runtime's own records do
+// (null for nil, tagged when its type is registered, plain JSON otherwise),
+// and decode it back (the raw JSON when untagged).
+var (
+	MarshalValue   func(v any) (json.RawMessage, error)
+	UnmarshalValue func(raw json.RawMessage) (any, error)
+)
 
 // RuntimeFuncs are installed by package actor: C is *actor.Context, X
 // actor.Actor, P *message.Address, M message.Message, O actor.SpawnOption,
