@@ -113,9 +113,9 @@ func TestAgentCardValidateB104(t *testing.T) {
 		{name: "typed nil config has no role", edit: func(c *AgentCard) { c.Config = (*actor.Config)(nil) },
 			want: []string{"config.role is required"}},
 		{name: "config value, not pointer", edit: func(c *AgentCard) { c.Config = actor.Config{Role: "R"} },
-			want: []string{"type actor.Config does not implement actor.Configurer", "config.role is required"}},
+			want: []string{"type actor.Config does not embed actor.Config", "config.role is required"}},
 		{name: "map config", edit: func(c *AgentCard) { c.Config = map[string]any{"role": "R"} },
-			want: []string{"type map[string]interface {} does not implement actor.Configurer", "config.role is required"}},
+			want: []string{"type map[string]interface {} does not embed actor.Config", "config.role is required"}},
 		{name: "unregistered agent_class", edit: func(c *AgentCard) { c.AgentClass = "NoSuchKind" },
 			want:   []string{`agent_class "NoSuchKind" is not a registered actor kind`},
 			isErrs: []error{ErrUnknownAgentClass}},
@@ -312,7 +312,7 @@ func TestAgentCardConfigCopyTypesB105(t *testing.T) {
 // B105: a config that cannot round-trip through JSON is an error naming
 // the card's role; Clone falls back to a shallow copy.
 func TestAgentCardConfigCopyErrorsB105(t *testing.T) {
-	for _, cfg := range []actor.Configurer{
+	for _, cfg := range []configurer{
 		&cardFuncConfig{Config: actor.Config{Role: "Hooked"}, Hook: func() {}},
 		&cardOneWayConfig{Config: actor.Config{Role: "Hooked"}},
 	} {

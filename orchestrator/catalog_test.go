@@ -34,7 +34,7 @@ func cardRoles(cards []*AgentCard) []string {
 
 // B86: the zero catalog is empty and answers every query.
 func TestCatalogZeroB86(t *testing.T) {
-	var c Catalog
+	var c catalog
 	if c.Len() != 0 || len(c.Cards()) != 0 || len(c.Roles()) != 0 || len(c.Skills()) != 0 ||
 		c.ByRole("R") != nil || len(c.BySkill("s")) != 0 {
 		t.Fatal("zero catalog is not empty")
@@ -50,7 +50,7 @@ func TestCatalogZeroB86(t *testing.T) {
 // B86: cards are kept in registration order; a role registered again is
 // replaced in its original position.
 func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
-	var c Catalog
+	var c catalog
 	if err := c.Register(catalogCard(t, "Research", "v1", "search")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
 	}
 
 	// Within one call the last card for a role wins, at the first position.
-	var d Catalog
+	var d catalog
 	if err := d.Register(catalogCard(t, "A", "a1"), catalogCard(t, "B", "b"), catalogCard(t, "A", "a2")); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
 
 // B86: lookups by role and by skill; skills sorted and unique.
 func TestCatalogQueriesB86(t *testing.T) {
-	var c Catalog
+	var c catalog
 	err := c.Register(
 		catalogCard(t, "Research", "r", "web_search", "pdf_extraction"),
 		catalogCard(t, "Writer", "w", "writing", "web_search"),
@@ -123,7 +123,7 @@ func TestCatalogQueriesB86(t *testing.T) {
 // B86: an invalid card registers nothing, and the error names its index
 // and role.
 func TestCatalogRegisterAllOrNothingB86(t *testing.T) {
-	var c Catalog
+	var c catalog
 	if err := c.Register(catalogCard(t, "Existing", "x", "old")); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCatalogRegisterAllOrNothingB86(t *testing.T) {
 
 // B86: the catalog keeps its own copies and hands out copies.
 func TestCatalogCopiesB86(t *testing.T) {
-	var c Catalog
+	var c catalog
 	in := catalogCard(t, "Research", "r", "search")
 	if err := c.Register(in); err != nil {
 		t.Fatal(err)

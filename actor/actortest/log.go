@@ -9,9 +9,12 @@ import (
 	"testing"
 )
 
-// LogCapture is a slog handler that keeps every record (for assertions) and
-// writes it to the test's log while the test runs.
-type LogCapture struct {
+// LogCapture keeps every record logged through its Logger (for
+// assertions) and writes it to the test's log while the test runs.
+type LogCapture struct{ h *captureHandler }
+
+// captureHandler is the slog.Handler behind a LogCapture.
+type captureHandler struct {
 	t     testing.TB
 	mu    *sync.Mutex
 	recs  *[]slog.Record
@@ -23,23 +26,23 @@ type LogCapture struct {
 // when t ends (records are still kept).
 func NewLogCapture(t testing.TB) *LogCapture {
 	done := false
-	lc := &LogCapture{t: t, mu: &sync.Mutex{}, recs: &[]slog.Record{}, done: &done}
+	h := &captureHandler{t: t, mu: &sync.Mutex{}, recs: &[]slog.Record{}, done: &done}
 	t.Cleanup(func() {
-		lc.mu.Lock()
-		*lc.done = true
-		lc.mu.Unlock()
+		h.mu.Lock()
+		*h.done = true
+		h.mu.Unlock()
 	})
-	return lc
+	return &LogCapture{h}
 }
 
 // Logger returns a logger writing to the capture.
-func (l *LogCapture) Logger() *slog.Logger { return slog.New(l) }
+func (l *LogCapture) Logger() *slog.Logger { return slog.New(l.h) }
 
 // Enabled accepts every level.
-func (l *LogCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (l *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 // Handle records r.
-func (l *LogCapture) Handle(_ context.Context, r slog.Record) error {
+func (l *captureHandler) Handle(_ context.Context, r slog.Record) error {
 	r = r.Clone()
 	r.AddAttrs(l.attrs...)
 	l.mu.Lock()
@@ -52,20 +55,20 @@ func (l *LogCapture) Handle(_ context.Context, r slog.Record) error {
 }
 
 // WithAttrs returns a handler adding attrs.
-func (l *LogCapture) WithAttrs(attrs []slog.Attr) slog.Handler {
+func (l *captureHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *l
 	c.attrs = append(append([]slog.Attr(nil), l.attrs...), attrs...)
 	return &c
 }
 
 // WithGroup is not supported; it returns l.
-func (l *LogCapture) WithGroup(string) slog.Handler { return l }
+func (l *captureHandler) WithGroup(string) slog.Handler { return l }
 
 // Records returns the records so far.
 func (l *LogCapture) Records() []slog.Record {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]slog.Record(nil), *l.recs...)
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return append([]slog.Record(nil), *l.h.recs...)
 }
 
 // Count returns how many records at level contain substr in their message

@@ -20,6 +20,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -145,30 +146,47 @@ func (c Capability) Describe(description string) string {
 	return description + "\n\nAdditional Instructions:\n" + c.Instructions
 }
 
+// AgentContext is what a card may do as the agent it is attached to: the
+// part of the agent's *actor.Context that cards use, and nothing more (an
+// *actor.Context implements it). Use it only on the agent's goroutine: in
+// Attach, in commands, in system-prompt sections and in tools marked
+// Serial (the agent runs those itself); tools that may run in parallel must
+// not touch it.
+type AgentContext interface {
+	// Self is the agent's address (its name, agent id, team id).
+	Self() *message.Address
+	// Parent is the agent's parent: the member that hired it, or the
+	// orchestrator.
+	Parent() *message.Address
+	// Context is cancelled as soon as the agent's stop is requested: work
+	// on its behalf (a hire) ends early.
+	Context() context.Context
+	// Spawn creates an actor as the agent's child, in its team (a hired
+	// member); the agent passes on what a kind's factory cannot know (its
+	// model environment).
+	Spawn(a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error)
+	// Send tells to a message from the agent.
+	Send(to *message.Address, msg any) error
+}
+
+var _ AgentContext = (*actor.Context)(nil)
+
 // Owner is the agent a card is attached to.
 type Owner struct {
-	// Context is the agent's actor context. Use it only on the agent's
-	// goroutine: in commands, system-prompt sections and tools marked
-	// Serial (the agent runs those itself); tools that may run in
-	// parallel must not touch it.
-	Context *actor.Context
-	// Team is the agent's team (orchestrator.Of(Context.Orchestrator())).
+	// Agent is the agent itself, as far as a card may act as it.
+	Agent AgentContext
+	// Team is the agent's team (orchestrator.Of(c.Orchestrator())).
 	Team *orchestrator.Team
-	// Registry is the agent's command registry; cards that call other
-	// cards' commands (in dependency order) find them here.
+	// Registry is the agent's command registry, where Attach registers the
+	// cards' commands.
 	Registry *command.Registry
 	// Rand, when set, returns a number in [0, n) for cards that pick one
 	// (TeamTool's generated member names); nil means math/rand.
 	Rand func(n int) int
-	// Prepare, when set, is called on every actor a card creates for the
-	// owner (a hired member) before it is spawned: the owning agent passes
-	// on what it knows that a kind's factory cannot (its LLM client
-	// environment, for instance).
-	Prepare func(a actor.Actor)
 }
 
 // Name returns the owning agent's name.
-func (o *Owner) Name() string { return o.Context.Self().Name() }
+func (o *Owner) Name() string { return o.Agent.Self().Name() }
 
 // Capabilities are what an attached card contributes.
 type Capabilities struct {
@@ -178,6 +196,21 @@ type Capabilities struct {
 	// Close, when set, releases what the card holds (an open directory);
 	// the owner calls it once when it stops.
 	Close func() error
+
+	// The typed capabilities the agent itself calls: at most one card
+	// provides each (Attach refuses a second).
+
+	// Hire, when set, hires a member of role as the owner's child and
+	// returns its address: how the agent routes a message to a bare role
+	// (A14). TeamTool sets it when its hire capability is exposed on
+	// COMMAND (the channel of typed calls for code). Call it on the
+	// owner's goroutine.
+	Hire func(ctx context.Context, role string) (*message.Address, error)
+	// ExpandMedia, when set, expands the media references of a prompt into
+	// ordered parts; a prompt without one comes back as exactly one text
+	// part equal to it (A96-A97). WorkspaceTool sets it when its media
+	// capability is on. It may be called from any goroutine.
+	ExpandMedia func(ctx context.Context, prompt string) ([]llm.Part, error)
 }
 
 // Card is a tool card (A63): serializable configuration that, attached to
@@ -331,8 +364,9 @@ func allPlaced(cards []Card, done []bool, kind string) bool {
 
 // Attach orders the cards, attaches each to o in that order, registers
 // their commands in o.Registry (owner label: the card's kind) and returns
-// the aggregated tools and system prompts, and one Close for all (A65). A
-// duplicate command or tool name is an error naming it.
+// the aggregated tools, system prompts and typed capabilities, and one
+// Close for all (A65). A duplicate command or tool name, or a typed
+// capability provided by two cards, is an error naming them.
 func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 	ordered, err := Order(cards)
 	if err != nil {
@@ -349,10 +383,17 @@ func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 		return Capabilities{}, err
 	}
 	toolNames := map[string]string{}
+	var hirer, expander string // the kinds providing Hire and ExpandMedia
 	for _, c := range ordered {
 		caps, err := c.Attach(ctx, o)
 		if err != nil {
 			return fail(caps, fmt.Errorf("tool: attach %s: %w", c.Kind(), err))
+		}
+		if caps.Hire != nil && hirer != "" {
+			return fail(caps, fmt.Errorf("tool: hiring of %s is also provided by %s", c.Kind(), hirer))
+		}
+		if caps.ExpandMedia != nil && expander != "" {
+			return fail(caps, fmt.Errorf("tool: media expansion of %s is also provided by %s", c.Kind(), expander))
 		}
 		for _, t := range caps.Tools {
 			if prev, dup := toolNames[t.Name]; dup {
@@ -379,6 +420,12 @@ func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
 		all.Tools = append(all.Tools, caps.Tools...)
 		all.SystemPrompts = append(all.SystemPrompts, caps.SystemPrompts...)
 		all.Commands = append(all.Commands, caps.Commands...)
+		if caps.Hire != nil {
+			all.Hire, hirer = caps.Hire, c.Kind()
+		}
+		if caps.ExpandMedia != nil {
+			all.ExpandMedia, expander = caps.ExpandMedia, c.Kind()
+		}
 	}
 	return all, nil
 }

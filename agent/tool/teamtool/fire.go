@@ -67,19 +67,19 @@ func (b *binding) fire(members []*message.Address, name string, gone []string) s
 		return fmt.Sprintf("cannot fire %s: it is the team's orchestrator", name)
 	}
 	i := slices.IndexFunc(members, func(m *message.Address) bool { return m.Name() == name })
-	if i < 0 || strings.HasPrefix(name, "#") { // tool actors are not members one fires
+	if i < 0 || members[i].IsTool() { // tool actors are not members one fires
 		return fmt.Sprintf("member %q not found. Current members: %s", name, list(b.others(members, gone)))
 	}
 	switch target := members[i]; {
 	case target.IsUserProxy():
 		return fmt.Sprintf("cannot fire %s: it is a person's proxy", name)
-	case b.o.Context.Parent() != nil && target.AgentID() == b.o.Context.Parent().AgentID():
+	case b.o.Agent.Parent() != nil && target.AgentID() == b.o.Agent.Parent().AgentID():
 		return fmt.Sprintf("cannot fire %s: it hired you", name)
 	}
 	// Fire and forget: the member may be waiting on us, so never wait for
 	// its stop. An error means it is already gone, which is what firing
 	// wants.
-	_ = b.o.Context.Send(members[i], message.StopRecursively{})
+	_ = b.o.Agent.Send(members[i], message.StopRecursively{})
 	return ""
 }
 

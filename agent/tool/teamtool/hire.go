@@ -106,7 +106,7 @@ func (b *binding) generateName(ctx context.Context, role string) (string, error)
 
 // spawn creates the card's agent named name as a child of the owner.
 func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Address, error) {
-	if b.o.Context.Context().Err() != nil {
+	if b.o.Agent.Context().Err() != nil {
 		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Name(), actor.ErrActorDead)
 	}
 	a, err := card.NewActor()
@@ -123,10 +123,7 @@ func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Add
 	}
 	ac := cfgr.ActorConfig()
 	ac.Name, ac.Role = name, card.Role()
-	if b.o.Prepare != nil {
-		b.o.Prepare(a)
-	}
-	addr, err := b.o.Context.Spawn(a, cfg)
+	addr, err := b.o.Agent.Spawn(a, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("teamtool: hire %s as %s: %w", card.Role(), name, err)
 	}

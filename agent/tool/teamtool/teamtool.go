@@ -117,8 +117,8 @@ func (*Card) DependsOn() []string { return nil }
 // be in a team. A capability exposed on a channel it has no form for
 // (hiring or firing as a system prompt) is an error naming it.
 func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, error) {
-	if o == nil || o.Context == nil {
-		return tool.Capabilities{}, errors.New("teamtool: attach: the owner has no actor context")
+	if o == nil || o.Agent == nil {
+		return tool.Capabilities{}, errors.New("teamtool: attach: the owner has no agent context")
 	}
 	if o.Team == nil || o.Team.Address() == nil {
 		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Name(), orchestrator.ErrNoTeam)
@@ -173,6 +173,9 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 	}
 	if hire.Has(tool.Command) {
 		caps.Commands = append(caps.Commands, b.hireCommand(c.Hire))
+		caps.Hire = func(ctx context.Context, role string) (*message.Address, error) {
+			return b.hireMember(ctx, role, "", false)
+		}
 	}
 	if fire.Has(tool.Command) {
 		caps.Commands = append(caps.Commands, b.fireCommand(c.Fire))
@@ -227,18 +230,15 @@ func (b *binding) intn(n int) int {
 
 // self reports whether a is the owner.
 func (b *binding) self(a *message.Address) bool {
-	return a.AgentID() == b.o.Context.Self().AgentID()
+	return a.AgentID() == b.o.Agent.Self().AgentID()
 }
 
-// hidden reports whether a roster name is hidden from listings: tool
-// actors are named "#...".
-func hidden(name string) bool { return strings.HasPrefix(name, "#") }
-
-// visibleNames returns the names of the members that listings show.
+// visibleNames returns the names of the members that listings show: tool
+// actors (a planning board, message.Address.IsTool) are not listed.
 func visibleNames(members []*message.Address) []string {
 	var out []string
 	for _, m := range members {
-		if !hidden(m.Name()) {
+		if !m.IsTool() {
 			out = append(out, m.Name())
 		}
 	}

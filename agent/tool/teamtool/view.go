@@ -16,8 +16,8 @@ Send work to a member by its exact name (e.g. @Developer123).`
 const rolesDoc = `List the roles that can be hired, with their descriptions and skills.`
 
 // roster is team_members (A82): "Team members:" then "<name> (role:
-// <role>)" per member, " - [you]" marking the owner; "#..." members are
-// hidden; no visible member gives "" (the section is omitted).
+// <role>)" per member, " - [you]" marking the owner; tool actors
+// (message.Address.IsTool) are hidden; no visible member gives "" (the section is omitted).
 func (b *binding) roster(ctx context.Context) string {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -27,7 +27,7 @@ func (b *binding) roster(ctx context.Context) string {
 	}
 	var sb strings.Builder
 	for _, m := range members {
-		if hidden(m.Name()) {
+		if m.IsTool() {
 			continue
 		}
 		if sb.Len() == 0 {
