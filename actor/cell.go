@@ -278,6 +278,7 @@ type cell struct {
 	// The stop, in order: stopping once it began (children told), tools
 	// told once no other child is left, finishing once the marker is queued.
 	stopping    bool
+	othersTold  bool
 	toolsTold   bool
 	finishing   bool
 	stopCause   error
@@ -661,16 +662,20 @@ func (c *cell) beginStop(cause error, deadline time.Time) {
 	c.maybeFinish()
 }
 
-// stopChildren tells the children to stop: those that are not tools first,
-// newest first; tools once no other child is left.
+// stopChildren tells the children to stop, each once: those that are not
+// tools first, newest first; tools once no other child is left. A child
+// spawned while the stop is under way is told by spawn itself.
 func (c *cell) stopChildren() {
 	others := false
 	for i := len(c.children) - 1; i >= 0; i-- {
 		if !c.children[i].IsTool() {
 			others = true
-			c.stopChild(c.children[i])
+			if !c.othersTold {
+				c.stopChild(c.children[i])
+			}
 		}
 	}
+	c.othersTold = true
 	if !others && !c.toolsTold {
 		c.toolsTold = true
 		for i := len(c.children) - 1; i >= 0; i-- {
@@ -784,20 +789,18 @@ func (c *cell) finish() {
 	}
 	c.emit(telemetry.Record{Kind: telemetry.Stop})
 	dropped := 0
+	stopAsks := c.stopReplies
+	c.stopReplies = nil
 	for _, env := range left {
 		switch {
 		case env.reply != nil && (env.kind == envStop || stopCause(env) != nil):
-			env.reply <- result{} // a stop asked for is what happened (B21)
+			stopAsks = append(stopAsks, env.reply) // a stop asked for is what happened (B21)
 		case env.reply != nil:
 			env.reply <- result{err: deadError(c.self)}
 		case env.kind == envMsg || env.kind == envCall:
 			dropped++
 		}
 	}
-	for _, r := range c.stopReplies {
-		r <- result{}
-	}
-	c.stopReplies = nil
 	if dropped > 0 {
 		c.sys.logger.Debug("actor: tells queued after the stop marker were dropped",
 			"actor", c.self.Name(), "count", dropped)
@@ -808,4 +811,9 @@ func (c *cell) finish() {
 		_ = c.parent.enqueue(envelope{kind: envChildDone, msg: c.self})
 	}
 	close(c.life.done)
+	// A stop ask is answered once the actor has ended: after Done closed,
+	// so that an asker that then looks at Done(addr) sees it closed.
+	for _, r := range stopAsks {
+		r <- result{}
+	}
 }

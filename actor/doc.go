@@ -15,19 +15,28 @@
 // boundaries when it changed.
 //
 // Addresses (*message.Address) are weak handles: holding one never keeps a
-// stopped actor alive; Tell and Ask on a dead actor fail with ErrActorDead.
-// Tell never blocks and never drops. A handler's error or panic is reported
-// (an ErrorMessage, or a WarningMessage for a WarningError) and the actor
-// goes on with its next message. Stop is recursive (children first) and
-// drains the mailbox before OnStop.
+// stopped actor alive; a send to a dead actor fails with ErrActorDead. Every
+// send, from System.Tell/Ask, an Endpoint or Context.Send/Ask, takes one
+// path: stamped once, recorded once (a SentMessage, inside a team), queued.
+// A send never blocks and never drops. A handler's error or panic is
+// reported (an ErrorMessage, or a WarningMessage for a WarningError) and the
+// actor goes on with its next message.
 //
-// Telemetry: an actor whose value implements Sink is a team root (the
-// orchestrator package's Orchestrator); every actor spawned under it emits
-// Start, Sent, Received, Processed, Handled, Error, Warning, StateChanged,
-// Event and Stop records to it through a per-actor Emitter, with no
-// allocation on the message path.
+// Stopping has one path too: a stop request (Context.Stop, System.Stop, a
+// StopRecursively, a parent's stop, Shutdown) cancels the actor's
+// Context.Context with its cause at once; when the request is reached in the
+// mailbox the optional StopRequestHook runs, the children are told to stop
+// (tools, Config.Tool, last) without blocking, and once they have all ended
+// the actor drains what was queued and runs OnStop, exactly once.
 //
-// Context is valid only on the actor's goroutine. Call and Cast (and the
-// proxy package over them) run a function there from outside; RegisterKind
-// names an actor kind so that a restored team can recreate it.
+// Telemetry: every actor spawned in a team (orchestrator.New creates one)
+// reports Start, Sent, Received, Processed, Handled, Error, Warning,
+// StateChanged, Event and Stop to the team's orchestrator, with no
+// allocation on the message path; users see it as messages, through the
+// orchestrator's subscribers and queries.
+//
+// Context is valid only on the actor's goroutine; the proxy package runs a
+// function there from outside. RegisterKind names an actor kind so that a
+// restored team can recreate it. ARCHITECTURE.md at the repository's root
+// traces one message and one stop through this package.
 package actor

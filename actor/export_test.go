@@ -41,3 +41,11 @@ func QueuedForTest(a *message.Address) int {
 // IsLiveForTest reports whether a is a live address (one that delivers to
 // an actor or an endpoint), as opposed to a snapshot or a stopped record.
 func IsLiveForTest(a *message.Address) bool { return addrs.HandleOf(a) != nil }
+
+// The kind registry's lookups are the restore's (reached through
+// internal/link); the tests call them here.
+var (
+	NewKindForTest      = newKind
+	KindOfForTest       = kindOf
+	DecodeConfigForTest = decodeConfig
+)

@@ -19,11 +19,11 @@ func init() { actor.RegisterKind("Restorable", func() actor.Actor { return &rest
 // recreated by name, and its config decoded into its declared type.
 func TestKindRegistry(t *testing.T) {
 	sys, _ := newSystem(t)
-	a, err := actor.NewKind("Restorable")
+	a, err := actor.NewKindForTest("Restorable")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := actor.DecodeConfig(a, []byte(`{"name":"r","role":"R","max_increment":3,"prefix":"P"}`))
+	cfg, err := actor.DecodeConfigForTest(a, []byte(`{"name":"r","role":"R","max_increment":3,"prefix":"P"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,21 +32,21 @@ func TestKindRegistry(t *testing.T) {
 		t.Fatalf("decoded config %+v", c)
 	}
 	addr := spawn(t, sys, a, cfg)
-	if addr.ActorType() != "Restorable" || actor.KindOf(a) != "Restorable" || addr.Name() != "r" {
+	if addr.ActorType() != "Restorable" || actor.KindOfForTest(a) != "Restorable" || addr.Name() != "r" {
 		t.Fatalf("identity %+v", addr.Identity())
 	}
-	if _, err := actor.NewKind("Nope"); err == nil || !strings.Contains(err.Error(), `"Nope"`) {
+	if _, err := actor.NewKindForTest("Nope"); err == nil || !strings.Contains(err.Error(), `"Nope"`) {
 		t.Fatalf("unknown kind: %v", err)
 	}
-	if _, err := actor.DecodeConfig(a, []byte(`{"max_increment":"x"}`)); err == nil {
+	if _, err := actor.DecodeConfigForTest(a, []byte(`{"max_increment":"x"}`)); err == nil {
 		t.Fatal("bad config decoded")
 	}
-	plain, err := actor.DecodeConfig(noop, []byte(`{"name":"n"}`))
+	plain, err := actor.DecodeConfigForTest(noop, []byte(`{"name":"n"}`))
 	if err != nil || plain.(*actor.Config).Name != "n" {
 		t.Fatalf("plain config %v %v", plain, err)
 	}
-	if actor.KindOf(noop) != "Func" {
-		t.Fatalf("unregistered kind name %q", actor.KindOf(noop))
+	if actor.KindOfForTest(noop) != "Func" {
+		t.Fatalf("unregistered kind name %q", actor.KindOfForTest(noop))
 	}
 	defer func() {
 		if recover() == nil {

@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -327,16 +328,17 @@ func TestScenario7UnknownAndDerived(t *testing.T) {
 	if a := <-areas; a != 4 {
 		t.Fatalf("area %v", a)
 	}
-	rec.WaitKind(t, actor.RecordProcessed, agent, 3)
+	rec.WaitKind(t, kProcessed, agent, 3)
+	synced(t, root, agent)
 	if n := logs.Count(slog.LevelWarn, "Unknown message unrelated from"); n != 1 {
 		t.Fatalf("want one 'Unknown message' warning, logs:\n%s", logs.Text())
 	}
-	if len(rec.Of(actor.RecordError)) != 0 || len(rec.Of(actor.RecordWarning)) != 0 {
+	if len(recorded[*message.ErrorMessage](rec, nil)) != 0 || len(recorded[*message.WarningMessage](rec, nil)) != 0 {
 		t.Fatalf("unknown message reported as failure: %s", actortest.Describe(rec.Records()))
 	}
 	found := false
-	for _, r := range rec.Of(actor.RecordProcessed) {
-		if r.Message == message.Message(u) {
+	for _, m := range recorded[*message.ProcessedMessage](rec, agent) {
+		if m.MessageID == u.ID {
 			found = true
 		}
 	}
@@ -351,7 +353,8 @@ func TestScenario9RawValues(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	s := &stateAgent{}
 	agent := actortest.Spawn(t, root, s, actor.Config{Name: "raw"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1) // the attach publication
+	rec.WaitKind(t, kStateChanged, agent, 1) // the attach publication
+	synced(t, root, agent)
 	before := len(rec.Records())
 	v, err := sys.Ask(ctxT(t), agent, rawBump{})
 	if err != nil {
@@ -360,7 +363,7 @@ func TestScenario9RawValues(t *testing.T) {
 	if v != "no sender" {
 		t.Fatalf("raw value sender: %v", v)
 	}
-	barrier(t, agent)
+	synced(t, root, agent)
 	if after := rec.Records(); len(after) != before {
 		t.Fatalf("raw value produced telemetry: %s", actortest.Describe(after[before:]))
 	}
@@ -432,7 +435,7 @@ func TestScenario55ListenAndPrivate(t *testing.T) {
 	if a.Name() != "@ActorSystem" || a.Role() != "ActorSystem" || a.SquadID() != [16]byte{} {
 		t.Fatalf("listener identity %+v", a.Identity())
 	}
-	if _, err := a.Ask(ctxT(t), &textMsg{}); !errors.Is(err, actor.ErrNotDeliverable) {
+	if _, err := sys.Ask(ctxT(t), a, &textMsg{}); !errors.Is(err, actor.ErrNotDeliverable) {
 		t.Fatalf("ask to a listener: %v", err)
 	}
 	// A closed endpoint refuses.
@@ -440,7 +443,33 @@ func TestScenario55ListenAndPrivate(t *testing.T) {
 	if _, err := p1.Listen(ctxT(t)); !errors.Is(err, actor.ErrShutdown) {
 		t.Fatalf("listen on closed endpoint: %v", err)
 	}
-	if err := p1.Address().Tell(&textMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if err := sys.Tell(p1.Address(), &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("tell to a closed endpoint: %v", err)
+	}
+}
+
+type nilAgent struct{ actor.Base }
+
+func (*nilAgent) Receive(*actor.Context, any) (any, error) { return nil, nil }
+
+// Typed nil messages and actors are errors, not panics. (Address.Tell is
+// gone: an actor's Context.Send is the other send path checked.)
+func TestTypedNilInputs(t *testing.T) {
+	sys, _ := newSystem(t)
+	addr, _ := sys.Spawn(actor.Func(nop), nil)
+	if err := sys.Tell(addr, (*message.UserMessage)(nil)); err == nil {
+		t.Error("System.Tell of a nil message")
+	}
+	sender, _ := sys.Spawn(actor.Func(func(c *actor.Context, _ any) (any, error) {
+		return nil, c.Send(addr, (*message.UserMessage)(nil))
+	}), nil)
+	if _, err := sys.Ask(context.Background(), sender, "send"); err == nil {
+		t.Error("Context.Send of a nil message")
+	}
+	if _, err := sys.Ask(context.Background(), addr, (*message.UserMessage)(nil)); err == nil {
+		t.Error("Ask of a nil message")
+	}
+	if _, err := sys.Spawn((*nilAgent)(nil), nil); err == nil {
+		t.Error("Spawn of a nil actor")
 	}
 }

@@ -11,34 +11,50 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/google/uuid"
 )
 
-// gracefulRoot is a team root with a non-blocking stop, like the
-// orchestrator: it stops its children without waiting and then itself.
-type gracefulRoot struct {
-	actortest.Recorder
-	graces atomic.Int32
+// stopHooked records the causes its OnStopRequest hook was called with.
+type stopHooked struct {
+	actor.Base
+	causes chan error
 }
 
-func (g *gracefulRoot) GracefulStop(c *actor.Context, grace time.Duration) {
-	g.graces.Add(1)
-	for _, ch := range c.Children() {
-		_ = ch.Tell(message.StopRecursively{})
-	}
-	_ = c.StopSelf()
+func (*stopHooked) Receive(*actor.Context, any) (any, error) { return nil, nil }
+func (s *stopHooked) OnStopRequest(_ *actor.Context, cause error) {
+	s.causes <- cause
 }
 
-// B53: shutdown stops team roots gracefully and every other actor
-// recursively, and returns once every goroutine ended.
+// teamWatcher counts the team's stop announcements (B96).
+type teamWatcher struct {
+	requests atomic.Int32
+	stops    atomic.Int32
+}
+
+func (*teamWatcher) OnMessage(message.Message) {}
+func (w *teamWatcher) OnStopRequest(uuid.UUID) { w.requests.Add(1) }
+func (w *teamWatcher) OnStop(uuid.UUID)        { w.stops.Add(1) }
+
+// B53: shutdown stops team roots and every other root, each with its
+// subtree, and returns once every goroutine ended. The team root's
+// GracefulStop hook is gone: a team root's stop is announced (its
+// subscribers get OnStopRequest once, then OnStop once), and any actor
+// with a StopRequestHook hears the cause, ErrShutdown.
 func TestShutdownStopsEverything(t *testing.T) {
 	logs := actortest.NewLogCapture(t)
 	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
-	root := &gracefulRoot{Recorder: *actortest.NewRecorder()}
-	rootAddr, _ := sys.Spawn(root, actor.Config{Name: "orch"})
+	w := &teamWatcher{}
+	team, err := orchestrator.New(sys, orchestrator.WithName("orch"), orchestrator.WithSubscribers(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootAddr := team.Address()
 	member := actortest.Spawn(t, rootAddr, &stateAgent{}, actor.Config{Name: "member"})
-	loner, _ := sys.Spawn(noop, nil)
-	if st := sys.Stats(); st.Orchestrators != 1 || st.Agents != 2 {
-		t.Fatalf("stats %+v", st)
+	hooks := &stopHooked{causes: make(chan error, 2)}
+	loner, _ := sys.Spawn(hooks, nil)
+	if o, a := sys.Stats(); o != 1 || a != 2 {
+		t.Fatalf("stats: %d orchestrators, %d agents", o, a)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), actortest.Timeout)
 	defer cancel()
@@ -50,11 +66,17 @@ func TestShutdownStopsEverything(t *testing.T) {
 			t.Fatalf("%s alive after shutdown", a.Name())
 		}
 	}
-	if root.graces.Load() != 1 {
-		t.Fatalf("GracefulStop called %d times", root.graces.Load())
+	if w.requests.Load() != 1 || w.stops.Load() != 1 {
+		t.Fatalf("team stop announced %d times, OnStop %d times; want 1 and 1", w.requests.Load(), w.stops.Load())
 	}
-	if st := sys.Stats(); st != (actor.Stats{}) {
-		t.Fatalf("stats after shutdown %+v", st)
+	if len(hooks.causes) != 1 {
+		t.Fatalf("OnStopRequest called %d times", len(hooks.causes))
+	}
+	if cause := <-hooks.causes; cause != actor.ErrShutdown {
+		t.Fatalf("OnStopRequest cause %v, want ErrShutdown", cause)
+	}
+	if o, a := sys.Stats(); o != 0 || a != 0 {
+		t.Fatalf("stats after shutdown: %d orchestrators, %d agents", o, a)
 	}
 	if _, err := sys.Spawn(noop, nil); !errors.Is(err, actor.ErrShutdown) {
 		t.Fatalf("spawn after shutdown: %v", err)
@@ -92,7 +114,7 @@ func TestShutdownHonoursContext(t *testing.T) {
 	if wedged.IsAlive() || child.IsAlive() {
 		t.Fatal("a stuck actor still reports alive after shutdown gave up")
 	}
-	if err := wedged.Tell(&textMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if err := sys.Tell(wedged, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("tell to a reaped actor: %v", err)
 	}
 	if !strings.Contains(logs.Text(), "did not stop") {
@@ -133,5 +155,70 @@ func TestStopTimeout(t *testing.T) {
 	case <-actor.Done(snap):
 	default:
 		t.Fatal("Done of a snapshot is not closed")
+	}
+}
+
+type startBlock struct {
+	gate chan struct{}
+	f    actor.Func
+}
+
+func (s *startBlock) OnStart(*actor.Context) error                 { <-s.gate; return nil }
+func (s *startBlock) Receive(c *actor.Context, m any) (any, error) { return s.f(c, m) }
+
+// An actor the reaper stopped handles nothing more once its blocked
+// handler returns, even messages already taken from its queue.
+func TestReapedActorStopsAtOnce(t *testing.T) {
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	startGate, in, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var handled atomic.Int32
+	addr, _ := sys.Spawn(&startBlock{gate: startGate, f: func(c *actor.Context, msg any) (any, error) {
+		handled.Add(1)
+		if msg == 1 {
+			close(in)
+			<-release
+		}
+		return nil, nil
+	}}, nil)
+	for i := 1; i <= 3; i++ {
+		_ = sys.Tell(addr, i)
+	}
+	close(startGate) // the first batch holds 1, 2 and 3
+	<-in
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sys.Shutdown(ctx); err == nil {
+		t.Fatal("a shutdown out of time reported success")
+	}
+	close(release)
+	<-actor.Done(addr)
+	if n := handled.Load(); n != 1 {
+		t.Fatalf("the reaped actor handled %d messages, want 1", n)
+	}
+	if err := sys.Shutdown(context.Background()); err != nil { // joins the rest
+		t.Fatal(err)
+	}
+}
+
+// A second Shutdown honours its context.
+func TestSecondShutdownHonoursContext(t *testing.T) {
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	in, release := make(chan struct{}), make(chan struct{})
+	addr, _ := sys.Spawn(actor.Func(func(*actor.Context, any) (any, error) {
+		close(in)
+		<-release
+		return nil, nil
+	}), nil)
+	_ = sys.Tell(addr, "x")
+	<-in
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = sys.Shutdown(ctx)
+	if err := sys.Shutdown(ctx); err == nil {
+		t.Fatal("a second shutdown out of time reported success")
+	}
+	close(release)
+	if err := sys.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

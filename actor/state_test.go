@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 type agentState struct {
@@ -97,35 +99,14 @@ func (s *stateAgent) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
+// stateChanges returns the states who published, in order (the detached
+// copies the StateChangedMessages carry, B69).
 func stateChanges(rec *actortest.Recorder, who *message.Address) []*agentState {
 	var out []*agentState
-	for _, r := range rec.Of(actor.RecordStateChanged) {
-		if r.Emitter.Equal(who) {
-			out = append(out, r.Value.(*agentState))
-		}
+	for _, m := range recorded[*message.StateChangedMessage](rec, who) {
+		out = append(out, m.State.(*agentState))
 	}
 	return out
-}
-
-// kindsAfter returns the record kinds emitted by who after skip records.
-func kindsOf(rec *actortest.Recorder, who *message.Address, from int) []actor.RecordKind {
-	k := rec.Kinds(who)
-	if from > len(k) {
-		return nil
-	}
-	return k[from:]
-}
-
-func equalKinds(a, b []actor.RecordKind) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // B65, B67, B71, B11: attach publishes once; a changed turn publishes after
@@ -134,43 +115,43 @@ func equalKinds(a, b []actor.RecordKind) bool {
 func TestStateTurnCheckpoint(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "s"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	start := len(rec.Kinds(agent))
 
 	m := &bump{}
 	_ = sys.Tell(agent, m)
-	barrier(t, agent)
+	synced(t, root, agent)
 	got := kindsOf(rec, agent, start)
-	want := []actor.RecordKind{actor.RecordReceived, actor.RecordProcessed, actor.RecordStateChanged}
+	want := []string{kReceived, kProcessed, kStateChanged}
 	if !equalKinds(got, want) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}
-	sc := rec.Of(actor.RecordStateChanged)
+	sc := recorded[*message.StateChangedMessage](rec, agent)
 	last := sc[len(sc)-1]
-	if last.Parent != message.Message(m) || last.Value.(*agentState).Count != 1 {
-		t.Fatalf("state change parent %v value %+v", last.Parent, last.Value)
+	if last.ParentID.UUID != m.ID || !last.ParentID.Valid || last.State.(*agentState).Count != 1 {
+		t.Fatalf("state change parent %v value %+v", last.ParentID, last.State)
 	}
 
 	// A clean turn publishes nothing (B71).
 	start = len(rec.Kinds(agent))
 	_ = sys.Tell(agent, &unrelated{})
-	barrier(t, agent)
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordReceived, actor.RecordProcessed}) {
+	synced(t, root, agent)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kProcessed}) {
 		t.Fatalf("clean turn kinds %v", got)
 	}
 
 	// Explicit notify publishes once, mid-turn; the checkpoint stays silent.
 	start = len(rec.Kinds(agent))
 	_ = sys.Tell(agent, &notifyNow{})
-	barrier(t, agent)
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordReceived, actor.RecordStateChanged, actor.RecordProcessed}) {
+	synced(t, root, agent)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kStateChanged, kProcessed}) {
 		t.Fatalf("explicit notify kinds %v", got)
 	}
 	// The published value is a detached copy (B69).
 	copies := stateChanges(rec, agent)
 	copies[len(copies)-1].Count = 1000
-	if v, _ := actor.Call(ctxT(t), agent, func(_ *actor.Context, a actor.Actor) (any, error) {
-		return a.(*stateAgent).State().Count, nil
+	if v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
+		return a.State().Count, nil
 	}); v != 2 {
 		t.Fatalf("live state count %v: the published copy aliases it", v)
 	}
@@ -181,11 +162,11 @@ func TestStateTurnCheckpoint(t *testing.T) {
 func TestScenario34DeepMutation(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "deep"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	for i, m := range []message.Message{&appendItem{}, &setTag{}, &nestedBump{}} {
 		_ = sys.Tell(agent, m)
 		_ = sys.Tell(agent, &unrelated{}) // a second checkpoint: silent
-		barrier(t, agent)
+		synced(t, root, agent)
 		if n := len(stateChanges(rec, agent)); n != i+2 {
 			t.Fatalf("after %T: %d publications, want %d", m, n, i+2)
 		}
@@ -197,16 +178,16 @@ func TestScenario34DeepMutation(t *testing.T) {
 func TestScenario29FailureCheckpoint(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "f"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	for _, warn := range []bool{false, true} {
 		start := len(rec.Kinds(agent))
 		_ = sys.Tell(agent, &failAfter{Warn: warn})
-		barrier(t, agent)
-		last := actor.RecordError
+		synced(t, root, agent)
+		last := kError
 		if warn {
-			last = actor.RecordWarning
+			last = kWarning
 		}
-		want := []actor.RecordKind{actor.RecordReceived, actor.RecordStateChanged, actor.RecordProcessed, last}
+		want := []string{kReceived, kStateChanged, kProcessed, last}
 		if got := kindsOf(rec, agent, start); !equalKinds(got, want) {
 			t.Fatalf("warn=%v kinds %v, want %v", warn, got, want)
 		}
@@ -219,21 +200,23 @@ func TestScenario29FailureCheckpoint(t *testing.T) {
 func TestScenario30StopCheckpoints(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "p"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	start := len(rec.Kinds(agent))
-	if _, err := actor.Call(ctxT(t), agent, func(_ *actor.Context, a actor.Actor) (any, error) {
-		a.(*stateAgent).State().Count = 7
-		return nil, nil
+	if err := proxy.Do(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) error {
+		a.State().Count = 7
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	synced(t, root)
 	if got := kindsOf(rec, agent, start); len(got) != 0 {
 		t.Fatalf("proxy call emitted %v", got)
 	}
 	if err := sys.Stop(ctxT(t), agent); err != nil {
 		t.Fatal(err)
 	}
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordStateChanged, actor.RecordStop}) {
+	synced(t, root)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kStateChanged, kStop}) {
 		t.Fatalf("stop kinds %v", got)
 	}
 	if c := stateChanges(rec, agent); c[len(c)-1].Count != 7 {
@@ -241,12 +224,13 @@ func TestScenario30StopCheckpoints(t *testing.T) {
 	}
 
 	clean := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "clean"})
-	rec.WaitKind(t, actor.RecordStateChanged, clean, 1)
+	rec.WaitKind(t, kStateChanged, clean, 1)
 	start = len(rec.Kinds(clean))
 	if err := sys.Stop(ctxT(t), clean); err != nil {
 		t.Fatal(err)
 	}
-	if got := kindsOf(rec, clean, start); !equalKinds(got, []actor.RecordKind{actor.RecordStop}) {
+	synced(t, root)
+	if got := kindsOf(rec, clean, start); !equalKinds(got, []string{kStop}) {
 		t.Fatalf("clean stop kinds %v", got)
 	}
 }
@@ -257,13 +241,14 @@ func TestScenario30StopCheckpoints(t *testing.T) {
 func TestScenario31UnserializableState(t *testing.T) {
 	sys, rec, root, logs := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "u"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	start := len(rec.Kinds(agent))
 	_, err := sys.Ask(ctxT(t), agent, &poison{})
 	if err == nil {
 		t.Fatal("asked turn with unserializable state returned no error")
 	}
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordReceived, actor.RecordProcessed}) {
+	synced(t, root)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kProcessed}) {
 		t.Fatalf("ask kinds %v", got)
 	}
 	if n := logs.Count(slog.LevelWarn, "checkpoint"); n != 0 {
@@ -271,8 +256,8 @@ func TestScenario31UnserializableState(t *testing.T) {
 	}
 	start = len(rec.Kinds(agent))
 	_ = sys.Tell(agent, &failAfter{})
-	barrier(t, agent)
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordReceived, actor.RecordProcessed, actor.RecordError}) {
+	synced(t, root, agent)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kProcessed, kError}) {
 		t.Fatalf("told failing turn kinds %v", got)
 	}
 	if n := logs.Count(slog.LevelWarn, "checkpoint failed"); n != 1 {
@@ -281,8 +266,8 @@ func TestScenario31UnserializableState(t *testing.T) {
 	// A told turn that succeeds but cannot checkpoint reports the error.
 	start = len(rec.Kinds(agent))
 	_ = sys.Tell(agent, &bump{})
-	barrier(t, agent)
-	if got := kindsOf(rec, agent, start); !equalKinds(got, []actor.RecordKind{actor.RecordReceived, actor.RecordProcessed, actor.RecordError}) {
+	synced(t, root, agent)
+	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kProcessed, kError}) {
 		t.Fatalf("told clean turn kinds %v", got)
 	}
 	_ = sys.Tell(agent, &cure{}) // so that the stop checkpoint succeeds
@@ -292,13 +277,13 @@ func TestScenario31UnserializableState(t *testing.T) {
 func TestScenario33InitAndUpdateState(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "i"})
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 
 	// init_state with an identical state still publishes once; the next
 	// checkpoint is silent; the observer is kept.
 	_ = sys.Tell(agent, &initSame{})
 	_ = sys.Tell(agent, &unrelated{})
-	barrier(t, agent)
+	synced(t, root, agent)
 	if n := len(stateChanges(rec, agent)); n != 2 {
 		t.Fatalf("%d publications after init_state, want 2", n)
 	}
@@ -308,7 +293,7 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sys.Tell(agent, &unrelated{})
-	barrier(t, agent)
+	synced(t, root, agent)
 	c := stateChanges(rec, agent)
 	if len(c) != 3 || c[2].Count != 5 {
 		t.Fatalf("update_state publications %d, last %+v", len(c), c[len(c)-1])
@@ -317,17 +302,17 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 	// An update that cannot be decoded: an ErrorMessage naming the decoder's
 	// error type, state unchanged.
 	_ = sys.Tell(agent, &update{Fields: map[string]any{"count": "five"}})
-	barrier(t, agent)
-	errs := rec.Of(actor.RecordError)
+	synced(t, root, agent)
+	errs := recorded[*message.ErrorMessage](rec, agent)
 	if len(errs) == 0 {
 		t.Fatal("no ErrorMessage for a bad update")
 	}
-	em := errs[0].Value.(*message.ErrorMessage)
+	em := errs[0]
 	if em.ContentType != "UnmarshalTypeError" {
 		t.Fatalf("content type %q", em.ContentType)
 	}
-	v, _ := actor.Call(ctxT(t), agent, func(_ *actor.Context, a actor.Actor) (any, error) {
-		return a.(*stateAgent).State().Count, nil
+	v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
+		return a.State().Count, nil
 	})
 	if v != 5 {
 		t.Fatalf("state changed by a failed update: %v", v)
@@ -337,7 +322,7 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 	quiet := actortest.Spawn(t, root, &stateAgent{unobserved: true}, actor.Config{Name: "quiet"})
 	_ = sys.Tell(quiet, &initSame{})
 	_ = sys.Tell(quiet, &bump{})
-	barrier(t, quiet)
+	synced(t, root, quiet)
 	if n := len(stateChanges(rec, quiet)); n != 0 {
 		t.Fatalf("unobserved agent published %d times", n)
 	}
@@ -391,21 +376,21 @@ func TestScenario35StatefulExample(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	cfg := &counterConfig{Config: actor.Config{Name: "counter"}, MaxIncrement: 5, Prefix: "DEMO"}
 	agent := actortest.Spawn(t, root, &counterAgent{}, cfg)
-	rec.WaitKind(t, actor.RecordStateChanged, agent, 1)
+	rec.WaitKind(t, kStateChanged, agent, 1)
 	for _, m := range []message.Message{&incMsg{By: 5}, &incMsg{By: 3}, &incMsg{By: 10}, &resetMsg{}, &incMsg{By: 10}} {
 		_ = sys.Tell(agent, m)
 	}
-	barrier(t, agent)
-	final := rec.Of(actor.RecordStateChanged)
-	st := final[len(final)-1].Value.(*counterState)
+	synced(t, root, agent)
+	final := recorded[*message.StateChangedMessage](rec, agent)
+	st := final[len(final)-1].State.(*counterState)
 	if st.Count != 5 || len(st.History) != 5 || st.History[0] != "[DEMO] +5" || st.History[2] != "[DEMO] +5" {
 		t.Fatalf("final state %+v", st)
 	}
 	if cfg.Role != "" {
 		t.Fatalf("spawn changed the caller's config: %+v", cfg)
 	}
-	v, _ := actor.Call(ctxT(t), agent, func(_ *actor.Context, a actor.Actor) (any, error) {
-		return a.(*counterAgent).Config().Role, nil
+	v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *counterAgent) (string, error) {
+		return a.Config().Role, nil
 	})
 	if v != "counterAgent" {
 		t.Fatalf("defaulted role %v", v)
@@ -413,5 +398,46 @@ func TestScenario35StatefulExample(t *testing.T) {
 	// A config of the wrong type is refused at spawn.
 	if _, err := actortest.SpawnIn(ctxT(t), root, &counterAgent{}, actor.Config{Name: "wrong"}); err == nil {
 		t.Fatal("spawn with a config of the wrong type succeeded")
+	}
+}
+
+// panicState panics when it is encoded once Boom is set.
+type panicState struct{ Boom bool }
+
+func (s panicState) MarshalJSON() ([]byte, error) {
+	if s.Boom {
+		panic("state cannot be encoded")
+	}
+	return []byte(`{}`), nil
+}
+
+type panicky struct {
+	actor.Agent[actor.Config, panicState]
+}
+
+func (p *panicky) OnStart(*actor.Context) error {
+	if err := p.InitState(&panicState{}); err != nil {
+		return err
+	}
+	return p.ObserveState()
+}
+
+func (p *panicky) Receive(*actor.Context, any) (any, error) {
+	p.State().Boom = true // the turn's checkpoint will panic
+	return "ok", nil
+}
+
+// A panic while checkpointing the state (B37) is a reported failure: the
+// actor and the process go on.
+func TestCheckpointPanicIsAFailure(t *testing.T) {
+	sys, rec, root := actortest.Team(t)
+	a := actortest.Spawn(t, root, &panicky{}, actor.Config{Name: "p"})
+	if _, err := sys.Ask(context.Background(), a, message.NewUserMessage("x")); err == nil {
+		t.Fatal("the ask whose checkpoint panicked succeeded")
+	}
+	_ = sys.Tell(a, message.NewUserMessage("y"))
+	rec.WaitKind(t, kError, a, 1)
+	if !a.IsAlive() {
+		t.Fatal("the actor died of a checkpoint panic")
 	}
 }

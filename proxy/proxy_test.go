@@ -11,6 +11,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
 	"go.uber.org/goleak"
 )
@@ -38,9 +39,14 @@ func ctxT(t *testing.T) context.Context {
 
 // B50: typed ask and tell run on the actor's goroutine.
 func TestAskAndTell(t *testing.T) {
-	sys, rec, root := actortest.Team(t)
-	_ = sys
+	_, rec, root := actortest.Team(t)
+	team := orchestrator.Of(root)
 	addr := actortest.Spawn(t, root, &account{}, actor.Config{Name: "acct"})
+	// Telemetry reaches the recorder on the orchestrator's goroutine: Sync
+	// before counting.
+	if err := team.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 	before := len(rec.Records())
 	got, err := proxy.Ask(ctxT(t), addr, func(_ *actor.Context, a *account) (int, error) { return a.Deposit(10), nil })
 	if err != nil || got != 10 {
@@ -58,6 +64,9 @@ func TestAskAndTell(t *testing.T) {
 		t.Fatal(err)
 	}
 	// B36: proxy calls are not turns.
+	if err := team.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 	if after := rec.Records(); len(after) != before {
 		t.Fatalf("proxy calls emitted telemetry: %s", actortest.Describe(after[before:]))
 	}

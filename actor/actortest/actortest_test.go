@@ -29,8 +29,17 @@ func TestKit(t *testing.T) {
 		t.Fatal("no sender recorded")
 	}
 	probe.ExpectNone(t)
-	recs := rec.WaitKind(t, actor.RecordProcessed, addr, 1)
-	if len(rec.Of(actor.RecordStart)) != 1 || len(rec.Kinds(addr)) != 3 || actortest.Describe(recs) == "" {
+	recs := rec.WaitKind(t, "ProcessedMessage", addr, 1)
+	// The team's records include the orchestrator's own StartMessage (sender
+	// = root), then the probe's Start, Received and Processed.
+	starts := 0
+	for _, m := range recs {
+		if _, ok := m.(*message.StartMessage); ok {
+			starts++
+		}
+	}
+	if starts != 2 || len(rec.Kinds(root)) != 1 || rec.Kinds(root)[0] != "StartMessage" ||
+		len(rec.Kinds(addr)) != 3 || actortest.Describe(recs) == "" {
 		t.Fatalf("records: %s", actortest.Describe(rec.Records()))
 	}
 	if _, err := actortest.SpawnIn(t.Context(), addr.Snapshot(), probe, nil); err == nil {

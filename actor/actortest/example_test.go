@@ -10,6 +10,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Question is what the asker sends to its collaborator.
@@ -41,10 +42,11 @@ func (exampleT) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// A Recorder is the root of a team that records the telemetry of every
-// actor spawned under it; a Probe stands in for a collaborator and records
-// what it receives. In a test, actortest.Team(t) does the first four steps
-// (and shuts down at the end of the test), and t replaces exampleT{}.
+// A Recorder subscribes to a team and records the telemetry of every
+// actor spawned under the team's root; a Probe stands in for a
+// collaborator and records what it receives. In a test, actortest.Team(t)
+// does the first steps (and shuts down at the end of the test), and t
+// replaces exampleT{}.
 func Example() {
 	t := exampleT{}
 	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
@@ -56,10 +58,11 @@ func Example() {
 		}
 	}()
 	rec := actortest.NewRecorder()
-	root, err := sys.Spawn(rec, actor.Config{Name: "orchestrator", Role: "Orchestrator"})
+	team, err := orchestrator.New(sys, orchestrator.WithSubscribers(rec))
 	if err != nil {
 		panic(err)
 	}
+	root := team.Address()
 
 	// The probe answers asks with Reply; the asker under test talks to it.
 	probe := actortest.NewProbe()
@@ -79,15 +82,15 @@ func Example() {
 	probe.ExpectNone(t)
 
 	// WaitKind waits, without sleeping, until the asker's turn is processed;
-	// the recorder then holds its records in order.
-	rec.WaitKind(t, actor.RecordProcessed, asker, 1)
+	// the recorder then holds its telemetry messages in order.
+	rec.WaitKind(t, "ProcessedMessage", asker, 1)
 	fmt.Println("asker:", rec.Kinds(asker))
-	for _, r := range rec.Of(actor.RecordSent) {
-		fmt.Printf("sent: %s -> %s: %s\n", r.Emitter.Name(), r.Recipient.Name(), message.TypeName(r.Message))
+	for _, m := range orchestrator.Select[*message.SentMessage](rec.Records()) {
+		fmt.Printf("sent: %s -> %s: %s\n", m.Sender.Name(), m.Recipient.Name(), message.TypeName(m.Message))
 	}
 	// Output:
 	// probe got "asker wants: the plan" from asker
 	// ask: noted <nil>
-	// asker: [Start Received Sent Processed]
+	// asker: [StartMessage ReceivedMessage SentMessage ProcessedMessage]
 	// sent: asker -> probe: Question
 }
