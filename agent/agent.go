@@ -66,10 +66,13 @@ var structured = func() *llm.Output[StructuredOutput] {
 // on its own goroutine.
 type BaseAgent struct {
 	actor.Agent[AgentConfig, AgentState]
-	// Env is the run-time environment; nil uses DefaultEnv. Hired agents
-	// get their hirer's.
+	// Env is the run-time environment; nil is the zero Env. Hired agents
+	// get their hirer's, restored agents the one given to
+	// orchestrator.Restore with WithEnv.
 	Env *Env
 
+	hire     func(ctx context.Context, role string) (*message.Address, error) // tool.Capabilities.Hire
+	expand   func(ctx context.Context, prompt string) ([]llm.Part, error)     // tool.Capabilities.ExpandMedia
 	runner   *llm.Runner
 	release  func() error // the cards' Close
 	registry *command.Registry
@@ -87,7 +90,7 @@ func (a *BaseAgent) env() *Env {
 	if a.Env != nil {
 		return a.Env
 	}
-	return DefaultEnv()
+	return &Env{}
 }
 
 // OnStart builds the agent (A100): team required, backstory, TeamTool
@@ -124,14 +127,14 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	a.team = orchestrator.Of(c.Orchestrator())
 	a.registry = command.NewRegistry(command.WithLogger(c.Logger()))
-	owner := &tool.Owner{Context: c, Team: a.team, Registry: a.registry, Prepare: a.prepare, Rand: a.env().Rand}
+	owner := &tool.Owner{Agent: cardContext{c, a}, Team: a.team, Registry: a.registry, Rand: a.env().Rand}
 	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 	defer cancel()
 	caps, err := tool.Attach(ctx, owner, withTeamTool(cfg.Tools))
 	if err != nil {
 		return err
 	}
-	a.release = caps.Close
+	a.release, a.hire, a.expand = caps.Close, caps.Hire, caps.ExpandMedia
 	if err := a.registry.Register("BaseAgent", a.builtins()...); err != nil {
 		return err
 	}
@@ -180,10 +183,29 @@ func withTeamTool(cards tool.Cards) []tool.Card {
 	return append([]tool.Card{teamtool.New()}, cards...)
 }
 
-// prepare passes this agent's environment to a member it hires.
-func (a *BaseAgent) prepare(x actor.Actor) {
+// cardContext is what the agent's cards may do as the agent
+// (tool.AgentContext): its actor context, except that an actor a card
+// spawns (a hired member) gets the agent's Env first.
+type cardContext struct {
+	c *actor.Context
+	a *BaseAgent
+}
+
+func (x cardContext) Self() *message.Address                  { return x.c.Self() }
+func (x cardContext) Parent() *message.Address                { return x.c.Parent() }
+func (x cardContext) Context() context.Context                { return x.c.Context() }
+func (x cardContext) Send(to *message.Address, msg any) error { return x.c.Send(to, msg) }
+
+func (x cardContext) Spawn(a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {
+	giveEnv(a, x.a.env())
+	return x.c.Spawn(a, cfg, opts...)
+}
+
+// giveEnv gives env to an agent (anything embedding BaseAgent) that has
+// none.
+func giveEnv(x actor.Actor, env *Env) {
 	if e, ok := x.(interface{ setEnv(*Env) }); ok {
-		e.setEnv(a.env())
+		e.setEnv(env)
 	}
 }
 
@@ -191,6 +213,17 @@ func (a *BaseAgent) setEnv(e *Env) {
 	if a.Env == nil {
 		a.Env = e
 	}
+}
+
+// WithEnv is an option of orchestrator.Restore: every agent it recreates
+// (anything embedding BaseAgent) gets env, unless it has one
+// (orchestrator.WithPrepare; orchestrator.New ignores it). Agents hired by
+// an agent inherit their hirer's Env; any other agent spawned without one
+// (Team.Hire, Team.Spawn) has the zero Env.
+//
+//	team, err := orchestrator.Restore(ctx, sys, log, agent.WithEnv(env))
+func WithEnv(env *Env) orchestrator.Option {
+	return orchestrator.WithPrepare(func(a actor.Actor) { giveEnv(a, env) })
 }
 
 // builtins are the agent's own commands: compact and clear (A56-A57).
@@ -316,12 +349,14 @@ func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
 }
 
 // Act runs one ReAct run of the agent's runner with prompt against out's
-// schema (A17, C7), expanding media references first when the agent has a
-// WorkspaceTool (A96-A97). Call it on the agent's goroutine.
+// schema (A17, C7), expanding media references first when a card gives
+// the agent the expansion (WorkspaceTool's media capability,
+// tool.Capabilities.ExpandMedia; A96-A97). Call it on the agent's
+// goroutine.
 func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Output[T]) (T, error) {
 	msg := llm.UserText(prompt)
-	if a.registry != nil && a.registry.Has("_expand_media_refs") {
-		parts, err := command.Call[[]llm.Part](ctx, a.registry, "_expand_media_refs", prompt)
+	if a.expand != nil {
+		parts, err := a.expand(ctx, prompt)
 		if err != nil {
 			var zero T
 			return zero, err
@@ -370,20 +405,21 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 	return nil
 }
 
-// ErrNoHire is returned when the agent has no hire_member command (its
-// TeamTool's hire capability is disabled) (A14).
+// ErrNoHire is returned when no card gives the agent a hire (its
+// TeamTool's hire capability is disabled, or not exposed on COMMAND, so
+// there is no hire_member command either) (A14).
 var ErrNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
 
-// HireMember hires a member of role through the registry's typed
-// hire_member command (A14) and returns its address. Call it on the
-// agent's goroutine.
+// HireMember hires a member of role with the hire its cards give it
+// (TeamTool's hire_member, tool.Capabilities.Hire; A14) and returns its
+// address. Call it on the agent's goroutine.
 func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
-	if a.registry == nil || !a.registry.Has("hire_member") {
+	if a.hire == nil {
 		return nil, ErrNoHire
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
 	defer cancel()
-	return command.Call[*message.Address](ctx, a.registry, "hire_member", role)
+	return a.hire(ctx, role)
 }
 
 // notifyHuman tells the team's person about a usage-limit breach (A38):

@@ -13,6 +13,8 @@ import (
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -95,15 +97,15 @@ func TestHireByRole(t *testing.T) {
 	if dev.TeamID() != h.team.ID() {
 		t.Fatal("hired member in another team")
 	}
-	kids, _ := actor.Call(h.ctx(), h.manager, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Children(), nil })
-	if k := kids.([]*message.Address); len(k) != 1 || !k[0].Equal(dev) {
+	kids, _ := proxy.Ask(h.ctx(), h.manager, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
+	if k := kids; len(k) != 1 || !k[0].Equal(dev) {
 		t.Fatalf("manager's children %v, want the hire", k)
 	}
 	got := h.sub.sentTo(dev.Name())
 	if len(got) != 1 || got[0].Content != "Build login" {
 		t.Fatalf("hire got %+v", got)
 	}
-	env, _ := actor.Call(h.ctx(), dev, func(_ *actor.Context, a actor.Actor) (any, error) { return a.(*agent.BaseAgent).Env, nil })
+	env, _ := proxy.Ask(h.ctx(), dev, func(_ *actor.Context, a *agent.BaseAgent) (*agent.Env, error) { return a.Env, nil })
 	if env != h.env {
 		t.Fatal("the hire did not inherit its hirer's Env")
 	}
@@ -334,7 +336,7 @@ func TestHumanAnswers(t *testing.T) {
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
 	h.say(h.manager, agent.Request, "Ask the human")
 	q := h.expectHuman()
-	if err := agent.ProcessHumanInput(h.ctx(), h.human, "Yes", q); err != nil {
+	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "Yes", q); err != nil {
 		t.Fatal(err)
 	}
 	var answer *agent.AgentMessage

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -143,9 +142,10 @@ type AgentState struct {
 }
 
 // Env is what an agent needs at run time that is not configuration: how to
-// reach the model and the clocks. Hired agents inherit their hirer's Env;
-// agents created without one (by a restore, or a catalog card outside a
-// hire) use DefaultEnv.
+// reach the model and the clocks. It is never serialized: hired agents
+// inherit their hirer's Env, and agents recreated by orchestrator.Restore
+// get the one given with WithEnv. The zero Env (an agent spawned without
+// one) uses a private HTTP client, the real clock and the default prices.
 type Env struct {
 	// HTTPClient sends the model requests (e.g. llmtest.Server's
 	// HTTPClient()); nil uses a private client.
@@ -162,27 +162,4 @@ type Env struct {
 	// Rand, when set, returns a number in [0, n): it makes generated member
 	// names (TeamTool) reproducible, e.g. for a recorded demo.
 	Rand func(n int) int
-}
-
-var defaultEnv struct {
-	sync.RWMutex
-	env *Env
-}
-
-// SetDefaultEnv sets the Env used by agents created without one.
-func SetDefaultEnv(e *Env) {
-	defaultEnv.Lock()
-	defaultEnv.env = e
-	defaultEnv.Unlock()
-}
-
-// DefaultEnv returns the Env used by agents created without one (an empty
-// Env unless SetDefaultEnv was called).
-func DefaultEnv() *Env {
-	defaultEnv.RLock()
-	defer defaultEnv.RUnlock()
-	if defaultEnv.env == nil {
-		return &Env{}
-	}
-	return defaultEnv.env
 }

@@ -22,11 +22,12 @@
 //
 // A usage-limit breach (either tier of AgentConfig) notifies the team's
 // person and ends the turn with a warning. HumanProxy is the person in the
-// team; ProcessHumanInput answers an agent's question on their behalf and
-// Say sends their message. UsageSummary prices an agent's usage from the
+// team; orchestrator.ProcessHumanInput answers an agent's question on their
+// behalf and Say sends their message. UsageSummary prices an agent's usage from the
 // team's log, and a restored agent gets its model context back from it.
 //
 // Agents reach their model through Env (an HTTP client; agent/llmtest's
 // fake server in tests and offline demos); hired agents inherit their
-// hirer's Env.
+// hirer's Env, and orchestrator.Restore gives the agents it recreates the
+// one passed with WithEnv.
 package agent

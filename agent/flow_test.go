@@ -11,6 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // The multi-hop: Manager -> Developer -> Human -> Developer ->
@@ -31,7 +32,7 @@ func TestMultiHop(t *testing.T) {
 	if q.Content != "Which auth provider?" || q.Sender.Name() != "@Developer" {
 		t.Fatalf("question %q from %s", q.Content, q.Sender.Name())
 	}
-	if err := agent.ProcessHumanInput(h.ctx(), h.human, "OAuth", q); err != nil {
+	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "OAuth", q); err != nil {
 		t.Fatal(err)
 	}
 	final := h.expectHuman()
@@ -138,9 +139,9 @@ func TestRestoreAgentContext(t *testing.T) {
 
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
-	agent.SetDefaultEnv(h.env) // recreated agents have no hirer to inherit from
-	defer agent.SetDefaultEnv(nil)
-	team2, err := orchestrator.Restore(h.ctx(), sys2, saved)
+	// Recreated agents have no hirer to inherit an Env from: the restore
+	// gives it (it was a process-wide default before the redesign).
+	team2, err := orchestrator.Restore(h.ctx(), sys2, saved, agent.WithEnv(h.env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +149,13 @@ func TestRestoreAgentContext(t *testing.T) {
 	if m2 == nil || m2.AgentID() != h.manager.AgentID() {
 		t.Fatalf("restored manager %v", m2)
 	}
-	runner, _ := actor.Call(h.ctx(), m2, func(_ *actor.Context, a actor.Actor) (any, error) {
-		runs, _, _ := a.(*agent.BaseAgent).Runner().AgentUsage()
-		return []int{len(a.(*agent.BaseAgent).Runner().History()), runs}, nil
+	got, _ := proxy.Ask(h.ctx(), m2, func(_ *actor.Context, a *agent.BaseAgent) ([]int, error) {
+		if a.Env != h.env {
+			t.Error("the restored agent did not get the restore's Env")
+		}
+		runs, _, _ := a.Runner().AgentUsage()
+		return []int{len(a.Runner().History()), runs}, nil
 	})
-	got := runner.([]int)
 	if got[0] != 4 || got[1] != 2 { // two exchanges of user + assistant; two runs
 		t.Fatalf("restored history %d entries, %d runs; want 4 and 2", got[0], got[1])
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 const waitTimeout = 10 * time.Second
@@ -59,7 +60,9 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		}
 	})
 	var err error
-	h.team, err = orchestrator.New(h.sys, orchestrator.WithSubscribers(h.sub))
+	// A long stop grace: a stop that ends early ended because the agents
+	// stopped, not because the grace ran out (TestStopInterruptsModelCall).
+	h.team, err = orchestrator.New(h.sys, orchestrator.WithSubscribers(h.sub), orchestrator.WithStopGrace(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func (h *harness) spawnAgent(cfg *agent.AgentConfig) *message.Address {
 // before (a proxy call queues behind them).
 func (h *harness) sync(addr *message.Address) {
 	h.t.Helper()
-	if _, err := actor.Call(h.ctx(), addr, func(*actor.Context, actor.Actor) (any, error) { return nil, nil }); err != nil {
+	if err := proxy.Do(h.ctx(), addr, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
 		h.t.Fatalf("sync with %s: %v", addr.Name(), err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // withTools gives every agent of the harness these cards.
@@ -112,11 +113,11 @@ func TestNoHireCommand(t *testing.T) {
 	if e := of[*message.ErrorMessage](h.sub, h.manager)[0]; !strings.Contains(e.Content, "hire_member command not available") {
 		t.Fatalf("error %q", e.Content)
 	}
-	v, _ := actor.Call(h.ctx(), h.manager, func(_ *actor.Context, a actor.Actor) (any, error) {
-		reg := a.(*agent.BaseAgent).Registry()
+	v, _ := proxy.Ask(h.ctx(), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (bool, error) {
+		reg := a.Registry()
 		return reg.Has("hire_member") || !reg.Has("fire_member"), nil
 	})
-	if v.(bool) {
+	if v {
 		t.Fatal("registry does not follow the TeamTool config")
 	}
 }

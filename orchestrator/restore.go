@@ -87,10 +87,12 @@ func (o *orchestrator) publishMetadata() {
 //     the team's stop, alive when that stop began, is recreated with its
 //     original agent id and team, its kind (actor.RegisterKind) and its
 //     recorded config, under its original parent when that parent was
-//     recreated before it, else under the orchestrator; tools (named "#...")
-//     come first, so that agents starting find their team's tools. It is
-//     spawned with actor.WithRestoring, so Context.Restoring reports true;
-//     RestoredState gives it its last published state.
+//     recreated before it, else under the orchestrator; tools
+//     (actor.Config.Tool) come first, so that agents starting find their
+//     team's tools. It is spawned with actor.WithRestoring, so
+//     Context.Restoring reports true; RestoredState gives it its last
+//     published state. WithPrepare's function, if any, is called with it
+//     before its spawn.
 //
 // The team is returned even when some actors could not be recreated (an
 // unregistered kind, a config that does not decode): the error names each
@@ -160,10 +162,14 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	slices.SortStableFunc(starts, func(a, b alive) int {
 		return cmpBool(isToolConfig(b.cfg), isToolConfig(a.cfg))
 	})
+	var op options // WithPrepare
+	for _, f := range opts {
+		f(&op)
+	}
 	recreated := map[uuid.UUID]*message.Address{}
 	var errs []error
 	for _, s := range starts {
-		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated)
+		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated, op.prepare)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("recreate %s (%s, kind %q): %w", s.addr.Name(), s.addr.AgentID(), s.addr.ActorType(), err))
 			continue
@@ -284,11 +290,15 @@ func isOrchestrator(a *message.Address) bool {
 	return a != nil && (a.IsOrchestrator() || a.ActorType() == kindOrchestrator)
 }
 
-// recreate spawns one recorded actor again.
-func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address) (*message.Address, error) {
+// recreate spawns one recorded actor again, prepared by prepare (when not
+// nil) before its spawn.
+func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address, prepare func(actor.Actor)) (*message.Address, error) {
 	a, err := rt.NewKind(was.ActorType())
 	if err != nil {
 		return nil, err
+	}
+	if prepare != nil {
+		prepare(a)
 	}
 	if raw, ok := cfg.(json.RawMessage); ok {
 		if cfg, err = rt.DecodeConfig(a, raw); err != nil {

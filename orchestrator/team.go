@@ -29,6 +29,7 @@ type options struct {
 	retention int
 	grace     time.Duration
 	spawn     []actor.SpawnOption
+	prepare   func(actor.Actor) // Restore: called on each recreated actor
 }
 
 // WithStopGrace sets how long the team's stop waits for its members before
@@ -60,6 +61,12 @@ func WithRetention(n int) Option { return func(o *options) { o.retention = n } }
 func WithUser(id, email string) Option {
 	return func(o *options) { o.spawn = append(o.spawn, actor.WithUser(id, email)) }
 }
+
+// WithPrepare sets a function Restore calls with every actor it recreates,
+// before spawning it: it hands the actor what its recorded config does not
+// carry because it is not configuration (an agent's model client and
+// clocks: agent.WithEnv). New ignores it.
+func WithPrepare(f func(a actor.Actor)) Option { return func(o *options) { o.prepare = f } }
 
 // configurer is implemented by a pointer to actor.Config and to every
 // struct embedding it.

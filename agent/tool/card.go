@@ -165,7 +165,8 @@ type AgentContext interface {
 	// member); the agent passes on what a kind's factory cannot know (its
 	// model environment).
 	Spawn(a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error)
-	// Send tells to a message from the agent.
+	// Send tells msg to the actor at to, as the agent (the agent is its
+	// sender).
 	Send(to *message.Address, msg any) error
 }
 

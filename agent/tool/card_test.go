@@ -12,6 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/message"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,7 +24,10 @@ type fake struct {
 	Tool string   `json:"tool,omitempty"`
 	Cmd  string   `json:"cmd,omitempty"`
 	Fail bool     `json:"fail,omitempty"`
-	log  *[]string
+	// Hire and Media make the card provide the typed capabilities.
+	Hire  bool `json:"hire,omitempty"`
+	Media bool `json:"media,omitempty"`
+	log   *[]string
 }
 
 func (f *fake) Kind() string        { return f.K }
@@ -44,6 +48,16 @@ func (f *fake) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 			func(context.Context, command.Args) (string, error) { return "ok", nil }))
 	}
 	caps.SystemPrompts = append(caps.SystemPrompts, func(context.Context) string { return f.K })
+	if f.Hire {
+		caps.Hire = func(_ context.Context, role string) (*message.Address, error) {
+			return message.NewSnapshotAddress(message.Identity{Name: f.K + ":" + role}), nil
+		}
+	}
+	if f.Media {
+		caps.ExpandMedia = func(_ context.Context, prompt string) ([]llm.Part, error) {
+			return []llm.Part{llm.TextPart(f.K + ":" + prompt)}, nil
+		}
+	}
 	return caps, nil
 }
 
@@ -105,6 +119,39 @@ func TestAttach(t *testing.T) {
 	}
 	if _, err := tool.Attach(context.Background(), &tool.Owner{}, []tool.Card{&fake{K: "A", Fail: true}}); err == nil || !strings.Contains(err.Error(), "attach A: boom") {
 		t.Fatalf("failing card: %v", err)
+	}
+}
+
+// A14, A97: the typed capabilities the agent calls itself (a hire, the
+// media expansion) are collected from whichever card provides them; two
+// cards providing one is an error naming both, and releases what was
+// attached.
+func TestAttachTypedCapabilities(t *testing.T) {
+	ctx := context.Background()
+	caps, err := tool.Attach(ctx, &tool.Owner{}, []tool.Card{&fake{K: "A"}, &fake{K: "T", Hire: true}, &fake{K: "W", Media: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.Hire == nil || caps.ExpandMedia == nil {
+		t.Fatalf("typed capabilities not collected: hire %v, media %v", caps.Hire != nil, caps.ExpandMedia != nil)
+	}
+	if a, err := caps.Hire(ctx, "Dev"); err != nil || a.Name() != "T:Dev" {
+		t.Fatalf("hire = %v, %v", a, err)
+	}
+	if parts, err := caps.ExpandMedia(ctx, "p"); err != nil || len(parts) != 1 || parts[0].Text != "W:p" {
+		t.Fatalf("expand = %v, %v", parts, err)
+	}
+	none, err := tool.Attach(ctx, &tool.Owner{}, []tool.Card{&fake{K: "A"}})
+	if err != nil || none.Hire != nil || none.ExpandMedia != nil {
+		t.Fatalf("a card without them: %v, hire %v, media %v", err, none.Hire != nil, none.ExpandMedia != nil)
+	}
+	for _, dup := range [][]tool.Card{
+		{&fake{K: "T", Hire: true}, &fake{K: "U", Hire: true}},
+		{&fake{K: "T", Media: true}, &fake{K: "U", Media: true}},
+	} {
+		if _, err := tool.Attach(ctx, &tool.Owner{}, dup); err == nil || !strings.Contains(err.Error(), "T") || !strings.Contains(err.Error(), "U") {
+			t.Fatalf("a capability of two cards: %v, want an error naming both", err)
+		}
 	}
 }
 

@@ -81,8 +81,8 @@ func (ShoutCard) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, er
 
 // Cards are attached in dependency order; their model tools and system
 // prompts go to the agent's model loop, their commands to its registry.
-// Here the owner is only a registry: a card that needs the agent (its
-// actor context, its team) gets them in tool.Owner too.
+// Here the owner is only a registry: a card that needs the agent (to act
+// as it: tool.AgentContext; its team) gets them in tool.Owner too.
 func Example() {
 	ctx := context.Background()
 	cards := []tool.Card{ShoutCard{}, &TodoCard{Title: "Today"}}

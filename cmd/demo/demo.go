@@ -66,6 +66,7 @@ type demo struct {
 	print   *printer
 	inbox   chan *agent.AgentMessage // what the person receives
 	log     *eventlog.Writer
+	env     *agent.Env // the agents' model client and name picker
 }
 
 func (d *demo) chooseMode() {
@@ -156,12 +157,10 @@ func run(ctx context.Context, opt options) (err error) {
 	if d.srv != nil {
 		defer d.srv.Close()
 	}
-	env := &agent.Env{Rand: func(int) int { return 0 }}
+	d.env = &agent.Env{Rand: func(int) int { return 0 }}
 	if d.srv != nil {
-		env.HTTPClient = d.srv.HTTPClient()
+		d.env.HTTPClient = d.srv.HTTPClient()
 	}
-	agent.SetDefaultEnv(env) // for agents recreated by -restore
-	defer agent.SetDefaultEnv(nil)
 
 	wsRoot := opt.workspace
 	if wsRoot == "" {
@@ -228,7 +227,16 @@ func (d *demo) describe() string {
 func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspace.Card) error {
 	subs := []orchestrator.Subscriber{d.print}
 	if d.opt.restoreFile != "" {
-		return d.restore(ctx, subs)
+		if err := d.restore(ctx, subs); err != nil {
+			return err
+		}
+		// The catalog is not in the log (it is not telemetry): register it
+		// again, so that the restored agents can hire by role.
+		cs, err := cards(model, ws)
+		if err != nil {
+			return err
+		}
+		return d.team.Register(ctx, cs...)
 	}
 	teamID := uuid.New()
 	if d.opt.logFile != "" {
@@ -259,7 +267,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 	if err != nil {
 		return err
 	}
-	d.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: agent.DefaultEnv()}, cfg)
+	d.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: d.env}, cfg)
 	return err
 }
 
@@ -287,7 +295,8 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	}
 	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
-	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second), orchestrator.WithSubscribers(append(subs, w)...))
+	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second),
+		orchestrator.WithSubscribers(append(subs, w)...), agent.WithEnv(d.env)) // the recreated agents' Env
 	if team == nil {
 		d.print.mute(false)
 		return err

@@ -230,18 +230,24 @@ func TestLogAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	in := strings.NewReader("/team_members\n/quit\n")
+	in := strings.NewReader("/team_members\n/hire_member Developer\n/quit\n")
 	if err := mainErr([]string{"-restore", logPath, "-i"}, in, &out, &out, func(string) string { return "" }); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	got := out.String()
-	for _, want := range []string{"restored ", "@Developer100", "@QA100", "@QA100 (role: QA)"} {
+	// The recreated manager has the demo's Env (agent.WithEnv): its
+	// generated names are the demo's, the next after @Developer100. The
+	// board is still a tool after the restore: not on the roster.
+	for _, want := range []string{"restored ", "@Developer100", "@QA100", "@QA100 (role: QA)", "@Developer101(Developer"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("restore output lacks %q", want)
 		}
 	}
 	if strings.Contains(got, "We need a tiny Go command") {
 		t.Error("the replayed history was printed again")
+	}
+	if strings.Contains(got, "#PlanningTool (role") {
+		t.Error("the restored board is listed as a member")
 	}
 	if t.Failed() {
 		t.Log(got)

@@ -82,7 +82,7 @@ func (p *printer) OnMessage(m message.Message) {
 			fmt.Fprintf(out, "  %s\n", line)
 		}
 	case *message.StartMessage:
-		if s := t.Sender; s != nil && !strings.HasPrefix(s.Name(), "#") && t.Parent != nil && !t.Parent.IsOrchestrator() {
+		if s := t.Sender; s != nil && !s.IsTool() && t.Parent != nil && !t.Parent.IsOrchestrator() {
 			fmt.Fprintf(out, "%s\n", p.style(fmt.Sprintf("+ %s (%s) joined the team, hired by %s", s.Name(), s.Role(), name(t.Parent)), styleDim))
 		}
 	case *message.EventMessage:

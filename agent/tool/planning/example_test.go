@@ -13,6 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // A manager agent with PlanningTool: the model updates the team's board
@@ -40,14 +41,13 @@ func Example() {
 
 	// Attach on the owner's goroutine, as an agent does when it starts.
 	reg := command.NewRegistry()
-	v, err := actor.Call(ctx, manager, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
+	caps, err := proxy.Ask(ctx, manager, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
 		return tool.Attach(ctx, o, []tool.Card{planning.New()})
 	})
 	if err != nil {
 		panic(err)
 	}
-	caps := v.(tool.Capabilities)
 	var update *llm.Tool
 	for _, t := range caps.Tools {
 		if t.Name == planning.UpdateName {
@@ -72,7 +72,7 @@ func Example() {
 
 	// Commands run on the owner's goroutine, as the agent runs them.
 	for _, text := range []string{"/planning_summary", "/search_planning api status=pending"} {
-		reply, err := actor.Call(ctx, manager, func(*actor.Context, actor.Actor) (any, error) {
+		reply, err := proxy.Ask(ctx, manager, func(*actor.Context, actor.Actor) (string, error) {
 			return reg.Dispatch(ctx, text)
 		})
 		if err != nil {

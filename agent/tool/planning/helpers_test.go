@@ -16,6 +16,7 @@ import (
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // waitTimeout bounds every wait in these tests.
@@ -70,11 +71,11 @@ func attach(t testing.TB, addr *message.Address, cards ...tool.Card) (*agent, er
 	t.Helper()
 	ctx := ctxT(t)
 	a := &agent{t: t, addr: addr, reg: command.NewRegistry()}
-	_, err := actor.Call(ctx, addr, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: a.reg}
+	err := proxy.Do(ctx, addr, func(c *actor.Context, _ actor.Actor) error {
+		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: a.reg}
 		var err error
 		a.caps, err = tool.Attach(ctx, o, cards)
-		return nil, err
+		return err
 	})
 	return a, err
 }
@@ -93,11 +94,11 @@ func mustAttach(t testing.TB, addr *message.Address, cards ...tool.Card) *agent 
 func (a *agent) onOwner(fn func(ctx context.Context) string) string {
 	a.t.Helper()
 	ctx := ctxT(a.t)
-	v, err := actor.Call(ctx, a.addr, func(*actor.Context, actor.Actor) (any, error) { return fn(ctx), nil })
+	v, err := proxy.Ask(ctx, a.addr, func(*actor.Context, actor.Actor) (string, error) { return fn(ctx), nil })
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return v.(string)
+	return v
 }
 
 // dispatch runs a slash command on the owner's goroutine.

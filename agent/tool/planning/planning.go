@@ -3,10 +3,12 @@
 //
 // The board is held by one actor per team, named "#PlanningTool" (BoardName),
 // a child of the orchestrator that the first agent to attach the card creates
-// and every later one finds (orchestrator.Team.ChildOrCreate). Its name marks
-// it as a tool: it is hidden from the roster prompt and stops after the other
-// members. The board is the actor's observed state, so every change is
-// published to the orchestrator and a restored team gets its plan back.
+// and every later one finds (orchestrator.Team.ChildOrCreate). Its config
+// marks it as a tool (actor.Config.Tool; the "#" is only its display name):
+// it is hidden from the roster prompt, stops after the other members and is
+// restored before them. The board is the actor's observed state, so every
+// change is published to the orchestrator and a restored team gets its plan
+// back.
 //
 // The card's capabilities, with their default channels:
 //
@@ -42,7 +44,8 @@ import (
 const (
 	// Kind is the card's registered kind (tool.Register).
 	Kind = "PlanningTool"
-	// BoardName is the name of the team's board actor.
+	// BoardName is the name of the team's board actor (a display name:
+	// what makes it a tool is its actor.Config.Tool).
 	BoardName = "#PlanningTool"
 	// BoardRole is the board actor's role (A85: a tool actor).
 	BoardRole = "ToolActor"
@@ -130,10 +133,10 @@ func (c Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, err
 	if all == 0 {
 		return tool.Capabilities{}, nil
 	}
-	if o == nil || o.Context == nil {
-		return tool.Capabilities{}, errors.New("planning: attach needs an owner with a context")
+	if o == nil || o.Agent == nil {
+		return tool.Capabilities{}, errors.New("planning: attach needs an owner with an agent context")
 	}
-	addr, err := o.Team.ChildOrCreate(ctx, &boardActor{}, &actor.Config{Name: BoardName, Role: BoardRole})
+	addr, err := o.Team.ChildOrCreate(ctx, &boardActor{}, &actor.Config{Name: BoardName, Role: BoardRole, Tool: true})
 	if err != nil {
 		return tool.Capabilities{}, fmt.Errorf("planning: get the team's board: %w", err)
 	}

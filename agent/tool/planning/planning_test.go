@@ -45,8 +45,8 @@ func TestAgentsShareOneBoard(t *testing.T) {
 	if len(b) != 1 {
 		t.Fatalf("%d #PlanningTool members, want 1", len(b))
 	}
-	if b[0].Role() != planning.BoardRole || b[0].ActorType() != planning.BoardKind {
-		t.Fatalf("board %v: role %q kind %q", b[0], b[0].Role(), b[0].ActorType())
+	if b[0].Role() != planning.BoardRole || b[0].ActorType() != planning.BoardKind || !b[0].IsTool() {
+		t.Fatalf("board %v: role %q kind %q tool %v", b[0], b[0].Role(), b[0].ActorType(), b[0].IsTool())
 	}
 	if got := m.toolNames(); !slices.Equal(got, []string{"update_planning", "get_planning_task", "search_planning"}) {
 		t.Fatalf("tools %v", got)
@@ -430,15 +430,15 @@ func TestNoTeamAndBoardGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attach(t, root, planning.New()); !errors.Is(err, actor.ErrNoOrchestrator) {
-		t.Fatalf("attach outside a team: %v, want ErrNoOrchestrator", err)
+	if _, err := attach(t, root, planning.New()); !errors.Is(err, orchestrator.ErrNoTeam) {
+		t.Fatalf("attach outside a team: %v, want orchestrator.ErrNoTeam", err)
 	}
 	if _, err := planning.New().Attach(ctxT(t), nil); err == nil {
 		t.Fatal("attach with no owner succeeded")
 	}
 
 	a := mustAttach(t, spawnOwner(t, team, "@A"), planning.New())
-	if err := team.StopAndWait(ctxT(t), waitTimeout); err != nil {
+	if err := team.Stop(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = a.call("update_planning", `{"update": {}}`)

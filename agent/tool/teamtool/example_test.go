@@ -13,6 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // ExampleDeveloper is the agent kind the catalog hires as "Developer"; a
@@ -30,9 +31,9 @@ var agentIDs = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f-]{27}`)
 
 // A manager agent with TeamTool reads the roles it can hire, hires by
 // slash command (with a name) and through the typed command (with a
-// generated name), and sees its team. The card's commands use the
-// owner's actor context, so they run on the owner's goroutine (actor.Call
-// here; the agent's own turn in a real agent).
+// generated name), and sees its team. The card's commands act as the
+// owner (tool.Owner.Agent), so they run on the owner's goroutine (a proxy
+// call here; the agent's own turn in a real agent).
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -68,8 +69,8 @@ func Example() {
 	// Attach on the owner's goroutine. Rand picks the number of generated
 	// names: always 0 gives @Developer100.
 	reg := command.NewRegistry()
-	_, err = actor.Call(ctx, manager, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg,
+	_, err = proxy.Ask(ctx, manager, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg,
 			Rand: func(int) int { return 0 }}
 		return tool.Attach(ctx, o, []tool.Card{teamtool.New()})
 	})
@@ -77,7 +78,7 @@ func Example() {
 		panic(err)
 	}
 	onManager := func(fn func() (any, error)) any {
-		v, err := actor.Call(ctx, manager, func(*actor.Context, actor.Actor) (any, error) { return fn() })
+		v, err := proxy.Ask(ctx, manager, func(*actor.Context, actor.Actor) (any, error) { return fn() })
 		if err != nil {
 			panic(err)
 		}

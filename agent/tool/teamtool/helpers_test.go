@@ -15,6 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // waitTimeout bounds every wait in these tests; nothing should take long.
@@ -109,8 +110,8 @@ func newEnv(t *testing.T, card *teamtool.Card) *env {
 // attach attaches card to the owner through tool.Attach, with the owner's
 // team, or with team when it is not nil.
 func (e *env) attach(card tool.Card, team *orchestrator.Team) (tool.Capabilities, error) {
-	v, err := actor.Call(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: team, Registry: command.NewRegistry()}
+	return proxy.Ask(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		o := &tool.Owner{Agent: c, Team: team, Registry: command.NewRegistry()}
 		if team == nil {
 			o.Team = orchestrator.Of(c.Orchestrator())
 		}
@@ -120,21 +121,12 @@ func (e *env) attach(card tool.Card, team *orchestrator.Team) (tool.Capabilities
 		}
 		return caps, err
 	})
-	if err != nil {
-		return tool.Capabilities{}, err
-	}
-	return v.(tool.Capabilities), nil
 }
 
 // on runs fn on the owner's goroutine, as the agent runs its commands.
 func on[R any](e *env, fn func() (R, error)) (R, error) {
 	e.t.Helper()
-	v, err := actor.Call(e.ctx, e.owner, func(*actor.Context, actor.Actor) (any, error) { return fn() })
-	if err != nil {
-		var zero R
-		return zero, err
-	}
-	return v.(R), nil
+	return proxy.Ask(e.ctx, e.owner, func(*actor.Context, actor.Actor) (R, error) { return fn() })
 }
 
 // hire calls hire_member through the typed surface, as the agent's router
@@ -208,11 +200,11 @@ func (e *env) names() []string {
 // children returns the owner's children.
 func (e *env) children() []*message.Address {
 	e.t.Helper()
-	v, err := actor.Call(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Children(), nil })
+	v, err := proxy.Ask(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return v.([]*message.Address)
+	return v
 }
 
 // waitStopped waits for the actor at addr to stop.

@@ -20,7 +20,9 @@ func TestFireRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "#PlanningTool", Role: "ToolActor"})
+	// A tool actor is marked by its config (actor.Config.Tool), no longer
+	// by a "#" name.
+	board, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "#PlanningTool", Role: "ToolActor", Tool: true})
 	if err != nil {
 		t.Fatal(err)
 	}

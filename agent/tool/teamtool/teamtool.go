@@ -10,18 +10,22 @@
 //	Roster      SYSTEM_PROMPT|COMMAND    team_members    team_members()            roster
 //	Roles       SYSTEM_PROMPT|COMMAND    team_roles      team_roles()              role profiles
 //
-// hire_member's native result is the new member's *message.Address, so an
-// agent hires for routing with
+// hire_member's native result is the new member's *message.Address, so
+// code hires with
 //
 //	hire, err := command.Callable[*message.Address](reg, teamtool.HireMember)
+//
+// and the card gives its owner the same hire, typed, as
+// tool.Capabilities.Hire, which the agent routes a message to a bare role
+// with (A14).
 //
 // A hired member is a child of the hiring agent, in the same team: firing
 // the hiring agent (or stopping it) stops what it hired. Firing tells the
 // member message.StopRecursively and returns at once: the member may be
 // the one waiting on the firing agent.
 //
-// Hiring and firing use the owner's actor context, so their commands must
-// run on the owner's goroutine, and their model tools are Serial. Mistakes
+// Hiring and firing act as the owner (tool.Owner.Agent), so their commands
+// must run on the owner's goroutine, and their model tools are Serial. Mistakes
 // the model can fix (unknown role or member, a taken name, firing oneself
 // or the orchestrator) are *llm.RetryError values; the roster and roles
 // sections never fail, they say when the team cannot be queried.

@@ -19,6 +19,7 @@ import (
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -93,11 +94,11 @@ func TestHireByRoleA80(t *testing.T) {
 	if !slices.ContainsFunc(e.children(), addr.Equal) {
 		t.Errorf("%s is not a child of the owner (children %v)", addr, e.children())
 	}
-	parent, err := actor.Call(e.ctx, addr, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Parent(), nil })
+	parent, err := proxy.Ask(e.ctx, addr, func(c *actor.Context, _ actor.Actor) (*message.Address, error) { return c.Parent(), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !parent.(*message.Address).Equal(e.owner) {
+	if !parent.Equal(e.owner) {
 		t.Errorf("parent %v, want the owner", parent)
 	}
 	if !slices.Contains(e.names(), "@Developer123") {
@@ -342,13 +343,13 @@ func TestFireStopsRecursivelyA81(t *testing.T) {
 // actortestSpawn spawns a worker named @Junior as a child of parent.
 func actortestSpawn(t *testing.T, e *env, parent *message.Address) *message.Address {
 	t.Helper()
-	v, err := actor.Call(e.ctx, parent, func(c *actor.Context, _ actor.Actor) (any, error) {
+	v, err := proxy.Ask(e.ctx, parent, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
 		return c.Spawn(&worker{}, &actor.Config{Name: "@Junior", Role: "Developer"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.(*message.Address)
+	return v
 }
 
 // A81: fire_members fires each name; problems are a retry error with a
@@ -390,16 +391,24 @@ func TestFireMembersA81(t *testing.T) {
 	}
 }
 
-// A82: the roster marks the owner and hides tool actors.
+// A82: the roster marks the owner and hides tool actors: those whose
+// config says so (actor.Config.Tool), whatever their name; a "#" name
+// alone no longer hides a member.
 func TestTeamMembersA82(t *testing.T) {
 	e := newEnv(t, teamtool.New())
-	if _, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "#PlanningTool", Role: "ToolActor"}); err != nil {
+	if _, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "#PlanningTool", Role: "ToolActor", Tool: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "Index", Role: "ToolActor", Tool: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.hire("Developer", "@Ada"); err != nil {
 		t.Fatal(err)
 	}
-	want := "Team members:\n@Manager (role: Manager) - [you]\n@Ada (role: Developer)"
+	if _, err := e.hire("Developer", "#ops"); err != nil {
+		t.Fatal(err)
+	}
+	want := "Team members:\n@Manager (role: Manager) - [you]\n@Ada (role: Developer)\n#ops (role: Developer)"
 	out, err := e.cmd("team_members")
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +441,7 @@ func TestViewsEmptyAndUnavailableA82A83(t *testing.T) {
 	}
 
 	gone := newTeam(t, e.sys, catalog(t)...)
-	if err := gone.StopAndWait(e.ctx, 0); err != nil {
+	if err := gone.Stop(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	caps, err = e.attach(teamtool.New(), orchestrator.Of(gone.Address()))
@@ -486,7 +495,7 @@ func TestDisabledA64(t *testing.T) {
 		Hire:   tool.Capability{Disabled: true},
 		Roster: tool.Capability{Disabled: true},
 	})
-	if e.tool("hire_members") != nil || e.o.Registry.Has("hire_member") {
+	if e.tool("hire_members") != nil || e.o.Registry.Has("hire_member") || e.caps.Hire != nil {
 		t.Error("hire is disabled but still attached")
 	}
 	if e.o.Registry.Has("team_members") {
@@ -506,8 +515,33 @@ func TestDisabledA64(t *testing.T) {
 		Hire: tool.Capability{Disabled: true}, Fire: tool.Capability{Disabled: true},
 		Roster: tool.Capability{Disabled: true}, Roles: tool.Capability{Disabled: true},
 	})
-	if c := none.caps; len(c.Tools)+len(c.SystemPrompts)+len(c.Commands) != 0 {
+	if c := none.caps; len(c.Tools)+len(c.SystemPrompts)+len(c.Commands) != 0 || c.Hire != nil {
 		t.Errorf("all disabled still gives %+v", c)
+	}
+}
+
+// A14, A80: the card gives its owner the hire, typed (tool.Capabilities.Hire,
+// what the agent routes a bare role with), exactly when hire_member is a
+// command: it hires like hire_member without a name.
+func TestTypedHireA14(t *testing.T) {
+	e := newEnv(t, &teamtool.Card{Rand: fixed(23)})
+	if e.caps.Hire == nil {
+		t.Fatal("no typed hire by default")
+	}
+	addr, err := on(e, func() (*message.Address, error) { return e.caps.Hire(e.ctx, "Developer") })
+	if err != nil || addr.Name() != "@Developer123" || addr.Role() != "Developer" {
+		t.Fatalf("hire = %v, %v; want @Developer123 (role Developer)", addr, err)
+	}
+	if !slices.ContainsFunc(e.children(), addr.Equal) {
+		t.Errorf("%s is not a child of the owner", addr)
+	}
+	_, err = on(e, func() (*message.Address, error) { return e.caps.Hire(e.ctx, "Astronaut") })
+	if msg := retryMessage(t, err); !strings.Contains(msg, `role "Astronaut" not found`) {
+		t.Errorf("unknown role: %q", msg)
+	}
+	toolOnly := newEnv(t, &teamtool.Card{Hire: tool.Capability{Expose: tool.ToolCall}})
+	if toolOnly.caps.Hire != nil || toolOnly.o.Registry.Has("hire_member") {
+		t.Error("hire on TOOL_CALL only still gives a typed hire")
 	}
 }
 
@@ -635,10 +669,10 @@ func TestAttachNeedsTeamA78(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = actor.Call(ctx, loner, func(c *actor.Context, _ actor.Actor) (any, error) {
-		return teamtool.New().Attach(ctx, &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator())})
+	_, err = proxy.Ask(ctx, loner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		return teamtool.New().Attach(ctx, &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator())})
 	})
-	if !errors.Is(err, actor.ErrNoOrchestrator) || !strings.Contains(err.Error(), "@Loner") {
+	if !errors.Is(err, orchestrator.ErrNoTeam) || !strings.Contains(err.Error(), "@Loner") {
 		t.Errorf("attach outside a team: %v", err)
 	}
 	if _, err := teamtool.New().Attach(ctx, &tool.Owner{}); err == nil {
@@ -656,10 +690,8 @@ func TestHireWhileStopping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = actor.Call(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (any, error) {
-		if err := c.Stop(); err != nil {
-			return nil, err
-		}
+	_, err = proxy.Ask(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
+		c.Stop() // starts the stop: the owner's context is cancelled at once
 		return hire(e.ctx, "Developer")
 	})
 	if !errors.Is(err, actor.ErrActorDead) || !strings.Contains(err.Error(), "is stopping") {

@@ -62,8 +62,10 @@ type Card struct {
 	// Glob is workspace_glob(pattern): TOOL_CALL by default, COMMAND
 	// possible.
 	Glob tool.Capability `json:"glob"`
-	// Media is the command _expand_media_refs(prompt) returning []llm.Part;
-	// COMMAND only.
+	// Media is the command _expand_media_refs(prompt) returning []llm.Part,
+	// COMMAND only; when on, the card also gives its owner the expansion,
+	// typed, as tool.Capabilities.ExpandMedia (how an agent expands its
+	// prompts, A97).
 	Media tool.Capability `json:"media"`
 }
 
@@ -124,8 +126,8 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 	if o != nil && o.Team != nil {
 		team = o.Team.ID()
 	}
-	if team == uuid.Nil && o != nil && o.Context != nil {
-		team = o.Context.Self().TeamID()
+	if team == uuid.Nil && o != nil && o.Agent != nil {
+		team = o.Agent.Self().TeamID()
 	}
 	dir, err := c.Dir(team)
 	if err != nil {
@@ -144,6 +146,11 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 		if err := cp.add(&caps); err != nil {
 			f.Close()
 			return tool.Capabilities{}, err
+		}
+	}
+	if c.Media.Channels(tool.Command) != 0 { // the media capability is on (COMMAND is its only channel)
+		caps.ExpandMedia = func(_ context.Context, prompt string) ([]llm.Part, error) {
+			return f.ExpandMediaRefs(prompt), nil
 		}
 	}
 	caps.Close = f.Close

@@ -22,6 +22,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -62,14 +63,14 @@ func attach(t *testing.T, cards ...tool.Card) (attached, error) {
 		t.Fatal(err)
 	}
 	reg := command.NewRegistry()
-	v, err := actor.Call(ctx, owner, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
+	caps, err := proxy.Ask(ctx, owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
 		return tool.Attach(ctx, o, cards)
 	})
 	if err != nil {
 		return attached{}, err
 	}
-	return attached{caps: v.(tool.Capabilities), reg: reg, team: team.ID()}, nil
+	return attached{caps: caps, reg: reg, team: team.ID()}, nil
 }
 
 // ws is an attached workspace card with files to play with.

@@ -31,8 +31,9 @@
 //   - Glob: workspace_glob(pattern) lists the files matching pattern,
 //     relative to the workspace root with "/" separators, sorted, at most
 //     1000 of them.
-//   - Media: the command _expand_media_refs(prompt), never a model tool;
-//     see [FS.ExpandMediaRefs].
+//   - Media: the command _expand_media_refs(prompt), never a model tool,
+//     and the same expansion for the owning agent's prompts
+//     ([tool.Capabilities.ExpandMedia]); see [FS.ExpandMediaRefs].
 //
 // Read, write, list and glob are model tools by default and may also be
 // exposed as commands ([tool.Capability.Expose]); media is a command only.

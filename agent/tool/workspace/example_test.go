@@ -15,6 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // An agent with WorkspaceTool writes and reads files of its team's
@@ -49,14 +50,13 @@ func Example() {
 	// named after the team, so that every agent of the team shares it.
 	card := &workspace.Card{Root: root, WorkspaceID: "demo"}
 	reg := command.NewRegistry()
-	v, err := actor.Call(ctx, owner, func(c *actor.Context, _ actor.Actor) (any, error) {
-		o := &tool.Owner{Context: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
+	caps, err := proxy.Ask(ctx, owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
 		return tool.Attach(ctx, o, []tool.Card{card})
 	})
 	if err != nil {
 		panic(err)
 	}
-	caps := v.(tool.Capabilities)
 	defer caps.Close() // the card holds the workspace directory open
 	tools := map[string]*llm.Tool{}
 	for _, t := range caps.Tools {

@@ -116,3 +116,25 @@ func TestExpandMediaRefsDispatch(t *testing.T) {
 		t.Fatalf("dispatch: %q, %v", got, err)
 	}
 }
+
+// A97: the card gives its owner the same expansion, typed
+// (tool.Capabilities.ExpandMedia), which the agent expands its prompts
+// with; a disabled media capability gives neither.
+func TestExpandMediaCapability(t *testing.T) {
+	w := newWS(t, nil)
+	w.file("a.png", "A")
+	if w.caps.ExpandMedia == nil {
+		t.Fatal("no typed media expansion")
+	}
+	for _, prompt := range []string{"see !!a.png and !!b.png", "no reference"} {
+		got, err := w.caps.ExpandMedia(ctxT(t), prompt)
+		if want := w.expand(prompt); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ExpandMedia(%q) = %s, %v; the command gives %s", prompt, show(got), err, show(want))
+		}
+	}
+	off := workspace.New()
+	off.Media.Disabled = true
+	if w := newWS(t, off); w.caps.ExpandMedia != nil {
+		t.Error("media disabled, still a typed expansion")
+	}
+}
