@@ -240,7 +240,7 @@ func TestNotificationLegacyPayloads(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		n := v.(message.Notification).Notice()
+		n := notice(v)
 		if n.ContentType != "" || n.Content != "" || n.CurrentMessage != nil || n.ID != recordID {
 			t.Errorf("%s decoded as %#v", name, n)
 		}

@@ -15,6 +15,14 @@ var (
 	NewOf        = newOf
 )
 
+// FieldError is the decode error naming the failing JSON key (errors
+// returned by Unmarshal wrap it).
+type FieldError = fieldError
+
+// Serialize returns the address's eight-key dict (B58), the form
+// MarshalJSON writes.
+func Serialize(a *Address) addressDict { return a.serialize() }
+
 // Builtin is the names message/ registers itself, sorted: the registry as
 // this file's init finds it, after codec.go's init and before any package
 // importing message (orchestrator, for the tests that run a team) adds its

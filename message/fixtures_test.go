@@ -159,3 +159,18 @@ func withSender(b message.Base, sender *message.Address) message.Base {
 func testOnly(name string) bool {
 	return name == "GreetMessage" || len(name) > 5 && name[:5] == "test."
 }
+
+// notice returns the NotificationMessage of a notification record: the
+// value itself, or the one ErrorMessage and WarningMessage embed (the
+// Notification interface is gone; its Notice method did this).
+func notice(v any) *message.NotificationMessage {
+	switch m := v.(type) {
+	case *message.NotificationMessage:
+		return m
+	case *message.ErrorMessage:
+		return &m.NotificationMessage
+	case *message.WarningMessage:
+		return &m.NotificationMessage
+	}
+	return nil
+}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"unsafe"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // The benchmarks follow DESIGN.md "How speed is measured": payloads are
@@ -80,13 +80,13 @@ func benchTell(b *testing.B, subscribe bool, opts ...orchestrator.Option) {
 	before, _ := team.Messages(ctx, orchestrator.Filter{})
 	b.ReportAllocs()
 	b.ResetTimer()
-	_, err = actor.Call(ctx, aAddr, func(c *actor.Context, _ actor.Actor) (any, error) {
+	err = proxy.Do(ctx, aAddr, func(c *actor.Context, _ actor.Actor) error {
 		for i := range msgs {
 			if err := c.Send(bAddr, &msgs[i]); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		return nil, nil
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -102,7 +102,7 @@ func benchTell(b *testing.B, subscribe bool, opts ...orchestrator.Option) {
 			b.Fatalf("ledger grew by %d records, want %d", got, 3*b.N)
 		}
 	}
-	b.ReportMetric(float64(unsafe.Sizeof(actor.Record{})), "ledger-B/record")
+	b.ReportMetric(float64(orchestrator.LedgerEntrySize), "ledger-B/record")
 }
 
 func BenchmarkRawTell(b *testing.B) {

@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -202,5 +204,30 @@ func TestCatalogCopiesB86(t *testing.T) {
 	check("after mutating returned slices")
 	if got := c.Skills(); !reflect.DeepEqual(got, []string{"search"}) {
 		t.Fatalf("skills %v", got)
+	}
+}
+
+// Nil cards give errors, not panics, whether asked directly or registered
+// with a team.
+func TestNilCards(t *testing.T) {
+	var card *AgentCard
+	if _, err := card.NewActor(); err == nil {
+		t.Error("NewActor of a nil card")
+	}
+	if _, err := card.ConfigCopy(); err == nil {
+		t.Error("ConfigCopy of a nil card")
+	}
+	var c catalog
+	if err := c.Register(nil); err == nil || c.Len() != 0 {
+		t.Errorf("catalog.Register(nil) = %v, len %d", err, c.Len())
+	}
+	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
+	defer func() { _ = sys.Shutdown(context.Background()) }()
+	team, err := New(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Register(t.Context(), nil); err == nil {
+		t.Error("Team.Register(nil)")
 	}
 }

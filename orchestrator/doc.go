@@ -11,7 +11,7 @@
 //	worker, err := team.Spawn(ctx, &Worker{}, &actor.Config{Name: "worker", Role: "Worker"})
 //	members, err := team.Members(ctx)           // the roster
 //	log, err := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
-//	err = team.StopAndWait(ctx, 30*time.Second)
+//	err = team.Stop(ctx)                        // announces, stops the members, waits
 //
 // Every actor spawned in the team (by Team.Spawn, or by a member with
 // actor.Context.Spawn) reports to the orchestrator: StartMessage,
@@ -40,12 +40,15 @@
 // # Stop
 //
 // Team.Stop publishes a TeamStoppingEvent, calls OnStopRequest, tells the
-// members to stop (tools, named "#...", after the others), and completes
-// when the roster is empty or the grace expires (the force-stop backstop
-// logs "forcing teardown"). It never blocks: members can still query the
-// team while it stops. System.Shutdown runs the same stop; System.Stop (or
-// a StopRecursively) on the orchestrator stops the members the same way but
-// announces nothing (B102).
+// members to stop (tools, marked with actor.Config.Tool, after the others)
+// and returns once they have all ended, or once the stop grace
+// (WithStopGrace) has expired without them: the force-stop backstop logs
+// "actor: stop grace expired; forcing teardown". The orchestrator never
+// blocks on a member: members can still query the team while it stops.
+// Afterwards queries answer from the team's final view and changes fail
+// with actor.ErrActorDead. System.Shutdown runs the same stop; System.Stop
+// (or a StopRecursively) on the orchestrator stops the members the same way
+// but announces nothing (B102).
 //
 // # Durable log and restore
 //

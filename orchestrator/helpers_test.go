@@ -186,3 +186,45 @@ func mustSpawn(t testing.TB, team *orchestrator.Team, a actor.Actor, cfg any, op
 	}
 	return addr
 }
+
+func mustCard(c orchestrator.AgentCard) *orchestrator.AgentCard {
+	card, err := orchestrator.NewAgentCard(c)
+	if err != nil {
+		panic(err)
+	}
+	return card
+}
+
+type onMessageFunc func(message.Message)
+
+func (f onMessageFunc) OnMessage(m message.Message) { f(m) }
+
+// held is a subscriber that blocks the orchestrator in its OnStop (or, with
+// inMessage, in its first OnMessage) until released.
+type held struct {
+	entered, release chan struct{}
+	inMessage        bool
+}
+
+func (h *held) OnMessage(message.Message) {
+	if h.inMessage {
+		h.inMessage = false
+		close(h.entered)
+		<-h.release
+	}
+}
+
+func (h *held) OnStop(uuid.UUID) {
+	if !h.inMessage && h.entered != nil {
+		select {
+		case <-h.entered:
+		default:
+			close(h.entered)
+			<-h.release
+		}
+	}
+}
+
+// isSnapshot reports whether a is a snapshot address: not the runtime's
+// live kind, and alive (a stopped record is not).
+func isSnapshot(a *message.Address) bool { return a != nil && !orchestrator.IsLive(a) && a.IsAlive() }

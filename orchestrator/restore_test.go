@@ -3,15 +3,20 @@ package orchestrator_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 type tallyConfig struct {
@@ -87,7 +92,7 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	a := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 2})
 	b := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 5})
 	gone := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "gone", Role: "Tally"}, Step: 1})
-	child, err := actor.Call(ctx, a, func(c *actor.Context, _ actor.Actor) (any, error) {
+	child, err := proxy.Ask(ctx, a, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
 		return c.Spawn(&tally{}, &tallyConfig{Config: actor.Config{Name: "a.child", Role: "Tally"}, Step: 3})
 	})
 	if err != nil {
@@ -132,14 +137,14 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	if ra == nil {
 		t.Fatal("a not recreated with its agent id")
 	}
-	rc := sys2.Get(child.(*message.Address).AgentID())
+	rc := sys2.Get(child.AgentID())
 	if rc == nil {
 		t.Fatal("a's child not recreated with its agent id")
 	}
 	// a's child was recreated under a.
-	kids, _ := actor.Call(ctx, ra, func(c *actor.Context, _ actor.Actor) (any, error) { return c.Children(), nil })
-	if k := kids.([]*message.Address); len(k) != 1 || !k[0].Equal(rc) {
-		t.Fatalf("a's children after restore: %v", k)
+	kids, _ := proxy.Ask(ctx, ra, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
+	if len(kids) != 1 || !kids[0].Equal(rc) {
+		t.Fatalf("a's children after restore: %v", kids)
 	}
 	// Config, state and work go on: a had total 4 (2+2); one more makes 6.
 	total, err := sys2.Ask(ctx, ra, message.NewUserMessage("w"))
@@ -167,7 +172,8 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 }
 
 // §3.47, B94: a replay skips the TeamStoppingEvent only; the roster is the
-// same as for the log without it.
+// same as for the log without it. Team.Replay is gone (Restore replays):
+// the test replays through an export_test.go hook.
 func TestReplay(t *testing.T) {
 	_, team, _ := newTeam(t)
 	ctx := ctxT(t)
@@ -195,7 +201,7 @@ func TestReplay(t *testing.T) {
 		env(&message.EventMessage{Event: message.ClosedNotification{}}, k),
 		env(&message.EventMessage{Event: message.TeamStoppingEvent{}}, team.Address()),
 	}
-	if err := team.Replay(ctx, log); err != nil {
+	if err := orchestrator.Replay(ctx, team, log); err != nil {
 		t.Fatal(err)
 	}
 	got := sub.messages()
@@ -217,12 +223,35 @@ func TestReplay(t *testing.T) {
 	if len(members) != 1 || members[0].AgentID() != k.AgentID() {
 		t.Fatalf("roster %v, want {k}", members)
 	}
-	// §4 item 6: replay k's stop, or the phantom member holds the stop.
-	if err := team.Replay(ctx, []message.Message{env(&message.StopMessage{}, k)}); err != nil {
+	// §4 item 6: replay k's stop, and the roster is empty.
+	if err := orchestrator.Replay(ctx, team, []message.Message{env(&message.StopMessage{}, k)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := team.StopAndWait(ctx, waitTimeout); err != nil {
+	if err := team.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if members, _ := team.Members(ctx); len(members) != 0 {
+		t.Fatalf("roster after k's replayed stop: %v", members)
+	}
+}
+
+// §4 item 6, B99 (DESIGN 12): a phantom member (a replayed Start with no
+// actor behind it) stays in the roster but can no longer hold the team's
+// stop for the grace: the stop waits for the running members, not the
+// roster.
+func TestPhantomDoesNotHoldTheStop(t *testing.T) {
+	_, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	ctx := ctxT(t)
+	phantom := message.NewSnapshotAddress(message.Identity{AgentID: uuid.New(), Name: "phantom", Role: "phantom", TeamID: team.ID()})
+	start := &message.StartMessage{Base: message.Base{ID: uuid.New(), Sender: phantom, TeamID: uuid.NullUUID{UUID: team.ID(), Valid: true}}}
+	if err := orchestrator.Replay(ctx, team, []message.Message{start}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := team.Member(ctx, "phantom"); m == nil {
+		t.Fatal("the replayed Start did not join the roster")
+	}
+	if err := team.Stop(ctx); err != nil { // ctx ends long before the hour
+		t.Fatalf("the team's stop waited for a phantom: %v", err)
 	}
 }
 
@@ -258,7 +287,7 @@ func TestRestoreAfterCleanStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-actor.Done(gone)
-	if err := team1.StopAndWait(ctx, waitTimeout); err != nil {
+	if err := team1.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sys2 := actor.NewSystem(actor.SystemConfig{})
@@ -273,7 +302,120 @@ func TestRestoreAfterCleanStop(t *testing.T) {
 	}
 }
 
+// stopAddr asks the actor at a to stop itself (Context.Stop) and returns
+// at once.
 func stopAddr(ctx context.Context, a *message.Address) error {
-	_, err := actor.Call(ctx, a, func(c *actor.Context, _ actor.Actor) (any, error) { return nil, c.Stop() })
-	return err
+	return proxy.Do(ctx, a, func(c *actor.Context, _ actor.Actor) error { c.Stop(); return nil })
+}
+
+// A log restored once (after a clean stop) and then crashed restores with
+// the second session's members, live, and no phantom.
+func TestRestoreAfterRestoreThenCrash(t *testing.T) {
+	ctx := ctxT(t)
+	path := filepath.Join(t.TempDir(), "team.log")
+	shut := func(sys *actor.System) {
+		t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
+	}
+	// Session 1: member a, clean stop.
+	sys1 := actor.NewSystem(actor.SystemConfig{})
+	shut(sys1)
+	teamID := uuid.New()
+	w1, err := eventlog.Create(path, teamID, eventlog.Options{Sync: eventlog.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	team1, _ := orchestrator.New(sys1, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(w1))
+	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
+	if err := team1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Session 2: restore, hire b, then crash (the file is read while it runs).
+	log1, err := eventlog.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := eventlog.Append(path, eventlog.Options{Sync: eventlog.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	shut(sys2)
+	team2, err := orchestrator.Restore(ctx, sys2, log1.Messages, orchestrator.WithSubscribers(w2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSpawn(t, team2, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 1})
+	if err := team2.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Session 3: restore from the crashed log.
+	log2, err := eventlog.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys3 := actor.NewSystem(actor.SystemConfig{})
+	shut(sys3)
+	team3, err := orchestrator.Restore(ctx, sys3, log2.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, _ := team3.Members(ctx)
+	var names []string
+	for _, m := range members {
+		names = append(names, m.Name())
+		if !orchestrator.IsLive(m) {
+			t.Errorf("member %s is in the roster but was not recreated", m.Name())
+		}
+	}
+	sort.Strings(names)
+	if strings.Join(names, ",") != "a,b" {
+		t.Fatalf("members %v, want a and b", names)
+	}
+}
+
+// Restore skips nil entries instead of panicking.
+func TestRestoreNilEntry(t *testing.T) {
+	sys := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys.Shutdown(context.Background()) }()
+	if _, err := orchestrator.Restore(ctxT(t), sys, []message.Message{nil}); err == nil {
+		t.Fatal("a log of nil restored a team")
+	}
+}
+
+// B98 (restore half): tools (actor.Config.Tool) are recreated before the
+// other members, so that an agent starting finds its team's tools; each
+// keeps its tool mark.
+func TestRestoreToolsFirst(t *testing.T) {
+	ctx := ctxT(t)
+	rec := newSub()
+	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
+	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "board", Role: "Board", Tool: true}, Step: 1})
+	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 1})
+	if err := team1.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	saved := roundTrip(t, rec.messages())
+
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	team2, err := orchestrator.Restore(ctx, sys2, saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, _ := team2.Messages(ctx, orchestrator.Filter{Type: "StartMessage"})
+	var recreated []string // the Starts of the live actors, after the replayed ones
+	for _, m := range starts {
+		if s := m.Envelope().Sender; orchestrator.IsLive(s) && s.AgentID() != team2.Address().AgentID() {
+			recreated = append(recreated, s.Name())
+		}
+	}
+	if fmt.Sprint(recreated) != "[board a b]" {
+		t.Fatalf("recreated in the order %v, want the tool first: [board a b]", recreated)
+	}
+	board, _ := team2.Member(ctx, "board")
+	a, _ := team2.Member(ctx, "a")
+	if board == nil || !board.IsTool() || a == nil || a.IsTool() {
+		t.Fatalf("restored board %v (tool %v), a %v", board, board.IsTool(), a)
+	}
 }

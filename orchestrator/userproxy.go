@@ -87,7 +87,14 @@ type humanInput interface {
 // original. It fails with ErrNoSender when original has none, and when the
 // actor at proxyAddr is not a UserProxy.
 func ProcessHumanInput(ctx context.Context, proxyAddr *message.Address, content string, original message.Message) error {
-	return proxy.Do(ctx, proxyAddr, func(c *actor.Context, p humanInput) error {
+	err := proxy.Do(ctx, proxyAddr, func(c *actor.Context, p humanInput) error {
 		return p.Reply(c, content, original)
 	})
+	// The proxy package names the unexported interface the actor lacks;
+	// say what the caller can act on (the documented failure).
+	var te *proxy.TypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("orchestrator: ProcessHumanInput: %s is not a UserProxy: %w", proxyAddr, err)
+	}
+	return err
 }

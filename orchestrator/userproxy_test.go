@@ -97,7 +97,7 @@ func (r *reviewer) Receive(c *actor.Context, msg any) (any, error) {
 // §3.15, B62, B113: a derived proxy with role "worker" is a user proxy; an
 // agent with role "UserProxy" is not.
 func TestUserProxyIdentity(t *testing.T) {
-	_, team, _ := newTeam(t)
+	sys, team, _ := newTeam(t)
 	ctx := ctxT(t)
 	rv := &reviewer{seen: make(chan string, 1)}
 	r := mustSpawn(t, team, rv, named("worker"))
@@ -107,7 +107,7 @@ func TestUserProxyIdentity(t *testing.T) {
 	}
 	ag := &asker{proxy: r, answers: make(chan string, 1)}
 	a := mustSpawn(t, team, ag, named("agent"))
-	_ = a.Tell(message.NewUserMessage("review this"))
+	_ = sys.Tell(a, message.NewUserMessage("review this"))
 	if got := <-rv.seen; got != "review this" {
 		t.Fatalf("reviewer saw %q", got)
 	}
@@ -120,11 +120,12 @@ func TestUserProxyIdentity(t *testing.T) {
 }
 
 // B110, §3.23: with no orchestrator, team queries fail with a warning
-// wrapping actor.ErrNoOrchestrator and catalog queries return nothing.
+// wrapping ErrNoTeam (actor.ErrNoOrchestrator is gone: the sentinel is the
+// orchestrator package's) and catalog queries return nothing.
 func TestNoTeam(t *testing.T) {
 	ctx := ctxT(t)
 	none := orchestrator.Of(nil)
-	if _, err := none.Members(ctx); !errors.Is(err, actor.ErrNoOrchestrator) {
+	if _, err := none.Members(ctx); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("Members: %v", err)
 	} else if _, ok := actor.IsWarning(err); !ok {
 		t.Fatalf("Members error %v is not a warning", err)
@@ -136,10 +137,10 @@ func TestNoTeam(t *testing.T) {
 	if c, err := none.Card(ctx, "x"); c != nil || err != nil {
 		t.Fatalf("Card = %v, %v", c, err)
 	}
-	if err := none.Register(ctx); !errors.Is(err, actor.ErrNoOrchestrator) {
+	if err := none.Register(ctx); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("Register: %v", err)
 	}
-	if _, err := none.Stop(ctx, 0); !errors.Is(err, actor.ErrNoOrchestrator) {
+	if err := none.Stop(ctx); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("Stop: %v", err)
 	}
 	if none.ID().String() != "00000000-0000-0000-0000-000000000000" {
@@ -196,7 +197,7 @@ func TestRetention(t *testing.T) {
 	if members, _ := team.Members(ctx); len(members) != 1 {
 		t.Fatal("roster lost with retention")
 	}
-	_ = team.StopAndWait(ctx, waitTimeout)
+	_ = team.Stop(ctx)
 	if seen < 2*n+1 { // Start + Received/Processed per message; read after stop
 		t.Fatalf("subscriber saw %d messages, want every record", seen)
 	}
@@ -210,7 +211,8 @@ func TestRetention(t *testing.T) {
 func TestHire(t *testing.T) {
 	_, team, _ := newTeam(t)
 	ctx := ctxT(t)
-	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: orchestrator.KindUserProxy,
+	// "UserProxy" is UserProxy's registered kind (persisted in logs).
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: "UserProxy",
 		Description: "a person", Config: &actor.Config{Name: "@Person", Role: "Person"}})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +234,14 @@ func TestHire(t *testing.T) {
 	if _, err := team.Hire(ctx, "Pilot", ""); err == nil || !strings.Contains(err.Error(), "roles: Person") {
 		t.Fatalf("unknown role: %v", err)
 	}
-	if _, err := orchestrator.Of(nil).Hire(ctx, "Person", ""); !errors.Is(err, actor.ErrNoOrchestrator) {
+	if _, err := orchestrator.Of(nil).Hire(ctx, "Person", ""); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("no team: %v", err)
+	}
+}
+
+// ProcessHumanInput to a nil address is an error, not a panic.
+func TestProcessHumanInputToNobody(t *testing.T) {
+	if err := orchestrator.ProcessHumanInput(ctxT(t), nil, "x", nil); err == nil {
+		t.Error("ProcessHumanInput to nobody")
 	}
 }

@@ -170,7 +170,7 @@ func TestKillRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	team, err := orchestrator.Restore(ctx, sys, log.Messages, orchestrator.WithSubscribers(w))
+	team, err := orchestrator.Restore(ctx, sys, log.Messages, orchestrator.WithSubscribers(w), orchestrator.WithStopGrace(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestKillRestore(t *testing.T) {
 	if raw, err := json.Marshal(states[b.AgentID()]); err != nil || json.Unmarshal(raw, &st) != nil || st.Calls < 3 || st.Total != 7*st.Calls {
 		t.Fatalf("b's restored state %s", raw)
 	}
-	if err := team.StopAndWait(ctx, 5*time.Second); err != nil {
+	if err := team.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The continued log reads back clean, with the restored team's work.

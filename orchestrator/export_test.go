@@ -1,0 +1,30 @@
+package orchestrator
+
+import (
+	"context"
+	"unsafe"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Test hooks for the package's external tests.
+
+// Replay replays recorded messages into a running team's log as Restore
+// does (B92, B94): SetRestoring(true), every message in order (a
+// TeamStoppingEvent skipped), SetRestoring(false).
+func Replay(ctx context.Context, t *Team, log []message.Message) error {
+	return t.live(ctx, func(o *orchestrator) { o.replay(log) })
+}
+
+// SetRestoring fans SetRestoring(on) out to the team's subscribers, as a
+// restore does around its replay (B91-B92).
+func SetRestoring(ctx context.Context, t *Team, on bool) error {
+	return t.live(ctx, func(o *orchestrator) { o.setRestoring(on) })
+}
+
+// IsLive reports whether a is a live address (the runtime's), not a
+// snapshot or a stopped record.
+func IsLive(a *message.Address) bool { return isLive(a) }
+
+// LedgerEntrySize is the size of one ledger entry.
+const LedgerEntrySize = unsafe.Sizeof(entry{})
