@@ -45,7 +45,7 @@ func TestShutdownStopsEverything(t *testing.T) {
 	logs := actortest.NewLogCapture(t)
 	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
 	w := &teamWatcher{}
-	team, err := orchestrator.New(sys, orchestrator.WithName("orch"), orchestrator.WithSubscribers(w))
+	team, err := orchestrator.New(sys, orchestrator.WithSubscribers(w))
 	if err != nil {
 		t.Fatal(err)
 	}

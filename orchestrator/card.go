@@ -42,8 +42,8 @@ type AgentCard struct {
 	// actor.RegisterKind; NewActor creates an actor from it (B104, B108).
 	AgentClass string `json:"agent_class" validate:"required"`
 
-	// Skills lists what the agent can do; HasSkill tests membership and
-	// Team.CardsWithSkill searches it (B104, B109). Defaults to empty.
+	// Skills lists what the agent can do; Team.CardsWithSkill searches it
+	// (B104, B109). Defaults to empty.
 	Skills []string `json:"skills"`
 
 	// Description says what the agent does; required (B104).
@@ -99,7 +99,7 @@ func NewAgentCard(c AgentCard) (*AgentCard, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return c.Clone(), nil
+	return c.clone(), nil
 }
 
 // cardError is a failed validation: one problem per failing field.
@@ -262,12 +262,12 @@ func (c *AgentCard) decodeConfig(data []byte) (any, error) {
 	return cfg, nil
 }
 
-// Clone returns a deep copy of the card: new slices (empty, never nil), a
+// clone returns a deep copy of the card: new slices (empty, never nil), a
 // new metadata map (nested map[string]any and []any copied) and a config
 // copied with ConfigCopy. A config that cannot be copied that way (only
 // possible in a card that fails Validate) is copied shallowly. A nil card
 // clones to nil.
-func (c *AgentCard) Clone() *AgentCard {
+func (c *AgentCard) clone() *AgentCard {
 	if c == nil {
 		return nil
 	}
@@ -319,8 +319,8 @@ func cardCopyValue(v any) any {
 	return v
 }
 
-// HasSkill reports whether the card lists skill s (B109).
-func (c *AgentCard) HasSkill(s string) bool { return c != nil && slices.Contains(c.Skills, s) }
+// hasSkill reports whether the card lists skill s (B109).
+func (c *AgentCard) hasSkill(s string) bool { return c != nil && slices.Contains(c.Skills, s) }
 
 // CanRouteTo reports whether the agent may route work to role: true when
 // RoutesTo lists it or is empty, meaning any role (B109); false for a nil

@@ -172,7 +172,7 @@ func TestAgentCardValidateNilB104(t *testing.T) {
 	if err := c.Validate(); !errors.Is(err, ErrInvalidCard) || !strings.Contains(err.Error(), "nil card") {
 		t.Fatalf("nil card: %v", err)
 	}
-	if c.Role() != "" || c.Clone() != nil {
+	if c.Role() != "" || c.clone() != nil {
 		t.Fatal("nil card has a role or a clone")
 	}
 }
@@ -323,14 +323,14 @@ func TestAgentCardConfigCopyErrorsB105(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidCard) {
 			t.Errorf("%T: validated: %v", cfg, err)
 		}
-		cl := c.Clone()
+		cl := c.clone()
 		if cl.Config == c.Config || cl.Role() != "Hooked" || reflect.TypeOf(cl.Config) != reflect.TypeOf(cfg) {
 			t.Errorf("%T: clone config %#v", cfg, cl.Config)
 		}
 	}
 	// A non-pointer config that cannot be copied is kept as it is.
 	v := cardFuncConfig{Config: actor.Config{Role: "V"}}
-	if cl := (&AgentCard{Config: v}).Clone(); cl.Config.(cardFuncConfig).Role != "V" {
+	if cl := (&AgentCard{Config: v}).clone(); cl.Config.(cardFuncConfig).Role != "V" {
 		t.Fatalf("clone of value config %#v", cl.Config)
 	}
 }
@@ -342,7 +342,7 @@ func TestAgentCardCloneDeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.CanBeHired = true
-	cl := c.Clone()
+	cl := c.clone()
 	if !reflect.DeepEqual(cl, c) {
 		t.Fatalf("clone differs:\n%#v\n%#v", cl, c)
 	}
@@ -356,7 +356,7 @@ func TestAgentCardCloneDeep(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("original changed through its clone: %#v", c)
 	}
-	if nc := (&AgentCard{}).Clone(); nc.Config != nil || nc.Skills == nil || nc.Metadata == nil {
+	if nc := (&AgentCard{}).clone(); nc.Config != nil || nc.Skills == nil || nc.Metadata == nil {
 		t.Fatalf("clone of empty card %#v", nc)
 	}
 }
@@ -370,9 +370,9 @@ func TestAgentCardSkillsAndRoutingB109(t *testing.T) {
 		got  bool
 		want bool
 	}{
-		{"has listed skill", c.HasSkill("a"), true},
-		{"lacks skill", c.HasSkill("z"), false},
-		{"no skills", open.HasSkill("a"), false},
+		{"has listed skill", c.hasSkill("a"), true},
+		{"lacks skill", c.hasSkill("z"), false},
+		{"no skills", open.hasSkill("a"), false},
 		{"routes to listed role", c.CanRouteTo("Writer"), true},
 		{"does not route to unlisted role", c.CanRouteTo("Editor"), false},
 		{"empty routes_to routes anywhere", open.CanRouteTo("Editor"), true},

@@ -46,7 +46,7 @@ func (c *catalog) Register(cards ...*AgentCard) error {
 		if _, ok := c.byRole[role]; !ok {
 			c.order = append(c.order, role)
 		}
-		c.byRole[role] = card.Clone()
+		c.byRole[role] = card.clone()
 	}
 	return nil
 }
@@ -55,14 +55,14 @@ func (c *catalog) Register(cards ...*AgentCard) error {
 func (c *catalog) Cards() []*AgentCard {
 	out := make([]*AgentCard, 0, len(c.order))
 	for _, role := range c.order {
-		out = append(out, c.byRole[role].Clone())
+		out = append(out, c.byRole[role].clone())
 	}
 	return out
 }
 
 // ByRole returns a copy of the card registered for role, or nil (B86).
 func (c *catalog) ByRole(role string) *AgentCard {
-	return c.byRole[role].Clone()
+	return c.byRole[role].clone()
 }
 
 // BySkill returns copies of the cards listing skill, in registration order
@@ -70,8 +70,8 @@ func (c *catalog) ByRole(role string) *AgentCard {
 func (c *catalog) BySkill(skill string) []*AgentCard {
 	out := []*AgentCard{}
 	for _, role := range c.order {
-		if card := c.byRole[role]; card.HasSkill(skill) {
-			out = append(out, card.Clone())
+		if card := c.byRole[role]; card.hasSkill(skill) {
+			out = append(out, card.clone())
 		}
 	}
 	return out

@@ -72,7 +72,7 @@ func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
 	if c.Len() != 3 {
 		t.Fatalf("len %d", c.Len())
 	}
-	if r := c.ByRole("Research"); r == nil || r.Description != "v2" || !r.HasSkill("pdf") || r.HasSkill("search") {
+	if r := c.ByRole("Research"); r == nil || r.Description != "v2" || !r.hasSkill("pdf") || r.hasSkill("search") {
 		t.Fatalf("overwritten card %#v", r)
 	}
 
@@ -179,7 +179,7 @@ func TestCatalogCopiesB86(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		r := c.ByRole("Research")
-		if r == nil || !r.HasSkill("search") || r.Config.(*cardWorkerConfig).Tools[0] != "t" || r.Description != "r" {
+		if r == nil || !r.hasSkill("search") || r.Config.(*cardWorkerConfig).Tools[0] != "t" || r.Description != "r" {
 			t.Fatalf("%s: catalog card changed: %#v", when, r)
 		}
 		if !reflect.DeepEqual(c.Roles(), []string{"Research"}) {

@@ -28,3 +28,15 @@ func IsLive(a *message.Address) bool { return isLive(a) }
 
 // LedgerEntrySize is the size of one ledger entry.
 const LedgerEntrySize = unsafe.Sizeof(entry{})
+
+// HasSkill reports whether c lists skill s (nil-safe).
+func HasSkill(c *AgentCard, s string) bool { return c.hasSkill(s) }
+
+// ReserveName and ReleaseName reach the team's name reservations (used by
+// package teamtool through internal/link).
+func ReserveName(ctx context.Context, t *Team, name string) (bool, error) {
+	return t.reserveName(ctx, name)
+}
+
+// ReleaseName gives back a reserved name.
+func ReleaseName(ctx context.Context, t *Team, name string) error { return t.releaseName(ctx, name) }

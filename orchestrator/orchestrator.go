@@ -17,9 +17,9 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// DefaultStopGrace is how long a team's stop waits for its members before
-// it ends without them (B96, B99), unless WithStopGrace says otherwise.
-const DefaultStopGrace = 30 * time.Second
+// defaultStopGrace is how long a team's stop waits for its members before
+// it ends without them (B96, B99), unless WithStopGrace says otherwise: 30 s.
+const defaultStopGrace = 30 * time.Second
 
 // orchestrator is the root actor of a team (B77): every actor spawned under
 // it reports its telemetry to it (it is the team's telemetry.Sink, given to

@@ -89,9 +89,8 @@ func (o *orchestrator) publishMetadata() {
 //     recorded config, under its original parent when that parent was
 //     recreated before it, else under the orchestrator; tools
 //     (actor.Config.Tool) come first, so that agents starting find their
-//     team's tools. It is spawned with actor.WithRestoring, so
-//     Context.Restoring reports true; RestoredState gives it its last
-//     published state. WithPrepare's function, if any, is called with it
+//     team's tools. Its Context.Restoring reports true; RestoredState
+//     gives it its last published state. WithPrepare's function, if any, is called with it
 //     before its spawn.
 //
 // The team is returned even when some actors could not be recreated (an

@@ -24,7 +24,6 @@ type Option func(*options)
 
 type options struct {
 	teamID    uuid.UUID
-	name      string
 	subs      []Subscriber
 	retention int
 	grace     time.Duration
@@ -33,15 +32,12 @@ type options struct {
 }
 
 // WithStopGrace sets how long the team's stop waits for its members before
-// it ends without them (B99); DefaultStopGrace by default. System.Shutdown
+// it ends without them (B99); 30 s by default. System.Shutdown
 // uses its own context's deadline instead.
 func WithStopGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // WithTeamID gives the team a chosen id instead of a fresh one.
 func WithTeamID(id uuid.UUID) Option { return func(o *options) { o.teamID = id } }
-
-// WithName names the orchestrator actor (default "orchestrator").
-func WithName(name string) Option { return func(o *options) { o.name = name } }
 
 // WithSubscribers attaches subscribers from the start, so that they see the
 // whole log, including a restore's replay.
@@ -106,13 +102,10 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 		return nil, fmt.Errorf("orchestrator: WithStopGrace(%s): must be positive", op.grace)
 	}
 	if op.grace == 0 {
-		op.grace = DefaultStopGrace
+		op.grace = defaultStopGrace
 	}
 	o := newOrchestrator(&op)
-	name := op.name
-	if name == "" {
-		name = "orchestrator"
-	}
+	name := "orchestrator"
 	so := append([]actor.SpawnOption{rt.WithSink(o, op.grace)}, op.spawn...)
 	if op.teamID != uuid.Nil {
 		so = append(so, actor.WithTeamID(op.teamID))
@@ -236,11 +229,16 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 	})
 }
 
-// ReserveName claims name for a member about to be created, so that two
+func init() {
+	link.InstallTeamNames(link.TeamNames[*Team]{Reserve: (*Team).reserveName, Release: (*Team).releaseName})
+}
+
+// reserveName claims name for a member about to be created, so that two
 // creators choosing names at once cannot both take it: it reports false
 // when a member or an earlier reservation has it. The reservation ends when
-// a member with that name joins, or with ReleaseName.
-func (t *Team) ReserveName(ctx context.Context, name string) (bool, error) {
+// a member with that name joins, or with releaseName. Package teamtool
+// reaches both through internal/link.
+func (t *Team) reserveName(ctx context.Context, name string) (bool, error) {
 	return mutate(ctx, t, func(o *orchestrator) (bool, error) {
 		if o.reserved[name] || name == o.self.Name() {
 			return false, nil
@@ -255,8 +253,8 @@ func (t *Team) ReserveName(ctx context.Context, name string) (bool, error) {
 	})
 }
 
-// ReleaseName gives back a name reserved for a member that was not created.
-func (t *Team) ReleaseName(ctx context.Context, name string) error {
+// releaseName gives back a name reserved for a member that was not created.
+func (t *Team) releaseName(ctx context.Context, name string) error {
 	return t.live(ctx, func(o *orchestrator) { delete(o.reserved, name) })
 }
 

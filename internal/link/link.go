@@ -94,3 +94,21 @@ func InstallRuntime[C, X, P, M, O, S any](f RuntimeFuncs[C, X, P, M, O, S]) { ru
 func Runtime[C, X, P, M, O, S any]() RuntimeFuncs[C, X, P, M, O, S] {
 	return runtime.(RuntimeFuncs[C, X, P, M, O, S])
 }
+
+// TeamNames are installed by package orchestrator (T is *orchestrator.Team):
+// member names claimed before the member exists, so that two agents hiring
+// at once cannot pick one name.
+type TeamNames[T any] struct {
+	// Reserve claims name; false when a member or a reservation has it.
+	Reserve func(t T, ctx context.Context, name string) (bool, error)
+	// Release gives back a name reserved for a member not created.
+	Release func(t T, ctx context.Context, name string) error
+}
+
+var teamNames any
+
+// InstallTeamNames is called by package orchestrator.
+func InstallTeamNames[T any](f TeamNames[T]) { teamNames = f }
+
+// Names returns what package orchestrator installed.
+func Names[T any]() TeamNames[T] { return teamNames.(TeamNames[T]) }

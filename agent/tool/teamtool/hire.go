@@ -11,9 +11,12 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/command"
+	"github.com/akgentic/akgentic-go/internal/link"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
+
+var names = link.Names[*orchestrator.Team]()
 
 const hireMemberDoc = `Hire a new team member by role.
 
@@ -70,7 +73,7 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 		if name == "" {
 			return nil, llm.Retry("the name of the new %s member is empty: give a name such as @Ada, or none to generate one", role)
 		}
-		ok, err := b.o.Team.ReserveName(ctx, name)
+		ok, err := names.Reserve(b.o.Team, ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("teamtool: reserve the name %q: %w", name, err)
 		}
@@ -82,19 +85,19 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 	}
 	addr, err := b.spawn(card, name)
 	if err != nil {
-		_ = b.o.Team.ReleaseName(ctx, name)
+		_ = names.Release(b.o.Team, ctx, name)
 	}
 	return addr, err
 }
 
 // generateName reserves and returns "@" + role without spaces + a number
 // from 100 to 999, incremented until the team has the name free (A80). The
-// reservation (Team.ReserveName) keeps two hirers from picking one name.
+// reservation (a reservation in the team) keeps two hirers from picking one name.
 func (b *binding) generateName(ctx context.Context, role string) (string, error) {
 	base := "@" + strings.Join(strings.Fields(role), "")
 	for n := 100 + b.intn(900); ; n++ {
 		name := base + strconv.Itoa(n)
-		ok, err := b.o.Team.ReserveName(ctx, name)
+		ok, err := names.Reserve(b.o.Team, ctx, name)
 		if err != nil {
 			return "", fmt.Errorf("teamtool: reserve a name for a %s: %w", role, err)
 		}
