@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
@@ -42,10 +43,10 @@ func init() {
 	message.Register[llm.ClearedEvent]("LlmContextClearedEvent")
 }
 
-// ErrNotStarted is returned for messages an agent cannot handle because
+// errNotStarted is returned for messages an agent cannot handle because
 // its start failed (no team, an invalid config, a tool card that did not
 // attach); the start error itself was reported when it happened.
-var ErrNotStarted = errors.New("agent: not started")
+var errNotStarted = errors.New("agent: not started")
 
 // structured is the static output schema of every run (A5).
 var structured = func() *llm.Output[StructuredOutput] {
@@ -126,11 +127,12 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		return err
 	}
 	a.team = orchestrator.Of(c.Orchestrator())
-	a.registry = command.NewRegistry(command.WithLogger(c.Logger()))
+	a.registry = command.NewRegistry()
+	a.registry.Logger = c.Logger()
 	owner := &tool.Owner{Agent: cardContext{c, a}, Team: a.team, Registry: a.registry, Rand: a.env().Rand}
-	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
-	caps, err := tool.Attach(ctx, owner, withTeamTool(cfg.Tools))
+	caps, err := cards.Attach(ctx, owner, withTeamTool(cfg.Tools))
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
-	a.runner, err = llm.NewRunner(cfg.LLM(backstory), llm.Options{
+	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
@@ -174,13 +176,14 @@ func httpDoer(env *Env) openai.HTTPDoer {
 
 // withTeamTool puts a default TeamTool first when none is configured (A66);
 // the config itself is not changed.
-func withTeamTool(cards tool.Cards) []tool.Card {
-	for _, c := range cards {
-		if c.Kind() == teamtool.Kind {
-			return cards
+func withTeamTool(cs tool.Cards) []tool.Card {
+	team := teamtool.New()
+	for _, c := range cs {
+		if c.Kind() == team.Kind() {
+			return cs
 		}
 	}
-	return append([]tool.Card{teamtool.New()}, cards...)
+	return append([]tool.Card{team}, cs...)
 }
 
 // cardContext is what the agent's cards may do as the agent
@@ -230,23 +233,15 @@ func WithEnv(env *Env) orchestrator.Option {
 func (a *BaseAgent) builtins() []*command.Command {
 	return []*command.Command{
 		command.New("compact", "Compact the conversation context now.",
-			func(ctx context.Context, _ command.Args) (llm.CompactResult, error) {
+			func(ctx context.Context, _ command.Args) (string, error) {
 				return a.runner.Compact(ctx)
 			}),
 		command.New("clear", "Clear the conversation context.",
-			func(context.Context, command.Args) (llm.ClearResult, error) {
+			func(context.Context, command.Args) (string, error) {
 				return a.runner.Clear(), nil
 			}),
 	}
 }
-
-// Registry returns the agent's command registry (nil before its start).
-// Use it on the agent's goroutine.
-func (a *BaseAgent) Registry() *command.Registry { return a.registry }
-
-// Runner returns the agent's LLM runner (nil before its start). Use it on
-// the agent's goroutine.
-func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
 
 // OnStop closes the runner (A101) and releases the tool cards; a failure
 // is logged.
@@ -267,18 +262,18 @@ func (a *BaseAgent) OnStop(c *actor.Context) {
 // Receive handles AgentMessages; anything else is unhandled.
 func (a *BaseAgent) Receive(c *actor.Context, msg any) (any, error) {
 	if m, ok := msg.(*AgentMessage); ok {
-		return nil, a.Handle(c, m)
+		return nil, a.handle(c, m)
 	}
 	return nil, fmt.Errorf("agent: %T: %w", msg, actor.ErrUnhandled)
 }
 
-// Handle runs the receive path for one AgentMessage (A9): slash command
+// handle runs the receive path for one AgentMessage (A9): slash command
 // interception, reply-protocol prefix, one run, routing; a usage-limit
 // breach is escalated to the team's person and ends the turn with a
 // warning (A38).
-func (a *BaseAgent) Handle(c *actor.Context, m *AgentMessage) error {
+func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if a.runner == nil {
-		return fmt.Errorf("%w: %v", ErrNotStarted, a.startErr)
+		return fmt.Errorf("%w: %v", errNotStarted, a.startErr)
 	}
 	from := "unknown"
 	if s := m.Sender; s != nil {
@@ -341,7 +336,7 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 
 // turn prompts the model and routes its output (A7, A13, A17).
 func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
-	out, err := Act(a.ctx, a, Prefix(m), structured)
+	out, err := Act(a.ctx, a, prefix(m), structured)
 	if err != nil {
 		return err
 	}
@@ -380,7 +375,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 		}
 		var to *message.Address
 		if strings.HasPrefix(r.Recipient, "@") {
-			ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
+			ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 			member, err := a.team.Member(ctx, r.Recipient)
 			cancel()
 			if err != nil {
@@ -392,7 +387,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 			}
 			to = member
 		} else {
-			hired, err := a.HireMember(r.Recipient)
+			hired, err := a.hireMember(r.Recipient)
 			if err != nil {
 				return err
 			}
@@ -405,19 +400,19 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 	return nil
 }
 
-// ErrNoHire is returned when no card gives the agent a hire (its
+// errNoHire is returned when no card gives the agent a hire (its
 // TeamTool's hire capability is disabled, or not exposed on COMMAND, so
 // there is no hire_member command either) (A14).
-var ErrNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
+var errNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
 
-// HireMember hires a member of role with the hire its cards give it
+// hireMember hires a member of role with the hire its cards give it
 // (TeamTool's hire_member, tool.Capabilities.Hire; A14) and returns its
 // address. Call it on the agent's goroutine.
-func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
+func (a *BaseAgent) hireMember(role string) (*message.Address, error) {
 	if a.hire == nil {
-		return nil, ErrNoHire
+		return nil, errNoHire
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
 	return a.hire(ctx, role)
 }
@@ -425,7 +420,7 @@ func (a *BaseAgent) HireMember(role string) (*message.Address, error) {
 // notifyHuman tells the team's person about a usage-limit breach (A38):
 // the first member whose address is a user proxy, whatever its role.
 func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
-	ctx, cancel := context.WithTimeout(a.ctx, tool.QueryTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
 	members, err := a.team.Members(ctx)
 	if err != nil {

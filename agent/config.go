@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,19 +17,20 @@ import (
 // PromptTemplate is the agent's backstory template (A18): {key}
 // placeholders filled from Params; {{ and }} are literal braces.
 type PromptTemplate struct {
+	// Template is the backstory; "" means "You are a useful assistant."
 	Template string            `json:"template"`
 	Params   map[string]string `json:"params,omitempty"`
 }
 
-// DefaultPrompt is the backstory of an agent configured without one.
-const DefaultPrompt = "You are a useful assistant."
+// defaultPrompt is the backstory of an agent configured without one.
+const defaultPrompt = "You are a useful assistant."
 
 // Render fills the placeholders. A placeholder without a param is an
 // error naming it; an unclosed brace too.
 func (p PromptTemplate) Render() (string, error) {
 	t := p.Template
 	if t == "" {
-		t = DefaultPrompt
+		t = defaultPrompt
 	}
 	var b strings.Builder
 	for i := 0; i < len(t); i++ {
@@ -108,8 +110,8 @@ func (c *AgentConfig) CopyConfig() (any, error) {
 	return out, nil
 }
 
-// LLM returns the runner config the agent's settings make.
-func (c *AgentConfig) LLM(backstory string) llm.Config {
+// llmConfig returns the runner config the agent's settings make.
+func (c *AgentConfig) llmConfig(backstory string) llm.Config {
 	return llm.Config{Model: c.Model, Runtime: c.Runtime, RunLimits: c.RunLimits,
 		AgentLimits: c.AgentLimits, Compaction: c.Compaction, Backstory: backstory}
 }
@@ -121,7 +123,7 @@ func (c *AgentConfig) Validate() error {
 	if _, err := c.Prompt.Render(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.LLM("").Validate(); err != nil {
+	if err := c.llmConfig("").Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for i, card := range c.Tools {
@@ -158,7 +160,7 @@ type Env struct {
 	NewRunID func() string
 	// Sleep waits between HTTP retries (default: a timer that honours the
 	// context).
-	Sleep llm.Sleeper
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand, when set, returns a number in [0, n): it makes generated member
 	// names (TeamTool) reproducible, e.g. for a recorded demo.
 	Rand func(n int) int

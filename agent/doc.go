@@ -13,12 +13,22 @@
 //     WarningMessage records the refusal (AgentConfig.AllowAgentCommands
 //     opts in);
 //  2. the reply protocol for the message's intent is put before the raw
-//     content (Prefix, ReplyProtocols);
+//     content: "You received a|an <intent> from <sender>. <protocol>", a
+//     blank line, then the content (the reply protocols below);
 //  3. one run of the model with the static StructuredOutput schema, the
 //     tool cards' tools and system-prompt sections (Act);
 //  4. each OutboundRequest of the answer is delivered, raw, with its intent:
 //     "@Name" to that member (an unknown name is skipped with a warning), a
 //     bare role to a member hired from the team's AgentCard catalog.
+//
+// The reply protocol of each intent, {sender} being the sender's name (or
+// "unknown"):
+//
+//	request         Carry out the task, then respond to {sender}. You may also delegate to others.
+//	response        Analyse the response, then continue or end the exchange.
+//	instruction     Carry out the task, then acknowledge to {sender} if requested.
+//	notification    Informational message. No reply is expected.
+//	acknowledgment  No further action needed.
 //
 // A usage-limit breach (either tier of AgentConfig) notifies the team's
 // person and ends the turn with a warning. HumanProxy is the person in the

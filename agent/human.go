@@ -11,17 +11,18 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// KindHumanProxy is the kind name HumanProxy is registered under.
-const KindHumanProxy = "HumanProxy"
+// kindHumanProxy is the kind name HumanProxy is registered under.
+const kindHumanProxy = "HumanProxy"
 
 func init() {
-	actor.RegisterKind(KindHumanProxy, func() actor.Actor { return &HumanProxy{} })
+	actor.RegisterKind(kindHumanProxy, func() actor.Actor { return &HumanProxy{} })
 }
 
 // HumanProxy is the team member standing for a person (A59-A61): a user
 // proxy (the agents' usage-limit notices find it by that flag, whatever
 // its name or role) that receives AgentMessages for the person and sends
-// the person's messages and answers.
+// the person's messages and answers. It is registered (actor.RegisterKind)
+// under the kind "HumanProxy", which a restore recreates it from.
 //
 // Receiving only logs (type, sender, length): a user interface sees the
 // content through the sender's SentMessage (a team subscriber), or sets

@@ -29,12 +29,12 @@ const (
 	Acknowledgment Intent = "acknowledgment"
 )
 
-// Intents lists the five intents in protocol order.
-var Intents = []Intent{Request, Response, Instruction, Notification, Acknowledgment}
+// intents lists the five intents in protocol order.
+var intents = []Intent{Request, Response, Instruction, Notification, Acknowledgment}
 
 // Valid reports whether i is one of the five intents.
 func (i Intent) Valid() bool {
-	for _, x := range Intents {
+	for _, x := range intents {
 		if i == x {
 			return true
 		}
@@ -51,18 +51,6 @@ type AgentMessage struct {
 }
 
 func init() { message.Register[AgentMessage]("AgentMessage") }
-
-// NewMessage returns an AgentMessage with the given intent; an empty intent
-// means Request. An unknown intent is an error (A1).
-func NewMessage(intent Intent, content string) (*AgentMessage, error) {
-	if intent == "" {
-		intent = Request
-	}
-	if !intent.Valid() {
-		return nil, fmt.Errorf("agent: unknown intent %q (want one of %v)", intent, Intents)
-	}
-	return &AgentMessage{Type: intent, Content: content}, nil
-}
 
 // NewRequest returns an AgentMessage with intent request: the usual first
 // message from a person.
@@ -98,18 +86,17 @@ type StructuredOutput struct {
 	Messages []OutboundRequest `json:"messages" description:"Your only way to send messages: every item is delivered to its recipient. Several messages are sent in parallel. Leave it empty when nothing needs to be sent."`
 }
 
-// ReplyProtocol is one row of the reply-protocol table.
-type ReplyProtocol struct {
-	Intent Intent
-	Text   string
+// replyProtocol is one row of the reply-protocol table.
+type replyProtocol struct {
+	intent Intent
+	text   string
 }
 
-// ReplyProtocols is the guidance the receiver prepends, per incoming intent
+// replyProtocols is the guidance the receiver prepends, per incoming intent
 // (A6, decision C1: the seed's wording; upstream later reworded it to
 // "message mechanics only" because the request line made coordinators do
-// specialists' work; swap the table if you want that). {sender} is
-// replaced with the sender's name.
-var ReplyProtocols = []ReplyProtocol{
+// specialists' work). {sender} is replaced with the sender's name.
+var replyProtocols = []replyProtocol{
 	{Request, "Carry out the task, then respond to {sender}. You may also delegate to others."},
 	{Response, "Analyse the response, then continue or end the exchange."},
 	{Instruction, "Carry out the task, then acknowledge to {sender} if requested."},
@@ -117,22 +104,22 @@ var ReplyProtocols = []ReplyProtocol{
 	{Acknowledgment, "No further action needed."},
 }
 
-// Protocol returns the reply protocol for an intent with the sender's
+// protocol returns the reply protocol for an intent with the sender's
 // name filled in; "" for an unknown intent.
-func Protocol(i Intent, sender string) string {
-	for _, p := range ReplyProtocols {
-		if p.Intent == i {
-			return strings.ReplaceAll(p.Text, "{sender}", sender)
+func protocol(i Intent, sender string) string {
+	for _, p := range replyProtocols {
+		if p.intent == i {
+			return strings.ReplaceAll(p.text, "{sender}", sender)
 		}
 	}
 	return ""
 }
 
-// Prefix returns the prompt the receiver hands the model for m (A7):
+// prefix returns the prompt the receiver hands the model for m (A7):
 // "You received a|an <type> from <sender>. <protocol>" then a blank line
 // and the raw content. The sender is the envelope sender's name, or
 // "unknown".
-func Prefix(m *AgentMessage) string {
+func prefix(m *AgentMessage) string {
 	if m == nil {
 		return ""
 	}
@@ -145,5 +132,5 @@ func Prefix(m *AgentMessage) string {
 		article = "an"
 	}
 	return "You received " + article + " " + string(m.Type) + " from " + sender + ". " +
-		Protocol(m.Type, sender) + "\n\n" + m.Content
+		protocol(m.Type, sender) + "\n\n" + m.Content
 }

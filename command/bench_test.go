@@ -18,7 +18,8 @@ func benchRegistry(b *testing.B) *Registry {
 		n, _ := name.Lookup(in)
 		return address{Role: role.Get(in), Name: n, ID: "id"}, nil
 	}, role, name, limit)
-	r := NewRegistry(WithLogger(discard))
+	r := NewRegistry()
+	r.Logger = discard
 	if err := r.Register("TeamTool", hire); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 type Command struct {
 	name        string
 	description string
-	params      []Parameter
+	params      []parameter
 	run         func(context.Context, Args) (any, error)
 	// zero is the zero value of the handler's result type, boxed. It is nil
 	// when that type is an interface, so Callable can check a requested
@@ -25,12 +25,13 @@ type Command struct {
 // summary shown by /help). run is the handler: it gets the caller's context
 // and the bound arguments, reads each value through its parameter
 // ([Param.Get]), and returns the command's native result. params are the
-// parameters in positional order; required ones must come first.
+// parameters, each made by [NewParam] or [Enum], in positional order;
+// required ones must come first.
 //
 // New does not fail: a mistake in the declaration (a bad or repeated name, a
 // nil handler, an Enum default outside its values) is reported by
 // [Registry.Register].
-func New[R any](name, description string, run func(ctx context.Context, in Args) (R, error), params ...Parameter) *Command {
+func New[R any](name, description string, run func(ctx context.Context, in Args) (R, error), params ...parameter) *Command {
 	c := &Command{name: name, description: description, params: params, zero: any(*new(R))}
 	if run != nil {
 		c.run = func(ctx context.Context, in Args) (any, error) { return run(ctx, in) }
@@ -44,7 +45,7 @@ func (c *Command) Name() string { return c.name }
 // Args holds the arguments bound to one call of a command. A handler reads
 // them through its parameters: [Param.Get] and [Param.Lookup].
 type Args struct {
-	params []Parameter
+	params []parameter
 	values []any  // one per parameter: the bound value or the default
 	given  []bool // whether an argument bound the parameter
 }

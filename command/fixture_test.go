@@ -195,7 +195,8 @@ var discard = slog.New(slog.DiscardHandler)
 func newTestRegistry(t testing.TB) (*Registry, *team) {
 	t.Helper()
 	tm := &team{}
-	r := NewRegistry(WithLogger(discard))
+	r := NewRegistry()
+	r.Logger = discard
 	for _, step := range []struct {
 		owner string
 		cmds  []*Command

@@ -11,10 +11,9 @@ import (
 	"time"
 )
 
-// Parameter is one declared parameter of a command, whatever its type. The
-// only implementations are the [*Param] values made by [NewParam] and
-// [Enum].
-type Parameter interface {
+// parameter is one declared parameter of a command, whatever its type: a
+// [*Param] made by [NewParam] or [Enum].
+type parameter interface {
 	info() *paramInfo
 	// fromText coerces the text form of an argument (Dispatch).
 	fromText(s string) (any, error)
@@ -144,7 +143,7 @@ func (p *Param[T]) Get(in Args) T {
 // parameter (false when the value is a default).
 func (p *Param[T]) Lookup(in Args) (T, bool) {
 	for i, q := range in.params {
-		if q == Parameter(p) {
+		if q == parameter(p) {
 			v, _ := in.values[i].(T) // nil for an unbound Optional parameter
 			return v, in.given[i]
 		}

@@ -17,7 +17,9 @@ const builtinOwner = "CommandRegistry"
 // Registry is a table of commands keyed by name. It is safe for concurrent
 // use; handlers run on the caller's goroutine, without any registry lock held.
 type Registry struct {
-	logger *slog.Logger
+	// Logger receives each recovered handler panic, with its stack; nil
+	// means slog.Default(). Set it before the registry is shared.
+	Logger *slog.Logger
 
 	mu     sync.RWMutex
 	byName map[string]*entry
@@ -29,25 +31,9 @@ type entry struct {
 	owner string
 }
 
-// Option configures a [Registry] made by [NewRegistry].
-type Option func(*Registry)
-
-// WithLogger sets the logger a recovered handler panic is reported to, with
-// its stack. The default is slog.Default(); nil keeps the default.
-func WithLogger(l *slog.Logger) Option {
-	return func(r *Registry) {
-		if l != nil {
-			r.logger = l
-		}
-	}
-}
-
 // NewRegistry returns a registry holding only the built-in help command.
-func NewRegistry(opts ...Option) *Registry {
-	r := &Registry{logger: slog.Default(), byName: make(map[string]*entry)}
-	for _, opt := range opts {
-		opt(r)
-	}
+func NewRegistry() *Registry {
+	r := &Registry{byName: make(map[string]*entry)}
 	help := r.helpCommand()
 	e := &entry{cmd: help, owner: builtinOwner}
 	r.byName[help.name], r.order = e, []*entry{e}
@@ -134,7 +120,11 @@ func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bo
 	defer func() {
 		if rec := recover(); rec != nil {
 			stack := debug.Stack()
-			r.logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(stack))
+			logger := r.Logger
+			if logger == nil {
+				logger = slog.Default()
+			}
+			logger.ErrorContext(ctx, "command panicked", "command", c.name, "panic", rec, "stack", string(stack))
 			v, err = nil, &Error{Command: c.name, Err: fmt.Errorf("panic: %v", rec), Panic: rec, Stack: stack}
 		}
 	}()

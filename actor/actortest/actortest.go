@@ -67,9 +67,9 @@ func (r *Recorder) Kinds(from *message.Address) []string {
 	return out
 }
 
-// WaitFor waits until cond holds for the messages, failing t after Timeout.
+// waitFor waits until cond holds for the messages, failing t after Timeout.
 // It returns the messages cond accepted.
-func (r *Recorder) WaitFor(t testing.TB, what string, cond func([]message.Message) bool) []message.Message {
+func (r *Recorder) waitFor(t testing.TB, what string, cond func([]message.Message) bool) []message.Message {
 	t.Helper()
 	deadline := time.NewTimer(Timeout)
 	defer deadline.Stop()
@@ -95,7 +95,7 @@ func (r *Recorder) WaitFor(t testing.TB, what string, cond func([]message.Messag
 // returns all the messages so far.
 func (r *Recorder) WaitKind(t testing.TB, kind string, from *message.Address, n int) []message.Message {
 	t.Helper()
-	return r.WaitFor(t, fmt.Sprintf("%d %s(s)", n, kind), func(msgs []message.Message) bool {
+	return r.waitFor(t, fmt.Sprintf("%d %s(s)", n, kind), func(msgs []message.Message) bool {
 		c := 0
 		for _, m := range msgs {
 			if message.TypeName(m) == kind && (from == nil || m.Envelope().Sender.Equal(from)) {

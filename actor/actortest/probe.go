@@ -51,15 +51,15 @@ func (p *Probe) Receive(c *actor.Context, msg any) (any, error) {
 // after Timeout.
 func (p *Probe) Expect(t testing.TB) Received {
 	t.Helper()
-	r, err := p.Next(context.Background())
+	r, err := p.next(context.Background())
 	if err != nil {
 		t.Fatalf("actortest: probe: %v", err)
 	}
 	return r
 }
 
-// Next waits for the next message not yet taken, up to Timeout or ctx.
-func (p *Probe) Next(ctx context.Context) (Received, error) {
+// next waits for the next message not yet taken, up to Timeout or ctx.
+func (p *Probe) next(ctx context.Context) (Received, error) {
 	deadline := time.NewTimer(Timeout)
 	defer deadline.Stop()
 	for {

@@ -26,7 +26,7 @@ type client struct {
 // opts (HTTPClient, Sleep, Jitter, Logger). The API key comes from
 // model.APIKey or the environment variable model.APIKeyEnv; an empty key is
 // allowed (local servers need none) and sends no Authorization header.
-func newClient(model ModelConfig, httpCfg HTTPConfig, opts Options) (*client, error) {
+func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, error) {
 	if err := validate.Struct(model); err != nil {
 		return nil, fmt.Errorf("llm: invalid model config: %w", describeValidation(err))
 	}

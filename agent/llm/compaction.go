@@ -24,22 +24,22 @@ var summarizerPrompts = map[string]string{
 // maxToolResultChars truncates tool results in the summarizer transcript.
 const maxToolResultChars = 3000
 
-// CompactResult says what a compaction did.
-type CompactResult struct {
-	// Replaced is the number of history entries folded into the summary; 0
+// compactResult says what a compaction did.
+type compactResult struct {
+	// replaced is the number of history entries folded into the summary; 0
 	// means there was nothing to compact.
-	Replaced int
-	// Summary is the summary text (without the "[Conversation summary] "
+	replaced int
+	// summary is the summary text (without the "[Conversation summary] "
 	// prefix of the history entry).
-	Summary string
+	summary string
 }
 
-// String is the /compact command's reply (A56).
-func (c CompactResult) String() string {
-	if c.Replaced == 0 {
+// report is the /compact command's reply (A56).
+func (c compactResult) report() string {
+	if c.replaced == 0 {
 		return "Nothing to compact."
 	}
-	return fmt.Sprintf("Compacted: replaced %d earlier message(s) with a summary.", c.Replaced)
+	return fmt.Sprintf("Compacted: replaced %d earlier message(s) with a summary.", c.replaced)
 }
 
 // compactionOn: compaction needs a known context window and a folding
@@ -67,24 +67,31 @@ func (r *Runner) shouldCompact() bool {
 	return r.lastInputTokens > threshold
 }
 
-// Compact folds the whole history now, ignoring the trigger gate (A56).
-// Outside a run, the event's run id is empty.
-func (r *Runner) Compact(ctx context.Context) (CompactResult, error) {
+// Compact folds the whole history now, ignoring the trigger gate (A56),
+// and returns the /compact command's reply: "Nothing to compact." or
+// "Compacted: replaced N earlier message(s) with a summary.". The
+// [CompactedEvent] it emits carries the count and the summary; outside a
+// run, its run id is empty.
+func (r *Runner) Compact(ctx context.Context) (string, error) {
 	if r.closed {
-		return CompactResult{}, ErrClosed
+		return "", ErrClosed
 	}
-	return r.compactPrefix(ctx, "", len(r.history))
+	res, err := r.compactPrefix(ctx, "", len(r.history))
+	if err != nil {
+		return "", err
+	}
+	return res.report(), nil
 }
 
 // compactPrefix folds history[:n] into one summary entry, keeping what
 // follows (inside a run: the run's prompt and what came after it).
-func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (CompactResult, error) {
+func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (compactResult, error) {
 	strategy := r.cfg.Compaction.Strategy
 	n = min(n, len(r.history))
 	if n <= 0 || strategy == strategyNone {
-		return CompactResult{}, nil
+		return compactResult{}, nil
 	}
-	var res CompactResult
+	var res compactResult
 	switch strategy {
 	case strategySlidingWindow:
 		keep := max(n-r.cfg.Compaction.KeepRecentMessages, 0)
@@ -92,21 +99,21 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (Compac
 			keep--
 		}
 		if keep == 0 {
-			return CompactResult{}, nil
+			return compactResult{}, nil
 		}
-		res = CompactResult{Replaced: keep, Summary: fmt.Sprintf("[Sliding window: dropped %d earlier message(s)]", keep)}
+		res = compactResult{replaced: keep, summary: fmt.Sprintf("[Sliding window: dropped %d earlier message(s)]", keep)}
 	default:
 		if err := ctx.Err(); err != nil {
-			return CompactResult{}, err
+			return compactResult{}, err
 		}
-		res = CompactResult{Replaced: n, Summary: r.summarize(ctx, r.history[:n])}
+		res = compactResult{replaced: n, summary: r.summarize(ctx, r.history[:n])}
 	}
-	ev := CompactedEvent{RunID: runID, StrategyID: strategy, Summary: res.Summary, ReplacedMessageCount: res.Replaced,
-		TokensBefore: r.lastInputTokens, TokensAfter: (len(summaryPrefix) + len(res.Summary)) / 4}
+	ev := CompactedEvent{RunID: runID, StrategyID: strategy, Summary: res.summary, ReplacedMessageCount: res.replaced,
+		TokensBefore: r.lastInputTokens, TokensAfter: (len(summaryPrefix) + len(res.summary)) / 4}
 	if strategy == strategySummarize {
 		ev.SummarizerPromptVersion = r.cfg.Compaction.SummarizerPromptVersion
 	}
-	r.history = foldCompaction(r.history, res.Replaced, res.Summary)
+	r.history = foldCompaction(r.history, res.replaced, res.summary)
 	r.emit(ev)
 	return res, nil
 }
@@ -173,20 +180,14 @@ func transcript(msgs []Message) string {
 	return b.String()
 }
 
-// ClearResult says what Clear dropped.
-type ClearResult struct{ Cleared int }
-
-// String is the /clear command's reply (A57).
-func (c ClearResult) String() string {
-	return fmt.Sprintf("Cleared %d message(s); system prompt regenerates on the next run.", c.Cleared)
-}
-
-// Clear drops the whole history and reports it (A57). No model call.
-func (r *Runner) Clear() ClearResult {
+// Clear drops the whole history (A57), with no model call, and returns the
+// /clear command's reply: "Cleared N message(s); system prompt regenerates
+// on the next run.". The [ClearedEvent] it emits carries the count.
+func (r *Runner) Clear() string {
 	n := len(r.history)
 	r.history = nil
 	r.emit(ClearedEvent{ClearedMessageCount: n})
-	return ClearResult{Cleared: n}
+	return fmt.Sprintf("Cleared %d message(s); system prompt regenerates on the next run.", n)
 }
 
 // Restore rebuilds the history from replayed events and reseeds the

@@ -97,13 +97,13 @@ func TestSummarizerFailure(t *testing.T) {
 func TestCompactAndClear(t *testing.T) {
 	h := newHarness(t, nil)
 	res, err := h.runner.Compact(t.Context())
-	if err != nil || res.String() != "Nothing to compact." {
+	if _, compacted := h.rec.lastCompacted(); err != nil || res != "Nothing to compact." || compacted {
 		t.Fatalf("%v %v", res, err)
 	}
 	h.mustRun("a")
 	h.mustRun("b")
 	cl := h.runner.Clear()
-	if cl.String() != "Cleared 4 message(s); system prompt regenerates on the next run." || len(h.runner.History()) != 0 {
+	if cl != "Cleared 4 message(s); system prompt regenerates on the next run." || len(h.runner.History()) != 0 {
 		t.Fatalf("%v", cl)
 	}
 	if k := h.rec.kinds(); k[len(k)-1] != "cleared" {
@@ -115,8 +115,9 @@ func TestCompactAndClear(t *testing.T) {
 	}
 	h.srv.Summarizer().Enqueue(llmtest.Final("S"))
 	res, err = h.runner.Compact(t.Context())
-	if err != nil || res.String() != "Compacted: replaced 2 earlier message(s) with a summary." || res.Summary != "S" {
-		t.Fatalf("%v %v", res, err)
+	if ev, _ := h.rec.lastCompacted(); err != nil || res != "Compacted: replaced 2 earlier message(s) with a summary." ||
+		ev.Summary != "S" || ev.ReplacedMessageCount != 2 {
+		t.Fatalf("%v %v %+v", res, err, ev)
 	}
 	if ev, ok := h.rec.events[len(h.rec.events)-1].(llm.CompactedEvent); !ok || ev.RunID != "" {
 		t.Fatalf("A54: compaction outside a run has no run id: %+v", h.rec.events[len(h.rec.events)-1])
@@ -164,8 +165,9 @@ func TestSlidingWindowAndNone(t *testing.T) {
 	// Keeping the last 2 would start at the tool result; the window reaches
 	// back to its assistant call, so only the user prompt is dropped.
 	res, err := h.runner.Compact(t.Context())
-	if err != nil || res.Replaced != 1 || res.Summary != "[Sliding window: dropped 1 earlier message(s)]" {
-		t.Fatalf("%+v %v", res, err)
+	if ev, _ := h.rec.lastCompacted(); err != nil || res != "Compacted: replaced 1 earlier message(s) with a summary." ||
+		ev.ReplacedMessageCount != 1 || ev.Summary != "[Sliding window: dropped 1 earlier message(s)]" {
+		t.Fatalf("%q %v %+v", res, err, ev)
 	}
 	hist := h.runner.History()
 	if len(hist) != 4 || hist[0].Content != "[Conversation summary] [Sliding window: dropped 1 earlier message(s)]" || len(hist[1].ToolCalls) != 1 {
@@ -176,7 +178,10 @@ func TestSlidingWindowAndNone(t *testing.T) {
 
 	n := newHarness(t, func(c *llm.Config) { c.Compaction.Strategy = "none" })
 	n.mustRun("a")
-	if res, _ := n.runner.Compact(t.Context()); res.Replaced != 0 {
-		t.Fatalf("none folded: %+v", res)
+	if res, _ := n.runner.Compact(t.Context()); res != "Nothing to compact." {
+		t.Fatalf("none folded: %q", res)
+	}
+	if ev, compacted := n.rec.lastCompacted(); compacted {
+		t.Fatalf("none folded: %+v", ev)
 	}
 }

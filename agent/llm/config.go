@@ -104,24 +104,17 @@ func isReasoningModel(model string) bool {
 	return false
 }
 
-// HTTPConfig tunes the HTTP layer (A28). The zero value takes the defaults.
-type HTTPConfig struct {
-	// Timeout bounds each attempt (default 120 s). A timed-out attempt is
-	// not retried.
-	Timeout time.Duration `json:"timeout,omitempty" validate:"gte=0"`
-	// MaxAttempts is the total number of attempts, first included
-	// (default 5).
-	MaxAttempts int `json:"max_attempts,omitempty" validate:"gte=0"`
-	// BackoffBase is the multiplier of the random exponential backoff
-	// (default 0.5 s): attempt n waits a random time in [0, base·2^n).
-	BackoffBase time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
-	// BackoffMax caps one backoff (default 60 s).
-	BackoffMax time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
-	// RetryAfterMax caps a server's Retry-After (default 300 s).
+// httpConfig is RuntimeConfig.HTTP: it tunes the HTTP layer (A28). The
+// field list and tags must stay identical to RuntimeConfig.HTTP's.
+type httpConfig struct {
+	Timeout       time.Duration `json:"timeout,omitempty" validate:"gte=0"`
+	MaxAttempts   int           `json:"max_attempts,omitempty" validate:"gte=0"`
+	BackoffBase   time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
+	BackoffMax    time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
 	RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
 }
 
-func (h HTTPConfig) withDefaults() HTTPConfig {
+func (h httpConfig) withDefaults() httpConfig {
 	if h.Timeout == 0 {
 		h.Timeout = 120 * time.Second
 	}
@@ -158,8 +151,22 @@ type RuntimeConfig struct {
 	// nothing (C8). Tool calls of one response run concurrently unless it
 	// is false or a tool is marked Serial; results keep call order (A26).
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
-	// HTTP tunes timeouts and retries.
-	HTTP HTTPConfig `json:"http"`
+	// HTTP tunes timeouts and retries (A28); zero fields take the defaults.
+	HTTP struct {
+		// Timeout bounds each attempt (default 120 s). A timed-out
+		// attempt is not retried.
+		Timeout time.Duration `json:"timeout,omitempty" validate:"gte=0"`
+		// MaxAttempts is the total number of attempts, first included
+		// (default 5).
+		MaxAttempts int `json:"max_attempts,omitempty" validate:"gte=0"`
+		// BackoffBase is the multiplier of the random exponential backoff
+		// (default 0.5 s): attempt n waits a random time in [0, base·2^n).
+		BackoffBase time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
+		// BackoffMax caps one backoff (default 60 s).
+		BackoffMax time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
+		// RetryAfterMax caps a server's Retry-After (default 300 s).
+		RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+	} `json:"http"`
 }
 
 // RunUsageLimits bound one run; counters reset every run (A31). Nil means
@@ -263,9 +270,11 @@ type Config struct {
 // run limit of 50 requests and no lifetime limit; compaction summarize with
 // auto-trigger on, ratio 0.85, keep 4, a 2000-token target and prompt v1.
 func DefaultConfig() Config {
+	rt := RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive}
+	rt.HTTP = httpConfig{}.withDefaults()
 	return Config{
 		Model:       ModelConfig{Provider: providerOpenAI, Model: defaultModel, APIKeyEnv: "OPENAI_API_KEY"},
-		Runtime:     RuntimeConfig{Retries: 3, EndStrategy: endStrategyExhaustive, HTTP: HTTPConfig{}.withDefaults()},
+		Runtime:     rt,
 		RunLimits:   RunUsageLimits{RequestLimit: new(50)},
 		Compaction:  defaultCompaction(),
 		AgentLimits: AgentUsageLimits{},

@@ -9,7 +9,7 @@
 //     [Config.Validate].
 //   - The runner's client: go-openai over a retrying HTTP layer (backoff
 //     with jitter, Retry-After honoured, fail fast on 4xx other than 408,
-//     409 and 429; [HTTPConfig], [Options].HTTPClient) with the model
+//     409 and 429; RuntimeConfig.HTTP, [Options].HTTPClient) with the model
 //     settings applied to each request.
 //   - [Runner] and [Run]: the loop. A run sends the system prompt (backstory,
 //     date, [SystemPrompt] sections), the history and the new prompt with

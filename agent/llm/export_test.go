@@ -23,3 +23,6 @@ func (r *Runner) SetTools(tools ...*Tool) error { return r.setTools(tools...) }
 // LastInputTokens is the prompt size of the latest response, 0 if unknown
 // (A43).
 func (r *Runner) LastInputTokens() int { return r.lastInputTokens }
+
+// HTTPConfig is the type of RuntimeConfig.HTTP, named.
+type HTTPConfig = httpConfig

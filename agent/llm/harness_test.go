@@ -71,6 +71,18 @@ func (r *recorder) usage() []llm.UsageEvent {
 	return out
 }
 
+// lastCompacted returns the latest CompactedEvent and whether there is one.
+func (r *recorder) lastCompacted() (llm.CompactedEvent, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if ev, ok := r.events[i].(llm.CompactedEvent); ok {
+			return ev, true
+		}
+	}
+	return llm.CompactedEvent{}, false
+}
+
 func (r *recorder) kinds() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -114,7 +114,7 @@ func TestClientErrorsFailFast(t *testing.T) {
 	}
 }
 
-// Fault "a timeout" (A28): an attempt that exceeds HTTPConfig.Timeout is
+// Fault "a timeout" (A28): an attempt that exceeds RuntimeConfig.HTTP.Timeout is
 // not retried and says so.
 func TestAttemptTimeout(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Runtime.HTTP.Timeout = 30 * time.Millisecond })

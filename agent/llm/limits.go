@@ -2,20 +2,19 @@ package llm
 
 import "fmt"
 
-// Tier says which budget a [UsageLimitError] comes from.
-type Tier string
-
-// The two usage tiers (A31, A32).
+// The two usage tiers (A31, A32), as UsageLimitError.Tier names them.
 const (
-	TierRun   Tier = "run"
-	TierAgent Tier = "agent"
+	tierRun   = "run"
+	tierAgent = "agent"
 )
 
 // UsageLimitError is the one error both tiers raise (A36). Match it with
 // errors.As; Limit names the limit (e.g. "run_request_limit") and the text
 // says which value was crossed.
 type UsageLimitError struct {
-	Tier   Tier
+	// Tier is the budget crossed: "run" ([RunUsageLimits]) or "agent"
+	// ([AgentUsageLimits]).
+	Tier   string
 	Limit  string
 	Reason string
 }
@@ -31,7 +30,7 @@ type runUsage struct {
 // beforeRequest is the run-tier check before each model request.
 func (l RunUsageLimits) beforeRequest(u runUsage) error {
 	if l.RequestLimit != nil && u.requests >= *l.RequestLimit {
-		return &UsageLimitError{Tier: TierRun, Limit: "run_request_limit",
+		return &UsageLimitError{Tier: tierRun, Limit: "run_request_limit",
 			Reason: fmt.Sprintf("The next request would exceed the run_request_limit of %d", *l.RequestLimit)}
 	}
 	return nil
@@ -39,21 +38,21 @@ func (l RunUsageLimits) beforeRequest(u runUsage) error {
 
 // afterResponse is the run-tier token check after each response.
 func (l RunUsageLimits) afterResponse(u runUsage) error {
-	return tokenBreach(TierRun, l.InputTokensLimit, l.OutputTokensLimit, l.TotalTokensLimit, u.input, u.output)
+	return tokenBreach(tierRun, l.InputTokensLimit, l.OutputTokensLimit, l.TotalTokensLimit, u.input, u.output)
 }
 
 // beforeTools is the run-tier check before a batch of tool calls.
 func (l RunUsageLimits) beforeTools(u runUsage, batch int) error {
 	if l.ToolCallsLimit != nil && u.toolCalls+batch > *l.ToolCallsLimit {
-		return &UsageLimitError{Tier: TierRun, Limit: "tool_calls_limit",
+		return &UsageLimitError{Tier: tierRun, Limit: "tool_calls_limit",
 			Reason: fmt.Sprintf("The next tool calls would exceed the tool_calls_limit of %d (tool_calls=%d)", *l.ToolCallsLimit, u.toolCalls+batch)}
 	}
 	return nil
 }
 
-func tokenBreach(tier Tier, in, out, total *int, input, output int) error {
+func tokenBreach(tier string, in, out, total *int, input, output int) error {
 	prefix := ""
-	if tier == TierAgent {
+	if tier == tierAgent {
 		prefix = "agent "
 	}
 	switch {
@@ -79,11 +78,11 @@ type agentBudget struct {
 // preflight refuses a run when lifetime tokens are already over a limit or
 // the run count is used up; otherwise it counts the run before it starts.
 func (b *agentBudget) preflight(l AgentUsageLimits) error {
-	if err := tokenBreach(TierAgent, l.InputTokensLimit, l.OutputTokensLimit, l.TotalTokensLimit, b.input, b.output); err != nil {
+	if err := tokenBreach(tierAgent, l.InputTokensLimit, l.OutputTokensLimit, l.TotalTokensLimit, b.input, b.output); err != nil {
 		return err
 	}
 	if l.RequestLimit != nil && b.runs >= *l.RequestLimit {
-		return &UsageLimitError{Tier: TierAgent, Limit: "agent_request_limit",
+		return &UsageLimitError{Tier: tierAgent, Limit: "agent_request_limit",
 			Reason: fmt.Sprintf("Exceeded the agent_request_limit of %d (run_count=%d)", *l.RequestLimit, b.runs)}
 	}
 	b.runs++

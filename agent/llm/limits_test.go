@@ -18,7 +18,7 @@ func TestRunRequestLimit(t *testing.T) {
 	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)), llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)))
 	_, err := h.run("go")
 	ule := usageErr(t, err)
-	if ule.Tier != llm.TierRun || ule.Limit != "run_request_limit" || !strings.Contains(ule.Error(), "request_limit of 2") || len(h.requests()) != 2 {
+	if ule.Tier != "run" || ule.Limit != "run_request_limit" || !strings.Contains(ule.Error(), "request_limit of 2") || len(h.requests()) != 2 {
 		t.Fatalf("err %+v requests %d", ule, len(h.requests()))
 	}
 	h.model.Enqueue(llmtest.Final(finalPlan))
@@ -61,7 +61,7 @@ func TestRunTokenLimit(t *testing.T) {
 		h := newHarness(t, func(c *llm.Config) { tc.limit(&c.RunLimits) })
 		h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(180, 20, 0))
 		_, err := h.run("go")
-		if ule := usageErr(t, err); ule.Tier != llm.TierRun || !strings.Contains(ule.Error(), tc.want) {
+		if ule := usageErr(t, err); ule.Tier != "run" || !strings.Contains(ule.Error(), tc.want) {
 			t.Fatalf("err %v, want %q", ule, tc.want)
 		}
 		if len(h.requests()) != 1 || len(h.rec.usage()) != 1 {
@@ -86,7 +86,7 @@ func TestAgentRequestLimit(t *testing.T) {
 	h.mustRun("2")
 	_, err := h.run("3")
 	ule := usageErr(t, err)
-	if ule.Tier != llm.TierAgent || !strings.Contains(ule.Error(), "Exceeded the agent_request_limit of 2 (run_count=2)") || len(h.requests()) != 2 {
+	if ule.Tier != "agent" || !strings.Contains(ule.Error(), "Exceeded the agent_request_limit of 2 (run_count=2)") || len(h.requests()) != 2 {
 		t.Fatalf("err %v requests %d", ule, len(h.requests()))
 	}
 	if runs, _, _ := h.runner.AgentUsage(); runs != 2 {
@@ -107,7 +107,7 @@ func TestAgentTokenLimitOvershoot(t *testing.T) {
 		}
 	}
 	_, err := h.run("r4")
-	if ule := usageErr(t, err); ule.Tier != llm.TierAgent || !strings.Contains(ule.Error(), "total_tokens_limit of 250 (total_tokens=360)") {
+	if ule := usageErr(t, err); ule.Tier != "agent" || !strings.Contains(ule.Error(), "total_tokens_limit of 250 (total_tokens=360)") {
 		t.Fatalf("err %v", ule)
 	}
 	if len(h.requests()) != 3 {
@@ -199,7 +199,7 @@ func TestLimitDefaultsAndValidation(t *testing.T) {
 
 // A36: one error type for both tiers, matched with errors.As.
 func TestUsageLimitErrorIsOneType(t *testing.T) {
-	kinds := map[llm.Tier]bool{}
+	kinds := map[string]bool{}
 	h := newHarness(t, func(c *llm.Config) {
 		c.AgentLimits.RequestLimit = new(1)
 		c.RunLimits.RequestLimit = new(1)
@@ -209,7 +209,7 @@ func TestUsageLimitErrorIsOneType(t *testing.T) {
 	kinds[usageErr(t, err).Tier] = true
 	_, err = h.run("2")
 	kinds[usageErr(t, err).Tier] = true
-	if !kinds[llm.TierRun] || !kinds[llm.TierAgent] {
+	if !kinds["run"] || !kinds["agent"] {
 		t.Fatalf("tiers %v", kinds)
 	}
 	if got := h.rec.kinds(); !slices.Contains(got, "return:"+h.runner.History()[2].ToolCallID) {

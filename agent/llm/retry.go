@@ -15,11 +15,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Sleeper waits for d or until ctx is done, whichever is first, and returns
-// ctx's error in the second case. Tests inject one that records or scales.
-type Sleeper func(ctx context.Context, d time.Duration) error
-
-// sleepContext is the real [Sleeper].
+// sleepContext is the real Options.Sleep: it waits for d or until ctx is
+// done, whichever is first, and returns ctx's error in the second case.
 func sleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
@@ -35,7 +32,7 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 }
 
 // ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
-// HTTPConfig.Timeout; such attempts are not retried (A28).
+// RuntimeConfig.HTTP.Timeout; such attempts are not retried (A28).
 var ErrAttemptTimeout = errors.New("llm: request timed out")
 
 // retryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
@@ -48,9 +45,9 @@ type retryDoer struct {
 	// Next sends one attempt; nil uses a private *http.Client.
 	Next openai.HTTPDoer
 	// Config holds timeout, attempts and backoff; zero fields take defaults.
-	Config HTTPConfig
+	Config httpConfig
 	// Sleep waits between attempts (default: a real wait that ends early with ctx).
-	Sleep Sleeper
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a float in [0, 1) that scales the backoff (default
 	// math/rand/v2).
 	Jitter func() float64
@@ -165,7 +162,7 @@ func retryable(ctx context.Context, resp *http.Response, err error) bool {
 
 // backoff is the wait before the next attempt: Retry-After when the server
 // sent one (capped), else random exponential.
-func (d *retryDoer) backoff(cfg HTTPConfig, attempt int, resp *http.Response) time.Duration {
+func (d *retryDoer) backoff(cfg httpConfig, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), d.now()); ok {
 			return min(ra, cfg.RetryAfterMax)
@@ -203,7 +200,7 @@ func (d *retryDoer) next() openai.HTTPDoer {
 	return d.Next
 }
 
-func (d *retryDoer) sleep() Sleeper {
+func (d *retryDoer) sleep() func(ctx context.Context, d time.Duration) error {
 	if d.Sleep == nil {
 		return sleepContext
 	}

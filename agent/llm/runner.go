@@ -44,9 +44,10 @@ type Options struct {
 	// Server.HTTPClient()); nil uses a private *http.Client. [Runner.Close]
 	// releases its idle connections.
 	HTTPClient openai.HTTPDoer
-	// Sleep waits between HTTP retries (default: a real wait that ends
-	// early with its context).
-	Sleep Sleeper
+	// Sleep waits d between HTTP retries, or until ctx is done, whichever is
+	// first, and returns ctx's error in the second case (default: a real
+	// wait). Tests inject one that records or scales the waits.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter scales the retry backoffs; it must return values in [0, 1)
 	// (default math/rand/v2).
 	Jitter func() float64
@@ -98,7 +99,7 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Runtime.HTTP = cfg.Runtime.HTTP.withDefaults()
+	cfg.Runtime.HTTP = httpConfig(cfg.Runtime.HTTP).withDefaults()
 	cfg.Compaction = cfg.Compaction.withDefaults()
 	c, err := newClient(cfg.Model, cfg.Runtime.HTTP, opts)
 	if err != nil {
@@ -566,12 +567,12 @@ func (r *Runner) heal(runID string, cause error) {
 }
 
 // promptAfter is where the run's prompt sits once a compaction replaced
-// the first res.Replaced entries with one summary.
-func promptAfter(index int, res CompactResult) int {
-	if res.Replaced == 0 {
+// the first res.replaced entries with one summary.
+func promptAfter(index int, res compactResult) int {
+	if res.replaced == 0 {
 		return index
 	}
-	return index - res.Replaced + 1
+	return index - res.replaced + 1
 }
 
 // repairToolResults returns h with a stand-in tool result, right after an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -323,16 +324,23 @@ func TestRefusalIsRetried(t *testing.T) {
 	}
 }
 
+// emptyChoices answers 200 with an empty choices array (and the default
+// usage), as some OpenAI-compatible servers do.
+func emptyChoices() llmtest.Step {
+	return llmtest.Raw(http.StatusOK, nil, `{"id":"chatcmpl-empty","object":"chat.completion","created":1755500000,`+
+		`"model":"gpt-4.1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`)
+}
+
 // Fault "empty choices": retried without touching history, usage recorded.
 func TestEmptyChoicesRetried(t *testing.T) {
 	h := newHarness(t, nil)
-	h.model.Enqueue(llmtest.EmptyChoices(), llmtest.Final(finalPlan))
+	h.model.Enqueue(emptyChoices(), llmtest.Final(finalPlan))
 	h.mustRun("go")
 	if len(h.requests()) != 2 || len(h.rec.usage()) != 2 || len(h.history(1)) != 1 {
 		t.Fatalf("requests %d usage %d", len(h.requests()), len(h.rec.usage()))
 	}
 	h2 := newHarness(t, func(c *llm.Config) { c.Runtime.Retries = 0 })
-	h2.model.Enqueue(llmtest.EmptyChoices())
+	h2.model.Enqueue(emptyChoices())
 	_, err := h2.run("go")
 	wantErrIs(t, err, llm.ErrOutputRetriesExceeded)
 	if !strings.Contains(err.Error(), "no choices") {
@@ -344,12 +352,16 @@ func TestEmptyChoicesRetried(t *testing.T) {
 // content_filter fails the run.
 func TestFinishReasons(t *testing.T) {
 	h := newHarness(t, nil)
-	h.model.Enqueue(llmtest.Final(`{"messages":[`).WithFinishReason("length"), llmtest.Final(finalPlan))
+	cut := llmtest.Final(`{"messages":[`)
+	cut.FinishReason = "length"
+	h.model.Enqueue(cut, llmtest.Final(finalPlan))
 	h.mustRun("go")
 	if msg := h.history(1)[2].Text(); !strings.Contains(msg, "cut off") {
 		t.Fatalf("feedback %q", msg)
 	}
-	h.model.Enqueue(llmtest.Final("").WithFinishReason("content_filter"))
+	filtered := llmtest.Final("")
+	filtered.FinishReason = "content_filter"
+	h.model.Enqueue(filtered)
 	_, err := h.run("again")
 	wantErrIs(t, err, llm.ErrContentFilter)
 }
@@ -396,7 +408,9 @@ func TestMultipartPrompt(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	h := newHarness(t, nil, hireTool(t, nil))
 	ctx, cancel := context.WithCancel(t.Context())
-	h.model.Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { cancel(); return nil }))
+	hang := llmtest.Hang()
+	hang.Check = func(*llmtest.Request) error { cancel(); return nil }
+	h.model.Enqueue(hang)
 	_, err := llm.Run(ctx, h.runner, llm.UserText("go"), h.out)
 	wantErrIs(t, err, context.Canceled)
 	h.model.Enqueue(llmtest.Final(finalPlan))

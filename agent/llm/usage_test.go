@@ -95,8 +95,11 @@ func TestPriceTableOverride(t *testing.T) {
 // name, cost; missing usage and model are zero and the requested model.
 func TestUsageEventFields(t *testing.T) {
 	h := newHarness(t, nil)
-	h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(2000, 200, 500).WithReasoningTokens(50).WithModel("gpt-4.1-2025-04-14"),
-		llmtest.Final(finalPlan).WithoutUsage().WithModel(""))
+	dated := llmtest.Final(finalPlan).WithUsage(2000, 200, 500).WithModel("gpt-4.1-2025-04-14")
+	dated.ReasoningTokens = 50
+	bare := llmtest.Final(finalPlan).WithModel("")
+	bare.NoUsage = true
+	h.model.Enqueue(dated, bare)
 	h.mustRun("a")
 	h.mustRun("b")
 	us := h.rec.usage()

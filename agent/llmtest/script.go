@@ -15,7 +15,6 @@ const (
 	kindRaw
 	kindReset
 	kindHang
-	kindEmptyChoices
 )
 
 // Default usage reported for every scripted response unless a step says
@@ -31,29 +30,42 @@ const emptyFinal = `{"messages":[]}`
 
 // Step is one scripted model answer. Build steps with [Final],
 // [ToolCalls], [Refusal], [Raw], [APIError], [RateLimited], [ServerError],
-// [ContextLengthExceeded], [Reset], [Hang]
-// or [EmptyChoices], and adjust them with the With… methods. A response
-// reports 100 prompt and 20 completion tokens unless [Step.WithUsage] or
-// [Step.WithoutUsage] says otherwise.
+// [ContextLengthExceeded], [Reset] or [Hang], then adjust the answer
+// through the fields; [Step.WithUsage] and [Step.WithModel] set the usual
+// ones in a chain. The fields other than Check shape the chat completion
+// the server builds (Final, ToolCalls, Refusal); the other steps answer
+// without one and ignore them. Anything else, such as a 200 with an empty
+// choices array, is a [Raw] step.
 type Step struct {
-	kind         stepKind
-	content      string
-	calls        []ToolCall
-	finish       string
-	status       int
-	header       http.Header
-	body         []byte
-	prompt       int
-	completion   int
-	cached       int
-	reasoning    int
-	noUsage      bool
-	model        string
-	checkRequest func(*Request) error
+	// Model is the model name the response reports; "" reports the
+	// requested model.
+	Model string
+	// FinishReason is the response's finish_reason: "stop" for Final and
+	// Refusal, "tool_calls" for ToolCalls; set e.g. "length" or
+	// "content_filter".
+	FinishReason string
+	// PromptTokens, CompletionTokens, CachedTokens and ReasoningTokens are
+	// the usage reported: prompt_tokens (100 unless set),
+	// completion_tokens (20 unless set), prompt_tokens_details.cached_tokens
+	// and completion_tokens_details.reasoning_tokens.
+	PromptTokens, CompletionTokens, CachedTokens, ReasoningTokens int
+	// NoUsage omits the usage object, as some OpenAI-compatible servers do.
+	NoUsage bool
+	// Check, when set, checks the request before the step answers it; a
+	// non-nil error is answered with a 400 naming it and recorded as a
+	// failure ([Server.Failures], [WithReporter]).
+	Check func(*Request) error
+
+	kind    stepKind
+	content string
+	calls   []ToolCall
+	status  int
+	header  http.Header
+	body    []byte
 }
 
 func newStep(kind stepKind) Step {
-	return Step{kind: kind, prompt: defaultPromptTokens, completion: defaultCompletionTokens}
+	return Step{kind: kind, PromptTokens: defaultPromptTokens, CompletionTokens: defaultCompletionTokens}
 }
 
 // Final answers with content (the model's JSON text, or the plain text of
@@ -61,7 +73,7 @@ func newStep(kind stepKind) Step {
 func Final(content string) Step {
 	s := newStep(kindFinal)
 	s.content = content
-	s.finish = "stop"
+	s.FinishReason = "stop"
 	return s
 }
 
@@ -71,7 +83,7 @@ func Final(content string) Step {
 func ToolCalls(calls ...ToolCall) Step {
 	s := newStep(kindToolCalls)
 	s.calls = append([]ToolCall(nil), calls...)
-	s.finish = "tool_calls"
+	s.FinishReason = "tool_calls"
 	return s
 }
 
@@ -89,11 +101,13 @@ func Call(id, name, arguments string) ToolCall {
 func Refusal(text string) Step {
 	s := newStep(kindRefusal)
 	s.content = text
-	s.finish = "stop"
+	s.FinishReason = "stop"
 	return s
 }
 
-// Raw answers with the given status, headers and body verbatim.
+// Raw answers with the given status, headers and body verbatim: any answer
+// the other constructors do not build, such as a chat completion with an
+// empty choices array.
 func Raw(status int, header http.Header, body string) Step {
 	s := newStep(kindRaw)
 	s.status = status
@@ -144,45 +158,16 @@ func Reset() Step { return newStep(kindReset) }
 // timeout or context) or the server closes.
 func Hang() Step { return newStep(kindHang) }
 
-// EmptyChoices answers 200 with an empty choices array.
-func EmptyChoices() Step { return newStep(kindEmptyChoices) }
-
-// WithUsage sets the usage reported by the step.
+// WithUsage returns s reporting prompt, completion and cached tokens
+// (PromptTokens, CompletionTokens, CachedTokens).
 func (s Step) WithUsage(prompt, completion, cached int) Step {
-	s.prompt, s.completion, s.cached = prompt, completion, cached
+	s.PromptTokens, s.CompletionTokens, s.CachedTokens = prompt, completion, cached
 	return s
 }
 
-// WithReasoningTokens sets completion_tokens_details.reasoning_tokens.
-func (s Step) WithReasoningTokens(n int) Step {
-	s.reasoning = n
-	return s
-}
-
-// WithoutUsage omits the usage object, as some OpenAI-compatible servers do.
-func (s Step) WithoutUsage() Step {
-	s.noUsage = true
-	return s
-}
-
-// WithModel sets the model name reported in the response (default: the
-// requested model).
+// WithModel returns s reporting the model name (Model).
 func (s Step) WithModel(name string) Step {
-	s.model = name
-	return s
-}
-
-// WithFinishReason overrides finish_reason (e.g. "length" or
-// "content_filter").
-func (s Step) WithFinishReason(reason string) Step {
-	s.finish = reason
-	return s
-}
-
-// Expect makes the step check the request before answering; a non-nil
-// error is answered with a 400 naming it and recorded as a failure.
-func (s Step) Expect(check func(*Request) error) Step {
-	s.checkRequest = check
+	s.Model = name
 	return s
 }
 

@@ -57,7 +57,7 @@ func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
 // WithReporter reports each request the server could not accept because
-// the test did not expect it (replay mismatches, failed [Step.Expect]
+// the test did not expect it (replay mismatches, failed Step.Check
 // checks) to r, typically the test's *testing.T, in addition to recording
 // it in [Server.Failures].
 func WithReporter(r interface{ Errorf(string, ...any) }) Option {
@@ -261,8 +261,8 @@ func (s *Server) nextID(prefix string, width int) string {
 }
 
 func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, step Step) {
-	if step.checkRequest != nil {
-		if err := step.checkRequest(req); err != nil {
+	if step.Check != nil {
+		if err := step.Check(req); err != nil {
 			msg := s.fail("llmtest: request for agent %q failed its expectation: %v", req.Agent, err)
 			writeError(w, http.StatusBadRequest, nil, "invalid_request_error", "", "", msg)
 			return
@@ -289,37 +289,34 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 		Model:             req.Model,
 		SystemFingerprint: "fp_fake",
 	}
-	if step.model != "" {
-		resp.Model = step.model
+	if step.Model != "" {
+		resp.Model = step.Model
 	}
-	if !step.noUsage {
-		u := &wireUsage{PromptTokens: step.prompt, CompletionTokens: step.completion, TotalTokens: step.prompt + step.completion}
-		u.PromptTokensDetails.CachedTokens = step.cached
-		u.CompletionTokensDetails.ReasoningTokens = step.reasoning
+	if !step.NoUsage {
+		u := &wireUsage{PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens,
+			TotalTokens: step.PromptTokens + step.CompletionTokens}
+		u.PromptTokensDetails.CachedTokens = step.CachedTokens
+		u.CompletionTokensDetails.ReasoningTokens = step.ReasoningTokens
 		resp.Usage = u
 	}
-	if step.kind != kindEmptyChoices {
-		msg := wireMessage{Role: "assistant"}
-		switch step.kind {
-		case kindToolCalls:
-			for _, c := range step.calls {
-				if c.ID == "" {
-					c.ID = s.nextID("call_", 24)
-				}
-				if c.Type == "" {
-					c.Type = "function"
-				}
-				msg.ToolCalls = append(msg.ToolCalls, c)
+	msg := wireMessage{Role: "assistant"}
+	switch step.kind {
+	case kindToolCalls:
+		for _, c := range step.calls {
+			if c.ID == "" {
+				c.ID = s.nextID("call_", 24)
 			}
-		case kindRefusal:
-			msg.Refusal = &step.content
-		default:
-			msg.Content = &step.content
+			if c.Type == "" {
+				c.Type = "function"
+			}
+			msg.ToolCalls = append(msg.ToolCalls, c)
 		}
-		resp.Choices = []wireChoice{{FinishReason: step.finish, Message: msg}}
-	} else {
-		resp.Choices = []wireChoice{}
+	case kindRefusal:
+		msg.Refusal = &step.content
+	default:
+		msg.Content = &step.content
 	}
+	resp.Choices = []wireChoice{{FinishReason: step.FinishReason, Message: msg}}
 	body, err := json.Marshal(resp)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())

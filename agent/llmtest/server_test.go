@@ -76,9 +76,11 @@ func apiErr(t *testing.T, err error) *openai.APIError {
 
 func TestFinalAndToolCallsRoutedByRoster(t *testing.T) {
 	srv, c := newServer(t)
+	reasoned := llmtest.Final(`{"messages":[]}`).WithUsage(812, 19, 500).WithModel("gpt-4.1-2025-04-14")
+	reasoned.ReasoningTokens = 3
 	srv.Model("@Manager").Enqueue(
 		llmtest.ToolCalls(llmtest.Call("call_1", "hire_members", `{"roles":["QA"]}`), llmtest.Call("", "hire_members", `{"roles":[]}`)),
-		llmtest.Final(`{"messages":[]}`).WithUsage(812, 19, 500).WithModel("gpt-4.1-2025-04-14").WithReasoningTokens(3),
+		reasoned,
 	)
 	req := openai.ChatCompletionRequest{Model: "gpt-4.1", Tools: tools(), ResponseFormat: schemaFormat(t),
 		Messages: []openai.ChatCompletionMessage{roster("@Manager"), {Role: "user", Content: "hi"}}}
@@ -294,13 +296,15 @@ func TestAPIKeyChecked(t *testing.T) {
 
 func TestFaultSteps(t *testing.T) {
 	srv, c := newServer(t)
+	cut := llmtest.Final("cut")
+	cut.FinishReason, cut.NoUsage = "length", true
 	srv.Model("").Enqueue(
 		llmtest.RateLimited("2"),
 		llmtest.ServerError(),
 		llmtest.ContextLengthExceeded(),
 		llmtest.Raw(502, http.Header{"Content-Type": {"text/html"}}, "<html>bad gateway</html>"),
-		llmtest.EmptyChoices().WithoutUsage(),
-		llmtest.Final("cut").WithFinishReason("length"),
+		llmtest.Raw(200, nil, `{"id":"chatcmpl-empty","object":"chat.completion","created":1,"model":"m","choices":[]}`),
+		cut,
 		llmtest.Reset(),
 	)
 	req := plain()
@@ -326,7 +330,7 @@ func TestFaultSteps(t *testing.T) {
 		t.Fatalf("empty choices: %+v %v", resp, err)
 	}
 	resp, err = c.CreateChatCompletion(t.Context(), req)
-	if err != nil || resp.Choices[0].FinishReason != openai.FinishReasonLength {
+	if err != nil || resp.Choices[0].FinishReason != openai.FinishReasonLength || resp.Usage.PromptTokens != 0 {
 		t.Fatalf("length: %+v %v", resp, err)
 	}
 	if _, err = c.CreateChatCompletion(t.Context(), req); err == nil {
@@ -362,7 +366,9 @@ func TestHangEndsWithClientContext(t *testing.T) {
 func TestCloseReleasesHangingRequest(t *testing.T) {
 	srv := llmtest.NewServer()
 	started := make(chan struct{})
-	srv.Model("").Enqueue(llmtest.Hang().Expect(func(*llmtest.Request) error { close(started); return nil }))
+	hang := llmtest.Hang()
+	hang.Check = func(*llmtest.Request) error { close(started); return nil }
+	srv.Model("").Enqueue(hang)
 	c := client(srv, "")
 	errc := make(chan error, 1)
 	go func() {
@@ -436,15 +442,17 @@ func (f *fakeReporter) Errorf(format string, args ...any) {
 	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
 }
 
-func TestExpectFailsRequest(t *testing.T) {
+func TestCheckFailsRequest(t *testing.T) {
 	rep := &fakeReporter{}
 	srv, c := newServer(t, llmtest.WithReporter(rep))
-	srv.Model("").Enqueue(llmtest.Final("{}").Expect(func(r *llmtest.Request) error {
+	step := llmtest.Final("{}")
+	step.Check = func(r *llmtest.Request) error {
 		if r.Temperature == nil {
 			return errors.New("temperature missing")
 		}
 		return nil
-	}))
+	}
+	srv.Model("").Enqueue(step)
 	_, err := c.CreateChatCompletion(t.Context(), plain())
 	if ae := apiErr(t, err); !strings.Contains(ae.Message, "temperature missing") || len(srv.Failures()) != 1 || len(rep.msgs) != 1 {
 		t.Fatalf("got %+v %v", ae, srv.Failures())

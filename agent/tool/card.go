@@ -1,21 +1,22 @@
-// Package tool holds the tool cards of LLM agents and the factory that
-// attaches them (A62-A66): a card is a configured capability that gives an
-// agent model tools (the TOOL_CALL channel), system-prompt sections
-// (SYSTEM_PROMPT) and commands (COMMAND: slash commands and typed in-agent
-// calls). TeamTool (hire, fire, roster, roles), PlanningTool (a shared task
-// board) and WorkspaceTool (files under a per-team root, media references)
-// are the cards this package provides.
+// Package tool holds what a tool card of an LLM agent is made of
+// (A62-A66): a card is a configured capability that gives an agent model
+// tools (the TOOL_CALL channel), system-prompt sections (SYSTEM_PROMPT) and
+// commands (COMMAND: slash commands and typed in-agent calls). An agent
+// attaches the cards of its config (agent.AgentConfig.Tools) when it
+// starts: each after the cards it depends on, its commands registered in
+// the agent's registry under the card's kind; a missing dependency, a
+// cycle, or a tool or command name that two cards provide is a start error.
+// TeamTool (hire, fire, roster, roles), PlanningTool (a shared task board)
+// and WorkspaceTool (files under a per-team root, media references) are the
+// cards of the subpackages teamtool, planning and workspace.
 package tool
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -25,7 +26,7 @@ import (
 )
 
 // Channel is a set of the three channels a capability can be exposed on
-// (A62).
+// (A62); test one with ch&ToolCall != 0.
 type Channel uint8
 
 // The channels.
@@ -40,9 +41,6 @@ const (
 	Command
 )
 
-// Has reports whether c includes every channel of x.
-func (c Channel) Has(x Channel) bool { return c&x == x }
-
 // String lists the channels, e.g. "TOOL_CALL|COMMAND".
 func (c Channel) String() string {
 	var parts []string
@@ -50,7 +48,7 @@ func (c Channel) String() string {
 		ch   Channel
 		name string
 	}{{ToolCall, "TOOL_CALL"}, {SystemPrompt, "SYSTEM_PROMPT"}, {Command, "COMMAND"}} {
-		if c.Has(p.ch) {
+		if c&p.ch != 0 {
 			parts = append(parts, p.name)
 		}
 	}
@@ -178,16 +176,14 @@ type Owner struct {
 	Agent AgentContext
 	// Team is the agent's team (orchestrator.Of(c.Orchestrator())).
 	Team *orchestrator.Team
-	// Registry is the agent's command registry, where Attach registers the
-	// cards' commands.
+	// Registry is the agent's command registry, where the agent registers
+	// the cards' commands (each card's under its kind) as it attaches them:
+	// a card's commands can call those of the cards it depends on.
 	Registry *command.Registry
 	// Rand, when set, returns a number in [0, n) for cards that pick one
 	// (TeamTool's generated member names); nil means math/rand.
 	Rand func(n int) int
 }
-
-// Name returns the owning agent's name.
-func (o *Owner) Name() string { return o.Agent.Self().Name() }
 
 // Capabilities are what an attached card contributes.
 type Capabilities struct {
@@ -199,7 +195,7 @@ type Capabilities struct {
 	Close func() error
 
 	// The typed capabilities the agent itself calls: at most one card
-	// provides each (Attach refuses a second).
+	// provides each (a second is a start error).
 
 	// Hire, when set, hires a member of role as the owner's child and
 	// returns its address: how the agent routes a message to a bare role
@@ -217,12 +213,19 @@ type Capabilities struct {
 // Card is a tool card (A63): serializable configuration that, attached to
 // an agent, yields its capabilities. Cards are values in an agent's config
 // and must round-trip through JSON (see Register).
+//
+// A card that must be attached after other cards (it calls their commands
+// through Owner.Registry) also has the method
+//
+//	DependsOn() []string
+//
+// listing their kinds: the agent attaches it after every card of those
+// kinds, and refuses to start when one is missing or the dependencies form
+// a cycle (A65).
 type Card interface {
 	// Kind is the card's registered type name, e.g. "TeamTool"; it labels
-	// the card's commands and is what DependsOn names.
+	// the card's commands and is what a DependsOn method names.
 	Kind() string
-	// DependsOn lists the kinds that must be attached before this one.
-	DependsOn() []string
 	// Attach binds the card to its owner (on the owner's goroutine, during
 	// its start) and returns its capabilities. ctx bounds the work.
 	Attach(ctx context.Context, o *Owner) (Capabilities, error)
@@ -295,145 +298,3 @@ func (cs *Cards) UnmarshalJSON(data []byte) error {
 	*cs = out
 	return nil
 }
-
-// ErrDependency is returned by Order for a missing dependency or a cycle.
-var ErrDependency = errors.New("tool: card dependency")
-
-// Order returns the cards in dependency order (A65): every card after the
-// kinds it depends on, otherwise in the given order. A missing dependency
-// or a cycle is an error naming it, before anything is attached.
-func Order(cards []Card) ([]Card, error) {
-	present := map[string]bool{}
-	for i, c := range cards {
-		if c == nil {
-			return nil, fmt.Errorf("tool: card %d is nil", i)
-		}
-		present[c.Kind()] = true
-	}
-	for _, c := range cards {
-		for _, d := range c.DependsOn() {
-			if !present[d] {
-				return nil, fmt.Errorf("%w: %s depends on %s, which is not configured", ErrDependency, c.Kind(), d)
-			}
-		}
-	}
-	var out []Card
-	placed := map[string]bool{}
-	done := make([]bool, len(cards))
-	for len(out) < len(cards) {
-		progress := false
-		for i, c := range cards {
-			if done[i] {
-				continue
-			}
-			ready := true
-			for _, d := range c.DependsOn() {
-				if !placed[d] {
-					ready = false
-					break
-				}
-			}
-			if !ready {
-				continue
-			}
-			// A kind is placed once all its cards are.
-			out, done[i], progress = append(out, c), true, true
-			placed[c.Kind()] = allPlaced(cards, done, c.Kind())
-		}
-		if !progress {
-			var stuck []string
-			for i, c := range cards {
-				if !done[i] {
-					stuck = append(stuck, c.Kind())
-				}
-			}
-			sort.Strings(stuck)
-			return nil, fmt.Errorf("%w: cycle among %s", ErrDependency, strings.Join(stuck, ", "))
-		}
-	}
-	return out, nil
-}
-
-func allPlaced(cards []Card, done []bool, kind string) bool {
-	for i, c := range cards {
-		if c.Kind() == kind && !done[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// Attach orders the cards, attaches each to o in that order, registers
-// their commands in o.Registry (owner label: the card's kind) and returns
-// the aggregated tools, system prompts and typed capabilities, and one
-// Close for all (A65). A duplicate command or tool name, or a typed
-// capability provided by two cards, is an error naming them.
-func Attach(ctx context.Context, o *Owner, cards []Card) (Capabilities, error) {
-	ordered, err := Order(cards)
-	if err != nil {
-		return Capabilities{}, err
-	}
-	var all Capabilities
-	fail := func(caps Capabilities, err error) (Capabilities, error) {
-		// Release what was attached so far, this card included.
-		for _, cl := range []func() error{caps.Close, all.Close} {
-			if cl != nil {
-				_ = cl()
-			}
-		}
-		return Capabilities{}, err
-	}
-	toolNames := map[string]string{}
-	var hirer, expander string // the kinds providing Hire and ExpandMedia
-	for _, c := range ordered {
-		caps, err := c.Attach(ctx, o)
-		if err != nil {
-			return fail(caps, fmt.Errorf("tool: attach %s: %w", c.Kind(), err))
-		}
-		if caps.Hire != nil && hirer != "" {
-			return fail(caps, fmt.Errorf("tool: hiring of %s is also provided by %s", c.Kind(), hirer))
-		}
-		if caps.ExpandMedia != nil && expander != "" {
-			return fail(caps, fmt.Errorf("tool: media expansion of %s is also provided by %s", c.Kind(), expander))
-		}
-		for _, t := range caps.Tools {
-			if prev, dup := toolNames[t.Name]; dup {
-				return fail(caps, fmt.Errorf("tool: tool %q of %s is also provided by %s", t.Name, c.Kind(), prev))
-			}
-			toolNames[t.Name] = c.Kind()
-		}
-		if len(caps.Commands) > 0 && o.Registry != nil {
-			if err := o.Registry.Register(c.Kind(), caps.Commands...); err != nil {
-				return fail(caps, fmt.Errorf("tool: commands of %s: %w", c.Kind(), err))
-			}
-		}
-		if caps.Close != nil {
-			prev := all.Close
-			next := caps.Close
-			all.Close = func() error {
-				err := next()
-				if prev != nil {
-					err = errors.Join(prev(), err)
-				}
-				return err
-			}
-		}
-		all.Tools = append(all.Tools, caps.Tools...)
-		all.SystemPrompts = append(all.SystemPrompts, caps.SystemPrompts...)
-		all.Commands = append(all.Commands, caps.Commands...)
-		if caps.Hire != nil {
-			all.Hire, hirer = caps.Hire, c.Kind()
-		}
-		if caps.ExpandMedia != nil {
-			all.ExpandMedia, expander = caps.ExpandMedia, c.Kind()
-		}
-	}
-	return all, nil
-}
-
-// QueryTimeout bounds each question the agent layer asks on a model's
-// behalf when the caller gave no deadline: a query to the team (the
-// roster, the catalog, a hire or fire), a call to a tool actor (a planning
-// board), a slash command, a restore's lookup. One named default, so that a
-// wedged team costs the same bounded wait everywhere.
-const QueryTimeout = 30 * time.Second

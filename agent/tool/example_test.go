@@ -24,9 +24,6 @@ type TodoCard struct {
 // Kind names the card; it labels the card's commands.
 func (*TodoCard) Kind() string { return "TodoTool" }
 
-// DependsOn returns nil: the card needs no other card.
-func (*TodoCard) DependsOn() []string { return nil }
-
 type addTodoArgs struct {
 	Item string `json:"item" description:"What is to be done."`
 }
@@ -66,7 +63,8 @@ func (c *TodoCard) Attach(_ context.Context, _ *tool.Owner) (tool.Capabilities, 
 }
 
 // ShoutCard depends on TodoCard: its command calls /todos through the
-// owner's registry, where TodoCard's commands are by the time it runs.
+// owner's registry, so it declares the dependency with a DependsOn method,
+// and an agent attaches it after TodoCard.
 type ShoutCard struct{}
 
 func (ShoutCard) Kind() string        { return "ShoutTool" }
@@ -79,28 +77,33 @@ func (ShoutCard) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, er
 		})}}, nil
 }
 
-// Cards are attached in dependency order; their model tools and system
-// prompts go to the agent's model loop, their commands to its registry.
-// Here the owner is only a registry: a card that needs the agent (to act
-// as it: tool.AgentContext; its team) gets them in tool.Owner too.
+func init() {
+	// Registered kinds decode from an agent's saved config.
+	tool.Register("TodoTool", func() tool.Card { return &TodoCard{} })
+	tool.Register("ShoutTool", func() tool.Card { return ShoutCard{} })
+}
+
+// A card's model tools and system prompts go to the agent's model loop,
+// its commands to the agent's registry, under the card's kind: what an
+// agent does with the cards of its config (agent.AgentConfig.Tools) when it
+// starts, done here by hand. Here the owner is only a registry: a card that
+// needs the agent (to act as it: tool.AgentContext; its team) gets them in
+// tool.Owner too.
 func Example() {
 	ctx := context.Background()
-	cards := []tool.Card{ShoutCard{}, &TodoCard{Title: "Today"}}
-
-	ordered, err := tool.Order(cards)
-	if err != nil {
-		panic(err)
-	}
-	for _, c := range ordered {
-		fmt.Println("attach:", c.Kind())
-	}
-	_, err = tool.Order([]tool.Card{ShoutCard{}})
-	fmt.Println(errors.Is(err, tool.ErrDependency), err)
-
 	reg := command.NewRegistry()
-	caps, err := tool.Attach(ctx, &tool.Owner{Registry: reg}, cards)
-	if err != nil {
-		panic(err)
+	owner := &tool.Owner{Registry: reg}
+	var caps tool.Capabilities
+	for _, c := range []tool.Card{&TodoCard{Title: "Today"}, ShoutCard{}} {
+		got, err := c.Attach(ctx, owner)
+		if err != nil {
+			panic(err)
+		}
+		if err := reg.Register(c.Kind(), got.Commands...); err != nil {
+			panic(err)
+		}
+		caps.Tools = append(caps.Tools, got.Tools...)
+		caps.SystemPrompts = append(caps.SystemPrompts, got.SystemPrompts...)
 	}
 
 	// The model calls a tool with raw JSON arguments.
@@ -119,10 +122,11 @@ func Example() {
 		}
 		fmt.Printf("%s -> %s\n", text, reply)
 	}
+
+	// An agent's config carries its cards as JSON, by kind.
+	data, _ := json.Marshal(tool.Cards{&TodoCard{Title: "Today"}, ShoutCard{}})
+	fmt.Println(string(data))
 	// Output:
-	// attach: TodoTool
-	// attach: ShoutTool
-	// true tool: card dependency: ShoutTool depends on TodoTool, which is not configured
 	// add_todo({"item": "write examples"}) -> Added item 1. <nil>
 	// add_todo({"item": "run the tests"}) -> Added item 2. <nil>
 	// add_todo({"item": " "}) -> <nil> item is empty
@@ -133,4 +137,5 @@ func Example() {
 	// List the to-do items.
 	// Provided by TodoTool.
 	// /deploy -> (not a command: left for the model)
+	// [{"kind":"TodoTool","config":{"title":"Today"}},{"kind":"ShoutTool","config":{}}]
 }

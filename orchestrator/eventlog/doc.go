@@ -10,7 +10,7 @@
 //
 //   - "format": always the string "akgentic-eventlog";
 //   - "version": the integer 1; a reader refuses any other version with
-//     ErrUnsupportedVersion;
+//     ErrBadHeader;
 //   - "team_id": the team's id, a lower-case hyphenated UUID, never the
 //     nil UUID;
 //   - "created": when the file was created, RFC 3339 with nanoseconds, UTC.

@@ -52,7 +52,7 @@ func Example() {
 	w.OnStop(team)
 
 	l, _ = eventlog.ReadFile(path)
-	fmt.Println(l.Header.Format, l.Header.Version, l.Header.TeamID)
+	fmt.Println(l.Format, l.Version, l.TeamID)
 	for _, m := range l.Messages {
 		fmt.Println(message.TypeName(m))
 	}

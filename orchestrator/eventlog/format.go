@@ -23,11 +23,9 @@ const maxHeader = 64 << 10
 
 var (
 	// ErrBadHeader: line 1 is missing, incomplete, not JSON, or not an
-	// event log header (wrong format, no team id).
+	// event log header this package reads (wrong format, no team id, a
+	// version other than 1; the LineError's text names the version).
 	ErrBadHeader = errors.New("eventlog: bad header")
-	// ErrUnsupportedVersion: the header names a version this package does
-	// not read.
-	ErrUnsupportedVersion = errors.New("eventlog: unsupported version")
 	// ErrBadRecord: a complete record line does not decode to a message.
 	// The LineError also wraps the decode error, so
 	// errors.Is(err, message.ErrUnknownType) tells an unregistered type
@@ -47,7 +45,7 @@ type LineError struct {
 	Path   string // the file
 	Line   int    // 1-based line number; the header is line 1
 	Offset int64  // byte offset of the line's first byte
-	Kind   error  // ErrBadHeader, ErrUnsupportedVersion or ErrBadRecord (Log.Truncated has a kind of its own)
+	Kind   error  // ErrBadHeader or ErrBadRecord (Log.Truncated has a kind of its own)
 	Err    error  // the cause; nil when Kind says it all
 }
 
@@ -73,16 +71,9 @@ func (e *LineError) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
-// Header is the first line of a log.
-type Header struct {
-	Format  string    // always "akgentic-eventlog"
-	Version int       // always 1 once read
-	TeamID  uuid.UUID // the team the log belongs to, never uuid.Nil
-	Created time.Time // when the file was created
-}
-
-// headerJSON fixes the key names and their order in the file.
-type headerJSON struct {
+// header is the first line of a log; its JSON form fixes the key names and
+// their order in the file.
+type header struct {
 	Format  string    `json:"format"`
 	Version int       `json:"version"`
 	TeamID  uuid.UUID `json:"team_id"`
@@ -90,8 +81,8 @@ type headerJSON struct {
 }
 
 // encodeHeader returns the header line, newline included.
-func encodeHeader(h Header) ([]byte, error) {
-	b, err := json.Marshal(headerJSON(h))
+func encodeHeader(h header) ([]byte, error) {
+	b, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: encode header: %w", err)
 	}
@@ -100,11 +91,11 @@ func encodeHeader(h Header) ([]byte, error) {
 
 // parseHeader decodes and checks line 1 (without its newline) of the file
 // at path.
-func parseHeader(line []byte, path string) (Header, error) {
-	bad := func(err error) (Header, error) {
-		return Header{}, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
+func parseHeader(line []byte, path string) (header, error) {
+	bad := func(err error) (header, error) {
+		return header{}, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
 	}
-	var j headerJSON
+	var j header
 	if err := json.Unmarshal(line, &j); err != nil {
 		return bad(err)
 	}
@@ -112,11 +103,10 @@ func parseHeader(line []byte, path string) (Header, error) {
 		return bad(fmt.Errorf("format is %q, want %q (not an event log)", j.Format, formatName))
 	}
 	if j.Version != formatVersion {
-		return Header{}, &LineError{Path: path, Line: 1, Kind: ErrUnsupportedVersion,
-			Err: fmt.Errorf("version %d; this package reads version %d", j.Version, formatVersion)}
+		return bad(fmt.Errorf("unsupported version %d; this package reads version %d", j.Version, formatVersion))
 	}
 	if j.TeamID == uuid.Nil {
 		return bad(errors.New("no team_id"))
 	}
-	return Header(j), nil
+	return j, nil
 }

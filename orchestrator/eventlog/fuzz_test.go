@@ -61,7 +61,7 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if l == nil || l.Header.Format != eventlog.Format || l.Header.Version != eventlog.Version {
+		if l == nil || l.Format != eventlog.Format || l.Version != eventlog.Version {
 			t.Fatalf("Read succeeded with log %+v", l)
 		}
 		for i, m := range l.Messages {

@@ -174,8 +174,8 @@ func TestKillRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if team.ID() != log.Header.TeamID {
-		t.Fatalf("restored team %s, log header %s", team.ID(), log.Header.TeamID)
+	if team.ID() != log.TeamID {
+		t.Fatalf("restored team %s, log header %s", team.ID(), log.TeamID)
 	}
 	a, _ := team.Member(ctx, "a")
 	b, _ := team.Member(ctx, "b")

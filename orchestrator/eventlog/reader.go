@@ -6,13 +6,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Log is what ReadFile returns: the header and the records, in file order.
+// Log is what ReadFile returns: the header's fields, then the records in
+// file order.
 type Log struct {
-	Header   Header
+	Format   string    // always "akgentic-eventlog"
+	Version  int       // always 1
+	TeamID   uuid.UUID // the team the log belongs to, never uuid.Nil
+	Created  time.Time // when the file was created
 	Messages []message.Message
 	// Truncated is non-nil when the last line had no trailing newline (a
 	// write cut short by a crash): a *LineError naming the line and its byte
@@ -23,8 +30,8 @@ type Log struct {
 // ReadFile reads the log stored at path: the header, then one message per
 // line until the end of the file. A last line with no trailing newline is
 // skipped and reported in Log.Truncated. Errors are *LineError values naming
-// the file and the line: a bad header (ErrBadHeader), a version other than 1
-// (ErrUnsupportedVersion), or a complete line that does not decode
+// the file and the line: a bad header or a version other than 1
+// (ErrBadHeader), or a complete line that does not decode
 // (ErrBadRecord, wrapping the decode error, which wraps
 // message.ErrUnknownType for an unregistered type tag). On a record error
 // ReadFile also returns what it read before the bad line. Lines may be of
@@ -45,7 +52,7 @@ func read(r io.Reader, path string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := &Log{Header: h}
+	log := &Log{Format: h.Format, Version: h.Version, TeamID: h.TeamID, Created: h.Created}
 	for {
 		line, complete, err := lr.next(0)
 		if err == io.EOF {
@@ -121,9 +128,9 @@ func (lr *lineReader) next(limit int) (line []byte, complete bool, err error) {
 
 // header reads and checks line 1 and returns the header and the length of
 // its line, newline included.
-func (lr *lineReader) header(path string) (Header, int64, error) {
-	bad := func(err error) (Header, int64, error) {
-		return Header{}, 0, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
+func (lr *lineReader) header(path string) (header, int64, error) {
+	bad := func(err error) (header, int64, error) {
+		return header{}, 0, &LineError{Path: path, Line: 1, Kind: ErrBadHeader, Err: err}
 	}
 	line, complete, err := lr.next(maxHeader)
 	switch {
@@ -132,13 +139,13 @@ func (lr *lineReader) header(path string) (Header, int64, error) {
 	case errors.Is(err, errTooLong):
 		return bad(fmt.Errorf("no newline in the first %d bytes", maxHeader))
 	case err != nil:
-		return Header{}, 0, fmt.Errorf("eventlog: read %sline 1: %w", pathPrefix(path), err)
+		return header{}, 0, fmt.Errorf("eventlog: read %sline 1: %w", pathPrefix(path), err)
 	case !complete:
 		return bad(fmt.Errorf("incomplete: %d bytes with no trailing newline", len(line)))
 	}
 	h, err := parseHeader(line, path)
 	if err != nil {
-		return Header{}, 0, err
+		return header{}, 0, err
 	}
 	return h, lr.off, nil
 }

@@ -100,8 +100,8 @@ func TestAppendRepairsTruncatedTail(t *testing.T) {
 	if l.Truncated != nil {
 		t.Errorf("Truncated = %v after the repair", l.Truncated)
 	}
-	if l.Header.TeamID != tm.id {
-		t.Errorf("header team %v, want %v", l.Header.TeamID, tm.id)
+	if l.TeamID != tm.id {
+		t.Errorf("header team %v, want %v", l.TeamID, tm.id)
 	}
 	sameRecords(t, l.Messages, append(recs, more...))
 }
@@ -190,8 +190,8 @@ func TestBadHeaders(t *testing.T) {
 		{"other format", `{"format":"jsonl","version":1}` + "\n", eventlog.ErrBadHeader, `"jsonl"`},
 		{"no team", `{"format":"akgentic-eventlog","version":1}` + "\n", eventlog.ErrBadHeader, "team_id"},
 		{"bad team", `{"format":"akgentic-eventlog","version":1,"team_id":"nope"}` + "\n", eventlog.ErrBadHeader, "UUID"},
-		{"version 2", strings.Replace(header, `"version":1`, `"version":2`, 1), eventlog.ErrUnsupportedVersion, "version 2"},
-		{"version 0", strings.Replace(header, `"version":1,`, ``, 1), eventlog.ErrUnsupportedVersion, "version 0"},
+		{"version 2", strings.Replace(header, `"version":1`, `"version":2`, 1), eventlog.ErrBadHeader, "unsupported version 2"},
+		{"version 0", strings.Replace(header, `"version":1,`, ``, 1), eventlog.ErrBadHeader, "unsupported version 0"},
 		{"torn header", header[:40], eventlog.ErrBadHeader, "no trailing newline"},
 		{"huge first line", strings.Repeat("{", 100_000) + "\n", eventlog.ErrBadHeader, "no newline in the first"},
 	} {
@@ -210,7 +210,7 @@ func TestBadHeaders(t *testing.T) {
 func TestHeaderIgnoresUnknownKeys(t *testing.T) {
 	in := strings.Replace(header, `{`, `{"writer":"future",`, 1)
 	l, err := eventlog.Read(strings.NewReader(in))
-	if err != nil || l.Header.TeamID.String() != "7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d" || len(l.Messages) != 0 {
+	if err != nil || l.TeamID.String() != "7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d" || len(l.Messages) != 0 {
 		t.Fatalf("Read = %+v, %v", l, err)
 	}
 }

@@ -38,19 +38,6 @@ const (
 	SyncNone
 )
 
-// String returns the policy's name, e.g. "SyncBatch".
-func (p SyncPolicy) String() string {
-	switch p {
-	case SyncEvery:
-		return "SyncEvery"
-	case SyncBatch:
-		return "SyncBatch"
-	case SyncNone:
-		return "SyncNone"
-	}
-	return fmt.Sprintf("SyncPolicy(%d)", int(p))
-}
-
 // defaultBatchInterval is the SyncBatch interval when Options leaves it 0.
 const defaultBatchInterval = 100 * time.Millisecond
 
@@ -68,7 +55,7 @@ type Options struct {
 
 func (o Options) validate() error {
 	if o.Sync < SyncEvery || o.Sync > SyncNone {
-		return fmt.Errorf("eventlog: Options.Sync: unknown policy %v", o.Sync)
+		return fmt.Errorf("eventlog: Options.Sync: unknown policy %d", int(o.Sync))
 	}
 	if o.BatchInterval < 0 {
 		return fmt.Errorf("eventlog: Options.BatchInterval: negative (%v)", o.BatchInterval)
@@ -148,7 +135,7 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 	if teamID == uuid.Nil {
 		return nil, errors.New("eventlog: create: nil team id")
 	}
-	hdr, err := encodeHeader(Header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
+	hdr, err := encodeHeader(header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
 	if err != nil {
 		return nil, err
 	}

@@ -41,12 +41,12 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	l := readLog(t, path)
-	h := l.Header
-	if h.Format != eventlog.Format || h.Version != eventlog.Version || h.TeamID != tm.id {
-		t.Errorf("header %+v, want format %q version %d team %v", h, eventlog.Format, eventlog.Version, tm.id)
+	if l.Format != eventlog.Format || l.Version != eventlog.Version || l.TeamID != tm.id {
+		t.Errorf("header: format %q version %d team %v, want format %q version %d team %v",
+			l.Format, l.Version, l.TeamID, eventlog.Format, eventlog.Version, tm.id)
 	}
-	if h.Created.Before(before.Add(-time.Second)) || h.Created.After(time.Now()) || h.Created.Location() != time.UTC {
-		t.Errorf("header created %v, want a UTC time just before now", h.Created)
+	if l.Created.Before(before.Add(-time.Second)) || l.Created.After(time.Now()) || l.Created.Location() != time.UTC {
+		t.Errorf("header created %v, want a UTC time just before now", l.Created)
 	}
 	if l.Truncated != nil {
 		t.Errorf("Truncated = %v, want nil", l.Truncated)
@@ -358,16 +358,6 @@ func TestCreateFailures(t *testing.T) {
 		}
 		if _, err := eventlog.Append(path, o); err == nil {
 			t.Errorf("Append with %+v: no error", o)
-		}
-	}
-}
-
-func TestSyncPolicyString(t *testing.T) {
-	for p, want := range map[eventlog.SyncPolicy]string{
-		eventlog.SyncEvery: "SyncEvery", eventlog.SyncBatch: "SyncBatch", eventlog.SyncNone: "SyncNone", 9: "SyncPolicy(9)",
-	} {
-		if got := p.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", int(p), got, want)
 		}
 	}
 }

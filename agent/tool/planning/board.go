@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
-	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/planning/internal/args"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
@@ -42,14 +43,14 @@ func statusList() string {
 	return strings.Join(names, ", ")
 }
 
-// Limits of the task texts (A86).
+// Limits of the task texts (A86), documented on Task.
 const (
-	// MaxDescription is the longest description, in characters; a longer
+	// maxDescription is the longest description, in characters; a longer
 	// one is refused.
-	MaxDescription = 300
-	// MaxOutput is the longest output, in characters; a longer one is cut
-	// to MaxOutput-3 characters followed by "...".
-	MaxOutput = 150
+	maxDescription = 300
+	// maxOutput is the longest output, in characters; a longer one is cut
+	// to maxOutput-3 characters followed by "...".
+	maxOutput = 150
 )
 
 // Task is one task of the team's plan (A86).
@@ -57,14 +58,15 @@ type Task struct {
 	// ID is chosen by the model that creates the task; unique on the board.
 	ID     int    `json:"id"`
 	Status Status `json:"status"`
-	// Description says what is to be done (at most MaxDescription
-	// characters).
+	// Description says what is to be done: at most 300 characters (a
+	// longer one is refused).
 	Description string `json:"description"`
 	// Owner is the name of the member who does it; empty = unassigned.
 	Owner string `json:"owner"`
 	// Dependencies are the ids of the tasks this one waits for.
 	Dependencies []int `json:"dependencies"`
-	// Output is the task's result (at most MaxOutput characters).
+	// Output is the task's result: at most 150 characters (a longer one
+	// is cut to 147 characters followed by "...").
 	Output string `json:"output"`
 	// Creator is the name of the agent that created the task.
 	Creator string `json:"creator"`
@@ -108,35 +110,6 @@ func (b *Board) task(id int) (Task, bool) {
 	return Task{}, false
 }
 
-// Update is the argument of update_planning (A87): tasks to create, changes
-// to existing tasks and ids of tasks to delete, processed in that order.
-type Update struct {
-	CreateTasks []NewTask    `json:"create_tasks,omitempty" nullable:"true" description:"Tasks to add to the plan; each id must be new."`
-	UpdateTasks []TaskUpdate `json:"update_tasks,omitempty" nullable:"true" description:"Changes to existing tasks, found by id: only the fields given are changed."`
-	DeleteTasks []int        `json:"delete_tasks,omitempty" nullable:"true" description:"Ids of tasks to remove from the plan."`
-}
-
-// NewTask is a task to create. Its creator is the calling agent.
-type NewTask struct {
-	ID           int    `json:"id" description:"Id of the new task, chosen by you; unique on the board."`
-	Description  string `json:"description" description:"What is to be done, at most 300 characters."`
-	Status       Status `json:"status,omitempty" nullable:"true" enum:"pending,started,completed,abort" description:"Status of the task; pending when not given."`
-	Owner        string `json:"owner,omitempty" nullable:"true" description:"Name of the team member who does the task; empty for unassigned."`
-	Dependencies []int  `json:"dependencies,omitempty" nullable:"true" description:"Ids of the tasks this one depends on."`
-	Output       string `json:"output,omitempty" nullable:"true" description:"Result of the task, at most 150 characters (longer text is cut)."`
-}
-
-// TaskUpdate changes the task with its ID: each nil field is left as it is
-// (for Dependencies, nil leaves them and an empty list clears them).
-type TaskUpdate struct {
-	ID           int     `json:"id" description:"Id of the task to change."`
-	Status       *Status `json:"status,omitempty" nullable:"true" enum:"pending,started,completed,abort" description:"New status."`
-	Description  *string `json:"description,omitempty" nullable:"true" description:"New description, at most 300 characters."`
-	Owner        *string `json:"owner,omitempty" nullable:"true" description:"New owner (a team member's name); empty to unassign."`
-	Dependencies []int   `json:"dependencies,omitempty" nullable:"true" description:"New list of the ids this task depends on."`
-	Output       *string `json:"output,omitempty" nullable:"true" description:"New output, at most 150 characters (longer text is cut)."`
-}
-
 // checkStatus and checkDescription name the offending field.
 func checkStatus(s Status) error {
 	if !s.valid() {
@@ -149,27 +122,27 @@ func checkDescription(d string) error {
 	switch n := utf8.RuneCountInString(d); {
 	case strings.TrimSpace(d) == "":
 		return errors.New("description is empty")
-	case n > MaxDescription:
-		return fmt.Errorf("description has %d characters, at most %d are allowed", n, MaxDescription)
+	case n > maxDescription:
+		return fmt.Errorf("description has %d characters, at most %d are allowed", n, maxDescription)
 	}
 	return nil
 }
 
-// cutOutput truncates an output longer than MaxOutput (A86).
+// cutOutput truncates an output longer than maxOutput (A86).
 func cutOutput(s string) string {
-	if utf8.RuneCountInString(s) <= MaxOutput {
+	if utf8.RuneCountInString(s) <= maxOutput {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:MaxOutput-3]) + "..."
+	return string(r[:maxOutput-3]) + "..."
 }
 
 // apply runs one update (A87): creations, then changes, then deletions.
 // A faulty item is skipped with an error naming it; the others are applied.
 // It reports whether the board changed.
-func (b *Board) apply(u Update, creator string, now time.Time) (changed bool, errs []string) {
+func (b *Board) apply(u args.Update, creator string, now time.Time) (changed bool, errs []string) {
 	for _, n := range u.CreateTasks {
-		status := cmp.Or(n.Status, Pending)
+		status := cmp.Or(Status(n.Status), Pending)
 		err := errors.Join(checkStatus(status), checkDescription(n.Description))
 		i, exists := b.index(n.ID)
 		if exists {
@@ -193,7 +166,7 @@ func (b *Board) apply(u Update, creator string, now time.Time) (changed bool, er
 		}
 		var err error
 		if c.Status != nil {
-			err = checkStatus(*c.Status)
+			err = checkStatus(Status(*c.Status))
 		}
 		if c.Description != nil {
 			err = errors.Join(err, checkDescription(*c.Description))
@@ -204,7 +177,7 @@ func (b *Board) apply(u Update, creator string, now time.Time) (changed bool, er
 		}
 		t := &b.Tasks[i]
 		if c.Status != nil {
-			t.Status = *c.Status
+			t.Status = Status(*c.Status)
 		}
 		if c.Description != nil {
 			t.Description = *c.Description
@@ -376,7 +349,7 @@ var now = func() time.Time { return time.Now().UTC() }
 func (b *boardActor) OnStart(c *actor.Context) error {
 	st := &Board{}
 	if c.Restoring() {
-		ctx, cancel := context.WithTimeout(context.Background(), tool.QueryTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), cards.QueryTimeout)
 		defer cancel()
 		s, ok, err := orchestrator.RestoredState[Board](ctx, c)
 		if err != nil {

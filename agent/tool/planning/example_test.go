@@ -39,18 +39,24 @@ func Example() {
 		panic(err)
 	}
 
-	// Attach on the owner's goroutine, as an agent does when it starts.
+	// Attach on the owner's goroutine and register the commands under the
+	// card's kind, as an agent does when it starts.
 	reg := command.NewRegistry()
 	caps, err := proxy.Ask(ctx, manager, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
-		return tool.Attach(ctx, o, []tool.Card{planning.New()})
+		card := planning.New()
+		caps, err := card.Attach(ctx, o)
+		if err != nil {
+			return caps, err
+		}
+		return caps, reg.Register(card.Kind(), caps.Commands...)
 	})
 	if err != nil {
 		panic(err)
 	}
 	var update *llm.Tool
 	for _, t := range caps.Tools {
-		if t.Name == planning.UpdateName {
+		if t.Name == "update_planning" {
 			update = t
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/command"
@@ -66,23 +67,24 @@ type agent struct {
 	caps tool.Capabilities
 }
 
-// attach attaches cards to the owner at addr, on its goroutine.
-func attach(t testing.TB, addr *message.Address, cards ...tool.Card) (*agent, error) {
+// attach attaches cs to the owner at addr, on its goroutine, as an agent
+// does.
+func attach(t testing.TB, addr *message.Address, cs ...tool.Card) (*agent, error) {
 	t.Helper()
 	ctx := ctxT(t)
 	a := &agent{t: t, addr: addr, reg: command.NewRegistry()}
 	err := proxy.Do(ctx, addr, func(c *actor.Context, _ actor.Actor) error {
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: a.reg}
 		var err error
-		a.caps, err = tool.Attach(ctx, o, cards)
+		a.caps, err = cards.Attach(ctx, o, cs)
 		return err
 	})
 	return a, err
 }
 
-func mustAttach(t testing.TB, addr *message.Address, cards ...tool.Card) *agent {
+func mustAttach(t testing.TB, addr *message.Address, cs ...tool.Card) *agent {
 	t.Helper()
-	a, err := attach(t, addr, cards...)
+	a, err := attach(t, addr, cs...)
 	if err != nil {
 		t.Fatal(err)
 	}

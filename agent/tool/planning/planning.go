@@ -1,14 +1,19 @@
 // Package planning is the PlanningTool card (A85-A90): a task board shared by
 // every agent of a team.
 //
-// The board is held by one actor per team, named "#PlanningTool" (BoardName),
-// a child of the orchestrator that the first agent to attach the card creates
-// and every later one finds (orchestrator.Team.ChildOrCreate). Its config
-// marks it as a tool (actor.Config.Tool; the "#" is only its display name):
-// it is hidden from the roster prompt, stops after the other members and is
-// restored before them. The board is the actor's observed state, so every
-// change is published to the orchestrator and a restored team gets its plan
-// back.
+// The card is registered (tool.Register) under the kind "PlanningTool", which
+// labels its commands; it depends on no other card.
+//
+// The board is held by one actor per team, named "#PlanningTool" (role
+// "ToolActor", registered kind "PlanningBoard", which a restore recreates it
+// from), a child of the orchestrator that the first agent to attach the card
+// creates and every later one finds (orchestrator.Team.ChildOrCreate). Its
+// config marks it as a tool (actor.Config.Tool; the "#" is only its display
+// name): it is hidden from the roster prompt, stops after the other members
+// and is restored before them. The board is the actor's observed state (a
+// *Board), so every change is published to the orchestrator and a restored
+// team gets its plan back; code reads the tasks from the team's states
+// (orchestrator.Team.States).
 //
 // The card's capabilities, with their default channels:
 //
@@ -36,35 +41,36 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/planning/internal/args"
 	"github.com/akgentic/akgentic-go/command"
 	"github.com/akgentic/akgentic-go/message"
 )
 
 // Names of the card and of its board actor.
 const (
-	// Kind is the card's registered kind (tool.Register).
-	Kind = "PlanningTool"
-	// BoardName is the name of the team's board actor (a display name:
+	// kind is the card's registered kind (tool.Register).
+	kind = "PlanningTool"
+	// boardName is the name of the team's board actor (a display name:
 	// what makes it a tool is its actor.Config.Tool).
-	BoardName = "#PlanningTool"
-	// BoardRole is the board actor's role (A85: a tool actor).
-	BoardRole = "ToolActor"
-	// BoardKind is the board actor's registered kind (actor.RegisterKind),
+	boardName = "#PlanningTool"
+	// boardRole is the board actor's role (A85: a tool actor).
+	boardRole = "ToolActor"
+	// boardKind is the board actor's registered kind (actor.RegisterKind),
 	// which a restore recreates it from.
-	BoardKind = "PlanningBoard"
+	boardKind = "PlanningBoard"
 )
 
 // The names of the tools and commands.
 const (
-	UpdateName  = "update_planning"
-	SummaryName = "planning_summary"
-	GetName     = "get_planning_task"
-	SearchName  = "search_planning"
+	updateName  = "update_planning"
+	summaryName = "planning_summary"
+	getName     = "get_planning_task"
+	searchName  = "search_planning"
 )
 
 func init() {
-	tool.Register(Kind, func() tool.Card { return New() })
-	actor.RegisterKind(BoardKind, func() actor.Actor { return &boardActor{} })
+	tool.Register(kind, func() tool.Card { return New() })
+	actor.RegisterKind(boardKind, func() actor.Actor { return &boardActor{} })
 }
 
 // Card is the PlanningTool card. The zero value has every capability on, on
@@ -89,11 +95,7 @@ var _ tool.Card = Card{}
 func New() *Card { return &Card{} }
 
 // Kind returns "PlanningTool".
-func (Card) Kind() string { return Kind }
-
-// DependsOn returns nothing: the keyword-only board needs no other card
-// (C9).
-func (Card) DependsOn() []string { return nil }
+func (Card) Kind() string { return kind }
 
 // capability is one capability's configuration resolved for attach.
 type capability struct {
@@ -136,11 +138,11 @@ func (c Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, err
 	if o == nil || o.Agent == nil {
 		return tool.Capabilities{}, errors.New("planning: attach needs an owner with an agent context")
 	}
-	addr, err := o.Team.ChildOrCreate(ctx, &boardActor{}, &actor.Config{Name: BoardName, Role: BoardRole, Tool: true})
+	addr, err := o.Team.ChildOrCreate(ctx, &boardActor{}, &actor.Config{Name: boardName, Role: boardRole, Tool: true})
 	if err != nil {
 		return tool.Capabilities{}, fmt.Errorf("planning: get the team's board: %w", err)
 	}
-	p := &plan{board: addr, agent: o.Name(), hint: hint(ch[2] != 0, ch[3] != 0)}
+	p := &plan{board: addr, agent: o.Agent.Self().Name(), hint: hint(ch[2] != 0, ch[3] != 0)}
 	var caps tool.Capabilities
 	add := func(t *llm.Tool, err error) error {
 		if err == nil {
@@ -149,28 +151,28 @@ func (c Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, err
 		return err
 	}
 	update, summary, get, search := ch[0], ch[1], ch[2], ch[3]
-	if update.Has(tool.ToolCall) {
-		err = errors.Join(err, add(llm.NewTool(UpdateName, c.Update.Describe(updateDoc), p.updateTool)))
+	if update&tool.ToolCall != 0 {
+		err = errors.Join(err, add(llm.NewTool(updateName, c.Update.Describe(updateDoc), p.updateTool)))
 	}
-	if summary.Has(tool.SystemPrompt) {
+	if summary&tool.SystemPrompt != 0 {
 		caps.SystemPrompts = append(caps.SystemPrompts, p.summaryPrompt)
 	}
-	if summary.Has(tool.Command) {
+	if summary&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, p.summaryCommand(c.Summary.Describe(summaryDoc)))
 	}
-	if summary.Has(tool.ToolCall) {
-		err = errors.Join(err, add(llm.NewTool(SummaryName, c.Summary.Describe(summaryDoc), p.summaryTool)))
+	if summary&tool.ToolCall != 0 {
+		err = errors.Join(err, add(llm.NewTool(summaryName, c.Summary.Describe(summaryDoc), p.summaryTool)))
 	}
-	if get.Has(tool.ToolCall) {
-		err = errors.Join(err, add(llm.NewTool(GetName, c.Get.Describe(getDoc), p.getTool)))
+	if get&tool.ToolCall != 0 {
+		err = errors.Join(err, add(llm.NewTool(getName, c.Get.Describe(getDoc), p.getTool)))
 	}
-	if get.Has(tool.Command) {
+	if get&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, p.getCommand(c.Get.Describe(getDoc)))
 	}
-	if search.Has(tool.ToolCall) {
-		err = errors.Join(err, add(llm.NewTool(SearchName, c.Search.Describe(searchDoc), p.searchTool)))
+	if search&tool.ToolCall != 0 {
+		err = errors.Join(err, add(llm.NewTool(searchName, c.Search.Describe(searchDoc), p.searchTool)))
 	}
-	if search.Has(tool.Command) {
+	if search&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, p.searchCommand(c.Search.Describe(searchDoc)))
 	}
 	if err != nil { // a schema this package declares: a programming error
@@ -221,13 +223,13 @@ type plan struct {
 }
 
 type updateArgs struct {
-	Update Update `json:"update" description:"The changes: create_tasks, update_tasks and delete_tasks, all optional."`
+	Update args.Update `json:"update" description:"The changes: create_tasks, update_tasks and delete_tasks, all optional."`
 }
 
 // updateTool is update_planning (A87).
-func (p *plan) updateTool(ctx context.Context, args updateArgs) (any, error) {
+func (p *plan) updateTool(ctx context.Context, in updateArgs) (any, error) {
 	errs, err := onBoard(ctx, p.board, func(a *boardActor, b *Board) ([]string, error) {
-		changed, errs := b.apply(args.Update, p.agent, now())
+		changed, errs := b.apply(in.Update, p.agent, now())
 		if changed { // a proxy call is not a turn: publish now
 			return errs, a.NotifyStateChange()
 		}
@@ -262,7 +264,7 @@ func (p *plan) summaryPrompt(ctx context.Context) string {
 
 func (p *plan) summaryCommand(doc string) *command.Command {
 	filter := command.NewParam[bool]("filter_by_agent", "Only your tasks (owned, or created and assigned); false for all.").Default(true)
-	return command.New(SummaryName, doc, func(ctx context.Context, in command.Args) (string, error) {
+	return command.New(summaryName, doc, func(ctx context.Context, in command.Args) (string, error) {
 		return p.summary(ctx, filter.Get(in))
 	}, filter)
 }
@@ -271,8 +273,8 @@ type summaryArgs struct {
 	FilterByAgent *bool `json:"filter_by_agent,omitempty" nullable:"true" description:"Only your tasks (owned, or created and assigned); false for all. Default true."`
 }
 
-func (p *plan) summaryTool(ctx context.Context, args summaryArgs) (any, error) {
-	filter := args.FilterByAgent == nil || *args.FilterByAgent
+func (p *plan) summaryTool(ctx context.Context, a summaryArgs) (any, error) {
+	filter := a.FilterByAgent == nil || *a.FilterByAgent
 	return p.summary(ctx, filter)
 }
 
@@ -299,15 +301,15 @@ type getArgs struct {
 	TaskID int `json:"task_id" description:"Id of the task."`
 }
 
-func (p *plan) getTool(ctx context.Context, args getArgs) (any, error) {
-	return p.get(ctx, args.TaskID)
+func (p *plan) getTool(ctx context.Context, a getArgs) (any, error) {
+	return p.get(ctx, a.TaskID)
 }
 
 // getCommand returns the Task, or the string "No task with that ID.": its
 // native result type is any.
 func (p *plan) getCommand(doc string) *command.Command {
 	id := command.NewParam[int]("task_id", "Id of the task.")
-	return command.New(GetName, doc, func(ctx context.Context, in command.Args) (any, error) {
+	return command.New(getName, doc, func(ctx context.Context, in command.Args) (any, error) {
 		return p.get(ctx, id.Get(in))
 	}, id)
 }
@@ -353,7 +355,7 @@ func (p *plan) searchCommand(doc string) *command.Command {
 	owner := command.NewParam[string]("owner", "Only tasks of this owner; empty (owner=) for unassigned tasks.").Optional()
 	creator := command.NewParam[string]("creator", "Only tasks created by this agent.").Optional()
 	topK := command.NewParam[int]("top_k", "At most this many results.").Optional()
-	return command.New(SearchName, doc, func(ctx context.Context, in command.Args) (string, error) {
+	return command.New(searchName, doc, func(ctx context.Context, in command.Args) (string, error) {
 		q := query{text: text.Get(in), status: Status(status.Get(in)), creator: creator.Get(in)}
 		q.owner, q.hasOwner = owner.Lookup(in)
 		q.owner = strings.TrimSpace(q.owner)

@@ -66,13 +66,19 @@ func Example() {
 		panic(err)
 	}
 
-	// Attach on the owner's goroutine. Rand picks the number of generated
-	// names: always 0 gives @Developer100.
+	// Attach on the owner's goroutine and register the commands under the
+	// card's kind, as an agent does when it starts. Rand picks the number
+	// of generated names: always 0 gives @Developer100.
 	reg := command.NewRegistry()
-	_, err = proxy.Ask(ctx, manager, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+	err = proxy.Do(ctx, manager, func(c *actor.Context, _ actor.Actor) error {
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg,
 			Rand: func(int) int { return 0 }}
-		return tool.Attach(ctx, o, []tool.Card{teamtool.New()})
+		card := teamtool.New()
+		caps, err := card.Attach(ctx, o)
+		if err != nil {
+			return err
+		}
+		return reg.Register(card.Kind(), caps.Commands...)
 	})
 	if err != nil {
 		panic(err)
@@ -95,7 +101,7 @@ func Example() {
 	dispatch("/hire_member Developer name=@Ada")
 	// Code hires through the typed command and gets the address back.
 	addr := onManager(func() (any, error) {
-		return command.Call[*message.Address](ctx, reg, teamtool.HireMember, "Developer")
+		return command.Call[*message.Address](ctx, reg, "hire_member", "Developer")
 	}).(*message.Address)
 	fmt.Println("hired", addr.Name(), "as", addr.Role())
 	dispatch("/team_members")

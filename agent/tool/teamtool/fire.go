@@ -27,14 +27,14 @@ type fireArgs struct {
 
 func (b *binding) fireCommand(c tool.Capability) *command.Command {
 	name := command.NewParam[string]("name", "Exact name of the member to fire, e.g. @Developer123")
-	return command.New(FireMember, c.Describe(fireMemberDoc),
+	return command.New(fireMemberName, c.Describe(fireMemberDoc),
 		func(ctx context.Context, in command.Args) (string, error) {
 			return b.fireMember(ctx, name.Get(in))
 		}, name)
 }
 
 func (b *binding) fireTool(c tool.Capability) (*llm.Tool, error) {
-	t, err := llm.NewTool(FireMembers, c.Describe(fireMembersDoc),
+	t, err := llm.NewTool(fireMembersName, c.Describe(fireMembersDoc),
 		func(ctx context.Context, a fireArgs) (any, error) { return b.fireMembers(ctx, a.Names) })
 	if err != nil {
 		return nil, fmt.Errorf("teamtool: %w", err)
@@ -60,7 +60,7 @@ func (b *binding) fireMember(ctx context.Context, name string) (string, error) {
 // fire stops the member called name, or says why it cannot; gone are
 // names already fired, left out of the listing of current members.
 func (b *binding) fire(members []*message.Address, name string, gone []string) string {
-	if name == b.o.Name() {
+	if name == b.o.Agent.Self().Name() {
 		return fmt.Sprintf("cannot fire %s: that is you", name)
 	}
 	if orch := b.o.Team.Address(); name == orch.Name() {
@@ -88,7 +88,7 @@ func (b *binding) fire(members []*message.Address, name string, gone []string) s
 func (b *binding) others(members []*message.Address, gone []string) []string {
 	var out []string
 	for _, n := range visibleNames(members) {
-		if n != b.o.Name() && !slices.Contains(gone, n) {
+		if n != b.o.Agent.Self().Name() && !slices.Contains(gone, n) {
 			out = append(out, n)
 		}
 	}

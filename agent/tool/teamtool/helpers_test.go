@@ -9,6 +9,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
@@ -107,7 +108,7 @@ func newEnv(t *testing.T, card *teamtool.Card) *env {
 	return e
 }
 
-// attach attaches card to the owner through tool.Attach, with the owner's
+// attach attaches card to the owner as an agent does (cards.Attach), with the owner's
 // team, or with team when it is not nil.
 func (e *env) attach(card tool.Card, team *orchestrator.Team) (tool.Capabilities, error) {
 	return proxy.Ask(e.ctx, e.owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
@@ -115,7 +116,7 @@ func (e *env) attach(card tool.Card, team *orchestrator.Team) (tool.Capabilities
 		if team == nil {
 			o.Team = orchestrator.Of(c.Orchestrator())
 		}
-		caps, err := tool.Attach(e.ctx, o, []tool.Card{card})
+		caps, err := cards.Attach(e.ctx, o, []tool.Card{card})
 		if err == nil {
 			e.o = o
 		}

@@ -36,7 +36,7 @@ type hireArgs struct {
 func (b *binding) hireCommand(c tool.Capability) *command.Command {
 	role := command.NewParam[string]("role", "Role to hire, e.g. Developer")
 	name := command.NewParam[string]("name", "Name for the new member, e.g. @Ada (default: generated)").Optional()
-	return command.New(HireMember, c.Describe(hireMemberDoc),
+	return command.New(hireMemberName, c.Describe(hireMemberDoc),
 		func(ctx context.Context, in command.Args) (*message.Address, error) {
 			n, given := name.Lookup(in)
 			return b.hireMember(ctx, role.Get(in), n, given)
@@ -44,7 +44,7 @@ func (b *binding) hireCommand(c tool.Capability) *command.Command {
 }
 
 func (b *binding) hireTool(c tool.Capability) (*llm.Tool, error) {
-	t, err := llm.NewTool(HireMembers, c.Describe(hireMembersDoc),
+	t, err := llm.NewTool(hireMembersName, c.Describe(hireMembersDoc),
 		func(ctx context.Context, a hireArgs) (any, error) { return b.hireMembers(ctx, a.Roles) })
 	if err != nil {
 		return nil, fmt.Errorf("teamtool: %w", err)
@@ -110,7 +110,7 @@ func (b *binding) generateName(ctx context.Context, role string) (string, error)
 // spawn creates the card's agent named name as a child of the owner.
 func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Address, error) {
 	if b.o.Agent.Context().Err() != nil {
-		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Name(), actor.ErrActorDead)
+		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Agent.Self().Name(), actor.ErrActorDead)
 	}
 	a, err := card.NewActor()
 	if err != nil {

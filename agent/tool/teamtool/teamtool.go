@@ -10,10 +10,11 @@
 //	Roster      SYSTEM_PROMPT|COMMAND    team_members    team_members()            roster
 //	Roles       SYSTEM_PROMPT|COMMAND    team_roles      team_roles()              role profiles
 //
-// hire_member's native result is the new member's *message.Address, so
-// code hires with
+// The card is registered (tool.Register) under the kind "TeamTool", which
+// labels its commands. hire_member's native result is the new member's
+// *message.Address, so code hires with
 //
-//	hire, err := command.Callable[*message.Address](reg, teamtool.HireMember)
+//	hire, err := command.Callable[*message.Address](reg, "hire_member")
 //
 // and the card gives its owner the same hire, typed, as
 // tool.Capabilities.Hire, which the agent routes a message to a bare role
@@ -38,32 +39,33 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Kind is the card's registered kind name.
-const Kind = "TeamTool"
+// kind is the card's registered kind name.
+const kind = "TeamTool"
 
 // The names of the commands and model tools the card provides.
 const (
-	// HireMember is the command hire_member(role, name?); it returns the
-	// new member's *message.Address.
-	HireMember = "hire_member"
-	// HireMembers is the model tool hire_members(roles).
-	HireMembers = "hire_members"
-	// FireMember is the command fire_member(name).
-	FireMember = "fire_member"
-	// FireMembers is the model tool fire_members(names).
-	FireMembers = "fire_members"
-	// TeamMembers is the roster command (and tool, when exposed on
+	// hireMemberName is the command hire_member(role, name?); it returns
+	// the new member's *message.Address.
+	hireMemberName = "hire_member"
+	// hireMembersName is the model tool hire_members(roles).
+	hireMembersName = "hire_members"
+	// fireMemberName is the command fire_member(name).
+	fireMemberName = "fire_member"
+	// fireMembersName is the model tool fire_members(names).
+	fireMembersName = "fire_members"
+	// teamMembersName is the roster command (and tool, when exposed on
 	// TOOL_CALL).
-	TeamMembers = "team_members"
-	// TeamRoles is the role-profiles command (and tool, when exposed on
-	// TOOL_CALL).
-	TeamRoles = "team_roles"
+	teamMembersName = "team_members"
+	// teamRolesName is the role-profiles command (and tool, when exposed
+	// on TOOL_CALL).
+	teamRolesName = "team_roles"
 )
 
 // Default channels of each capability (A78).
@@ -83,7 +85,9 @@ const (
 
 // Card is the TeamTool card (A78). Its zero value, like New's, has every
 // capability on its default channels. It round-trips through JSON (Rand
-// excepted) and is registered under Kind.
+// excepted) and is registered under the kind "TeamTool". An agent gets a
+// default one, first, when its config has none (A66); it depends on no
+// other card.
 type Card struct {
 	// Hire is hiring by role: model tool hire_members(roles), command
 	// hire_member(role, name?). Default channels TOOL_CALL|COMMAND.
@@ -105,16 +109,13 @@ type Card struct {
 
 var _ tool.Card = (*Card)(nil)
 
-func init() { tool.Register(Kind, func() tool.Card { return New() }) }
+func init() { tool.Register(kind, func() tool.Card { return New() }) }
 
 // New returns a card with every capability on its default channels.
 func New() *Card { return &Card{} }
 
 // Kind returns "TeamTool".
-func (*Card) Kind() string { return Kind }
-
-// DependsOn returns nil: TeamTool depends on no other card.
-func (*Card) DependsOn() []string { return nil }
+func (*Card) Kind() string { return kind }
 
 // Attach binds the card to its owner and returns the tools, system-prompt
 // sections and commands of its enabled capabilities (A78). The owner must
@@ -125,7 +126,7 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 		return tool.Capabilities{}, errors.New("teamtool: attach: the owner has no agent context")
 	}
 	if o.Team == nil || o.Team.Address() == nil {
-		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Name(), orchestrator.ErrNoTeam)
+		return tool.Capabilities{}, fmt.Errorf("teamtool: attach %s: TeamTool needs a team: %w", o.Agent.Self().Name(), orchestrator.ErrNoTeam)
 	}
 	hire, err := channels("hire", c.Hire, defaultHire, actionChannels)
 	if err != nil {
@@ -154,41 +155,41 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 		}
 		caps.Tools = append(caps.Tools, t)
 	}
-	if hire.Has(tool.ToolCall) {
+	if hire&tool.ToolCall != 0 {
 		add(b.hireTool(c.Hire))
 	}
-	if fire.Has(tool.ToolCall) {
+	if fire&tool.ToolCall != 0 {
 		add(b.fireTool(c.Fire))
 	}
-	if roster.Has(tool.ToolCall) {
-		add(viewTool(TeamMembers, c.Roster.Describe(rosterDoc), b.roster))
+	if roster&tool.ToolCall != 0 {
+		add(viewTool(teamMembersName, c.Roster.Describe(rosterDoc), b.roster))
 	}
-	if roles.Has(tool.ToolCall) {
-		add(viewTool(TeamRoles, c.Roles.Describe(rolesDoc), b.roles))
+	if roles&tool.ToolCall != 0 {
+		add(viewTool(teamRolesName, c.Roles.Describe(rolesDoc), b.roles))
 	}
 	if len(errs) > 0 {
 		return tool.Capabilities{}, errors.Join(errs...)
 	}
-	if roster.Has(tool.SystemPrompt) {
+	if roster&tool.SystemPrompt != 0 {
 		caps.SystemPrompts = append(caps.SystemPrompts, b.roster)
 	}
-	if roles.Has(tool.SystemPrompt) {
+	if roles&tool.SystemPrompt != 0 {
 		caps.SystemPrompts = append(caps.SystemPrompts, b.roles)
 	}
-	if hire.Has(tool.Command) {
+	if hire&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, b.hireCommand(c.Hire))
 		caps.Hire = func(ctx context.Context, role string) (*message.Address, error) {
 			return b.hireMember(ctx, role, "", false)
 		}
 	}
-	if fire.Has(tool.Command) {
+	if fire&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, b.fireCommand(c.Fire))
 	}
-	if roster.Has(tool.Command) {
-		caps.Commands = append(caps.Commands, viewCommand(TeamMembers, c.Roster.Describe(rosterDoc), b.roster))
+	if roster&tool.Command != 0 {
+		caps.Commands = append(caps.Commands, viewCommand(teamMembersName, c.Roster.Describe(rosterDoc), b.roster))
 	}
-	if roles.Has(tool.Command) {
-		caps.Commands = append(caps.Commands, viewCommand(TeamRoles, c.Roles.Describe(rolesDoc), b.roles))
+	if roles&tool.Command != 0 {
+		caps.Commands = append(caps.Commands, viewCommand(teamRolesName, c.Roles.Describe(rolesDoc), b.roles))
 	}
 	return caps, nil
 }
@@ -214,12 +215,12 @@ type binding struct {
 	o    *tool.Owner
 }
 
-// bounded gives ctx a tool.QueryTimeout deadline when it has none.
+// bounded gives ctx a cards.QueryTimeout deadline when it has none.
 func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, tool.QueryTimeout)
+	return context.WithTimeout(ctx, cards.QueryTimeout)
 }
 
 func (b *binding) intn(n int) int {

@@ -14,31 +14,33 @@ import (
 	"github.com/akgentic/akgentic-go/command"
 )
 
-// Kind is the card's registered kind.
-const Kind = "WorkspaceTool"
+// kind is the card's registered kind.
+const kind = "WorkspaceTool"
 
-// EnvRoot names the environment variable holding the default root
-// directory of workspaces; DefaultRoot (relative to the working directory)
+// envRoot names the environment variable holding the default root
+// directory of workspaces; defaultRoot (relative to the working directory)
 // is used when it is unset.
 const (
-	EnvRoot     = "AKGENTIC_WORKSPACES_ROOT"
-	DefaultRoot = "workspaces"
+	envRoot     = "AKGENTIC_WORKSPACES_ROOT"
+	defaultRoot = "workspaces"
 )
 
 // Names of the tools and of the media command.
 const (
-	ReadTool     = "workspace_read"
-	WriteTool    = "workspace_write"
-	ListTool     = "workspace_list"
-	GlobTool     = "workspace_glob"
-	MediaCommand = "_expand_media_refs"
+	readTool     = "workspace_read"
+	writeTool    = "workspace_write"
+	listTool     = "workspace_list"
+	globTool     = "workspace_glob"
+	mediaCommand = "_expand_media_refs"
 )
 
-func init() { tool.Register(Kind, func() tool.Card { return New() }) }
+func init() { tool.Register(kind, func() tool.Card { return New() }) }
 
 // Card is the WorkspaceTool card: files in a per-team workspace directory
 // and media references (see the package documentation). The zero value
 // (what [New] returns) enables every capability on its default channel.
+// It is registered (tool.Register) under the kind "WorkspaceTool", which
+// labels its commands, and depends on no other card.
 type Card struct {
 	// Root is the directory holding workspaces; "" means $AKGENTIC_WORKSPACES_ROOT,
 	// else ./workspaces.
@@ -47,7 +49,7 @@ type Card struct {
 	// owner's team id.
 	WorkspaceID string `json:"workspace_id,omitempty"`
 	// MaxFileBytes is the largest file the tools read or write; 0 means
-	// DefaultMaxFileBytes.
+	// 16 MiB.
 	MaxFileBytes int64 `json:"max_file_bytes,omitempty"`
 
 	// Read is workspace_read(path, offset=1, limit=2000): TOOL_CALL by
@@ -73,10 +75,7 @@ type Card struct {
 func New() *Card { return &Card{} }
 
 // Kind returns "WorkspaceTool".
-func (c *Card) Kind() string { return Kind }
-
-// DependsOn returns nil: the workspace needs no other card.
-func (c *Card) DependsOn() []string { return nil }
+func (c *Card) Kind() string { return kind }
 
 // Dir returns the workspace directory the card uses for an agent of the
 // team teamID: absolute, not necessarily existing yet.
@@ -93,10 +92,10 @@ func (c *Card) Dir(teamID uuid.UUID) (string, error) {
 	}
 	root := c.Root
 	if root == "" {
-		root = os.Getenv(EnvRoot)
+		root = os.Getenv(envRoot)
 	}
 	if root == "" {
-		root = DefaultRoot
+		root = defaultRoot
 	}
 	abs, err := filepath.Abs(filepath.Join(root, id))
 	if err != nil {
@@ -180,14 +179,14 @@ func (cp capability) add(caps *tool.Capabilities) error {
 	if err != nil {
 		return err
 	}
-	if on.Has(tool.ToolCall) {
+	if on&tool.ToolCall != 0 {
 		t, err := cp.tool(cp.cfg.Describe(description[cp.field]))
 		if err != nil {
 			return fmt.Errorf("workspace: %s: %w", cp.field, err)
 		}
 		caps.Tools = append(caps.Tools, t)
 	}
-	if on.Has(tool.Command) {
+	if on&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, cp.command(cp.cfg.Describe(description[cp.field])))
 	}
 	return nil
@@ -236,63 +235,63 @@ func (c *Card) capabilities(f *FS) []capability {
 		{
 			field: "read", cfg: c.Read, defaults: tool.ToolCall, supported: both,
 			tool: func(d string) (*llm.Tool, error) {
-				return llm.NewTool(ReadTool, d, func(_ context.Context, a readArgs) (any, error) {
-					return f.Read(a.Path, a.Offset, a.Limit)
+				return llm.NewTool(readTool, d, func(_ context.Context, a readArgs) (any, error) {
+					return f.readText(a.Path, a.Offset, a.Limit)
 				})
 			},
 			command: func(d string) *command.Command {
 				p := command.NewParam[string]("path", "File path relative to the workspace root")
 				off := command.NewParam[int]("offset", "First line, from 1").Default(1)
-				lim := command.NewParam[int]("limit", "Maximum number of lines").Default(DefaultReadLimit)
-				return command.New(ReadTool, d, func(_ context.Context, in command.Args) (string, error) {
-					return f.Read(p.Get(in), off.Get(in), lim.Get(in))
+				lim := command.NewParam[int]("limit", "Maximum number of lines").Default(defaultReadLimit)
+				return command.New(readTool, d, func(_ context.Context, in command.Args) (string, error) {
+					return f.readText(p.Get(in), off.Get(in), lim.Get(in))
 				}, p, off, lim)
 			},
 		},
 		{
 			field: "write", cfg: c.Write, defaults: tool.ToolCall, supported: both,
 			tool: func(d string) (*llm.Tool, error) {
-				return llm.NewTool(WriteTool, d, func(_ context.Context, a writeArgs) (any, error) {
-					return f.Write(a.Path, a.Content)
+				return llm.NewTool(writeTool, d, func(_ context.Context, a writeArgs) (any, error) {
+					return f.writeText(a.Path, a.Content)
 				})
 			},
 			command: func(d string) *command.Command {
 				p := command.NewParam[string]("path", "File path relative to the workspace root")
 				content := command.NewParam[string]("content", "The whole new content of the file")
-				return command.New(WriteTool, d, func(_ context.Context, in command.Args) (string, error) {
-					return f.Write(p.Get(in), content.Get(in))
+				return command.New(writeTool, d, func(_ context.Context, in command.Args) (string, error) {
+					return f.writeText(p.Get(in), content.Get(in))
 				}, p, content)
 			},
 		},
 		{
 			field: "list", cfg: c.List, defaults: tool.ToolCall, supported: both,
 			tool: func(d string) (*llm.Tool, error) {
-				return llm.NewTool(ListTool, d, func(_ context.Context, a listArgs) (any, error) {
+				return llm.NewTool(listTool, d, func(_ context.Context, a listArgs) (any, error) {
 					depth := 1
 					if a.Depth != nil {
 						depth = *a.Depth
 					}
-					return f.List(a.Path, depth)
+					return f.listText(a.Path, depth)
 				})
 			},
 			command: func(d string) *command.Command {
 				p := command.NewParam[string]("path", "Directory relative to the workspace root").Default("")
 				depth := command.NewParam[int]("depth", "Levels to show (0: unlimited)").Default(1)
-				return command.New(ListTool, d, func(_ context.Context, in command.Args) (string, error) {
-					return f.List(p.Get(in), depth.Get(in))
+				return command.New(listTool, d, func(_ context.Context, in command.Args) (string, error) {
+					return f.listText(p.Get(in), depth.Get(in))
 				}, p, depth)
 			},
 		},
 		{
 			field: "glob", cfg: c.Glob, defaults: tool.ToolCall, supported: both,
 			tool: func(d string) (*llm.Tool, error) {
-				return llm.NewTool(GlobTool, d, func(_ context.Context, a globArgs) (any, error) {
+				return llm.NewTool(globTool, d, func(_ context.Context, a globArgs) (any, error) {
 					return f.globText(a.Pattern)
 				})
 			},
 			command: func(d string) *command.Command {
 				p := command.NewParam[string]("pattern", "Glob pattern relative to the workspace root")
-				return command.New(GlobTool, d, func(_ context.Context, in command.Args) (string, error) {
+				return command.New(globTool, d, func(_ context.Context, in command.Args) (string, error) {
 					return f.globText(p.Get(in))
 				}, p)
 			},
@@ -301,7 +300,7 @@ func (c *Card) capabilities(f *FS) []capability {
 			field: "media", cfg: c.Media, defaults: tool.Command, supported: tool.Command,
 			command: func(d string) *command.Command {
 				prompt := command.NewParam[string]("prompt", "The prompt whose !!references to expand")
-				return command.New(MediaCommand, d, func(_ context.Context, in command.Args) ([]llm.Part, error) {
+				return command.New(mediaCommand, d, func(_ context.Context, in command.Args) ([]llm.Part, error) {
 					return f.ExpandMediaRefs(prompt.Get(in)), nil
 				}, prompt)
 			},

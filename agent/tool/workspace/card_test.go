@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
@@ -40,9 +41,9 @@ type attached struct {
 	team uuid.UUID
 }
 
-// attach attaches cards to a fresh agent in a fresh team, on the agent's
-// goroutine, through tool.Attach (which also registers the commands).
-func attach(t *testing.T, cards ...tool.Card) (attached, error) {
+// attach attaches cs to a fresh agent in a fresh team, on the agent's
+// goroutine, as an agent does (cards.Attach also registers the commands).
+func attach(t *testing.T, cs ...tool.Card) (attached, error) {
 	t.Helper()
 	ctx := ctxT(t)
 	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
@@ -65,7 +66,7 @@ func attach(t *testing.T, cards ...tool.Card) (attached, error) {
 	reg := command.NewRegistry()
 	caps, err := proxy.Ask(ctx, owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
-		return tool.Attach(ctx, o, cards)
+		return cards.Attach(ctx, o, cs)
 	})
 	if err != nil {
 		return attached{}, err
@@ -220,8 +221,11 @@ func jsonArgs(kv ...any) string {
 
 func TestCardBasics(t *testing.T) {
 	c := workspace.New()
-	if c.Kind() != "WorkspaceTool" || c.DependsOn() != nil {
-		t.Fatalf("Kind %q DependsOn %v", c.Kind(), c.DependsOn())
+	if c.Kind() != "WorkspaceTool" {
+		t.Fatalf("Kind %q", c.Kind())
+	}
+	if d, ok := any(c).(interface{ DependsOn() []string }); ok {
+		t.Fatalf("DependsOn %v", d.DependsOn())
 	}
 	c.Root, c.WorkspaceID, c.MaxFileBytes = "/data", "w1", 42
 	c.Read.Instructions = "Prefer small windows."
@@ -338,7 +342,7 @@ func TestWorkspaceDirectory(t *testing.T) {
 	})
 	t.Run("env root", func(t *testing.T) {
 		root := t.TempDir()
-		t.Setenv(workspace.EnvRoot, root)
+		t.Setenv("AKGENTIC_WORKSPACES_ROOT", root)
 		if _, err := attach(t, &workspace.Card{WorkspaceID: "shared"}); err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +353,7 @@ func TestWorkspaceDirectory(t *testing.T) {
 	t.Run("default root", func(t *testing.T) {
 		cwd := t.TempDir()
 		t.Chdir(cwd)
-		t.Setenv(workspace.EnvRoot, "")
+		t.Setenv("AKGENTIC_WORKSPACES_ROOT", "")
 		if _, err := attach(t, &workspace.Card{WorkspaceID: "shared"}); err != nil {
 			t.Fatal(err)
 		}

@@ -59,18 +59,24 @@
 // included) that leads outside it is refused with a retry error
 // "path escapes workspace root: <path>" that also matches [ErrEscape]. A
 // path that does not exist yet is checked through its deepest existing
-// ancestor. [FS.Resolve] does this by hand, so its errors name the path;
-// the file operations then run through an [os.Root] on the resolved,
-// link-free path, so a link swapped in between the check and the use
-// still cannot lead outside (the kernel-level check of os.Root). Hard links
-// and bind mounts are not detected.
+// ancestor. The workspace resolves every path by hand, so its errors name
+// the path; the file operations then run through an [os.Root] on the
+// resolved, link-free path, so a link swapped in between the check and the
+// use still cannot lead outside (the kernel-level check of os.Root). Hard
+// links and bind mounts are not detected.
 //
 // # Limits
 //
-// No file larger than [FS.MaxFileBytes] ([DefaultMaxFileBytes], 16 MiB,
-// unless the card's MaxFileBytes says otherwise) is read or written: a
-// larger read or write is a retry error matching [ErrTooLarge], and a larger
-// image in a media reference is reported as unreadable. One media expansion
-// reads at most four times that limit of images in total; images past that
-// budget are reported as unreadable too.
+// No file larger than [FS.MaxFileBytes] (16 MiB, unless the card's
+// MaxFileBytes says otherwise) is read or written: a larger read or write is
+// a retry error matching [ErrTooLarge], and a larger image in a media
+// reference is reported as unreadable. One media expansion reads at most
+// four times that limit of images in total; images past that budget are
+// reported as unreadable too.
+//
+// # Reading the files from code
+//
+// The agents' files are plain files in [Card.Dir]; [Open] gives the same
+// contained access the tools have ([FS.ReadFile], [FS.WriteFile],
+// [FS.Glob]).
 package workspace

@@ -3,10 +3,10 @@ package workspace_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -51,8 +51,13 @@ func Example() {
 	card := &workspace.Card{Root: root, WorkspaceID: "demo"}
 	reg := command.NewRegistry()
 	caps, err := proxy.Ask(ctx, owner, func(c *actor.Context, _ actor.Actor) (tool.Capabilities, error) {
+		// Attach and register the commands, as an agent does when it starts.
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: reg}
-		return tool.Attach(ctx, o, []tool.Card{card})
+		caps, err := card.Attach(ctx, o)
+		if err != nil {
+			return caps, err
+		}
+		return caps, reg.Register(card.Kind(), caps.Commands...)
 	})
 	if err != nil {
 		panic(err)
@@ -66,9 +71,9 @@ func Example() {
 	// The model's calls, with raw JSON arguments. The tools never touch
 	// the agent, so they may run on any goroutine.
 	for _, call := range []struct{ tool, args string }{
-		{workspace.WriteTool, `{"path": "notes/plan.md", "content": "# Plan\nwrite the API\ntest it\n"}`},
-		{workspace.ReadTool, `{"path": "notes/plan.md"}`},
-		{workspace.ReadTool, `{"path": "../secret.txt"}`},
+		{"workspace_write", `{"path": "notes/plan.md", "content": "# Plan\nwrite the API\ntest it\n"}`},
+		{"workspace_read", `{"path": "notes/plan.md"}`},
+		{"workspace_read", `{"path": "../secret.txt"}`},
 	} {
 		out, err := tools[call.tool].Call(ctx, json.RawMessage(call.args))
 		if err != nil {
@@ -78,14 +83,28 @@ func Example() {
 		fmt.Printf("%s:\n%s\n", call.tool, out)
 	}
 
-	// An image put in the workspace (here by hand; the PNG signature is
-	// enough). The media command is internal ("_..."): code calls it, it
-	// is not in /help.
-	png := filepath.Join(root, card.WorkspaceID, "shot.png")
-	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n"), 0o644); err != nil {
+	// Code reads the agents' files with the same containment.
+	dir, err := card.Dir(team.ID())
+	if err != nil {
 		panic(err)
 	}
-	parts, err := command.Call[[]llm.Part](ctx, reg, workspace.MediaCommand, "Compare !!shot.png with !!notes/plan.md and !!missing.png")
+	files, err := workspace.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	defer files.Close()
+	data, err := files.ReadFile("notes/plan.md")
+	fmt.Printf("ReadFile: %q %v\n", data, err)
+	_, err = files.ReadFile("../secret.txt")
+	fmt.Println("ReadFile:", errors.Is(err, workspace.ErrEscape), err)
+
+	// An image put in the workspace (the PNG signature is enough). The
+	// media command is internal ("_..."): code calls it, it is not in
+	// /help.
+	if err := files.WriteFile("shot.png", []byte("\x89PNG\r\n\x1a\n")); err != nil {
+		panic(err)
+	}
+	parts, err := command.Call[[]llm.Part](ctx, reg, "_expand_media_refs", "Compare !!shot.png with !!notes/plan.md and !!missing.png")
 	if err != nil {
 		panic(err)
 	}
@@ -100,6 +119,8 @@ func Example() {
 	// 2     write the API
 	// 3     test it
 	// workspace_read: error: path escapes workspace root: ../secret.txt
+	// ReadFile: "# Plan\nwrite the API\ntest it\n" <nil>
+	// ReadFile: true path escapes workspace root: ../secret.txt
 	// text: "Compare "
 	// image_url: "data:image/png;base64,iVBORw0KGgo="
 	// text: " with "

@@ -14,9 +14,9 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
-// DefaultMaxFileBytes is the largest file an [FS] reads or writes when its
+// defaultMaxFileBytes is the largest file an [FS] reads or writes when its
 // MaxFileBytes is zero: 16 MiB.
-const DefaultMaxFileBytes = 16 << 20
+const defaultMaxFileBytes = 16 << 20
 
 // maxSymlinks bounds the links followed while resolving one path, as the
 // kernel does (ELOOP).
@@ -29,8 +29,8 @@ var (
 	ErrEscape = errors.New("path escapes workspace root")
 	// ErrTooLarge marks a file (or content) above the size limit.
 	ErrTooLarge = errors.New("workspace: file too large")
-	// ErrUnsupported marks a file format workspace_read cannot show.
-	ErrUnsupported = errors.New("workspace: unsupported format")
+	// errUnsupported marks a file format workspace_read cannot show.
+	errUnsupported = errors.New("workspace: unsupported format")
 )
 
 // pathError is a retry error that also matches a kind with errors.Is.
@@ -66,8 +66,8 @@ func isEscape(err error) bool {
 // directory and may not lead outside it (see the package documentation).
 // Its methods are safe for concurrent use.
 type FS struct {
-	// MaxFileBytes is the largest file read or written; zero means
-	// DefaultMaxFileBytes. Set it before the FS is used.
+	// MaxFileBytes is the largest file read or written; zero means 16 MiB.
+	// Set it before the FS is used.
 	MaxFileBytes int64
 
 	dir   string   // the directory, absolute and free of symbolic links
@@ -107,15 +107,15 @@ func (f *FS) limit() int64 {
 	if f.MaxFileBytes > 0 {
 		return f.MaxFileBytes
 	}
-	return DefaultMaxFileBytes
+	return defaultMaxFileBytes
 }
 
-// Resolve returns the absolute host path that name, relative to the
+// resolve returns the absolute host path that name, relative to the
 // workspace, designates once every symbolic link in it is followed. A path
 // that leads outside the workspace is an error matching [ErrEscape]; a path
 // that does not exist resolves through its deepest existing ancestor. ""
 // and "." are the workspace directory itself.
-func (f *FS) Resolve(name string) (string, error) {
+func (f *FS) resolve(name string) (string, error) {
 	rel, err := f.rel(name)
 	if err != nil {
 		return "", err

@@ -14,8 +14,8 @@ import (
 
 // Defaults of the tools' arguments.
 const (
-	// DefaultReadLimit is how many lines workspace_read returns by default.
-	DefaultReadLimit = 2000
+	// defaultReadLimit is how many lines workspace_read returns by default.
+	defaultReadLimit = 2000
 	// maxListEntries bounds the entries workspace_list shows.
 	maxListEntries = 1000
 	// maxGlobResults bounds the paths workspace_glob shows.
@@ -39,11 +39,12 @@ var (
 
 func ext(name string) string { return strings.ToLower(path.Ext(filepath.ToSlash(name))) }
 
-// Read returns lines of the text file name as workspace_read shows them
-// (A92): from line offset (1 for the first; 0 means 1), at most limit lines
-// (0 means [DefaultReadLimit]), each prefixed by its number left-aligned in
-// a 6-wide column, then a truncation line when lines remain.
-func (f *FS) Read(name string, offset, limit int) (string, error) {
+// readText returns lines of the text file name as workspace_read shows
+// them (A92): from line offset (1 for the first; 0 means 1), at most limit
+// lines (0 means defaultReadLimit), each prefixed by its number
+// left-aligned in a 6-wide column, then a truncation line when lines
+// remain.
+func (f *FS) readText(name string, offset, limit int) (string, error) {
 	switch {
 	case offset < 0:
 		return "", retry(nil, "offset must be 1 or more (the first line is 1), got %d", offset)
@@ -53,7 +54,7 @@ func (f *FS) Read(name string, offset, limit int) (string, error) {
 		offset = 1
 	}
 	if limit == 0 {
-		limit = DefaultReadLimit
+		limit = defaultReadLimit
 	}
 	if e := ext(name); documentTypes[e] || imageTypes[e] != "" {
 		fh, _, err := f.openFile(name) // a missing file is not found first
@@ -62,16 +63,16 @@ func (f *FS) Read(name string, offset, limit int) (string, error) {
 		}
 		fh.Close()
 		if documentTypes[e] {
-			return "", retry(ErrUnsupported, "Unsupported format: %s is a %s document; reading documents needs a text extractor, which this workspace does not have", name, e)
+			return "", retry(errUnsupported, "Unsupported format: %s is a %s document; reading documents needs a text extractor, which this workspace does not have", name, e)
 		}
-		return "", retry(ErrUnsupported, "Unsupported format: %s is an image; workspace_read reads text files only", name)
+		return "", retry(errUnsupported, "Unsupported format: %s is an image; workspace_read reads text files only", name)
 	}
 	data, err := f.ReadFile(name)
 	if err != nil {
 		return "", err
 	}
 	if bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
-		return "", retry(ErrUnsupported, "Unsupported format: %s is a binary file; workspace_read reads text files only", name)
+		return "", retry(errUnsupported, "Unsupported format: %s is a binary file; workspace_read reads text files only", name)
 	}
 	if len(data) == 0 {
 		return "(empty file)", nil
@@ -110,11 +111,11 @@ func (f *FS) Read(name string, offset, limit int) (string, error) {
 	return b.String(), nil
 }
 
-// Write writes content to the file name as workspace_write does (A93):
+// writeText writes content to the file name as workspace_write does (A93):
 // parent directories are created, and when the file exists as text its
 // line-ending style (CRLF or LF) is applied to content. It returns
 // "Written: <name>".
-func (f *FS) Write(name, content string) (string, error) {
+func (f *FS) writeText(name, content string) (string, error) {
 	rel, err := f.prepareWrite(name, int64(len(content)))
 	if err != nil {
 		return "", err
@@ -190,10 +191,10 @@ func (f *FS) entries(rel string) ([]entry, error) {
 	return out, nil
 }
 
-// List lists the directory name as workspace_list does (A94): depth 1 is a
+// listText lists the directory name as workspace_list does (A94): depth 1 is a
 // flat listing; depth 0 (unlimited) or above 1 an ASCII tree that does not
 // descend into linked directories.
-func (f *FS) List(name string, depth int) (string, error) {
+func (f *FS) listText(name string, depth int) (string, error) {
 	if depth < 0 {
 		return "", retry(nil, "depth must be 0 (unlimited) or more, got %d", depth)
 	}

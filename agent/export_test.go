@@ -1,0 +1,23 @@
+package agent
+
+import (
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/command"
+)
+
+// Test-only access to unexported parts, for the package's external tests.
+
+// Prefix returns the prompt the receiver hands the model for m.
+var Prefix = prefix
+
+// Protocol returns the reply protocol for an intent.
+var Protocol = protocol
+
+// DefaultPrompt is the backstory of an agent configured without one.
+const DefaultPrompt = defaultPrompt
+
+// Registry returns the agent's command registry (nil before its start).
+func (a *BaseAgent) Registry() *command.Registry { return a.registry }
+
+// Runner returns the agent's LLM runner (nil before its start).
+func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
