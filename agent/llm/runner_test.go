@@ -474,3 +474,22 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 		t.Fatalf("parameters %s", p)
 	}
 }
+
+// A team killed while a tool ran restores a history ending with an
+// assistant tool call and no result: Restore answers it with a stand-in, so
+// the next runs are valid (they all failed with OpenAI's 400 before).
+func TestRestoreDanglingToolCall(t *testing.T) {
+	h := newHarness(t, nil, hireTool(t, nil))
+	h.runner.Restore([]llm.Event{
+		llm.MessageEvent{RunID: "r1", Message: llm.UserText("hire a QA")},
+		llm.MessageEvent{RunID: "r1", Message: llm.Message{Role: "assistant",
+			ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "hire_members", Arguments: `{"roles":["QA"]}`}}}},
+		// killed here: no tool result was logged
+	})
+	for i := range 3 {
+		h.model.Enqueue(llmtest.Final(finalPlan))
+		if _, err := h.run("next"); err != nil {
+			t.Errorf("run %d after restore: %v", i, err)
+		}
+	}
+}
