@@ -140,11 +140,13 @@ func targetOf(a *message.Address) (target, error) {
 	if a == nil {
 		return nil, fmt.Errorf("actor: nil address: %w", ErrNotDeliverable)
 	}
-	t, ok := addrs.HandleOf(a).(target)
-	if !ok {
-		return nil, fmt.Errorf("actor: %s: %w", a, ErrNotDeliverable)
+	switch h := addrs.HandleOf(a).(type) { // concrete cases: no itab lookup
+	case *handle:
+		return h, nil
+	case *endpointHandle:
+		return h, nil
 	}
-	return t, nil
+	return nil, fmt.Errorf("actor: %s: %w", a, ErrNotDeliverable)
 }
 
 // cellOf returns the running actor at a, nil when there is none.
@@ -300,6 +302,7 @@ type cell struct {
 	children  []*message.Address
 	cfg       any
 	state     stateHolder
+	hook      StopRequestHook // the actor's, nil when it has none
 	logger    *slog.Logger // the system's, with the actor's name; made on first use
 	userID    string
 	userEmail string
@@ -351,8 +354,15 @@ func stopCause(env envelope) error {
 // context is cancelled at once and the request is queued behind what is
 // already in the mailbox.
 func (c *cell) requestStop(cause error, deadline time.Time) {
-	_ = c.enqueue(envelope{kind: envStop, msg: stopRequest{cause: cause, deadline: deadline}})
+	var req any = plainStop
+	if cause != ErrStopped || !deadline.IsZero() {
+		req = stopRequest{cause: cause, deadline: deadline} // boxed: one allocation
+	}
+	_ = c.enqueue(envelope{kind: envStop, msg: req})
 }
+
+// plainStop is the request of System.Stop, boxed once.
+var plainStop any = stopRequest{cause: ErrStopped}
 
 // forceStop is shutdown's reaper: the actor stops receiving at once and
 // its stop marker goes to the head of the queue, so that it finishes as soon
@@ -637,20 +647,43 @@ func (c *cell) checkpoint() error {
 // marker once the last child has ended. Messages that arrive meanwhile are
 // still handled. With a deadline, children still running when it passes
 // are left behind (logged) and the actor ends anyway (B99).
+//
+// The common case (a leaf with no state and no hook) stays in this small
+// frame: an actor's goroutine starts on a small stack, and a deep frame
+// here made every leaf's stop grow it (copystack cost SpawnStop ~30%).
 func (c *cell) beginStop(cause error, deadline time.Time) {
 	if c.stopping {
 		return
 	}
 	c.stopping, c.stopCause = true, cause
 	c.life.requestStop(cause)
+	if c.state != nil || c.hook != nil {
+		c.stopHooks(cause)
+	}
+	if len(c.children) > 0 || c.root != nil {
+		c.stopTree(deadline)
+	}
+	c.maybeFinish()
+}
+
+// stopHooks runs the top-of-stop checkpoint (B20) and OnStopRequest.
+//
+//go:noinline
+func (c *cell) stopHooks(cause error) {
 	if err := c.checkpoint(); err != nil {
 		c.report(err, c.current)
 	}
-	if h, ok := c.actor.(StopRequestHook); ok {
-		if err := c.protect(func() error { h.OnStopRequest(&c.ctx, cause); return nil }); err != nil {
+	if c.hook != nil {
+		if err := c.protect(func() error { c.hook.OnStopRequest(&c.ctx, cause); return nil }); err != nil {
 			c.failure(err, nil)
 		}
 	}
+}
+
+// stopTree tells the children to stop and arms the grace timer.
+//
+//go:noinline
+func (c *cell) stopTree(deadline time.Time) {
 	if deadline.IsZero() && c.root != nil && c.rootGrace > 0 {
 		deadline = time.Now().Add(c.rootGrace)
 	}
@@ -659,7 +692,6 @@ func (c *cell) beginStop(cause error, deadline time.Time) {
 	if len(c.children) > 0 && !deadline.IsZero() {
 		c.graceTimer = time.AfterFunc(time.Until(deadline), func() { _ = c.enqueue(envelope{kind: envGraceOver}) })
 	}
-	c.maybeFinish()
 }
 
 // stopChildren tells the children to stop, each once: those that are not
@@ -747,7 +779,9 @@ func (c *cell) answerStop(reply chan result) {
 }
 
 // finish is reached at the stop marker (B21-B23): stop receiving, run the
-// stop hook, final checkpoint, StopMessage, then fail what is left.
+// stop hook, final checkpoint, StopMessage, then fail what is left. Like
+// beginStop it keeps the common case in a small frame (see there); what a
+// leaf without hooks never needs lives in the noinline helpers below.
 func (c *cell) finish() {
 	if c.finished {
 		return
@@ -765,45 +799,19 @@ func (c *cell) finish() {
 	rest := c.q
 	c.q = nil
 	c.mu.Unlock()
-	left := append(c.pending[c.pendHead:], rest...)
+	left := c.pending[c.pendHead:]
 	c.pending, c.pendHead = nil, 0
 	c.sys.deregister(c)
-	if c.graceTimer != nil {
-		c.graceTimer.Stop()
+	if c.graceTimer != nil || len(c.children) > 0 {
+		c.leaveChildren()
 	}
-	// Children still running here were left behind by an expired grace or
-	// the reaper: told to stop, never waited for.
-	for _, ch := range c.children {
-		c.stopChild(ch)
+	if _, ok := c.actor.(Stopper); ok || c.state != nil || c.emitter != nil {
+		c.lastHooks()
 	}
-	c.children = nil
-
-	if s, ok := c.actor.(Stopper); ok {
-		if err := c.protect(func() error { s.OnStop(&c.ctx); return nil }); err != nil {
-			c.sys.logger.Error("actor: OnStop failed", "actor", c.self.Name(), "error", err)
-			c.report(err, nil)
-		}
-	}
-	if err := c.checkpoint(); err != nil {
-		c.report(err, nil)
-	}
-	c.emit(telemetry.Record{Kind: telemetry.Stop})
-	dropped := 0
 	stopAsks := c.stopReplies
 	c.stopReplies = nil
-	for _, env := range left {
-		switch {
-		case env.reply != nil && (env.kind == envStop || stopCause(env) != nil):
-			stopAsks = append(stopAsks, env.reply) // a stop asked for is what happened (B21)
-		case env.reply != nil:
-			env.reply <- result{err: deadError(c.self)}
-		case env.kind == envMsg || env.kind == envCall:
-			dropped++
-		}
-	}
-	if dropped > 0 {
-		c.sys.logger.Debug("actor: tells queued after the stop marker were dropped",
-			"actor", c.self.Name(), "count", dropped)
+	if len(left) > 0 || len(rest) > 0 {
+		stopAsks = c.failLeft(left, rest, stopAsks)
 	}
 	c.finished = true
 	c.life.release(ErrStopped)
@@ -816,4 +824,60 @@ func (c *cell) finish() {
 	for _, r := range stopAsks {
 		r <- result{}
 	}
+}
+
+// leaveChildren stops the grace timer and tells the children still running
+// (left behind by an expired grace or the reaper) to stop, never waiting.
+//
+//go:noinline
+func (c *cell) leaveChildren() {
+	if c.graceTimer != nil {
+		c.graceTimer.Stop()
+	}
+	for _, ch := range c.children {
+		c.stopChild(ch)
+	}
+	c.children = nil
+}
+
+// lastHooks runs OnStop, the final checkpoint and the Stop record (B23).
+//
+//go:noinline
+func (c *cell) lastHooks() {
+	if s, ok := c.actor.(Stopper); ok {
+		if err := c.protect(func() error { s.OnStop(&c.ctx); return nil }); err != nil {
+			c.sys.logger.Error("actor: OnStop failed", "actor", c.self.Name(), "error", err)
+			c.report(err, nil)
+		}
+	}
+	if err := c.checkpoint(); err != nil {
+		c.report(err, nil)
+	}
+	c.emit(telemetry.Record{Kind: telemetry.Stop})
+}
+
+// failLeft answers what was still queued at the end (B21): a stop ask
+// succeeds (returned with stopAsks, answered once Done is closed), another
+// ask fails with ErrActorDead, a tell is dropped (and counted in the log).
+//
+//go:noinline
+func (c *cell) failLeft(left, rest []envelope, stopAsks []chan result) []chan result {
+	dropped := 0
+	for _, q := range [2][]envelope{left, rest} {
+		for _, env := range q {
+			switch {
+			case env.reply != nil && (env.kind == envStop || stopCause(env) != nil):
+				stopAsks = append(stopAsks, env.reply) // a stop asked for is what happened (B21)
+			case env.reply != nil:
+				env.reply <- result{err: deadError(c.self)}
+			case env.kind == envMsg || env.kind == envCall:
+				dropped++
+			}
+		}
+	}
+	if dropped > 0 {
+		c.sys.logger.Debug("actor: tells queued after the stop marker were dropped",
+			"actor", c.self.Name(), "count", dropped)
+	}
+	return stopAsks
 }

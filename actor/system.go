@@ -169,6 +169,7 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 		c.root, c.rootGrace = o.sink, o.grace
 		o.sink.Start(func() { _ = c.enqueue(envelope{kind: envWake}) })
 	}
+	c.hook, _ = a.(StopRequestHook)
 	if sh, ok := a.(stateHolder); ok {
 		if err := sh.bind(c, cfgPtr); err != nil {
 			return nil, err

@@ -229,11 +229,11 @@ func (o *orchestrator) roster() []*message.Address {
 // in it as a snapshot (B90).
 func (o *orchestrator) forSubscribers(e *entry, id uint64) message.Message {
 	var m message.Message
-	if e.msg != nil {
-		if !hasLive(e.msg) {
-			return e.msg
+	if lm := e.logged(); lm != nil {
+		if !hasLive(lm) {
+			return lm
 		}
-		m = addrs.Clone(e.msg)
+		m = addrs.Clone(lm)
 	} else {
 		m = toMessage(&e.rec, ids.At(id))
 	}
