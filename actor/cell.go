@@ -303,7 +303,7 @@ type cell struct {
 	cfg       any
 	state     stateHolder
 	hook      StopRequestHook // the actor's, nil when it has none
-	logger    *slog.Logger // the system's, with the actor's name; made on first use
+	logger    *slog.Logger    // the system's, with the actor's name; made on first use
 	userID    string
 	userEmail string
 	restoring bool
