@@ -51,18 +51,9 @@ func call(ctx context.Context, addr *message.Address, fn func(c *Context, a Acto
 	if err != nil {
 		return nil, err
 	}
-	r := replyPool.Get().(chan result)
-	if err := t.put(envelope{kind: envCall, fn: fn, msg: callMarker{}, reply: r}); err != nil {
-		replyPool.Put(r)
-		return nil, err
-	}
-	select {
-	case res := <-r:
-		replyPool.Put(r)
-		return res.v, res.err
-	case <-ctx.Done():
-		return nil, waitError(ctx, "call", addr, callMarker{})
-	}
+	return await(ctx, "call", addr, callMarker{}, func(r chan result) error {
+		return t.put(envelope{kind: envCall, fn: fn, msg: callMarker{}, reply: r})
+	})
 }
 
 // cast is call without waiting: fn runs later on the actor's goroutine; an

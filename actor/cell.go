@@ -191,8 +191,14 @@ func send(from origin, to *message.Address, msg any, reply chan result) error {
 
 // ask sends msg with a reply channel and waits for the handler's result.
 func ask(ctx context.Context, from origin, to *message.Address, msg any) (any, error) {
+	return await(ctx, "ask", to, msg, func(r chan result) error { return send(from, to, msg, r) })
+}
+
+// await gives put a pooled reply channel and waits for the answer or ctx:
+// the waiting half of ask and of a proxy call.
+func await(ctx context.Context, op string, to *message.Address, msg any, put func(r chan result) error) (any, error) {
 	r := replyPool.Get().(chan result)
-	if err := send(from, to, msg, r); err != nil {
+	if err := put(r); err != nil {
 		replyPool.Put(r)
 		return nil, err
 	}
@@ -202,7 +208,7 @@ func ask(ctx context.Context, from origin, to *message.Address, msg any) (any, e
 		return res.v, res.err
 	case <-ctx.Done():
 		// The late reply lands in r's buffer and r is dropped with it.
-		return nil, waitError(ctx, "ask", to, msg)
+		return nil, waitError(ctx, op, to, msg)
 	}
 }
 

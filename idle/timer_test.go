@@ -7,7 +7,11 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The timer tests run in a synctest bubble: time.Sleep advances a fake clock
 // instantly, and synctest.Wait returns once every goroutine of the bubble
