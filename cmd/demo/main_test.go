@@ -279,3 +279,42 @@ func TestRealModelConfig(t *testing.T) {
 		t.Fatalf("requests %v", reqs)
 	}
 }
+
+// A log written by the demo before the telemetry and log-codec rewrite
+// (testdata/golden-v1.log, recorded at commit 749d989) still restores: the
+// members come back and the restored team goes on writing the same log.
+func TestRestoreGoldenLog(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden-v1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "team.log")
+	if err := os.WriteFile(logPath, golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := eventlog.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	in := strings.NewReader("/team_members\n/usage\n/quit\n")
+	if err := mainErr([]string{"-restore", logPath, "-i"}, in, &out, &out, func(string) string { return "" }); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"restored ", "@Developer100 (role: Developer)", "@QA100 (role: QA)", "$0.0238"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("restore of the golden log: output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(got)
+	}
+	after, err := eventlog.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Messages) <= len(before.Messages) {
+		t.Fatalf("the restored team did not go on writing its log: %d -> %d records", len(before.Messages), len(after.Messages))
+	}
+}
