@@ -25,8 +25,12 @@
 // consumes the records in order. Its order keeps cause before
 // effect (a Sent before its Received), each actor's own order, and the
 // barrier rule: what a member emitted before answering an ask is visible to
-// any team query made after the answer. Nothing is dropped. WithRetention
-// bounds the memory the log keeps (a durable event log keeps the rest).
+// any team query made after the answer. Nothing is dropped: every record
+// reaches every subscriber. The memory is bounded: the ledger keeps a window
+// of the most recent records (65,536 by default, WithRetention), the
+// roster, states, metadata, cards and events live in indexes, and older
+// history is read from the team's Archive (a durable event log) when one
+// is attached.
 //
 // # Subscribers
 //

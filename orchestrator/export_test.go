@@ -40,3 +40,16 @@ func ReserveName(ctx context.Context, t *Team, name string) (bool, error) {
 
 // ReleaseName gives back a reserved name.
 func ReleaseName(ctx context.Context, t *Team, name string) error { return t.releaseName(ctx, name) }
+
+// Retained returns the number of records the team's ledger keeps in memory
+// and the number it has released (the window, WithRetention).
+func Retained(ctx context.Context, t *Team) (kept, released int64, err error) {
+	err = t.live(ctx, func(o *orchestrator) {
+		o.drain()
+		kept, released = o.led.retained(), o.led.base
+	})
+	return kept, released, err
+}
+
+// DefaultRetention is the default in-memory window.
+const DefaultRetention = defaultRetention

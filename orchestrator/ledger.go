@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,10 +13,20 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// chunkSize is the number of entries per ledger chunk. A chunk is never
-// moved, so entries below a count read under the lock can be read without
-// it.
-const chunkSize = 1024
+// chunkSize is the number of entries per ledger chunk (20 KiB). A chunk is
+// never moved, so entries below a count read under the lock can be read
+// without it. Small enough that an idle team's ledger costs little; large
+// enough that the lock is taken once per chunk by the consumer.
+const chunkSize = 256
+
+// defaultRetention is the in-memory window of a team's ledger, in records,
+// unless WithRetention says otherwise: 65,536 records (5 MiB of entries,
+// plus the messages they hold).
+const defaultRetention = 1 << 16
+
+// maxFree is the number of retired chunks a ledger keeps for reuse: a team
+// at its window recycles chunks instead of touching fresh memory.
+const maxFree = 4
 
 // entry is one ledger entry: a record a member emitted, or a message logged
 // as it is (the orchestrator's own, or one replayed by a restore). A logged
@@ -241,9 +252,13 @@ func (l *ledger) consumed() logView {
 // retained returns the number of consumed entries kept in memory.
 func (l *ledger) retained() int64 { return l.cursor - l.seen.base }
 
-// retire drops whole chunks below keepFrom (never past the cursor),
-// clearing them so that the messages they point to can be collected, and
-// keeps up to four for reuse.
+// retire drops whole chunks below keepFrom (never past the cursor) and
+// keeps up to maxFree of them for reuse. A kept chunk is not cleared: its
+// stale entries (at most maxFree*chunkSize) are overwritten when it is
+// reused; the others become garbage with the messages they point to.
+// Only the orchestrator's goroutine reads views while the team runs (a
+// query's view is used up before the next drain can retire), and the final
+// view is made after the last retire, so no view sees a reused chunk.
 func (l *ledger) retire(keepFrom int64) {
 	if keepFrom > l.cursor {
 		keepFrom = l.cursor
@@ -255,12 +270,11 @@ func (l *ledger) retire(keepFrom int64) {
 	}
 	if drop > 0 {
 		for _, c := range l.chunks[:drop] {
-			c.ents = [chunkSize]entry{}
-			if len(l.free) < 4 {
+			if len(l.free) < maxFree {
 				l.free = append(l.free, c)
 			}
 		}
-		l.chunks = append([]*chunk(nil), l.chunks[drop:]...)
+		l.chunks = append(make([]*chunk, 0, len(l.chunks)-drop+8), l.chunks[drop:]...)
 		l.base += int64(drop) * chunkSize
 	}
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
@@ -292,3 +306,53 @@ type emitter struct{ l *ledger }
 
 // Emit appends r to the ledger.
 func (e emitter) Emit(r telemetry.Record) { e.l.append(entry{rec: r}) }
+
+// eventIndex keeps every event entry of the log (B83), in ledger order and
+// by emitting agent, however far the window has moved: agents read their
+// own model and usage events back from it. Its size follows the events it
+// holds, not the team's traffic.
+type eventIndex struct {
+	all     []indexed
+	byAgent map[uuid.UUID][]int32
+}
+
+// indexed is an entry and its stable id.
+type indexed struct {
+	e  entry
+	id uint64
+}
+
+func (x *eventIndex) add(e *entry, id uint64) {
+	if x.byAgent == nil {
+		x.byAgent = map[uuid.UUID][]int32{}
+	}
+	if e.rec.Emitter != nil {
+		a := e.rec.Emitter.AgentID()
+		x.byAgent[a] = append(x.byAgent[a], int32(len(x.all)))
+	}
+	x.all = append(x.all, indexed{*e, id})
+}
+
+// each calls fn with every event of agent (every event when agent is
+// uuid.Nil), in order.
+func (x *eventIndex) each(agent uuid.UUID, fn func(m *message.EventMessage)) {
+	if agent == uuid.Nil {
+		for i := range x.all {
+			fn(x.all[i].event())
+		}
+		return
+	}
+	for _, i := range x.byAgent[agent] {
+		fn(x.all[i].event())
+	}
+}
+
+// frozen returns a copy no later add can change (the final view).
+func (x *eventIndex) frozen() eventIndex {
+	return eventIndex{all: slices.Clip(x.all), byAgent: x.byAgent}
+}
+
+func (i *indexed) event() *message.EventMessage {
+	m, _ := i.e.message(i.id).(*message.EventMessage)
+	return m
+}

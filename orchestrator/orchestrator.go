@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,7 @@ type orchestrator struct {
 	meta     any
 	subs     []Subscriber
 	catalog  catalog
+	events   eventIndex // every EventMessage of the log, outside the window
 
 	restoring bool
 	stopping  bool
@@ -72,7 +74,7 @@ var errTeamStop = fmt.Errorf("%w: the team was asked to stop", actor.ErrStopped)
 
 func newOrchestrator(op *options) *orchestrator {
 	return &orchestrator{
-		retention: int64(op.retention),
+		retention: int64(cmp.Or(op.retention, defaultRetention)),
 		subs:      append([]Subscriber(nil), op.subs...),
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
@@ -135,7 +137,7 @@ func (o *orchestrator) drain() {
 		}
 		o.consume(r, id)
 	}
-	if o.retention > 0 && o.led.retained() > o.retention+chunkSize {
+	if o.led.retained() > o.retention+chunkSize {
 		o.led.retire(o.led.cursor - o.retention)
 	}
 }
@@ -156,6 +158,8 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 		if who != nil {
 			o.states[who.AgentID()] = e.rec.Value
 		}
+	case telemetry.Event:
+		o.events.add(e, id)
 	}
 	if len(o.subs) > 0 {
 		m := o.forSubscribers(e, id)
@@ -386,6 +390,6 @@ func (o *orchestrator) OnStop(*actor.Context) {
 			r.OnStop(o.teamID)
 		}
 	})
+	o.final.Store(o.freeze()) // keeps the Archive, if any, for history queries
 	o.subs = nil
-	o.final.Store(o.freeze())
 }

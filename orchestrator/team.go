@@ -45,11 +45,14 @@ func WithSubscribers(s ...Subscriber) Option {
 	return func(o *options) { o.subs = append(o.subs, s...) }
 }
 
-// WithRetention keeps at most about n records of the log in memory (n > 0):
-// older ones are released once the orchestrator has consumed them (fanned
-// them out to the subscribers, such as a durable event log), and queries
-// see only the retained window. The default keeps everything. The roster,
-// states and metadata are not affected.
+// WithRetention sets the team's in-memory window: about n of the most
+// recent records are kept in memory (n > 0; 65,536 by default, about 5 MiB
+// of records plus the messages they hold); older ones are released once
+// the orchestrator has consumed them (fanned them out to the subscribers,
+// such as a durable event log). Messages reads history older than the
+// window from the team's Archive (ErrOutsideWindow without one). The
+// roster, states, metadata, cards and events are indexes, not part of the
+// window: they are never dropped. Use math.MaxInt to keep everything.
 func WithRetention(n int) Option { return func(o *options) { o.retention = n } }
 
 // WithUser passes a user id and email to the orchestrator and, by
@@ -156,12 +159,26 @@ type reader interface {
 	metadata() any
 	cards() *catalog
 	log() logView
+	eventLog() *eventIndex
+	history() (Archive, int)
 }
 
 func (o *orchestrator) stateMap() map[uuid.UUID]any { return o.states }
 func (o *orchestrator) metadata() any               { return o.meta }
 func (o *orchestrator) cards() *catalog             { return &o.catalog }
 func (o *orchestrator) log() logView                { return o.led.consumed() }
+func (o *orchestrator) eventLog() *eventIndex       { return &o.events }
+func (o *orchestrator) history() (Archive, int)     { return archiveOf(o.subs), int(o.retention) }
+
+// archiveOf returns the first subscriber that keeps the whole log.
+func archiveOf(subs []Subscriber) Archive {
+	for _, s := range subs {
+		if a, ok := s.(Archive); ok {
+			return a
+		}
+	}
+	return nil
+}
 
 // final is what a stopped team's queries read. Nothing in it changes after
 // it is made, so any goroutine may read it.
@@ -171,6 +188,9 @@ type final struct {
 	meta    any
 	catalog catalog
 	view    logView
+	events  eventIndex
+	archive Archive
+	window  int
 }
 
 func (f *final) roster() []*message.Address  { return slices.Clone(f.members) }
@@ -178,10 +198,13 @@ func (f *final) stateMap() map[uuid.UUID]any { return f.states }
 func (f *final) metadata() any               { return f.meta }
 func (f *final) cards() *catalog             { return &f.catalog }
 func (f *final) log() logView                { return f.view }
+func (f *final) eventLog() *eventIndex       { return &f.events }
+func (f *final) history() (Archive, int)     { return f.archive, f.window }
 
 // freeze makes the final view; the orchestrator's goroutine calls it last.
 func (o *orchestrator) freeze() *final {
-	return &final{members: o.roster(), states: o.states, meta: o.meta, catalog: o.catalog.clone(), view: o.led.consumed()}
+	return &final{members: o.roster(), states: o.states, meta: o.meta, catalog: o.catalog.clone(), view: o.led.consumed(),
+		events: o.events.frozen(), archive: archiveOf(o.subs), window: int(o.retention)}
 }
 
 // query runs fn on the orchestrator's goroutine after a drain; once the
@@ -362,17 +385,73 @@ func (f Filter) match(m message.Message) bool {
 // Messages returns the team's log in ledger order (B82): every telemetry
 // message except StateChanged (those only update States), filtered by f.
 // Addresses in it are live where the actor is; the slice is the caller's.
-// With WithRetention, only the retained window is returned.
+//
+// The team keeps a window of its most recent records in memory (65,536 by
+// default; WithRetention changes it). While the whole log fits in it,
+// Messages reads memory. Once older records have left it, Messages reads
+// the whole log from the team's Archive subscriber (eventlog.Writer) when
+// one is attached (its messages carry snapshot addresses, as a
+// subscriber's do); without one it returns the window's messages and an
+// error wrapping ErrOutsideWindow that says how many records are missing.
+// Events are never outside the window (Events).
 func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error) {
-	return query(ctx, t, func(r reader) ([]message.Message, error) {
+	// An answer outside the window travels as a value: the messages and
+	// the error both reach the caller.
+	type answer struct {
+		msgs []message.Message
+		err  error
+	}
+	a, err := query(ctx, t, func(r reader) (answer, error) {
 		var out []message.Message
-		eachMessage(r.log(), func(m message.Message) {
+		keep := func(m message.Message) {
 			if f.match(m) {
 				out = append(out, m)
 			}
-		})
-		return out, nil
+		}
+		v := r.log()
+		if v.base == 0 {
+			eachMessage(v, keep)
+			return answer{msgs: out}, nil
+		}
+		arch, window := r.history()
+		if arch == nil {
+			eachMessage(v, keep)
+			return answer{out, fmt.Errorf("orchestrator: %w: the %d oldest records left the in-memory window of %d (WithRetention) and no Archive subscriber (eventlog.Writer) is attached; the %d retained are returned",
+				ErrOutsideWindow, v.base, window, v.n-v.base)}, nil
+		}
+		all, err := arch.ReadHistory(ctx)
+		if err != nil {
+			return answer{}, fmt.Errorf("orchestrator: reading the log outside the in-memory window from %T: %w", arch, err)
+		}
+		for _, m := range all {
+			if _, ok := m.(*message.StateChangedMessage); !ok {
+				keep(m)
+			}
+		}
+		return answer{msgs: out}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return a.msgs, a.err
+}
+
+// ErrOutsideWindow is wrapped by the error of a query whose answer lies
+// partly outside the team's in-memory window with no Archive to read it
+// from (Messages).
+var ErrOutsideWindow = errors.New("history outside the in-memory window")
+
+// Archive is a Subscriber that keeps the team's whole log durably, such as
+// eventlog.Writer: when the in-memory window no longer holds a team's
+// oldest records, Messages reads them from the first Archive among the
+// team's subscribers. It holds the whole log when it was attached with
+// WithSubscribers (or holds a restored team's log).
+type Archive interface {
+	Subscriber
+	// ReadHistory returns every message written so far, in order. It is
+	// called on the orchestrator's goroutine, between OnMessage calls, or
+	// after the team stopped.
+	ReadHistory(ctx context.Context) ([]message.Message, error)
 }
 
 // eachMessage calls fn for every log message of v in order, StateChanged
@@ -410,18 +489,10 @@ type EventFilter struct {
 func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessage, error) {
 	return query(ctx, t, func(r reader) ([]*message.EventMessage, error) {
 		var out []*message.EventMessage
-		eachMessage(r.log(), func(m message.Message) {
-			ev, ok := m.(*message.EventMessage)
-			if !ok {
-				return
+		r.eventLog().each(f.Agent, func(ev *message.EventMessage) {
+			if f.Payload == "" || message.TypeName(ev.Event) == f.Payload {
+				out = append(out, ev)
 			}
-			if f.Agent != uuid.Nil && (ev.Sender == nil || ev.Sender.AgentID() != f.Agent) {
-				return
-			}
-			if f.Payload != "" && message.TypeName(ev.Event) != f.Payload {
-				return
-			}
-			out = append(out, ev)
 		})
 		return out, nil
 	})

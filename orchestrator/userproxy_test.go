@@ -187,7 +187,10 @@ func TestRetention(t *testing.T) {
 	if _, err := sys.Ask(ctx, e, message.NewUserMessage("last")); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := team.Messages(ctx, orchestrator.Filter{})
+	log, err := team.Messages(ctx, orchestrator.Filter{})
+	if !errors.Is(err, orchestrator.ErrOutsideWindow) {
+		t.Fatalf("Messages past the window without an archive: err %v, want ErrOutsideWindow", err)
+	}
 	if len(log) < 100 || len(log) > 100+2048 {
 		t.Fatalf("retained %d records, want about 100", len(log))
 	}

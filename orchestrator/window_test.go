@@ -1,0 +1,164 @@
+package orchestrator_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// The in-memory window (issue 12): a team's ledger keeps a bounded number
+// of records by default, the indexes keep what queries need, and history
+// older than the window comes from an Archive or is reported missing.
+
+// tellMany tells e n user messages and waits until it handled them all.
+func tellMany(t *testing.T, sys *actor.System, e *message.Address, n int) {
+	t.Helper()
+	for range n {
+		if err := sys.Tell(e, message.NewUserMessage("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sys.Ask(ctxT(t), e, message.NewUserMessage("last")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The default window bounds the ledger without any option: a team that
+// handled more messages than the window holds keeps about the window.
+func TestDefaultWindowIsBounded(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	n := orchestrator.DefaultRetention/2 + 1000 // Received + Processed each
+	tellMany(t, sys, e, n)
+	kept, released, err := orchestrator.Retained(ctx, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released == 0 || kept > orchestrator.DefaultRetention+512 {
+		t.Fatalf("after %d messages the ledger keeps %d records and released %d; want at most about %d kept",
+			n, kept, released, orchestrator.DefaultRetention)
+	}
+}
+
+// emitter publishes one event per message it handles (B14, B83).
+type emitter struct{ actor.Base }
+
+type tick struct{ N int }
+
+func (*emitter) Receive(c *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*message.UserMessage); ok {
+		c.NotifyEvent(tick{N: len(m.Content)})
+	}
+	return nil, nil
+}
+
+// B83: events are an index, not part of the window: every one of them is
+// still there, by agent, long after its records left the window.
+func TestEventsOutliveTheWindow(t *testing.T) {
+	sys, team, _ := newTeam(t, orchestrator.WithRetention(50))
+	ctx := ctxT(t)
+	ev := mustSpawn(t, team, &emitter{}, named("ev"))
+	other := mustSpawn(t, team, &echo{}, named("other"))
+	tellMany(t, sys, ev, 300)
+	tellMany(t, sys, other, 300)
+	evs, err := team.Events(ctx, orchestrator.EventFilter{Agent: ev.AgentID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 301 {
+		t.Fatalf("agent's events after the window moved: %d, want 301", len(evs))
+	}
+	for i := 1; i < len(evs); i++ {
+		if !evs[i].Sender.Equal(ev) || evs[i].Timestamp.Before(evs[i-1].Timestamp) {
+			t.Fatalf("event %d: sender %v, out of order", i, evs[i].Sender)
+		}
+	}
+	again, _ := team.Events(ctx, orchestrator.EventFilter{Agent: ev.AgentID()})
+	if again[0].ID != evs[0].ID {
+		t.Fatal("an event materialized twice has two ids")
+	}
+	if all, _ := team.Events(ctx, orchestrator.EventFilter{}); len(all) != 301 {
+		t.Fatalf("all events: %d, want 301", len(all))
+	}
+	_ = team.Stop(ctx)
+	if after, _ := team.Events(ctx, orchestrator.EventFilter{Agent: ev.AgentID()}); len(after) != 301 {
+		t.Fatalf("events after the stop: %d, want 301", len(after))
+	}
+}
+
+// archive is an Archive kept in memory: what a durable log would write.
+type archive struct {
+	mu   sync.Mutex
+	msgs []message.Message
+}
+
+func (a *archive) OnMessage(m message.Message) {
+	a.mu.Lock()
+	a.msgs = append(a.msgs, m)
+	a.mu.Unlock()
+}
+
+func (a *archive) ReadHistory(context.Context) ([]message.Message, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.msgs), nil
+}
+
+// With an Archive attached from the start, Messages past the window reads
+// the whole log from it, filtered like the in-memory one.
+func TestMessagesOutsideTheWindowFromArchive(t *testing.T) {
+	arch := &archive{}
+	sys, team, _ := newTeam(t, orchestrator.WithRetention(40), orchestrator.WithSubscribers(arch))
+	ctx := ctxT(t)
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	tellMany(t, sys, e, 200)
+	all, err := team.Messages(ctx, orchestrator.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start of the orchestrator and of e, then per message Received, the
+	// echo's reply (Sent) and Processed.
+	if want := 2 + 3*201; len(all) != want {
+		t.Fatalf("Messages outside the window: %d, want %d", len(all), want)
+	}
+	if _, ok := all[0].(*message.StartMessage); !ok {
+		t.Fatalf("first message %s, want the orchestrator's StartMessage", message.TypeName(all[0]))
+	}
+	received, err := team.Messages(ctx, orchestrator.Filter{Type: "ReceivedMessage"})
+	if err != nil || len(received) != 201 {
+		t.Fatalf("filtered: %d, %v; want 201", len(received), err)
+	}
+	_ = team.Stop(ctx)
+	if _, err := team.Messages(ctx, orchestrator.Filter{}); err != nil {
+		t.Fatalf("after the stop: %v", err)
+	}
+}
+
+type failingArchive struct{ archive }
+
+func (*failingArchive) ReadHistory(context.Context) ([]message.Message, error) {
+	return nil, errors.New("disk gone")
+}
+
+// An archive that cannot be read is an error naming it, not a silent
+// window.
+func TestMessagesArchiveError(t *testing.T) {
+	sys, team, _ := newTeam(t, orchestrator.WithRetention(20), orchestrator.WithSubscribers(&failingArchive{}))
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	tellMany(t, sys, e, 100)
+	msgs, err := team.Messages(ctxT(t), orchestrator.Filter{})
+	if err == nil || msgs != nil {
+		t.Fatalf("Messages with a failing archive: %d messages, err %v", len(msgs), err)
+	}
+	if !strings.Contains(err.Error(), "disk gone") || !strings.Contains(err.Error(), "failingArchive") {
+		t.Fatalf("error %q does not name the archive and its failure", err)
+	}
+}
