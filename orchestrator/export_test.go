@@ -53,3 +53,16 @@ func Retained(ctx context.Context, t *Team) (kept, released int64, err error) {
 
 // DefaultRetention is the default in-memory window.
 const DefaultRetention = defaultRetention
+
+// Backlog reads, without asking the orchestrator (which may be busy), the
+// number of records appended but not yet consumed and the number of
+// members waiting for room.
+func Backlog(t *Team) (pending int64, waiters int) {
+	l := &t.o.led
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n - l.done, l.waiters
+}
+
+// MaxBacklog is the number of unconsumed records past which members wait.
+const MaxBacklog = maxBacklog

@@ -22,11 +22,18 @@ const chunkSize = 256
 // defaultRetention is the in-memory window of a team's ledger, in records,
 // unless WithRetention says otherwise: 65,536 records (5 MiB of entries,
 // plus the messages they hold).
-const defaultRetention = 1 << 16
+const defaultRetention = 1 << 12
+
+// maxBacklog is the number of records members may append ahead of the
+// orchestrator's consumption before a member's append waits for it: a slow
+// subscriber slows the team down instead of growing its memory without
+// bound (nothing is ever dropped). The orchestrator's own appends never
+// wait.
+const maxBacklog = 16 * chunkSize
 
 // maxFree is the number of retired chunks a ledger keeps for reuse: a team
 // at its window recycles chunks instead of touching fresh memory.
-const maxFree = 4
+const maxFree = 16
 
 // entry is one ledger entry: a record a member emitted, or a message logged
 // as it is (the orchestrator's own, or one replayed by a restore). A logged
@@ -46,12 +53,12 @@ type entry struct {
 var loggedMark = new(message.Address)
 
 // logged returns the entry for a message logged as it is.
-func logged(m message.Message) entry {
+func logged(m message.Message) *entry {
 	r := telemetry.Record{Kind: kindOf(m), Emitter: m.Envelope().Sender, Message: m, Recipient: loggedMark}
 	if sc, ok := m.(*message.StateChangedMessage); ok {
 		r.Value = sc.State
 	}
-	return entry{rec: r}
+	return &entry{rec: r}
 }
 
 // logged returns the message a logged entry holds, nil for a member's
@@ -98,13 +105,14 @@ func (e *entry) message(id uint64) message.Message {
 	if m := e.logged(); m != nil {
 		return m
 	}
-	return toMessage(&e.rec, ids.At(id))
+	return toMessage(&e.rec, ids.At(id), nil)
 }
 
 // toMessage builds the telemetry message for a member's record (B6-B16),
 // with the given id, the record's time, its emitter as sender, the
 // emitter's team, and the id of the emitter's current message as parent.
-func toMessage(r *telemetry.Record, id uuid.UUID) message.Telemetry {
+// The hot kinds come from sl when it is not nil.
+func toMessage(r *telemetry.Record, id uuid.UUID, sl *slabs) message.Telemetry {
 	var m message.Telemetry
 	switch r.Kind {
 	case telemetry.Start:
@@ -112,11 +120,32 @@ func toMessage(r *telemetry.Record, id uuid.UUID) message.Telemetry {
 	case telemetry.Stop:
 		m = &message.StopMessage{}
 	case telemetry.Sent:
-		m = &message.SentMessage{Message: r.Message, Recipient: r.Recipient}
+		var sm *message.SentMessage
+		if sl != nil {
+			sm = take(&sl.sent)
+		} else {
+			sm = new(message.SentMessage)
+		}
+		sm.Message, sm.Recipient = r.Message, r.Recipient
+		m = sm
 	case telemetry.Received:
-		m = &message.ReceivedMessage{MessageID: r.Message.Envelope().ID}
+		var rm *message.ReceivedMessage
+		if sl != nil {
+			rm = take(&sl.received)
+		} else {
+			rm = new(message.ReceivedMessage)
+		}
+		rm.MessageID = r.Message.Envelope().ID
+		m = rm
 	case telemetry.Processed:
-		m = &message.ProcessedMessage{MessageID: r.Message.Envelope().ID}
+		var pm *message.ProcessedMessage
+		if sl != nil {
+			pm = take(&sl.processed)
+		} else {
+			pm = new(message.ProcessedMessage)
+		}
+		pm.MessageID = r.Message.Envelope().ID
+		m = pm
 	case telemetry.Handled:
 		m = &message.HandledMessage{MessageID: r.Message.Envelope().ID}
 	case telemetry.Error, telemetry.Warning:
@@ -150,6 +179,27 @@ func toMessage(r *telemetry.Record, id uuid.UUID) message.Telemetry {
 	return m
 }
 
+// slabs hands out the telemetry messages of the hot kinds from blocks of
+// slabSize, one allocation per block instead of one per record. A message
+// a subscriber keeps keeps its block alive (at most slabSize messages).
+type slabs struct {
+	sent      []message.SentMessage
+	received  []message.ReceivedMessage
+	processed []message.ProcessedMessage
+}
+
+const slabSize = 32
+
+// take returns the next fresh element of *s.
+func take[T any](s *[]T) *T {
+	if len(*s) == 0 {
+		*s = make([]T, slabSize)
+	}
+	v := &(*s)[0]
+	*s = (*s)[1:]
+	return v
+}
+
 // chunk is a fixed block of entries; entry i's telemetry message has id
 // ids.At(ids+i), so an entry materialized twice has the same id without
 // storing it.
@@ -178,6 +228,14 @@ type ledger struct {
 	n      int64    // entries appended
 	free   []*chunk // retired chunks kept for reuse (no first-touch faults)
 
+	// done is the consumer's cursor as last published (under mu): members
+	// wait while n-done >= maxBacklog, unless the ledger is closed (the
+	// orchestrator has finished and consumes no more).
+	done    int64
+	waiters int
+	closed  bool
+	cond    sync.Cond // on mu
+
 	// pending is set when the orchestrator has been woken to drain and has
 	// not started yet; it keeps the wake-ups to one per drain pass.
 	pending atomic.Bool
@@ -191,19 +249,62 @@ type ledger struct {
 
 // append adds e and wakes the orchestrator if it is not already due to run.
 // It never blocks for longer than another append.
-func (l *ledger) append(e entry) {
+func (l *ledger) append(e *entry) {
 	l.mu.Lock()
+	l.put(e)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// appendMember is append for a member's record: past maxBacklog records
+// not yet consumed it waits for the orchestrator to catch up.
+func (l *ledger) appendMember(e *entry) {
+	l.mu.Lock()
+	if l.n-l.done >= maxBacklog && !l.closed {
+		l.mu.Unlock()
+		l.poke()
+		l.mu.Lock()
+		for l.n-l.done >= maxBacklog && !l.closed {
+			if l.cond.L == nil {
+				l.cond.L = &l.mu
+			}
+			l.waiters++
+			l.cond.Wait()
+			l.waiters--
+		}
+	}
+	l.put(e)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// put stores e at the end; l.mu is held.
+func (l *ledger) put(e *entry) {
 	i := int(l.n - l.base)
 	ci := i / chunkSize
 	if ci == len(l.chunks) {
 		l.chunks = append(l.chunks, l.newChunk())
 	}
-	l.chunks[ci].ents[i%chunkSize] = e
+	l.chunks[ci].ents[i%chunkSize] = *e
 	l.n++
-	l.mu.Unlock()
+}
+
+// poke wakes the orchestrator unless it is already due to drain.
+func (l *ledger) poke() {
 	if !l.pending.Load() && !l.pending.Swap(true) && l.wake != nil {
 		l.wake()
 	}
+}
+
+// close releases every waiting member for good: the orchestrator has
+// finished and consumes no more.
+func (l *ledger) close() {
+	l.mu.Lock()
+	l.closed = true
+	if l.waiters > 0 {
+		l.cond.Broadcast()
+	}
+	l.mu.Unlock()
 }
 
 // newChunk returns a recycled chunk or a new one; l.mu is held.
@@ -218,10 +319,15 @@ func (l *ledger) newChunk() *chunk {
 	return c
 }
 
-// look refreshes the consumer's view.
+// look refreshes the consumer's view and publishes its cursor, releasing
+// members that wait on the backlog.
 func (l *ledger) look() {
 	l.mu.Lock()
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
+	l.done = l.cursor
+	if l.waiters > 0 {
+		l.cond.Broadcast()
+	}
 	l.mu.Unlock()
 }
 
@@ -274,7 +380,8 @@ func (l *ledger) retire(keepFrom int64) {
 				l.free = append(l.free, c)
 			}
 		}
-		l.chunks = append(make([]*chunk, 0, len(l.chunks)-drop+8), l.chunks[drop:]...)
+		// In place: no view that reads the old order outlives this call.
+		l.chunks = l.chunks[:copy(l.chunks, l.chunks[drop:])]
 		l.base += int64(drop) * chunkSize
 	}
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
@@ -302,11 +409,23 @@ func (v logView) each(fn func(e *entry, id uint64)) {
 }
 
 // emitter is one team member's telemetry channel into the ledger.
-type emitter struct{ l *ledger }
+type emitter struct {
+	l       *ledger
+	started bool
+}
 
-// Emit appends r to the ledger.
-func (e emitter) Emit(r telemetry.Record) { e.l.append(entry{rec: r}) }
-
+// Emit appends r to the ledger. The member's Start record is emitted by
+// its creator, which may be the orchestrator itself (Team.Spawn, Hire):
+// it never waits for the backlog, since the orchestrator cannot wait for
+// its own consumption.
+func (e *emitter) Emit(r telemetry.Record) {
+	if !e.started {
+		e.started = true
+		e.l.append(&entry{rec: r})
+		return
+	}
+	e.l.appendMember(&entry{rec: r})
+}
 // eventIndex keeps every event entry of the log (B83), in ledger order and
 // by emitting agent, however far the window has moved: agents read their
 // own model and usage events back from it. Its size follows the events it

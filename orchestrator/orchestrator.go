@@ -46,6 +46,7 @@ type orchestrator struct {
 	subs     []Subscriber
 	catalog  catalog
 	events   eventIndex // every EventMessage of the log, outside the window
+	slabs    slabs      // the subscribers' messages of the hot kinds
 
 	restoring bool
 	stopping  bool
@@ -88,7 +89,7 @@ func newOrchestrator(op *options) *orchestrator {
 func (o *orchestrator) Start(wake func()) { o.led.wake = wake }
 
 // Attach implements telemetry.Sink: every member appends to the ledger.
-func (o *orchestrator) Attach(*message.Address) telemetry.Emitter { return emitter{&o.led} }
+func (o *orchestrator) Attach(*message.Address) telemetry.Emitter { return &emitter{l: &o.led} }
 
 // Drain implements telemetry.Sink.
 func (o *orchestrator) Drain() { o.drain() }
@@ -239,7 +240,7 @@ func (o *orchestrator) forSubscribers(e *entry, id uint64) message.Message {
 		}
 		m = addrs.Clone(lm)
 	} else {
-		m = toMessage(&e.rec, ids.At(id))
+		m = toMessage(&e.rec, ids.At(id), &o.slabs)
 	}
 	b := m.Envelope()
 	b.Sender = o.snap(b.Sender)
@@ -384,6 +385,7 @@ func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 // view is left for queries. A raw stop reaches it too (B102).
 func (o *orchestrator) OnStop(*actor.Context) {
 	o.drain()
+	o.led.close()
 	o.finished = true
 	o.fanOut("OnStop", func(s Subscriber) {
 		if r, ok := s.(StopSubscriber); ok {

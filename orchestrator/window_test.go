@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // The in-memory window (issue 12): a team's ledger keeps a bounded number
@@ -160,5 +162,75 @@ func TestMessagesArchiveError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "disk gone") || !strings.Contains(err.Error(), "failingArchive") {
 		t.Fatalf("error %q does not name the archive and its failure", err)
+	}
+}
+
+// gateSub blocks in OnMessage until its gate opens, then counts.
+type gateSub struct {
+	gate chan struct{}
+	n    int
+}
+
+func (g *gateSub) OnMessage(message.Message) {
+	<-g.gate
+	g.n++
+}
+
+// No drop, bounded memory: a subscriber that stops consuming makes members
+// wait once MaxBacklog records are pending, instead of the ledger growing;
+// once it resumes, it sees every record, in order.
+func TestSlowSubscriberBackpressure(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	sink := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("sink"))
+	src := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("src"))
+	g := &gateSub{gate: make(chan struct{})}
+	if err := team.Subscribe(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	n := orchestrator.MaxBacklog // 3 records each: three times the backlog
+	done := make(chan error, 1)
+	go func() {
+		done <- proxy.Do(ctx, src, func(c *actor.Context, _ actor.Actor) error {
+			for range n {
+				if err := c.Send(sink, message.NewUserMessage("x")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}()
+	for { // until a member waits for room (the subscriber holds the orchestrator)
+		pending, waiters := orchestrator.Backlog(team)
+		if waiters > 0 {
+			if pending > int64(orchestrator.MaxBacklog) {
+				t.Fatalf("%d records pending with a member waiting; the bound is %d", pending, orchestrator.MaxBacklog)
+			}
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the sender finished (%v) while the subscriber consumed nothing", err)
+		case <-ctx.Done():
+			t.Fatal("no member ever waited for the backlog")
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(g.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.Ask(ctx, sink, message.NewUserMessage("barrier")); err != nil {
+		t.Fatal(err)
+	}
+	_ = team.Sync(ctx)
+	// Every record of the n messages reached the subscriber: Sent,
+	// Received, Processed each, plus the barrier's Received and Processed.
+	if want := 3*n + 2; g.n < want {
+		t.Fatalf("subscriber saw %d records, want at least %d", g.n, want)
 	}
 }
