@@ -27,7 +27,7 @@
 // barrier rule: what a member emitted before answering an ask is visible to
 // any team query made after the answer. Nothing is dropped: every record
 // reaches every subscriber. The memory is bounded: the ledger keeps a window
-// of the most recent records (65,536 by default, WithRetention), the
+// of the most recent records (4,096 by default, WithRetention), the
 // roster, states, metadata, cards and events live in indexes, and older
 // history is read from the team's Archive (a durable event log) when one
 // is attached.

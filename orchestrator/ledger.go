@@ -20,7 +20,7 @@ import (
 const chunkSize = 256
 
 // defaultRetention is the in-memory window of a team's ledger, in records,
-// unless WithRetention says otherwise: 65,536 records (5 MiB of entries,
+// unless WithRetention says otherwise: 4,096 records (320 KiB of entries,
 // plus the messages they hold).
 const defaultRetention = 1 << 12
 
@@ -426,6 +426,7 @@ func (e *emitter) Emit(r telemetry.Record) {
 	}
 	e.l.appendMember(&entry{rec: r})
 }
+
 // eventIndex keeps every event entry of the log (B83), in ledger order and
 // by emitting agent, however far the window has moved: agents read their
 // own model and usage events back from it. Its size follows the events it

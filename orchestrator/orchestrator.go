@@ -138,7 +138,7 @@ func (o *orchestrator) drain() {
 		}
 		o.consume(r, id)
 	}
-	if o.led.retained() > o.retention+chunkSize {
+	if o.led.retained()-chunkSize > o.retention { // no overflow for math.MaxInt
 		o.led.retire(o.led.cursor - o.retention)
 	}
 }

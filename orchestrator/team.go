@@ -46,7 +46,7 @@ func WithSubscribers(s ...Subscriber) Option {
 }
 
 // WithRetention sets the team's in-memory window: about n of the most
-// recent records are kept in memory (n > 0; 65,536 by default, about 5 MiB
+// recent records are kept in memory (n > 0; 4,096 by default, 320 KiB
 // of records plus the messages they hold); older ones are released once
 // the orchestrator has consumed them (fanned them out to the subscribers,
 // such as a durable event log). Messages reads history older than the
@@ -386,7 +386,7 @@ func (f Filter) match(m message.Message) bool {
 // message except StateChanged (those only update States), filtered by f.
 // Addresses in it are live where the actor is; the slice is the caller's.
 //
-// The team keeps a window of its most recent records in memory (65,536 by
+// The team keeps a window of its most recent records in memory (4,096 by
 // default; WithRetention changes it). While the whole log fits in it,
 // Messages reads memory. Once older records have left it, Messages reads
 // the whole log from the team's Archive subscriber (eventlog.Writer) when
