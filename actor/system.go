@@ -102,8 +102,12 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 		return nil, fmt.Errorf("actor: Spawn of a nil %T", a)
 	}
 	var o spawnOptions
-	for _, f := range optList {
-		f(&o)
+	if len(optList) > 0 { // options escape; a spawn without any allocates none
+		op := new(spawnOptions)
+		for _, f := range optList {
+			f(op)
+		}
+		o = *op
 	}
 	if cfg == nil {
 		if f, ok := a.(configFactory); ok {

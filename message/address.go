@@ -58,6 +58,19 @@ func NewSnapshotAddress(id Identity) *Address {
 	return &Address{id: id, kind: snapshot}
 }
 
+// ident returns the identity without copying it; the zero identity for a
+// nil address. The accessors below read one field through it, so that the
+// hot paths that ask an address for its id or team copy 16 bytes, not the
+// whole identity.
+func (a *Address) ident() *Identity {
+	if a == nil {
+		return &zeroIdentity
+	}
+	return &a.id
+}
+
+var zeroIdentity Identity
+
 // Identity returns the identity snapshot.
 func (a *Address) Identity() Identity {
 	if a == nil {
@@ -67,33 +80,33 @@ func (a *Address) Identity() Identity {
 }
 
 // AgentID returns the actor's unique id.
-func (a *Address) AgentID() uuid.UUID { return a.Identity().AgentID }
+func (a *Address) AgentID() uuid.UUID { return a.ident().AgentID }
 
 // Name returns the actor's name.
-func (a *Address) Name() string { return a.Identity().Name }
+func (a *Address) Name() string { return a.ident().Name }
 
 // Role returns the actor's role.
-func (a *Address) Role() string { return a.Identity().Role }
+func (a *Address) Role() string { return a.ident().Role }
 
 // TeamID returns the actor's team id.
-func (a *Address) TeamID() uuid.UUID { return a.Identity().TeamID }
+func (a *Address) TeamID() uuid.UUID { return a.ident().TeamID }
 
 // SquadID returns the actor's squad id, uuid.Nil when it has none.
-func (a *Address) SquadID() uuid.UUID { return a.Identity().SquadID }
+func (a *Address) SquadID() uuid.UUID { return a.ident().SquadID }
 
 // IsUserProxy reports whether the actor is a user proxy: true for the
 // UserProxy actor and anything built on it, whatever its name or role.
-func (a *Address) IsUserProxy() bool { return a.Identity().UserProxy }
+func (a *Address) IsUserProxy() bool { return a.ident().UserProxy }
 
 // IsOrchestrator reports whether the actor is a team root.
-func (a *Address) IsOrchestrator() bool { return a.Identity().Orchestrate }
+func (a *Address) IsOrchestrator() bool { return a.ident().Orchestrate }
 
 // IsTool reports whether the actor is a tool of its team (actor.Config's
 // Tool): stopped after the team's other members and restored before them.
-func (a *Address) IsTool() bool { return a.Identity().Tool }
+func (a *Address) IsTool() bool { return a.ident().Tool }
 
 // ActorType returns the actor's concrete type name, "" if unknown.
-func (a *Address) ActorType() string { return a.Identity().Type }
+func (a *Address) ActorType() string { return a.ident().Type }
 
 // IsAlive reports whether the actor can still receive. For a live address it
 // is false once the actor stopped or was collected; a snapshot reports true
