@@ -188,7 +188,12 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 	if err := team.Subscribe(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	n := orchestrator.MaxBacklog // 3 records each: three times the backlog
+	var open sync.Once
+	release := func() { open.Do(func() { close(g.gate) }) }
+	t.Cleanup(release) // a failed test must still let the team stop
+	// The sender's Sent records alone are twice the backlog: it must wait
+	// whatever the receiver does.
+	n := 2 * orchestrator.MaxBacklog
 	done := make(chan error, 1)
 	go func() {
 		done <- proxy.Do(ctx, src, func(c *actor.Context, _ actor.Actor) error {
@@ -217,7 +222,7 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	close(g.gate)
+	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
