@@ -239,3 +239,26 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 		t.Fatalf("subscriber saw %d records, want at least %d", g.n, want)
 	}
 }
+
+// Issue 12: every subscriber receives the same materialized message for a
+// record (one copy per record, shared read-only), not a copy each.
+func TestSubscribersShareOneCopy(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	first, second := &archive{}, &archive{}
+	_ = team.Subscribe(ctx, first)
+	_ = team.Subscribe(ctx, second)
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	tellMany(t, sys, e, 3)
+	_ = team.Sync(ctx)
+	a, _ := first.ReadHistory(ctx)
+	b, _ := second.ReadHistory(ctx)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("subscribers saw %d and %d messages", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("message %d (%s): two subscribers got two copies", i, message.TypeName(a[i]))
+		}
+	}
+}
