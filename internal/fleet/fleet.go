@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -76,6 +75,10 @@ type Config struct {
 	Retention int
 	// Logger receives the runtime's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// OnIdle, when set, is called once every team has had its turns and is
+	// idle, just after the heap was measured (and garbage collected): the
+	// moment to write a heap profile of idle teams.
+	OnIdle func()
 }
 
 // Validate reports the first field out of range.
@@ -197,13 +200,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 
 	sc := newScript()
 	defer sc.srv.Close()
-	// One client for every agent, keeping as many idle connections as
-	// there can be calls in flight (the default keeps 2 per host, and the
-	// others would be redialled on every call).
-	transport := sc.srv.HTTPClient().Transport.(*http.Transport).Clone()
-	transport.MaxIdleConnsPerHost = cfg.Concurrency
-	defer transport.CloseIdleConnections()
-	f := &fleet{cfg: cfg, env: &agent.Env{HTTPClient: &http.Client{Transport: transport}}, script: sc}
+	client := sc.client(cfg.Concurrency) // one for every agent
+	defer client.CloseIdleConnections()
+	f := &fleet{cfg: cfg, env: &agent.Env{HTTPClient: client}, script: sc}
 	f.sys = actor.NewSystem(actor.SystemConfig{Logger: cfg.Logger})
 	defer func() {
 		// The run's ctx may be over: shutting down has its own deadline.
@@ -250,6 +249,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	var idle runtime.MemStats
 	if err == nil {
 		idle = settled()
+		if cfg.OnIdle != nil {
+			cfg.OnIdle()
+		}
 	}
 
 	start = time.Now()

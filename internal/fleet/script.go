@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"sync/atomic"
 
@@ -56,6 +57,15 @@ func newScript() *script {
 	s.srv.Model(keyAnswer).Otherwise(final(agent.Response, humanName, answerText))
 	s.srv.Model(keyWorker).Otherwise(final(agent.Response, managerName, resultText))
 	return s
+}
+
+// client returns a client of the server that keeps as many idle
+// connections as there are calls in flight (conc): http.Transport keeps 2
+// per host by default, and redials the others on every call.
+func (s *script) client(conc int) *http.Client {
+	t := s.srv.HTTPClient().Transport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = conc
+	return &http.Client{Transport: t}
 }
 
 // route maps a request to the step of the turn it is: the person's
