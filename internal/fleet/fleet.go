@@ -219,6 +219,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	f.teams = make([]*team, cfg.Teams)
 	latency := make([]time.Duration, cfg.Teams*cfg.Turns)
 
+	if err := f.warmUp(ctx); err != nil {
+		return rep, err
+	}
 	before := settled()
 	start := time.Now()
 	err = each(ctx, cfg.Teams, cfg.Concurrency, func(ctx context.Context, i int) error {
@@ -374,6 +377,32 @@ func (f *fleet) spawn(ctx context.Context, t *orchestrator.Team, card *orchestra
 	acfg := cfg.(*agent.AgentConfig)
 	acfg.Name = name
 	return t.Spawn(ctx, &agent.BaseAgent{Env: f.env}, acfg)
+}
+
+// warmUp runs one turn through a throwaway team before anything is
+// measured: what the first model call of the process initializes (the
+// HTTP connection, encoders' caches) is not counted in the fleet's
+// figures. It also makes that first call alone. go-openai's
+// jsonschema.Definition.MarshalJSON sets a nil Properties map on the
+// definition it encodes, and agent's StructuredOutput schema is one
+// process-wide value encoded on every request: the first requests sent in
+// parallel race on it (go test -race reports it). Encoding the schema once
+// in agent/llm, as the agent-turn work does, removes the race; the warm-up
+// then stays for the first reason.
+func (f *fleet) warmUp(ctx context.Context) error {
+	tm, err := f.newTeam(ctx)
+	if err == nil {
+		err = f.turn(ctx, tm)
+	}
+	if tm == nil {
+		return fmt.Errorf("fleet: warm-up team: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if err = errors.Join(err, tm.t.Stop(sctx)); err != nil {
+		return fmt.Errorf("fleet: warm-up team: %w", err)
+	}
+	return nil
 }
 
 // waitIdle returns once every member has handled everything sent to it
