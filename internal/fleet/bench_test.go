@@ -26,6 +26,8 @@ const benchTurns = 4
 //
 //	turns/s          turns completed per second of the driven phase
 //	calls/s          model calls per second (3 per turn)
+//	cpu-us/turn      process CPU time per turn: on a shared machine the
+//	                 steadier figure (turns/s follows the other load)
 //	allocs/turn      heap allocations per turn, whole process (agents,
 //	B/turn           runtime, go-openai, both HTTP ends, the scripted server)
 //	heap-B/idle-team live heap of a team idle after its turns
@@ -58,6 +60,7 @@ func BenchmarkFleet(b *testing.B) {
 				sum.Turns += rep.Turns
 				sum.ModelCalls += rep.ModelCalls
 				sum.Driven += rep.Driven
+				sum.CPU += rep.CPU
 				sum.Allocs += rep.Allocs
 				sum.Bytes += rep.Bytes
 				heapIdle += rep.HeapIdleTeam
@@ -67,6 +70,7 @@ func BenchmarkFleet(b *testing.B) {
 			}
 			b.ReportMetric(sum.TurnsPerSec(), "turns/s")
 			b.ReportMetric(sum.CallsPerSec(), "calls/s")
+			b.ReportMetric(float64(sum.CPUPerTurn().Microseconds()), "cpu-us/turn")
 			b.ReportMetric(sum.AllocsPerTurn(), "allocs/turn")
 			b.ReportMetric(sum.BytesPerTurn(), "B/turn")
 			b.ReportMetric(float64(heapIdle)/float64(runs), "heap-B/idle-team")
@@ -116,11 +120,12 @@ func BenchmarkRawModelCalls(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	if err := each(context.Background(), b.N, DefaultConcurrency, call); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-us/call")
 	if n := sc.unexpected.Load(); n > 0 {
 		b.Fatalf("%d calls matched no step", n)
 	}

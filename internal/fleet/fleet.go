@@ -114,6 +114,10 @@ type Report struct {
 	// Setup is the time to create every team and see it idle; Driven the
 	// wall time of all the turns; Stop the time to stop every team.
 	Setup, Driven, Stop time.Duration
+	// CPU is the process's CPU time (user + system) while the turns ran,
+	// 0 where getrusage is missing. Unlike Driven it hardly depends on what
+	// else the machine runs.
+	CPU time.Duration
 	// LatencyP50 and LatencyP99 are percentiles of one turn's time, from
 	// the person's request to the answer in hand.
 	LatencyP50, LatencyP99 time.Duration
@@ -144,6 +148,14 @@ func (r Report) TurnsPerSec() float64 { return perSec(float64(r.Turns), r.Driven
 // CallsPerSec is the model calls per second of the driven phase.
 func (r Report) CallsPerSec() float64 { return perSec(float64(r.ModelCalls), r.Driven) }
 
+// CPUPerTurn is the process's CPU time per turn of the driven phase.
+func (r Report) CPUPerTurn() time.Duration {
+	if r.Turns == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Turns)
+}
+
 // AllocsPerTurn is the allocations per turn of the driven phase.
 func (r Report) AllocsPerTurn() float64 { return per(float64(r.Allocs), r.Turns) }
 
@@ -173,7 +185,8 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "turns: %d in %v = %.1f turns/s, %.1f model calls/s; turn latency p50 %v, p99 %v\n",
 		r.Turns, r.Driven.Round(time.Millisecond), r.TurnsPerSec(), r.CallsPerSec(),
 		r.LatencyP50.Round(time.Microsecond), r.LatencyP99.Round(time.Microsecond))
-	fmt.Fprintf(&b, "per turn: %.0f allocs, %.0f B (whole process; %d GCs)\n", r.AllocsPerTurn(), r.BytesPerTurn(), r.GCs)
+	fmt.Fprintf(&b, "per turn: %v CPU, %.0f allocs, %.0f B (whole process; %d GCs)\n",
+		r.CPUPerTurn().Round(time.Microsecond), r.AllocsPerTurn(), r.BytesPerTurn(), r.GCs)
 	fmt.Fprintf(&b, "per team: heap %d B fresh, %d B idle after its turns; stacks %d B\n",
 		r.HeapFreshTeam, r.HeapIdleTeam, r.StackIdleTeam)
 	fmt.Fprintf(&b, "retained once the teams stopped: %d B (%.0f B per model call: the scripted server's request log)\n",
@@ -239,9 +252,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		calls := sc.calls.Load()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		start = time.Now()
+		start, cpu := time.Now(), processCPU()
 		err = f.drive(ctx, latency)
-		rep.Driven = time.Since(start)
+		rep.Driven, rep.CPU = time.Since(start), processCPU()-cpu
 		runtime.ReadMemStats(&m1)
 		rep.ModelCalls = sc.calls.Load() - calls
 		rep.Allocs, rep.Bytes, rep.GCs = m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc, m1.NumGC-m0.NumGC

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestRunSmallFleet(t *testing.T) {
 	}
 	if rep.Driven <= 0 || rep.Setup <= 0 || rep.TurnsPerSec() <= 0 || rep.CallsPerSec() <= rep.TurnsPerSec() {
 		t.Errorf("times: setup %v, driven %v, %f turns/s, %f calls/s", rep.Setup, rep.Driven, rep.TurnsPerSec(), rep.CallsPerSec())
+	}
+	if runtime.GOOS == "linux" && rep.CPUPerTurn() <= 0 {
+		t.Errorf("CPU per turn %v", rep.CPUPerTurn())
 	}
 	if rep.LatencyP50 <= 0 || rep.LatencyP99 < rep.LatencyP50 {
 		t.Errorf("latency p50 %v, p99 %v", rep.LatencyP50, rep.LatencyP99)
