@@ -13,11 +13,11 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// chunkSize is the number of entries per ledger chunk (20 KiB). A chunk is
+// chunkSize is the number of entries per ledger chunk (10 KiB). A chunk is
 // never moved, so entries below a count read under the lock can be read
 // without it. Small enough that an idle team's ledger costs little; large
 // enough that the lock is taken once per chunk by the consumer.
-const chunkSize = 256
+const chunkSize = 128
 
 // defaultRetention is the in-memory window of a team's ledger, in records,
 // unless WithRetention says otherwise: 4,096 records (320 KiB of entries,
@@ -29,11 +29,11 @@ const defaultRetention = 1 << 12
 // subscriber slows the team down instead of growing its memory without
 // bound (nothing is ever dropped). The orchestrator's own appends never
 // wait.
-const maxBacklog = 16 * chunkSize
+const maxBacklog = 4096
 
 // maxFree is the number of retired chunks a ledger keeps for reuse: a team
 // at its window recycles chunks instead of touching fresh memory.
-const maxFree = 16
+const maxFree = 32
 
 // entry is one ledger entry: a record a member emitted, or a message logged
 // as it is (the orchestrator's own, or one replayed by a restore). A logged
