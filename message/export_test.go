@@ -69,3 +69,7 @@ func KindOf(a *Address) string {
 	}
 	return "unknown"
 }
+
+// ReferenceMarshal is the encoding/json path Marshal replaced: the tests
+// compare the two.
+var ReferenceMarshal = referenceMarshal

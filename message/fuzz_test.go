@@ -11,8 +11,8 @@ import (
 )
 
 // FuzzUnmarshal feeds arbitrary bytes to the codec. No input may panic, and
-// whatever decodes must re-encode, decode again to an equal value, and
-// re-encode to the same bytes (decoding normalizes once; after that the
+// whatever decodes must re-encode (to the bytes the encoding/json path
+// writes), decode again to an equal value, and re-encode to the same bytes (decoding normalizes once; after that the
 // codec is a fixed point). Seeds: every golden file plus hand-written edge
 // cases; crashers found are kept under testdata/fuzz/FuzzUnmarshal.
 func FuzzUnmarshal(f *testing.F) {
@@ -55,6 +55,9 @@ func FuzzUnmarshal(f *testing.F) {
 		enc1, err := message.Marshal(v1)
 		if err != nil {
 			t.Fatalf("decoded %T does not re-encode: %v\ninput %q", v1, err, data)
+		}
+		if ref, err := message.ReferenceMarshal(v1); err != nil || !bytes.Equal(enc1, ref) {
+			t.Fatalf("encoder and encoding/json disagree (%v)\n%s\n%s", err, enc1, ref)
 		}
 		v2, err := message.Unmarshal(enc1)
 		if err != nil {
