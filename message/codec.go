@@ -223,6 +223,11 @@ func fastTag(data []byte) (name string, ok bool) {
 // unmarshal is Unmarshal without the depth check, for nested values.
 func unmarshal(data []byte) (any, error) {
 	name, ok := fastTag(data)
+	if ok && !slowDecode.Load() {
+		if v, ok, err := decodeOwn(name, data); ok {
+			return v, err
+		}
+	}
 	if !ok {
 		var head struct {
 			Model json.RawMessage `json:"__model__"`
