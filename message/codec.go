@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/internal/link"
 )
@@ -175,6 +176,9 @@ func Unmarshal(data []byte) (any, error) {
 // tooDeep reports whether the JSON text nests objects and arrays more than
 // limit levels deep. It does not validate the JSON.
 func tooDeep(data []byte, limit int) bool {
+	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= limit {
+		return false // too few brackets to nest that deep; the count is vectorized, the scan below is not
+	}
 	depth, inString, escaped := 0, false, false
 	for _, c := range data {
 		switch {
@@ -214,10 +218,10 @@ func fastTag(data []byte) (name string, ok bool) {
 	}
 	rest = rest[1:]
 	i := bytes.IndexByte(rest, '"')
-	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+	if i <= 0 || i > maxInterned || bytes.IndexByte(rest[:i], '\\') >= 0 || !utf8.Valid(rest[:i]) {
 		return "", false
 	}
-	return string(rest[:i]), true
+	return intern(rest[:i]), true
 }
 
 // unmarshal is Unmarshal without the depth check, for nested values.

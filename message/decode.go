@@ -295,7 +295,8 @@ func (d *decoder) address() (*Address, bool) {
 }
 
 func (d *decoder) fastAddress() (*Address, bool) {
-	var dict addressDict
+	var id Identity
+	var tag bool
 	var seen uint
 	ok := d.object(func(key []byte) bool {
 		var bit uint
@@ -303,28 +304,28 @@ func (d *decoder) fastAddress() (*Address, bool) {
 		switch string(key) {
 		case "__actor_address__":
 			bit = 1
-			dict.Tag, ok = d.boolean()
+			tag, ok = d.boolean()
 		case "__actor_type__":
 			bit = 2
-			dict.ActorType, ok = d.str()
+			id.Type, ok = d.shortStr()
 		case "agent_id":
 			bit = 4
-			dict.AgentID, ok = d.str()
+			id.AgentID, ok = d.optionalUUID()
 		case "name":
 			bit = 8
-			dict.Name, ok = d.str()
+			id.Name, ok = d.shortStr()
 		case "role":
 			bit = 16
-			dict.Role, ok = d.str()
+			id.Role, ok = d.shortStr()
 		case "team_id":
 			bit = 32
-			dict.TeamID, ok = d.str()
+			id.TeamID, ok = d.optionalUUID()
 		case "squad_id":
 			bit = 64
-			dict.SquadID, ok = d.str()
+			id.SquadID, ok = d.optionalUUID()
 		case "is_user_proxy":
 			bit = 128
-			dict.IsUserProxy, ok = d.boolean()
+			id.UserProxy, ok = d.boolean()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -332,14 +333,60 @@ func (d *decoder) fastAddress() (*Address, bool) {
 		seen |= bit
 		return true
 	})
-	if !ok || !dict.Tag {
-		return nil, false
-	}
-	id, err := dict.identity()
-	if err != nil {
+	if !ok || !tag {
 		return nil, false
 	}
 	return &Address{id: id, kind: snapshot}, true
+}
+
+// optionalUUID consumes a string holding a UUID or nothing (uuid.Nil), as
+// addressDict.identity reads it.
+func (d *decoder) optionalUUID() (uuid.UUID, bool) {
+	raw, escaped, ok := d.rawString()
+	if !ok || escaped {
+		return uuid.Nil, false
+	}
+	if len(raw) == 0 {
+		return uuid.Nil, true
+	}
+	u, err := uuid.ParseBytes(raw)
+	return u, err == nil
+}
+
+// shortStr is str for the short strings every address repeats (names,
+// roles, types): a small shared table hands back the same string for the
+// same text instead of allocating one per address.
+func (d *decoder) shortStr() (string, bool) {
+	d.ws()
+	start := d.i
+	raw, escaped, ok := d.rawString()
+	if !ok || escaped || len(raw) > maxInterned || !utf8.Valid(raw) {
+		d.i = start
+		return d.str()
+	}
+	return intern(raw), true
+}
+
+// maxInterned bounds the strings the table keeps: 512 slots of at most
+// 64 bytes.
+const maxInterned = 64
+
+var interned [512]atomic.Pointer[string]
+
+// intern returns string(b), shared with earlier calls for the same text
+// when its slot still holds it.
+func intern(b []byte) string {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &interned[h%uint32(len(interned))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	slot.Store(&s)
+	return s
 }
 
 // object consumes an object, calling field for each key with the decoder
