@@ -26,29 +26,17 @@ func benchRecord(tm *team) message.Message {
 
 // BenchmarkWriteRecord measures OnMessage under SyncNone: encode, one
 // write(2), bookkeeping. The record is built before the timer starts.
-func BenchmarkWriteRecord(b *testing.B) {
-	tm := newTeam()
-	w, _ := create(b, tm, eventlog.Options{Sync: eventlog.SyncNone})
-	rec := benchRecord(tm)
-	line, _ := message.Marshal(rec)
-	b.SetBytes(int64(len(line) + 1))
-	b.ReportAllocs()
-	for b.Loop() {
-		w.OnMessage(rec)
-	}
-	b.StopTimer()
-	if s := eventlog.StatsOf(w); s.Lost != 0 || s.Written == 0 {
-		b.Fatalf("Stats %+v", s)
-	}
-}
+func BenchmarkWriteRecord(b *testing.B) { benchWrite(b, eventlog.SyncNone) }
 
 // BenchmarkWriteRecordBatch measures OnMessage under SyncBatch (the
 // policy a team uses): encode into the buffer, one write(2) per 64 KiB
 // batch, an fsync per interval on the Writer's goroutine; Close is timed,
 // so the last batch's write and fsync count too.
-func BenchmarkWriteRecordBatch(b *testing.B) {
+func BenchmarkWriteRecordBatch(b *testing.B) { benchWrite(b, eventlog.SyncBatch) }
+
+func benchWrite(b *testing.B, policy eventlog.SyncPolicy) {
 	tm := newTeam()
-	w, _ := create(b, tm, eventlog.Options{Sync: eventlog.SyncBatch})
+	w, _ := create(b, tm, eventlog.Options{Sync: policy})
 	rec := benchRecord(tm)
 	line, _ := message.Marshal(rec)
 	b.SetBytes(int64(len(line) + 1))

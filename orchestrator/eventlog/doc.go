@@ -60,5 +60,7 @@
 // reads the log with ReadFile, replays Log.Messages, and continues the same
 // file with Append; the orchestrator brackets the replay with
 // SetRestoring(team, true) and SetRestoring(team, false), so the replayed
-// records, already in the file, are not written twice.
+// records, already in the file, are not written twice. Writer.ReadHistory
+// reads back everything the Writer has written so far (its buffer flushed
+// first), for history the orchestrator no longer keeps in memory.
 package eventlog
