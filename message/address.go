@@ -228,7 +228,10 @@ func parseOptionalUUID(field, s string) (uuid.UUID, error) {
 // "is_user_proxy". UnmarshalJSON turns that form back into a snapshot
 // address (B59).
 func (a *Address) MarshalJSON() ([]byte, error) {
-	return json.Marshal(a.serialize())
+	if a == nil {
+		a = &Address{}
+	}
+	return appendAddress(make([]byte, 0, 256), a), nil
 }
 
 // UnmarshalJSON decodes an AddressDict into a snapshot address. The object

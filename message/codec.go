@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/internal/link"
 )
@@ -108,37 +109,36 @@ func Marshal(v any) ([]byte, error) {
 	if v == nil {
 		return nil, errors.New("message: Marshal(nil)")
 	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+	if isNil(v) {
 		return nil, fmt.Errorf("message: Marshal of a nil %T", v)
 	}
-	name, ok := nameOf(reflect.TypeOf(v))
-	if !ok {
-		return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)
+	a, name := own(v)
+	if a == nil {
+		var ok bool
+		if name, ok = nameOf(reflect.TypeOf(v)); !ok {
+			return nil, fmt.Errorf("message: encode %T: %w (call message.Register)", v, ErrUnknownType)
+		}
+		v = addressable(v)
+		a, _ = own(v)
 	}
-	body, err := encode(addressable(v))
+	if a != nil {
+		out, err := marshalOwn(a, name)
+		if err != nil {
+			return nil, fmt.Errorf("message: encode %s: %w", name, err)
+		}
+		return out, nil
+	}
+	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("message: encode %s: %w", name, err)
 	}
-	return tag(name, body)
+	return appendTag(make([]byte, 0, len(body)+len(typeTag)+len(name)+8), name, body)
 }
 
-// compactJSON is implemented by this package's types whose MarshalJSON
-// output is json.Marshal's own, hence valid and compact.
-type compactJSON interface {
-	json.Marshaler
-	compactJSON()
-}
-
-// encode is json.Marshal, except that the telemetry types' own MarshalJSON
-// output is used as it is instead of being validated and compacted again:
-// each nesting level would otherwise pass over its whole encoding once
-// more (half the cost of encoding a SentMessage). Other types' MarshalJSON
-// output, which may be indented, still goes through json.Marshal.
-func encode(v any) ([]byte, error) {
-	if m, ok := v.(compactJSON); ok {
-		return m.MarshalJSON()
-	}
-	return json.Marshal(v)
+// errNotObject: a registered type's MarshalJSON wrote something other than
+// an object, so it cannot carry a type tag.
+func errNotObject(name string) error {
+	return fmt.Errorf("message: encode %s: not a JSON object", name)
 }
 
 // addressable returns a pointer to a copy of v when v is a struct value, so
@@ -153,22 +153,6 @@ func addressable(v any) any {
 	p := reflect.New(rv.Type())
 	p.Elem().Set(rv)
 	return p.Interface()
-}
-
-func tag(name string, body []byte) ([]byte, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) < 2 || body[0] != '{' {
-		return nil, fmt.Errorf("message: encode %s: not a JSON object", name)
-	}
-	qn, _ := json.Marshal(name)
-	out := make([]byte, 0, len(body)+len(typeTag)+len(qn)+4)
-	out = append(out, `{"`+typeTag+`":`...)
-	out = append(out, qn...)
-	if len(bytes.TrimSpace(body[1:len(body)-1])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, body[1:]...)
-	return out, nil
 }
 
 // maxDepth bounds how deeply the JSON given to Unmarshal may nest. Each
@@ -192,6 +176,9 @@ func Unmarshal(data []byte) (any, error) {
 // tooDeep reports whether the JSON text nests objects and arrays more than
 // limit levels deep. It does not validate the JSON.
 func tooDeep(data []byte, limit int) bool {
+	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= limit {
+		return false // too few brackets to nest that deep; the count is vectorized, the scan below is not
+	}
 	depth, inString, escaped := 0, false, false
 	for _, c := range data {
 		switch {
@@ -231,15 +218,20 @@ func fastTag(data []byte) (name string, ok bool) {
 	}
 	rest = rest[1:]
 	i := bytes.IndexByte(rest, '"')
-	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+	if i <= 0 || i > maxInterned || bytes.IndexByte(rest[:i], '\\') >= 0 || !utf8.Valid(rest[:i]) {
 		return "", false
 	}
-	return string(rest[:i]), true
+	return intern(rest[:i]), true
 }
 
 // unmarshal is Unmarshal without the depth check, for nested values.
 func unmarshal(data []byte) (any, error) {
 	name, ok := fastTag(data)
+	if ok && !slowDecode.Load() {
+		if v, ok, err := decodeOwn(name, data); ok {
+			return v, err
+		}
+	}
 	if !ok {
 		var head struct {
 			Model json.RawMessage `json:"__model__"`
@@ -353,24 +345,7 @@ func UnmarshalMessage(data []byte) (Message, error) {
 // marshalValue encodes a nested value: null for nil, tagged when its type is
 // registered, plain JSON otherwise.
 func marshalValue(v any) (json.RawMessage, error) {
-	if v == nil {
-		return json.RawMessage("null"), nil
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return json.RawMessage("null"), nil
-	}
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
-	}
-	if name, ok := nameOf(rv.Type()); ok {
-		body, err := encode(addressable(v))
-		if err != nil {
-			return nil, err
-		}
-		return tag(name, body)
-	}
-	return json.Marshal(v)
+	return appendValue(nil, v)
 }
 
 // unmarshalValue decodes a nested value: nil for null, the registered type

@@ -69,3 +69,16 @@ func KindOf(a *Address) string {
 	}
 	return "unknown"
 }
+
+// ReferenceMarshal is the encoding/json path Marshal replaced: the tests
+// compare the two.
+var ReferenceMarshal = referenceMarshal
+
+// SlowUnmarshal is Unmarshal through the encoding/json path alone, every
+// level of nesting included: the reference the fast decoder is compared
+// with. Not safe to call concurrently with Unmarshal.
+func SlowUnmarshal(data []byte) (any, error) {
+	slowDecode.Store(true)
+	defer slowDecode.Store(false)
+	return Unmarshal(data)
+}

@@ -2,6 +2,7 @@ package message_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,9 +11,10 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// FuzzUnmarshal feeds arbitrary bytes to the codec. No input may panic, and
-// whatever decodes must re-encode, decode again to an equal value, and
-// re-encode to the same bytes (decoding normalizes once; after that the
+// FuzzUnmarshal feeds arbitrary bytes to the codec. No input may panic, the
+// hand-written decoder must agree with the encoding/json path (same value,
+// or an error from both), and whatever decodes must re-encode (to the bytes the encoding/json path
+// writes), decode again to an equal value, and re-encode to the same bytes (decoding normalizes once; after that the
 // codec is a fixed point). Seeds: every golden file plus hand-written edge
 // cases; crashers found are kept under testdata/fuzz/FuzzUnmarshal.
 func FuzzUnmarshal(f *testing.F) {
@@ -26,6 +28,10 @@ func FuzzUnmarshal(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		var compact bytes.Buffer
+		if json.Compact(&compact, data) == nil {
+			f.Add(compact.Bytes()) // the form the event log holds
+		}
 	}
 	for _, s := range []string{
 		`{"__model__":"ErrorMessage","content_type":null,"exception_type":"ValueError","exception_value":"x","traceback":null}`,
@@ -37,6 +43,9 @@ func FuzzUnmarshal(f *testing.F) {
 		`{"__model__":"UserMessage","timestamp":"2024-02-29T23:59:59.999999999+05:30","display_type":"robot"}`,
 		`{"__model__":"UserMessage","sender":{"__actor_address__":true,"agent_id":"00000000-0000-0000-0000-000000000000"}}`,
 		`{"__model__":"ClosedNotification","message_id":"AAAAAAAA-AAAA-4AAA-8AAA-AAAAAAAAAAAA"}`,
+		`{"__model__":"UserMessage","content":"a\n\"\\\/\u00e9\ud83d\ude00\ud800 \u2028<&>","display_type":"human"}`,
+		`{"__model__":"SentMessage","recipient":null,"message":{"__model__":"UserMessage","content":"x"},"recipient":null}`,
+		`{"__model__":"EventMessage","event":{"__model__":"TeamStoppingEvent"},"Event":null}`,
 		`{"__model__":"NoSuchType"}`,
 		`{"__model__":5}`,
 		`[]`,
@@ -46,6 +55,10 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v1, err := message.Unmarshal(data)
+		ref, referr := message.SlowUnmarshal(data)
+		if (err == nil) != (referr == nil) || !reflect.DeepEqual(v1, ref) {
+			t.Fatalf("decoder and encoding/json disagree\ninput %q\ngot  %#v (%v)\nwant %#v (%v)", data, v1, err, ref, referr)
+		}
 		if err != nil {
 			if v1 != nil {
 				t.Fatalf("Unmarshal returned a value with an error: %#v, %v", v1, err)
@@ -55,6 +68,9 @@ func FuzzUnmarshal(f *testing.F) {
 		enc1, err := message.Marshal(v1)
 		if err != nil {
 			t.Fatalf("decoded %T does not re-encode: %v\ninput %q", v1, err, data)
+		}
+		if ref, err := message.ReferenceMarshal(v1); err != nil || !bytes.Equal(enc1, ref) {
+			t.Fatalf("encoder and encoding/json disagree (%v)\n%s\n%s", err, enc1, ref)
 		}
 		v2, err := message.Unmarshal(enc1)
 		if err != nil {

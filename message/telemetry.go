@@ -101,16 +101,9 @@ func (*NotificationMessage) telemetry() {}
 func (*StateChangedMessage) telemetry() {}
 func (*EventMessage) telemetry()        {}
 
-func (*StartMessage) compactJSON()        {}
-func (*SentMessage) compactJSON()         {}
-func (*NotificationMessage) compactJSON() {}
-func (*ErrorMessage) compactJSON()        {}
-func (*WarningMessage) compactJSON()      {}
-func (*StateChangedMessage) compactJSON() {}
-func (*EventMessage) compactJSON()        {}
-
 // JSON: the fields holding arbitrary values are written with their type tag
-// (see Marshal) so that they decode back to their Go types.
+// (see Marshal) so that they decode back to their Go types. The records
+// encode by hand (encode.go); decoding goes through the *JSON types below.
 
 type startJSON struct {
 	*startAlias
@@ -120,11 +113,7 @@ type startAlias StartMessage
 
 // MarshalJSON encodes the record with its config tagged.
 func (m *StartMessage) MarshalJSON() ([]byte, error) {
-	raw, err := marshalValue(m.Config)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(startJSON{(*startAlias)(m), raw})
+	return marshalUntagged(m)
 }
 
 // UnmarshalJSON decodes the record and its tagged config.
@@ -147,11 +136,7 @@ type sentAlias SentMessage
 
 // MarshalJSON encodes the record with the sent message tagged.
 func (m *SentMessage) MarshalJSON() ([]byte, error) {
-	raw, err := marshalValue(m.Message)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(sentJSON{(*sentAlias)(m), raw})
+	return marshalUntagged(m)
 }
 
 // UnmarshalJSON decodes the record and the tagged message.
@@ -185,11 +170,7 @@ func (n *NotificationMessage) fromJSON(j noticeJSON) error {
 
 // MarshalJSON encodes the record with its current message tagged.
 func (n *NotificationMessage) MarshalJSON() ([]byte, error) {
-	j, err := n.toJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(j)
+	return marshalUntagged(n)
 }
 
 // UnmarshalJSON decodes the record; legacy keys are ignored.
@@ -208,11 +189,7 @@ type errorJSON struct {
 
 // MarshalJSON encodes the record with its current message tagged.
 func (e *ErrorMessage) MarshalJSON() ([]byte, error) {
-	j, err := e.NotificationMessage.toJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(errorJSON{j, e.Traceback})
+	return marshalUntagged(e)
 }
 
 // UnmarshalJSON decodes the record; legacy keys are ignored.
@@ -227,7 +204,7 @@ func (e *ErrorMessage) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON encodes the record with its current message tagged.
 func (w *WarningMessage) MarshalJSON() ([]byte, error) {
-	return w.NotificationMessage.MarshalJSON()
+	return marshalUntagged(w)
 }
 
 // UnmarshalJSON decodes the record; legacy keys are ignored.
@@ -243,11 +220,7 @@ type stateAlias StateChangedMessage
 
 // MarshalJSON encodes the record with its state tagged when registered.
 func (m *StateChangedMessage) MarshalJSON() ([]byte, error) {
-	raw, err := marshalValue(m.State)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(stateJSON{(*stateAlias)(m), raw})
+	return marshalUntagged(m)
 }
 
 // UnmarshalJSON decodes the record. A tagged state decodes to its registered
@@ -271,11 +244,7 @@ type eventAlias EventMessage
 
 // MarshalJSON encodes the record with its event tagged.
 func (m *EventMessage) MarshalJSON() ([]byte, error) {
-	raw, err := marshalValue(m.Event)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(eventJSON{(*eventAlias)(m), raw})
+	return marshalUntagged(m)
 }
 
 // UnmarshalJSON decodes the record and its tagged event.

@@ -32,12 +32,19 @@
 //
 // # Durability
 //
-// The Writer writes each record, newline included, with a single write(2)
-// on a file opened with O_APPEND; nothing is buffered in the process, so
-// a process killed with SIGKILL loses nothing the Writer wrote. What reaches
-// the disk across a power loss depends on the SyncPolicy: SyncEvery fsyncs
-// after every record, SyncBatch at most once per Options.BatchInterval (and
-// when the team stops), SyncNone never.
+// Under SyncEvery and SyncNone the Writer writes each record, newline
+// included, with a single write(2) on a file opened with O_APPEND; nothing
+// is buffered in the process, so a process killed with SIGKILL loses
+// nothing the Writer was given. Under SyncBatch the Writer buffers records
+// in the process and writes them in batches: when 64 KiB are buffered,
+// every Options.BatchInterval (100ms by default), and at SetRestoring,
+// OnStopRequest, OnStop, Close and ReadHistory; a process killed with
+// SIGKILL loses what was buffered, the records of the last BatchInterval
+// at most. What reaches the disk across a power loss depends on the
+// SyncPolicy: SyncEvery fsyncs after every record, SyncBatch at most once
+// per BatchInterval (and when the team stops), SyncNone never. A failed
+// write or fsync is never silent: the records it loses are counted, the
+// first failure is logged and Err reports it.
 //
 // A crash in the middle of a write can leave the last line incomplete
 // (no trailing "\n"). ReadFile reports such a line in Log.Truncated and skips
@@ -53,5 +60,7 @@
 // reads the log with ReadFile, replays Log.Messages, and continues the same
 // file with Append; the orchestrator brackets the replay with
 // SetRestoring(team, true) and SetRestoring(team, false), so the replayed
-// records, already in the file, are not written twice.
+// records, already in the file, are not written twice. Writer.ReadHistory
+// reads back everything the Writer has written so far (its buffer flushed
+// first), for history the orchestrator no longer keeps in memory.
 package eventlog

@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"context"
 	"io"
 	"sync"
 
@@ -8,7 +9,7 @@ import (
 )
 
 // Read reads a log from r, as ReadFile does from a file.
-func Read(r io.Reader) (*Log, error) { return read(r, "") }
+func Read(r io.Reader) (*Log, error) { return read(context.Background(), r, "") }
 
 // Names the tests use that the package does not export.
 const (

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+
+	"github.com/akgentic/akgentic-go/message"
 
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
 )
 
-// FuzzRead feeds arbitrary bytes to Read. It must never panic; what it
-// returns must agree with the input: a log read without error holds one
+// FuzzRead feeds arbitrary bytes to Read (the hand-written record decoder,
+// and encoding/json where it falls back). It must never panic; every record
+// read must re-encode and decode again to an equal value; what it returns
+// must agree with the input: a log read without error holds one
 // record per complete line after the header, a truncation is reported
 // exactly when the input does not end with a newline, and an error points
 // at a line that exists. Seeds: a real log written by a Writer, its torn
@@ -67,6 +72,16 @@ func FuzzRead(f *testing.F) {
 		for i, m := range l.Messages {
 			if m == nil {
 				t.Fatalf("record %d is nil", i)
+			}
+			// What the decoder read, the encoder writes back and the
+			// decoder reads again to an equal value.
+			enc, err := message.Marshal(m)
+			if err != nil {
+				t.Fatalf("record %d (%s) does not re-encode: %v", i, message.TypeName(m), err)
+			}
+			again, err := message.UnmarshalMessage(enc)
+			if err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("record %d: decode(encode(m)) != m (%v)\n%s", i, err, enc)
 			}
 		}
 		if len(l.Messages) != lines-1 {

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,11 +43,12 @@ func ReadFile(path string) (*Log, error) {
 		return nil, fmt.Errorf("eventlog: %w", err)
 	}
 	defer f.Close()
-	return read(f, path)
+	return read(context.Background(), f, path)
 }
 
-// read reads a log from r; path names it in errors ("" for none).
-func read(r io.Reader, path string) (*Log, error) {
+// read reads a log from r; path names it in errors ("" for none). It
+// gives up with ctx's error when ctx ends.
+func read(ctx context.Context, r io.Reader, path string) (*Log, error) {
 	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 	h, _, err := lr.header(path)
 	if err != nil {
@@ -54,6 +56,9 @@ func read(r io.Reader, path string) (*Log, error) {
 	}
 	log := &Log{Format: h.Format, Version: h.Version, TeamID: h.TeamID, Created: h.Created}
 	for {
+		if lr.line&255 == 0 && ctx.Err() != nil {
+			return log, fmt.Errorf("eventlog: read %s: %w", path, context.Cause(ctx))
+		}
 		line, complete, err := lr.next(0)
 		if err == io.EOF {
 			return log, nil

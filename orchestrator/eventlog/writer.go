@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +19,12 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// SyncPolicy says when the Writer fsyncs the file. Whatever the policy,
-// every record reaches the operating system with one write(2) as soon as it
-// arrives, so a killed process loses nothing; the policy only decides what
-// survives a power loss or a kernel crash.
+// SyncPolicy says when the Writer writes and fsyncs the file. Under
+// SyncEvery and SyncNone every record reaches the operating system with one
+// write(2) as soon as it arrives, so a killed process loses nothing; under
+// SyncBatch records are buffered in the process and written together (see
+// SyncBatch). Beyond that, the policy decides what survives a power loss or
+// a kernel crash.
 type SyncPolicy int
 
 const (
@@ -29,9 +32,15 @@ const (
 	// safest and the slowest (an fsync costs from tens of microseconds to
 	// milliseconds, depending on the disk).
 	SyncEvery SyncPolicy = iota
-	// SyncBatch fsyncs at most once per Options.BatchInterval, from a
-	// background goroutine and only when something was written since the
-	// last fsync, and also on OnStopRequest, OnStop and Close.
+	// SyncBatch buffers records in the process and writes them with one
+	// write(2) per batch: when the buffer holds 64 KiB, once per
+	// Options.BatchInterval, and at SetRestoring, OnStopRequest, OnStop,
+	// Close and ReadHistory. It fsyncs at most once per BatchInterval,
+	// from a background goroutine and only when something was written
+	// since the last fsync, and also on OnStopRequest, OnStop and Close.
+	// A process killed with SIGKILL loses the records of the last
+	// BatchInterval at most (and at most what the buffer held); a write or
+	// an fsync that fails is reported as always.
 	SyncBatch
 	// SyncNone never fsyncs; the operating system writes the file back
 	// when it chooses.
@@ -40,6 +49,11 @@ const (
 
 // defaultBatchInterval is the SyncBatch interval when Options leaves it 0.
 const defaultBatchInterval = 100 * time.Millisecond
+
+// batchBytes is how much SyncBatch buffers before it writes: one write(2)
+// per ~50 typical records took the write's share of a record from ~2.5 us
+// to well under 1 us.
+const batchBytes = 64 << 10
 
 // Options configure a Writer. The zero value is valid: SyncEvery, logging
 // to slog.Default().
@@ -94,9 +108,10 @@ const (
 // lost alone.
 //
 // The hooks run on the orchestrator's goroutine. OnMessage costs one encode
-// and one write(2), plus an fsync under SyncEvery; under SyncBatch the
-// fsync runs on the Writer's own goroutine, without holding the lock that
-// OnMessage takes.
+// and one write(2), plus an fsync under SyncEvery; under SyncBatch it
+// costs one encode into the buffer, the write(2) is shared by a batch, and
+// the fsync runs on the Writer's own goroutine, without holding the lock
+// that OnMessage takes.
 //
 // A Writer is safe for concurrent use.
 type Writer struct {
@@ -107,7 +122,10 @@ type Writer struct {
 
 	mu        sync.Mutex
 	f         file
-	buf       []byte // the line being written, reused
+	buf       []byte // encoded records not yet written (one line but under SyncBatch), reused
+	pending   uint64 // records in buf
+	firstType string // the type of the first record in buf, for errors
+	end       int64  // the file's size: the header and every record written
 	restoring bool   // a restore replay is running: records are already in the file
 	dirty     bool   // written since the last fsync
 	broken    bool   // a write or an fsync failed: write no more
@@ -147,6 +165,7 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("eventlog: create: %w", err)
 	}
 	w := newWriter(path, teamID, f, opts)
+	w.end = int64(len(hdr))
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
 		os.Remove(path)
@@ -203,6 +222,7 @@ func appendTo(f *os.File, path string, opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("eventlog: append: find the last complete line of %s: %w", path, err)
 	}
 	w := newWriter(path, h.TeamID, f, opts)
+	w.end = end
 	if end == size {
 		return w, nil
 	}
@@ -280,6 +300,7 @@ func (w *Writer) startBatch(interval time.Duration) {
 // runs outside the lock, so records keep being written meanwhile.
 func (w *Writer) batchSync() {
 	w.mu.Lock()
+	_ = w.flushLocked() // a failure is kept by fail
 	if !w.dirty || w.broken {
 		w.mu.Unlock()
 		return
@@ -314,7 +335,8 @@ func (w *Writer) syncDir() {
 }
 
 // OnMessage appends msg to the log: one line, one write(2), then an fsync
-// under SyncEvery. During a restore replay (SetRestoring) it writes nothing.
+// under SyncEvery; under SyncBatch the line joins the buffer. During a
+// restore replay (SetRestoring) it writes nothing.
 func (w *Writer) OnMessage(msg message.Message) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -330,32 +352,22 @@ func (w *Writer) OnMessage(msg message.Message) {
 		w.counts.Lost++
 		return
 	}
-	line, err := w.encode(msg)
-	if err != nil {
+	if err := w.encode(msg); err != nil {
 		w.counts.Lost++
 		w.fail(kindEncode, err)
 		return
 	}
-	if _, err := w.f.Write(line); err != nil {
-		w.counts.Lost++
-		w.fail(kindIO, fmt.Errorf("eventlog: write %s record: %w", message.TypeName(msg), err))
+	if w.policy == SyncBatch && len(w.buf) < batchBytes {
 		return
 	}
-	w.counts.Written++
-	if cap(w.buf) > 1<<20 {
-		w.buf = nil // do not keep one huge record's buffer
-	}
-	switch w.policy {
-	case SyncEvery:
+	if w.flushLocked() == nil && w.policy == SyncEvery {
 		_ = w.syncLocked() // a failure is kept by fail
-	case SyncBatch:
-		w.dirty = true
 	}
 }
 
-// encode returns msg's line, newline included, in w.buf. A panic in a
+// encode appends msg's line, newline included, to w.buf. A panic in a
 // payload's MarshalJSON is an error.
-func (w *Writer) encode(msg message.Message) (line []byte, err error) {
+func (w *Writer) encode(msg message.Message) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("eventlog: encode %s: panic: %v", message.TypeName(msg), r)
@@ -363,13 +375,48 @@ func (w *Writer) encode(msg message.Message) (line []byte, err error) {
 	}()
 	b, err := message.Marshal(msg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if bytes.IndexByte(b, '\n') >= 0 {
-		return nil, fmt.Errorf("eventlog: encode %s: the encoding holds a raw newline", message.TypeName(msg))
+		return fmt.Errorf("eventlog: encode %s: the encoding holds a raw newline", message.TypeName(msg))
 	}
-	w.buf = append(append(w.buf[:0], b...), '\n')
-	return w.buf, nil
+	if w.pending == 0 {
+		w.firstType = message.TypeName(msg)
+	}
+	w.buf = append(append(w.buf, b...), '\n')
+	w.pending++
+	return nil
+}
+
+// flushLocked writes what w.buf holds with one write(2); w.mu is held. A
+// failure loses every record in the buffer: they are counted as lost, and
+// the Writer writes nothing more. It returns that failure.
+func (w *Writer) flushLocked() error {
+	if w.pending == 0 {
+		return nil
+	}
+	n, first := w.pending, w.firstType
+	_, err := w.f.Write(w.buf)
+	if err == nil {
+		w.end += int64(len(w.buf))
+	}
+	w.buf, w.pending = w.buf[:0], 0
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not keep one huge record's buffer
+	}
+	if err != nil {
+		w.counts.Lost += n
+		what := first + " record"
+		if n > 1 {
+			what = fmt.Sprintf("%d records (the first a %s)", n, first)
+		}
+		err = fmt.Errorf("eventlog: write %s: %w", what, err)
+		w.fail(kindIO, err)
+		return err
+	}
+	w.counts.Written += n
+	w.dirty = true
+	return nil
 }
 
 // syncLocked fsyncs the file; w.mu is held (or w is not shared yet).
@@ -419,19 +466,26 @@ func (w *Writer) SetRestoring(teamID uuid.UUID, restoring bool) {
 		return
 	}
 	w.mu.Lock()
+	if !w.closed && !w.broken {
+		_ = w.flushLocked() // a failure is kept by fail
+	}
 	w.restoring = restoring
 	w.mu.Unlock()
 }
 
 // OnStopRequest is the orchestrator's hook when the team starts to stop:
-// under SyncBatch, what is not yet fsynced is fsynced now.
+// under SyncBatch, what is buffered is written and what is not yet fsynced
+// is fsynced now.
 func (w *Writer) OnStopRequest(teamID uuid.UUID) {
 	if !w.ours(teamID, "OnStopRequest") {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.dirty && !w.closed {
+	if w.closed || w.broken {
+		return
+	}
+	if w.flushLocked() == nil && w.dirty && w.policy != SyncNone {
 		_ = w.syncLocked() // a failure is kept by fail
 	}
 }
@@ -453,8 +507,8 @@ func (w *Writer) ours(teamID uuid.UUID, hook string) bool {
 	return false
 }
 
-// Close ends the SyncBatch goroutine, fsyncs what is not yet fsynced
-// (unless the policy is SyncNone) and closes the file. It returns the
+// Close ends the SyncBatch goroutine, writes what is buffered, fsyncs what
+// is not yet fsynced (unless the policy is SyncNone) and closes the file. It returns the
 // error of that fsync or close; earlier failures are reported by Err.
 // Calling it again returns the same result. Records given to the Writer
 // after Close are lost, and Err reports it.
@@ -467,7 +521,12 @@ func (w *Writer) Close() error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		var errs []error
-		if w.dirty {
+		if !w.broken {
+			if err := w.flushLocked(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if w.dirty && w.policy != SyncNone {
 			errs = append(errs, w.syncLocked())
 		}
 		if err := w.f.Close(); err != nil {
@@ -479,6 +538,45 @@ func (w *Writer) Close() error {
 		w.closeErr = errors.Join(errs...)
 	})
 	return w.closeErr
+}
+
+// ReadHistory returns every message the writer has written to its file so
+// far, in order, after flushing what it buffers: the records of the file
+// from the header on, those a log continued with Append found in it
+// included. It reads the file through a handle of its own, up to the end
+// of the last record written when it was called, without holding the lock
+// OnMessage takes, so it may be called from any goroutine, the one that
+// calls the hooks included. When the Writer lost records (see Err), it
+// returns what the file holds together with an error wrapping that
+// failure. It gives up when ctx ends.
+func (w *Writer) ReadHistory(ctx context.Context) ([]message.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("eventlog: read history: %w", context.Cause(ctx))
+	}
+	w.mu.Lock()
+	if !w.closed && !w.broken {
+		_ = w.flushLocked() // a failure is kept by fail, and reported below
+	}
+	end, lost := w.end, w.err
+	w.mu.Unlock()
+
+	f, err := os.Open(w.path)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: read history: %w", err)
+	}
+	defer f.Close()
+	log, err := read(ctx, io.NewSectionReader(f, 0, end), w.path)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("eventlog: read history: %w", err)
+	case log.TeamID != w.teamID:
+		return nil, fmt.Errorf("eventlog: read history: %s now belongs to team %s, not %s", w.path, log.TeamID, w.teamID)
+	case log.Truncated != nil:
+		return log.Messages, fmt.Errorf("eventlog: read history: %w", log.Truncated)
+	case lost != nil:
+		return log.Messages, fmt.Errorf("eventlog: read history: the log lacks records: %w", lost)
+	}
+	return log.Messages, nil
 }
 
 // Err returns the first failure: a write, fsync or close error, a record

@@ -293,6 +293,71 @@ func TestSyncBatch(t *testing.T) {
 	})
 }
 
+// SyncBatch writes a batch with one write(2): at the tick, when the buffer
+// fills, and at SetRestoring; a killed process would lose only that.
+func TestSyncBatchBuffersWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tm := newTeam()
+		path := filepath.Join(t.TempDir(), "team.log")
+		w, err := eventlog.Create(path, tm.id, eventlog.Options{Sync: eventlog.SyncBatch, Logger: discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults := eventlog.InjectFaults(w)
+		writes := func() int { synctest.Wait(); n, _ := faults.Calls(); return n }
+		for i := range 10 {
+			w.OnMessage(tm.user(fmt.Sprint(i)))
+		}
+		if n := writes(); n != 0 {
+			t.Errorf("burst: %d writes before the tick, want 0", n)
+		}
+		time.Sleep(eventlog.DefaultBatchInterval)
+		if n := writes(); n != 1 {
+			t.Errorf("after the tick: %d writes, want 1", n)
+		}
+		if got := len(readLog(t, path).Messages); got != 10 {
+			t.Errorf("after the tick: %d records in the file, want 10", got)
+		}
+		big := strings.Repeat("x", 40<<10)
+		w.OnMessage(tm.user(big))
+		w.OnMessage(tm.user(big)) // past the buffer's size: written at once
+		if n := writes(); n != 2 {
+			t.Errorf("full buffer: %d writes, want 2", n)
+		}
+		w.OnMessage(tm.user("before the replay"))
+		w.SetRestoring(tm.id, true)
+		if n := writes(); n != 3 {
+			t.Errorf("SetRestoring: %d writes, want 3", n)
+		}
+		w.SetRestoring(tm.id, false)
+		w.OnStop(tm.id)
+		if s := eventlog.StatsOf(w); s.Written != 13 || s.Lost != 0 || w.Err() != nil {
+			t.Errorf("Stats %+v, Err %v", s, w.Err())
+		}
+	})
+}
+
+// A failed batch write loses the whole batch, counted and reported.
+func TestSyncBatchWriteFailure(t *testing.T) {
+	tm := newTeam()
+	w, _ := create(t, tm, eventlog.Options{Sync: eventlog.SyncBatch})
+	faults := eventlog.InjectFaults(w)
+	boom := errors.New("EIO")
+	faults.FailWrites(boom, true)
+	for i := range 5 {
+		w.OnMessage(tm.user(fmt.Sprint(i)))
+	}
+	if err := w.Close(); !errors.Is(err, boom) {
+		t.Errorf("Close = %v, want the write error", err)
+	}
+	if err := w.Err(); !errors.Is(err, boom) || !strings.Contains(err.Error(), "5 records") {
+		t.Errorf("Err = %v, want the write error naming the 5 records", err)
+	}
+	if s := eventlog.StatsOf(w); s.Written != 0 || s.Lost != 5 {
+		t.Errorf("Stats %+v, want 5 lost", s)
+	}
+}
+
 func TestSyncBatchDefaultIntervalAndFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tm := newTeam()
