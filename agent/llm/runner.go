@@ -141,9 +141,14 @@ func (r *Runner) setTools(tools ...*Tool) error {
 			return fmt.Errorf("llm: tool %s declared twice", t.Name)
 		}
 		index[t.Name] = t
-		var params any = t.Parameters
-		if t.Parameters == nil {
-			params = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
+		// The schema is encoded once, here, not on every request.
+		params := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
+		if t.Parameters != nil {
+			b, err := json.Marshal(t.Parameters)
+			if err != nil {
+				return fmt.Errorf("llm: tool %s: encoding its parameters schema: %w", t.Name, err)
+			}
+			params = b
 		}
 		wire = append(wire, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Strict: t.Strict, Parameters: params}})
@@ -242,10 +247,7 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 	if err := r.budget.preflight(r.cfg.AgentLimits); err != nil {
 		return zero, err
 	}
-	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out,
-		format: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: out.Name(), Schema: out.Schema(), Strict: true}},
-		toolRetries: map[string]int{}}
+	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out, format: out.format, toolRetries: map[string]int{}}
 	res, err := rs.run(prompt)
 	r.budget.input += rs.usage.input
 	r.budget.output += rs.usage.output
