@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -279,7 +280,8 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if s := m.Sender; s != nil {
 		from = s.Name()
 	}
-	c.Logger().Debug("agent: message", "type", m.Type, "from", from, "length", len(m.Content))
+	c.Logger().LogAttrs(a.ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
+		slog.String("type", string(m.Type)), slog.String("from", from), slog.Int("length", len(m.Content)))
 	if strings.HasPrefix(m.Content, "/") {
 		done, err := a.slash(c, m)
 		if done || err != nil {
