@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -96,4 +98,51 @@ func (h *harness) memberMatching(pattern string) *message.Address {
 	}
 	h.t.Fatalf("no member matching %s in %v", pattern, members)
 	return nil
+}
+
+// A13, A82: "@Name" is routed to the member the run's roster showed only
+// while that member is alive; one that stopped during the model call is
+// looked up again: gone, the message is skipped with a warning; replaced
+// by a new member of that name, the new one gets it.
+func TestRouteAfterTheRosterChanged(t *testing.T) {
+	for _, replaced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stopped", true: "replaced"}[replaced], func(t *testing.T) {
+			h := newHarness(t)
+			old := h.spawnAgent(h.config("@Dev", "Developer"))
+			var fresh *message.Address
+			step := final(out(agent.Request, "@Dev", "Build it"), out(agent.Response, "@Human", "done"))
+			step.Check = func(r *llmtest.Request) error { // on the server, while the manager waits
+				if !strings.Contains(strings.Join(r.SystemTexts(), "\n"), "@Dev (role: Developer)") {
+					return errors.New("@Dev is not on the roster")
+				}
+				if err := h.sys.Stop(h.ctx(), old); err != nil {
+					return err
+				}
+				if !replaced {
+					return nil
+				}
+				var err error
+				fresh, err = h.team.Spawn(h.ctx(), &agent.BaseAgent{Env: h.env}, h.config("@Dev", "Developer"))
+				return err
+			}
+			h.srv.Model("@Manager").Enqueue(step)
+			h.say(h.manager, agent.Request, "go")
+			if got := h.expectHuman(); got.Content != "done" {
+				t.Fatalf("human got %q", got.Content)
+			}
+			h.barrier()
+			sent := h.sub.sentTo("@Dev")
+			warns := of[*message.WarningMessage](h.sub, h.manager)
+			if !replaced {
+				if len(sent) != 0 || len(warns) != 1 || !strings.Contains(warns[0].Content, "no team member named @Dev") {
+					t.Fatalf("sent %d to @Dev, warnings %+v; want none sent and one warning", len(sent), warns)
+				}
+				return
+			}
+			if len(warns) != 0 || len(sent) != 1 || sent[0].Recipient.AgentID() != fresh.AgentID() {
+				t.Fatalf("sent %+v, warnings %+v; want it sent to the new @Dev", sent, warns)
+			}
+			h.waitProcessed(fresh, sent[0].ID)
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/command"
 )
@@ -25,6 +26,7 @@ func (b *binding) roster(ctx context.Context) string {
 	if err != nil {
 		return "Team roster unavailable: " + err.Error()
 	}
+	cards.NoteRoster(ctx, members)
 	// Written piece by piece into one buffer: this runs at the start of
 	// every run (A19).
 	var sb strings.Builder
