@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -279,7 +280,8 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if s := m.Sender; s != nil {
 		from = s.Name()
 	}
-	c.Logger().Debug("agent: message", "type", m.Type, "from", from, "length", len(m.Content))
+	c.Logger().LogAttrs(a.ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
+		slog.String("type", string(m.Type)), slog.String("from", from), slog.Int("length", len(m.Content)))
 	if strings.HasPrefix(m.Content, "/") {
 		done, err := a.slash(c, m)
 		if done || err != nil {
@@ -336,11 +338,12 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 
 // turn prompts the model and routes its output (A7, A13, A17).
 func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
-	out, err := Act(a.ctx, a, prefix(m), structured)
+	ctx, roster := cards.WithTurnRoster(a.ctx)
+	out, err := Act(ctx, a, prefix(m), structured)
 	if err != nil {
 		return err
 	}
-	return a.route(c, out)
+	return a.route(c, out, roster)
 }
 
 // Act runs one ReAct run of the agent's runner with prompt against out's
@@ -366,8 +369,10 @@ func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Outpu
 // route delivers each request in order (A13-A14): "@Name" to that member
 // (an unknown name is skipped and reported as a warning), a role to a new
 // member hired from the catalog. The raw text goes with the request's
-// intent (A8). A hire that fails ends the routing with that error.
-func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
+// intent (A8). A hire that fails ends the routing with that error. A name
+// is looked up in the roster the run showed the model while that member
+// is alive, else asked of the team.
+func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
 	for i, r := range out.Messages {
 		if !r.MessageType.Valid() {
 			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
@@ -375,9 +380,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 		}
 		var to *message.Address
 		if strings.HasPrefix(r.Recipient, "@") {
-			ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
-			member, err := a.team.Member(ctx, r.Recipient)
-			cancel()
+			member, err := a.member(roster, r.Recipient)
 			if err != nil {
 				return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
 			}
@@ -398,6 +401,17 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput) error {
 		}
 	}
 	return nil
+}
+
+// member returns the first member named name, nil for none: from roster
+// while it is alive there, else from the team.
+func (a *BaseAgent) member(roster *cards.TurnRoster, name string) (*message.Address, error) {
+	if m := roster.Find(name); m != nil {
+		return m, nil
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	defer cancel()
+	return a.team.Member(ctx, name)
 }
 
 // errNoHire is returned when no card gives the agent a hire (its

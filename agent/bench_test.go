@@ -1,10 +1,13 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/sashabaranov/go-openai/jsonschema"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -13,10 +16,19 @@ import (
 
 // BenchmarkAgentTurn is one full agent turn: the person's message in, the
 // manager's prompt built (system sections: backstory, date, roster and
-// roles queried from the team), one model call to llmtest over HTTP, the
-// output routed to @Human (whose proxy hands it over). The history is
-// cleared between turns (outside the timer) so every request has the same
-// size as the baseline's.
+// roles of the team), one model call to llmtest over HTTP, the output
+// routed to @Human (whose proxy hands it over). The history is cleared
+// between turns (outside the timer) so every request is the one
+// BenchmarkRawModelCall sends, byte for byte.
+//
+// Target (issue 12): ns/op <= 1.5x BenchmarkRawModelCall of the same run,
+// allocs/op <= 1.5x. The allocs hold (1.12x); ns/op measured 1.6-1.8x on
+// the shared 2-core machine. What the profile leaves is mostly the
+// runtime's: goroutine wake-ups of the actor hand-offs and of the
+// orchestrator on telemetry (17% of the turn's CPU, 7% in the baseline),
+// the telemetry itself, and the two team queries the system sections make
+// at the start of each run (A19; about 0.1x: skipping them needs a roster
+// and catalog change signal from the orchestrator).
 func BenchmarkAgentTurn(b *testing.B) {
 	h := newHarness(b)
 	model := h.srv.Model("@Manager")
@@ -40,29 +52,27 @@ func BenchmarkAgentTurn(b *testing.B) {
 	}
 }
 
-// BenchmarkRawModelCall is the baseline: the same model answer fetched
-// with a bare go-openai call to the same kind of server.
+// BenchmarkRawModelCall is the baseline: the request an agent turn sends
+// (its system sections, its tools, its response format; checked byte for
+// byte before the loop), made with a bare go-openai call to the same kind
+// of server, and the answer parsed against the same output schema.
 func BenchmarkRawModelCall(b *testing.B) {
+	want := agentRequest(b)
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	cfg := openai.DefaultConfig("sk-test")
+	cfg := openai.DefaultConfig("")
 	cfg.BaseURL, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
 	client := openai.NewClientWithConfig(cfg)
-	model := srv.Model("")
+	model := srv.Model("@Manager")
 	ctx := context.Background()
 	out, err := llm.NewOutput[agent.StructuredOutput]("StructuredOutput")
 	if err != nil {
 		b.Fatal(err)
 	}
-	format := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-		JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "StructuredOutput", Schema: out.Schema(), Strict: true}}
-	b.ReportAllocs()
-	for b.Loop() {
+	req := rawRequest(b, want, out)
+	call := func() {
 		model.Enqueue(final(outReq()))
-		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-4.1",
-			Messages: []openai.ChatCompletionMessage{{Role: "system", Content: "You are @Manager."},
-				{Role: "user", Content: "You received a request from @Human.\n\nPlan the next sprint."}},
-			ResponseFormat: format})
+		resp, err := client.CreateChatCompletion(ctx, req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,6 +80,51 @@ func BenchmarkRawModelCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	call()
+	if got := srv.Requests()[0].Body; !bytes.Equal(got, want.Body) {
+		b.Fatalf("the baseline's request differs from the agent's:\n%s\n%s", got, want.Body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
+}
+
+// agentRequest returns the request BenchmarkAgentTurn's manager sends.
+func agentRequest(b *testing.B) *llmtest.Request {
+	h := newHarness(b)
+	h.srv.Model("@Manager").Enqueue(final(outReq()))
+	h.say(h.manager, agent.Request, "Plan the next sprint.")
+	h.expectHuman()
+	reqs := h.srv.RequestsFor("@Manager")
+	if len(reqs) != 1 {
+		b.Fatalf("the manager made %d requests, want 1", len(reqs))
+	}
+	return reqs[0]
+}
+
+// rawRequest is r made the way a program without the framework would: the
+// messages as text, the tools' schemas as *jsonschema.Definition values and
+// out's schema, each built once.
+func rawRequest(b *testing.B, r *llmtest.Request, out *llm.Output[agent.StructuredOutput]) openai.ChatCompletionRequest {
+	req := openai.ChatCompletionRequest{Model: r.Model,
+		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: out.Name(), Schema: out.Schema(), Strict: true}}}
+	for _, m := range r.Messages {
+		req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: m.Role, Content: m.Text()})
+	}
+	for _, t := range r.Tools {
+		params := new(jsonschema.Definition)
+		if err := json.Unmarshal(t.Function.Parameters, params); err != nil {
+			b.Fatal(err)
+		}
+		req.Tools = append(req.Tools, openai.Tool{Type: openai.ToolType(t.Type), Function: &openai.FunctionDefinition{
+			Name: t.Function.Name, Description: t.Function.Description, Strict: t.Function.Strict, Parameters: params}})
+	}
+	if r.ParallelToolCalls != nil {
+		req.ParallelToolCalls = *r.ParallelToolCalls
+	}
+	return req
 }
 
 func outReq() agent.OutboundRequest { return out(agent.Response, "@Human", "Plan: ship it") }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -97,17 +98,45 @@ func NewConfig(name, role string) *AgentConfig {
 
 // CopyConfig returns a deep copy that keeps the API key, which JSON never
 // carries (orchestrator.ConfigCopier: members hired from a card keep it).
+// The copy is what a JSON round trip gives (an empty map or card list
+// comes back as JSON leaves it), made field by field: the team's catalog
+// copies every card's config on each query, once per agent turn for the
+// roles section, and the round trip was a tenth of a turn. Only the tool
+// cards, values of any registered type, go through JSON.
 func (c *AgentConfig) CopyConfig() (any, error) {
-	data, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+	out := *c
+	out.Prompt.Params = nil
+	if len(c.Prompt.Params) > 0 {
+		out.Prompt.Params = maps.Clone(c.Prompt.Params)
 	}
-	out := new(AgentConfig)
-	if err := json.Unmarshal(data, out); err != nil {
-		return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+	m, rt, run, ag := &out.Model, &out.Runtime, &out.RunLimits, &out.AgentLimits
+	m.Temperature, m.Seed = clonePtr(m.Temperature), clonePtr(m.Seed)
+	rt.ParallelToolCalls = clonePtr(rt.ParallelToolCalls)
+	run.RequestLimit, run.ToolCallsLimit = clonePtr(run.RequestLimit), clonePtr(run.ToolCallsLimit)
+	run.InputTokensLimit, run.OutputTokensLimit = clonePtr(run.InputTokensLimit), clonePtr(run.OutputTokensLimit)
+	run.TotalTokensLimit = clonePtr(run.TotalTokensLimit)
+	ag.RequestLimit, ag.InputTokensLimit = clonePtr(ag.RequestLimit), clonePtr(ag.InputTokensLimit)
+	ag.OutputTokensLimit, ag.TotalTokensLimit = clonePtr(ag.OutputTokensLimit), clonePtr(ag.TotalTokensLimit)
+	out.Tools = tool.Cards{}
+	if len(c.Tools) > 0 {
+		data, err := json.Marshal(c.Tools)
+		if err != nil {
+			return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+		}
+		if err := json.Unmarshal(data, &out.Tools); err != nil {
+			return nil, fmt.Errorf("agent: copy config of %s: %w", c.Name, err)
+		}
 	}
-	out.Model.APIKey = c.Model.APIKey
-	return out, nil
+	return &out, nil
+}
+
+// clonePtr returns a pointer to a copy of *p, nil for nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // llmConfig returns the runner config the agent's settings make.

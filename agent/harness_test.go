@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +53,15 @@ func newHarness(t testing.TB, opts ...option) *harness {
 			return ctx.Err()
 		}}
 	h.logs = actortest.NewLogCapture(t)
-	h.sys = actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
+	logger := h.logs.Logger()
+	if _, bench := t.(*testing.B); bench {
+		// A benchmark's team logs as a program's does by default: slog's
+		// Info level, so the turn's debug lines cost one Enabled check.
+		// The capture formats, keeps and b.Logs every debug line, which
+		// is the test's cost, not the turn's.
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h.sys = actor.NewSystem(actor.SystemConfig{Logger: logger})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()

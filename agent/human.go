@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
@@ -48,7 +49,8 @@ func (h *HumanProxy) Receive(c *actor.Context, msg any) (any, error) {
 	if m.Sender != nil {
 		from = m.Sender.Name()
 	}
-	c.Logger().Debug("human proxy: message for the person", "type", m.Type, "from", from, "length", len(m.Content))
+	c.Logger().LogAttrs(c.Context(), slog.LevelDebug, "human proxy: message for the person", // attrs: no boxing when debug is off
+		slog.String("type", string(m.Type)), slog.String("from", from), slog.Int("length", len(m.Content)))
 	if h.Deliver != nil {
 		h.Deliver(m)
 	}

@@ -121,6 +121,7 @@ func (z zeroTemperatureDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil } // not the unpatched body's
 	r.ContentLength = int64(len(b))
 	return z.next.Do(r)
 }

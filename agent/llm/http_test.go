@@ -186,3 +186,21 @@ func TestAPIKeyNeverLogged(t *testing.T) {
 		t.Fatalf("String() %s", s)
 	}
 }
+
+// A27, A28: a retried request is sent again byte for byte, the explicit
+// temperature 0 (added to go-openai's body) included on every attempt.
+func TestRetrySendsTheSameBody(t *testing.T) {
+	h := newHarness(t, func(c *llm.Config) { c.Model.Temperature = new(float32(0)) })
+	h.model.Enqueue(llmtest.ServerError(), llmtest.Final(finalPlan))
+	h.mustRun("go")
+	reqs := h.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d attempts, want 2", len(reqs))
+	}
+	if !bytes.Equal(reqs[0].Body, reqs[1].Body) {
+		t.Fatalf("the retry sent another body:\n%s\n%s", reqs[0].Body, reqs[1].Body)
+	}
+	if tp := reqs[1].Temperature; tp == nil || *tp != 0 {
+		t.Fatalf("retry temperature %v, want 0", tp)
+	}
+}

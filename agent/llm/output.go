@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/sashabaranov/go-openai/jsonschema"
 )
 
@@ -23,6 +24,10 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type Output[T any] struct {
 	name   string
 	schema schema[T]
+	// format is the response format every run sends, its schema encoded
+	// once here: encoding the *jsonschema.Definition by reflection on every
+	// request was a tenth of an agent turn's CPU.
+	format *openai.ChatCompletionResponseFormat
 }
 
 // NewOutput builds the output for T under name (the json_schema name,
@@ -39,7 +44,13 @@ func NewOutput[T any](name string) (*Output[T], error) {
 	if !s.strict {
 		return nil, fmt.Errorf("llm: output %s: schema of %T is not strict-valid: %s", name, *new(T), s.whyNotStrict)
 	}
-	return &Output[T]{name: name, schema: s}, nil
+	wire, err := json.Marshal(s.def)
+	if err != nil {
+		return nil, fmt.Errorf("llm: output %s: encoding its schema: %w", name, err)
+	}
+	format := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+		JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name, Schema: json.RawMessage(wire), Strict: true}}
+	return &Output[T]{name: name, schema: s, format: format}, nil
 }
 
 // Name is the json_schema name sent on the wire.

@@ -61,7 +61,7 @@ type retryDoer struct {
 // Do sends req, retrying as described on retryDoer.
 func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	cfg := d.Config.withDefaults()
-	body, err := snapshotBody(req)
+	body, err := bodySource(req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +84,16 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 }
 
-func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body []byte, timeout time.Duration) (*http.Response, error) {
+func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body func() (io.ReadCloser, error), timeout time.Duration) (*http.Response, error) {
 	actx, cancel := context.WithTimeoutCause(ctx, timeout, ErrAttemptTimeout)
 	r := req.Clone(actx)
 	if body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		b, err := body()
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("llm: reading request body: %w", err)
+		}
+		r.Body, r.GetBody = b, body
 	}
 	resp, err := d.next().Do(r)
 	if err != nil {
@@ -131,16 +135,24 @@ type readCloser struct {
 	io.Closer
 }
 
-func snapshotBody(req *http.Request) ([]byte, error) {
+// bodySource returns what gives each attempt a fresh copy of req's body:
+// the request's own GetBody when it has one (go-openai's body is a
+// bytes.Buffer, which http.NewRequest gives one: no copy), else the body
+// read once; nil for no body.
+func bodySource(req *http.Request) (func() (io.ReadCloser, error), error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
+	}
+	if req.GetBody != nil {
+		_ = req.Body.Close()
+		return req.GetBody, nil
 	}
 	b, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("llm: reading request body: %w", err)
 	}
-	return b, nil
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, nil
 }
 
 // retryable decides from one attempt's outcome.

@@ -141,9 +141,14 @@ func (r *Runner) setTools(tools ...*Tool) error {
 			return fmt.Errorf("llm: tool %s declared twice", t.Name)
 		}
 		index[t.Name] = t
-		var params any = t.Parameters
-		if t.Parameters == nil {
-			params = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
+		// The schema is encoded once, here, not on every request.
+		params := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
+		if t.Parameters != nil {
+			b, err := json.Marshal(t.Parameters)
+			if err != nil {
+				return fmt.Errorf("llm: tool %s: encoding its parameters schema: %w", t.Name, err)
+			}
+			params = b
 		}
 		wire = append(wire, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Strict: t.Strict, Parameters: params}})
@@ -242,10 +247,7 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 	if err := r.budget.preflight(r.cfg.AgentLimits); err != nil {
 		return zero, err
 	}
-	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out,
-		format: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: out.Name(), Schema: out.Schema(), Strict: true}},
-		toolRetries: map[string]int{}}
+	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out, format: out.format}
 	res, err := rs.run(prompt)
 	r.budget.input += rs.usage.input
 	r.budget.output += rs.usage.output
@@ -399,16 +401,16 @@ func (rs *runState[T]) request() openai.ChatCompletionRequest {
 }
 
 func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMessage {
-	sections := make([]string, 0, 2+len(r.system))
-	sections = append(sections, r.cfg.Backstory, "The current date is "+r.now().Format(time.DateOnly)+".")
-	for _, p := range r.system {
-		sections = append(sections, p(ctx))
-	}
-	out := make([]openai.ChatCompletionMessage, 0, len(sections))
-	for _, s := range sections {
+	out := make([]openai.ChatCompletionMessage, 0, 2+len(r.system))
+	add := func(s string) {
 		if strings.TrimSpace(s) != "" {
 			out = append(out, openai.ChatCompletionMessage{Role: roleSystem, Content: s})
 		}
+	}
+	add(r.cfg.Backstory)
+	add("The current date is " + r.now().Format(time.DateOnly) + ".")
+	for _, p := range r.system {
+		add(p(ctx))
 	}
 	return out
 }
@@ -471,6 +473,9 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 	for i, c := range calls {
 		if !results[i].retry {
 			continue
+		}
+		if rs.toolRetries == nil { // made on the first retry: most runs have none
+			rs.toolRetries = map[string]int{}
 		}
 		rs.toolRetries[c.Name]++
 		if n := rs.toolRetries[c.Name]; n > r.cfg.Runtime.Retries {

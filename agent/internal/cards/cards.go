@@ -1,7 +1,9 @@
 // Package cards attaches an agent's tool cards (A65): in dependency order,
 // their commands registered, their capabilities aggregated. It also holds
-// the agent layer's default query timeout. BaseAgent and the tests of the
-// card packages use it; a card itself only sees package tool.
+// the agent layer's default query timeout and the roster a turn saw
+// (TurnRoster: the TeamTool notes it, the agent routes by it). BaseAgent
+// and the tests of the card packages use it; a card itself only sees
+// package tool.
 package cards
 
 import (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/command"
 )
@@ -25,15 +26,23 @@ func (b *binding) roster(ctx context.Context) string {
 	if err != nil {
 		return "Team roster unavailable: " + err.Error()
 	}
+	cards.NoteRoster(ctx, members)
+	// Written piece by piece into one buffer: this runs at the start of
+	// every run (A19).
 	var sb strings.Builder
 	for _, m := range members {
 		if m.IsTool() {
 			continue
 		}
 		if sb.Len() == 0 {
+			sb.Grow(64 * len(members))
 			sb.WriteString("Team members:")
 		}
-		fmt.Fprintf(&sb, "\n%s (role: %s)", m.Name(), m.Role())
+		sb.WriteString("\n")
+		sb.WriteString(m.Name())
+		sb.WriteString(" (role: ")
+		sb.WriteString(m.Role())
+		sb.WriteString(")")
 		if b.self(m) {
 			sb.WriteString(" - [you]")
 		}
@@ -54,9 +63,24 @@ func (b *binding) roles(ctx context.Context) string {
 		return ""
 	}
 	var sb strings.Builder
+	sb.Grow(128 * len(cards))
 	sb.WriteString("Available roles:")
 	for _, c := range cards {
-		fmt.Fprintf(&sb, "\n%s: %s (Skills: %s)", c.Role(), c.Description, list(c.Skills))
+		sb.WriteString("\n")
+		sb.WriteString(c.Role())
+		sb.WriteString(": ")
+		sb.WriteString(c.Description)
+		sb.WriteString(" (Skills: ")
+		if len(c.Skills) == 0 {
+			sb.WriteString("none")
+		}
+		for i, skill := range c.Skills {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(skill)
+		}
+		sb.WriteString(")")
 	}
 	return sb.String()
 }
