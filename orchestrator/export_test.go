@@ -66,3 +66,7 @@ func Backlog(t *Team) (pending int64, waiters int) {
 
 // MaxBacklog is the number of unconsumed records past which members wait.
 const MaxBacklog = maxBacklog
+
+// Version reads the team's roster-and-catalog version as package teamtool
+// does (internal/link).
+func Version(t *Team) (uint64, bool) { return t.version() }

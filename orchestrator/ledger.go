@@ -236,6 +236,11 @@ type ledger struct {
 	closed  bool
 	cond    sync.Cond // on mu
 
+	// version counts the Start and Stop records appended (and catalog
+	// changes): a roster built at one version is the roster while the
+	// version holds (link.TeamNames.Version).
+	version atomic.Uint64
+
 	// pending is set when the orchestrator has been woken to drain and has
 	// not started yet; it keeps the wake-ups to one per drain pass.
 	pending atomic.Bool
@@ -287,6 +292,9 @@ func (l *ledger) put(e *entry) {
 	}
 	l.chunks[ci].ents[i%chunkSize] = *e
 	l.n++
+	if k := e.rec.Kind; k == telemetry.Start || k == telemetry.Stop {
+		l.version.Add(1)
+	}
 }
 
 // poke wakes the orchestrator unless it is already due to drain.

@@ -386,6 +386,7 @@ func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 func (o *orchestrator) OnStop(*actor.Context) {
 	o.drain()
 	o.led.close()
+	versions.Delete(o.self.AgentID())
 	o.finished = true
 	o.fanOut("OnStop", func(s Subscriber) {
 		if r, ok := s.(StopSubscriber); ok {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"strings"
 	"time"
 
@@ -117,6 +119,7 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: create team: %w", err)
 	}
+	versions.Store(addr.AgentID(), &o.led.version) // deleted in OnStop
 	return &Team{addr: addr, o: o}, nil
 }
 
@@ -253,7 +256,24 @@ func (t *Team) Spawn(ctx context.Context, a actor.Actor, cfg any, opts ...actor.
 }
 
 func init() {
-	link.InstallTeamNames(link.TeamNames[*Team]{Reserve: (*Team).reserveName, Release: (*Team).releaseName})
+	link.InstallTeamNames(link.TeamNames[*Team]{Reserve: (*Team).reserveName, Release: (*Team).releaseName, Version: (*Team).version})
+}
+
+// versions maps each running orchestrator's agent id to its ledger's
+// roster-and-catalog version (ledger.version), so that a Team made with Of
+// reads it without a round trip.
+var versions sync.Map // uuid.UUID -> *atomic.Uint64
+
+// version returns the team's roster-and-catalog version (link.TeamNames).
+func (t *Team) version() (uint64, bool) {
+	if t == nil || t.addr == nil {
+		return 0, false
+	}
+	v, ok := versions.Load(t.addr.AgentID())
+	if !ok {
+		return 0, false
+	}
+	return v.(*atomic.Uint64).Load(), true
 }
 
 // reserveName claims name for a member about to be created, so that two
@@ -636,7 +656,10 @@ func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
 	if t == nil || t.addr == nil {
 		return noTeam()
 	}
-	_, err := mutate(ctx, t, func(o *orchestrator) (struct{}, error) { return struct{}{}, o.catalog.Register(cards...) })
+	_, err := mutate(ctx, t, func(o *orchestrator) (struct{}, error) {
+		defer o.led.version.Add(1)
+		return struct{}{}, o.catalog.Register(cards...)
+	})
 	return err
 }
 

@@ -262,3 +262,45 @@ func TestSubscribersShareOneCopy(t *testing.T) {
 		}
 	}
 }
+
+// Issue 12: the roster-and-catalog version an agent caches its roster and
+// roles sections by moves with every join, leave and card registration,
+// and with nothing else; a stopped team has none.
+func TestRosterVersion(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	v0, ok := orchestrator.Version(orchestrator.Of(team.Address()))
+	if !ok {
+		t.Fatal("a running team has no version")
+	}
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	v1, _ := orchestrator.Version(team)
+	if v1 == v0 {
+		t.Fatal("a member joined and the version did not move")
+	}
+	tellMany(t, sys, e, 10)
+	if v, _ := orchestrator.Version(team); v != v1 {
+		t.Fatal("plain messages moved the version")
+	}
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: "UserProxy", Description: "d", Config: &actor.Config{Role: "Clerk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Register(ctx, card); err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := orchestrator.Version(team)
+	if v2 == v1 {
+		t.Fatal("a card was registered and the version did not move")
+	}
+	if err := sys.Stop(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := orchestrator.Version(team); v == v2 {
+		t.Fatal("a member left and the version did not move")
+	}
+	_ = team.Stop(ctx)
+	if _, ok := orchestrator.Version(team); ok {
+		t.Fatal("a stopped team still has a version")
+	}
+}

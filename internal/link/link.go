@@ -103,6 +103,12 @@ type TeamNames[T any] struct {
 	Reserve func(t T, ctx context.Context, name string) (bool, error)
 	// Release gives back a name reserved for a member not created.
 	Release func(t T, ctx context.Context, name string) error
+	// Version returns the team's roster-and-catalog version: it changes
+	// when a member's Start or Stop record is appended to the ledger and
+	// when cards are registered, so an agent may keep what it built from
+	// the roster and the roles while the version stays the same. false when
+	// the team is not running in this process.
+	Version func(t T) (uint64, bool)
 }
 
 var teamNames any

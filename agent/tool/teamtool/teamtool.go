@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -213,6 +214,26 @@ func channels(name string, c tool.Capability, defaults, supported tool.Channel) 
 type binding struct {
 	card *Card
 	o    *tool.Owner
+
+	// The roster and roles sections as last built, and the team's
+	// roster-and-catalog version they were built at (issue 12): a run
+	// whose team is at the same version reuses them instead of two team
+	// queries. The text is what the queries would give: the version moves
+	// when a member's Start or Stop record is appended and when cards are
+	// registered. Guarded by mu (roster and roles tool calls may run in
+	// parallel).
+	mu         sync.Mutex
+	rosterView cachedView
+	rolesView  cachedView
+}
+
+// cachedView is one view's text, the roster it came from (nil for roles)
+// and the version it was built at.
+type cachedView struct {
+	ok      bool
+	version uint64
+	text    string
+	members []*message.Address
 }
 
 // bounded gives ctx a cards.QueryTimeout deadline when it has none.

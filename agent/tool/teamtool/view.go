@@ -3,6 +3,8 @@ package teamtool
 import (
 	"context"
 	"fmt"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 	"strings"
 
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
@@ -20,6 +22,11 @@ const rolesDoc = `List the roles that can be hired, with their descriptions and 
 // <role>)" per member, " - [you]" marking the owner; tool actors
 // (message.Address.IsTool) are hidden; no visible member gives "" (the section is omitted).
 func (b *binding) roster(ctx context.Context) string {
+	version, known := names.Version(b.o.Team)
+	if v, ok := b.cached(&b.rosterView, version, known); ok {
+		cards.NoteRoster(ctx, v.members)
+		return v.text
+	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	members, err := b.o.Team.Members(ctx)
@@ -27,6 +34,31 @@ func (b *binding) roster(ctx context.Context) string {
 		return "Team roster unavailable: " + err.Error()
 	}
 	cards.NoteRoster(ctx, members)
+	text := b.rosterText(members)
+	b.keep(&b.rosterView, cachedView{ok: known, version: version, text: text, members: members})
+	return text
+}
+
+// cached returns the view kept at version, if any.
+func (b *binding) cached(v *cachedView, version uint64, known bool) (cachedView, bool) {
+	if !known {
+		return cachedView{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return *v, v.ok && v.version == version
+}
+
+// keep stores a view built from queries made after its version was read:
+// a change during the queries moves the version, so the next run rebuilds.
+func (b *binding) keep(v *cachedView, nv cachedView) {
+	b.mu.Lock()
+	*v = nv
+	b.mu.Unlock()
+}
+
+// rosterText writes the roster section.
+func (b *binding) rosterText(members []*message.Address) string {
 	// Written piece by piece into one buffer: this runs at the start of
 	// every run (A19).
 	var sb strings.Builder
@@ -53,12 +85,23 @@ func (b *binding) roster(ctx context.Context) string {
 // roles is team_roles (A83): "Available roles:" then "<role>:
 // <description> (Skills: a, b)" per catalog card; an empty catalog gives "".
 func (b *binding) roles(ctx context.Context) string {
+	version, known := names.Version(b.o.Team)
+	if v, ok := b.cached(&b.rolesView, version, known); ok {
+		return v.text
+	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	cards, err := b.o.Team.Cards(ctx)
 	if err != nil {
 		return "Team roles unavailable: " + err.Error()
 	}
+	text := rolesText(cards)
+	b.keep(&b.rolesView, cachedView{ok: known, version: version, text: text})
+	return text
+}
+
+// rolesText writes the roles section.
+func rolesText(cards []*orchestrator.AgentCard) string {
 	if len(cards) == 0 {
 		return ""
 	}
