@@ -44,7 +44,9 @@ type answer struct {
 	body   string
 }
 
-func ok(body string) answer { return answer{status: 200, header: map[string]string{"Content-Type": "application/json"}, body: body} }
+func ok(body string) answer {
+	return answer{status: 200, header: map[string]string{"Content-Type": "application/json"}, body: body}
+}
 
 func newStandIn(t *testing.T, check func(*http.Request, []byte), answers ...answer) *standIn {
 	s := &standIn{t: t, check: check, answers: answers}
