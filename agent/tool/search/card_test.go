@@ -52,7 +52,9 @@ func TestWebSearch(t *testing.T) {
 // providerFunc is a provider made of a function.
 type providerFunc func(n int) ([]search.Result, error)
 
-func (f providerFunc) Search(_ context.Context, _ string, n int) ([]search.Result, error) { return f(n) }
+func (f providerFunc) Search(_ context.Context, _ string, n int) ([]search.Result, error) {
+	return f(n)
+}
 
 // A98: no provider, or one that fails, is explained in the answer, never a
 // tool error; the key does not appear.
