@@ -17,7 +17,8 @@
 //     footers, forms' controls and embedded objects are dropped and
 //     whitespace is collapsed (kept inside pre). The text is cut at
 //     [Card.MaxFetchBytes] (32 KiB by default) and then ends with a line
-//     "[truncated at N bytes]". text/* and JSON/XML-like types come back as
+//     "[truncated at N bytes]" (a page larger than 4 MiB ends with a line
+//     saying only its first 4 MiB were read). text/* and JSON/XML-like types come back as
 //     they are; other content (images, PDF, archives) is refused with a
 //     retry error naming its type and size.
 //

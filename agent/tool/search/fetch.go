@@ -239,12 +239,16 @@ func (f *fetcher) fetch(ctx context.Context, raw string) (string, error) {
 	if resp.StatusCode/100 != 2 {
 		return "", fetchErr("%s answered HTTP %d %s", final, resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", context.Cause(ctx)
 		}
 		return "", fetchErr("%s: reading the page: %v", final, err)
+	}
+	cut := len(body) > maxBody
+	if cut {
+		body = body[:maxBody]
 	}
 	ctype := resp.Header.Get("Content-Type")
 	if ctype == "" {
@@ -258,13 +262,16 @@ func (f *fetcher) fetch(ctx context.Context, raw string) (string, error) {
 	case textual(media):
 		b := decode(body, params["charset"])
 		if bytes.IndexByte(b, 0) >= 0 {
-			return "", fetchErr("%s is %s but holds binary data (%s), not readable text", final, media, size(resp, len(body)))
+			return "", fetchErr("%s is %s but holds binary data (%s), not readable text", final, media, size(resp, len(body), cut))
 		}
 		w := &textWriter{limit: f.maxText}
 		w.add(strings.ToValidUTF8(string(b), "\uFFFD"))
 		text = w.String()
 	default:
-		return "", fetchErr("%s is %s (%s), not a text page: web_fetch returns only HTML and text", final, media, size(resp, len(body)))
+		return "", fetchErr("%s is %s (%s), not a text page: web_fetch returns only HTML and text", final, media, size(resp, len(body), cut))
+	}
+	if cut && !strings.HasSuffix(text, " bytes]") {
+		text += fmt.Sprintf("\n[truncated at %d bytes of the page]", maxBody)
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "URL: %s\n", final)
@@ -313,11 +320,11 @@ func textual(media string) bool {
 }
 
 // size describes the size of a refused body.
-func size(resp *http.Response, read int) string {
+func size(resp *http.Response, read int, cut bool) string {
 	if resp.ContentLength > 0 {
 		return fmt.Sprintf("%d bytes", resp.ContentLength)
 	}
-	if read >= maxBody {
+	if cut {
 		return fmt.Sprintf("more than %d bytes", maxBody)
 	}
 	return fmt.Sprintf("%d bytes", read)

@@ -238,3 +238,22 @@ func TestFetchContent(t *testing.T) {
 	missing.Close()
 	retry(t, fetch, map[string]any{"url": missing.URL + "/gone"}, "web_fetch: "+missing.URL+"/gone: ")
 }
+
+// A page larger than web_fetch downloads says it was cut even when its
+// text fits.
+func TestFetchHugePage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<p>start</p><script>")
+		chunk := strings.Repeat("x", 1<<16)
+		for range 70 { // 4.4 MiB
+			fmt.Fprint(w, chunk)
+		}
+		fmt.Fprint(w, "</script><p>end</p>")
+	}))
+	defer srv.Close()
+	out, err := call(t, tools(t, &search.Card{AllowPrivate: true})["web_fetch"], map[string]any{"url": srv.URL})
+	if err != nil || !strings.HasSuffix(out, "\n\nstart\n[truncated at 4194304 bytes of the page]") {
+		t.Fatalf("%q %v", out, err)
+	}
+}

@@ -21,10 +21,14 @@ type Provider interface {
 	Search(ctx context.Context, query string, n int) ([]Result, error)
 }
 
-// Result is one search result.
+// Result is one search result, as a provider gives it and as the fixed
+// provider's file holds it.
 type Result struct {
-	Title   string `json:"title"`
-	URL     string `json:"url"`
+	// Title is the page's title, as plain text.
+	Title string `json:"title"`
+	// URL is the page's address.
+	URL string `json:"url"`
+	// Snippet is the part of the page the provider shows, as plain text.
 	Snippet string `json:"snippet,omitempty"`
 }
 

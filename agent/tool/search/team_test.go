@@ -1,11 +1,9 @@
 package search_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -42,13 +40,7 @@ func TestAgentSearchesAndFetches(t *testing.T) {
 
 	logs := actortest.NewLogCapture(t)
 	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	t.Cleanup(func() { actortest.Shutdown(t, sys) })
 	team, err := orchestrator.New(sys)
 	if err != nil {
 		t.Fatal(err)
