@@ -6,9 +6,11 @@
 // starts: each after the cards it depends on, its commands registered in
 // the agent's registry under the card's kind; a missing dependency, a
 // cycle, or a tool or command name that two cards provide is a start error.
-// TeamTool (hire, fire, roster, roles), PlanningTool (a shared task board)
-// and WorkspaceTool (files under a per-team root, media references) are the
-// cards of the subpackages teamtool, planning and workspace.
+// TeamTool (hire, fire, roster, roles), PlanningTool (a shared task board),
+// WorkspaceTool (files under a per-team root, media references) and
+// SearchTool (web_search through Tavily, Brave, SearXNG or fixed results;
+// web_fetch with SSRF checks) are the cards of the subpackages teamtool,
+// planning, workspace and search.
 package tool
 
 import (
