@@ -47,6 +47,7 @@ type orchestrator struct {
 	catalog  catalog
 	events   eventIndex // every EventMessage of the log, outside the window
 	slabs    slabs      // the subscribers' messages of the hot kinds
+	view     Record     // the record being fanned out
 
 	restoring bool
 	stopping  bool
@@ -163,16 +164,33 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 		o.events.add(e, id)
 	}
 	if len(o.subs) > 0 {
-		m := o.forSubscribers(e, id)
+		// One view per record, reused: its message is materialized at most
+		// once, on the first subscriber that asks, and shared by all.
+		o.view = Record{o: o, e: e, id: id}
 		// No hook can change o.subs while this runs (hooks cannot call the
 		// team), and Subscribe/Unsubscribe replace the slice, so no copy.
 		for _, s := range o.subs {
-			o.deliver(s, m)
+			if rs, ok := s.(RecordSubscriber); ok {
+				o.deliverRecord(rs, &o.view)
+			} else {
+				o.deliver(s, o.view.Message())
+			}
 		}
+		o.view = Record{}
 	}
 	if e.rec.Kind == telemetry.Stop {
 		o.forget(who)
 	}
+}
+
+// deliverRecord calls s.OnRecord(r), isolated (B89).
+func (o *orchestrator) deliverRecord(s RecordSubscriber, r *Record) {
+	defer func() {
+		if p := recover(); p != nil {
+			logPanic(o.logger, "OnRecord", s, p)
+		}
+	}()
+	s.OnRecord(r)
 }
 
 // deliver calls s.OnMessage(m), isolated (B89).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -28,6 +29,68 @@ import (
 //	var _ orchestrator.StopSubscriber = (*MySubscriber)(nil)
 type Subscriber interface {
 	OnMessage(msg message.Message)
+}
+
+// RecordSubscriber is a Subscriber that receives the team's records as
+// views instead of messages: OnRecord is called for each record, in the
+// same order and with the same isolation as OnMessage would be, and
+// OnMessage only for what is not a record (MetadataChanged). A view
+// materializes the record's message only when asked (Record.Message), so a
+// subscriber that looks at a few kinds (Record.Type) costs the team almost
+// nothing on the others.
+type RecordSubscriber interface {
+	Subscriber
+	OnRecord(r *Record)
+}
+
+// Record is a read-only view of one record of the team's log, valid only
+// during the OnRecord call it is passed to: keep its Message, not the view.
+type Record struct {
+	o  *orchestrator
+	e  *entry
+	id uint64
+	m  message.Message
+}
+
+// Message returns the record's message, as OnMessage would receive it
+// (snapshot addresses, B90): made on the first call for this record, the
+// same value for every subscriber after that. It must not be modified.
+func (r *Record) Message() message.Message {
+	if r.m == nil && r.e != nil {
+		r.m = r.o.forSubscribers(r.e, r.id)
+	}
+	return r.m
+}
+
+// Type returns the registered type name of the record's message (as
+// message.TypeName would, e.g. "SentMessage") without making it.
+func (r *Record) Type() string {
+	if r.e == nil {
+		return ""
+	}
+	if m := r.e.logged(); m != nil {
+		return message.TypeName(m)
+	}
+	if k := r.e.rec.Kind; k == telemetry.Error || k == telemetry.Warning {
+		if m, ok := r.e.rec.Value.(message.Message); ok {
+			return message.TypeName(m)
+		}
+	}
+	return typeNames[r.e.rec.Kind]
+}
+
+// typeNames are the message type names of the record kinds.
+var typeNames = [...]string{
+	telemetry.Start:        "StartMessage",
+	telemetry.Stop:         "StopMessage",
+	telemetry.Sent:         "SentMessage",
+	telemetry.Received:     "ReceivedMessage",
+	telemetry.Processed:    "ProcessedMessage",
+	telemetry.Handled:      "HandledMessage",
+	telemetry.Error:        "ErrorMessage",
+	telemetry.Warning:      "WarningMessage",
+	telemetry.StateChanged: "StateChangedMessage",
+	telemetry.Event:        "EventMessage",
 }
 
 // RestoringSubscriber is told when a restore replay starts (true) and ends

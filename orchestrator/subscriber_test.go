@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -291,5 +292,71 @@ func TestEmitEventsMetadata(t *testing.T) {
 	log, _ := team.Messages(ctx, orchestrator.Filter{Type: "TeamMetadataChanged"})
 	if len(log) != 0 {
 		t.Fatal("metadata changes are in the log")
+	}
+}
+
+// recordSub is a RecordSubscriber: it notes every record's type and keeps
+// the message of the SentMessage records only.
+type recordSub struct {
+	types []string
+	sent  []message.Message
+	panic bool
+}
+
+func (r *recordSub) OnMessage(message.Message) {}
+
+func (r *recordSub) OnRecord(rec *orchestrator.Record) {
+	r.types = append(r.types, rec.Type())
+	if rec.Type() == "SentMessage" {
+		r.sent = append(r.sent, rec.Message())
+	}
+	if r.panic {
+		panic("record subscriber")
+	}
+}
+
+// Issue 12, B89-B90: a RecordSubscriber sees every record, in order, as a
+// view whose Type needs no message and whose Message is the very value an
+// OnMessage subscriber gets; a panicking one is skipped like any other.
+func TestRecordSubscriber(t *testing.T) {
+	sys, team, logs := newTeam(t)
+	ctx := ctxT(t)
+	plain, rec, bad := newSub(), &recordSub{}, &recordSub{panic: true}
+	for _, s := range []orchestrator.Subscriber{bad, plain, rec} {
+		if err := team.Subscribe(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := mustSpawn(t, team, &echo{}, named("b"))
+	r := &relay{target: b, results: make(chan string, 1)}
+	a := mustSpawn(t, team, r, named("a"))
+	if err := sys.Tell(a, message.NewUserMessage("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-r.results
+	_ = team.Sync(ctx)
+	got := plain.messages()
+	if len(rec.types) != len(got) {
+		t.Fatalf("record subscriber saw %d records, the message subscriber %d", len(rec.types), len(got))
+	}
+	var sent []message.Message
+	for i, m := range got {
+		if rec.types[i] != message.TypeName(m) {
+			t.Fatalf("record %d: Type %q, message %s", i, rec.types[i], message.TypeName(m))
+		}
+		if _, ok := m.(*message.SentMessage); ok {
+			sent = append(sent, m)
+		}
+	}
+	if len(sent) == 0 || len(sent) != len(rec.sent) {
+		t.Fatalf("sent: %d, record subscriber kept %d", len(sent), len(rec.sent))
+	}
+	for i := range sent {
+		if sent[i] != rec.sent[i] {
+			t.Fatalf("SentMessage %d materialized twice", i)
+		}
+	}
+	if len(bad.types) != len(got) || logs.Count(slog.LevelError, "subscriber hook panicked") == 0 || !strings.Contains(logs.Text(), "OnRecord") {
+		t.Fatalf("the panicking record subscriber saw %d records (want %d) or was not logged", len(bad.types), len(got))
 	}
 }
