@@ -36,6 +36,10 @@ const (
 // that a steady stream of tells does not regrow it.
 const minQueue = 256
 
+// maxIdleQueue is the largest mailbox buffer an actor keeps while it is
+// idle.
+const maxIdleQueue = 4096
+
 // spinRounds is how many times an idle actor yields, watching its mailbox,
 // before it parks.
 const spinRounds = 4
@@ -418,6 +422,13 @@ func (c *cell) next() envelope {
 		c.mu.Lock()
 		if len(c.q) > 0 {
 			break
+		}
+		if cap(c.q) > maxIdleQueue || cap(spare) > maxIdleQueue {
+			// Parking after a burst: an idle actor keeps no burst-sized
+			// buffers.
+			c.q = make([]envelope, 0, minQueue)
+			spare = make([]envelope, 0, minQueue)
+			c.pending = nil
 		}
 		c.idle = true
 		c.mu.Unlock()
