@@ -44,24 +44,25 @@ const benchTurns = 4
 // An op at N=1000 takes 5-20 s on the 2-core machine (the default
 // -benchtime runs one); N=10 runs several ops per second.
 //
-// Measured 2026-12-01 on the shared 2-core machine, load average 5-9 from
-// other sessions, so turns/s swung by 2x between runs (medians; N=1000 of
-// 3 runs, the others of 5):
+// Measured 2026-12-01 on the 2-core machine, quiet, one sitting, medians
+// of 5 runs (after the ledger's 128-record chunks, the roster/roles cache
+// and the agent-turn work of issue 12):
 //
 //	         turns/s  cpu-us/turn  allocs/turn  B/turn  heap-B/idle-team  heap-B/fresh-team  stack-B/idle-team
-//	N=10       314       1553         2060      258 K        164 K             132 K              17 K
-//	N=100      237       1790         2040      248 K        150 K             133 K              22 K
-//	N=1000     354       1682         2038      247 K        149 K             133 K              21 K
-//	raw        993 (2980 calls/s)  650 (3 x 217)  1083 (3 x 361)  105 K (3 x 35 K)
+//	N=10      1238       1439         1626      201 K         91 K              55 K              14 K
+//	N=100     1510       1257         1608      192 K         81 K              56 K              22 K
+//	N=1000    1599       1192         1606      191 K         79 K              57 K              21 K
+//	raw      12032 calls/s, 157 cpu-us/call, 362 allocs/call, 35 K/call (a turn is 3 calls)
 //
-// Both targets hold, barely: N=1000 is within the noise of N=10 (+13%
-// turns/s, +8% CPU per turn), and an idle team holds 149 KB. What it
-// holds (heap profile of the idle teams, cmd/fleet -heapprofile): the
-// orchestrator's first ledger chunk, 90,112 B (1024 80-byte entries plus
-// the 8-byte ids field: 81,928 B, rounded up to 11 pages), of which a
-// team holds 92 records after its 4 turns; ~31 KB of agent start (tool schemas built by
-// reflection per agent, the command descriptors, the runner); ~7 KB of
-// actor cells; the histories, ~4 KB more per turn.
+// Both targets hold: N=1000 runs 29% more turns/s than N=10 (more teams
+// keep both cores busy; no cost grows with the number of teams), and an
+// idle team holds 79-91 KB. Before (first measurement, on a loaded
+// machine): 149-164 KB per idle team, 60% of it the ledger's first
+// 1024-entry chunk; now a team's ledger grows in 10 KiB chunks. What is
+// left per idle team: ~31 KB of agent start (tool schemas and command
+// descriptors per agent, the runner), ~7 KB of actor cells, the ledger
+// chunks and histories (~4 KB per turn). Per turn, ~40% of the
+// allocations are the llmtest server's (its strict-schema check).
 func BenchmarkFleet(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
