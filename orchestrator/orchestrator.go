@@ -37,17 +37,18 @@ type orchestrator struct {
 	teamID    uuid.UUID
 	logger    *slog.Logger
 
-	members  map[uuid.UUID]*message.Address // roster by agent id (B81)
-	order    []uuid.UUID                    // roster in join order, compacted lazily
-	states   map[uuid.UUID]any              // latest state per agent (B84)
-	reserved map[string]bool                // member names claimed before the member joins
-	snaps    map[*message.Address]*message.Address
-	meta     any
-	subs     []Subscriber
-	catalog  catalog
-	events   eventIndex // every EventMessage of the log, outside the window
-	slabs    slabs      // the subscribers' messages of the hot kinds
-	view     Record     // the record being fanned out
+	members   map[uuid.UUID]*message.Address // roster by agent id (B81)
+	order     []uuid.UUID                    // roster in join order, compacted lazily
+	states    map[uuid.UUID]any              // latest state per agent (B84)
+	reserved  map[string]bool                // member names claimed before the member joins
+	snaps     map[*message.Address]*message.Address
+	meta      any
+	subs      []Subscriber
+	fromStart []Subscriber // the subscribers given to New or Restore: they saw the whole log
+	catalog   catalog
+	events    eventIndex // every EventMessage of the log, outside the window
+	slabs     slabs      // the subscribers' messages of the hot kinds
+	view      Record     // the record being fanned out
 
 	restoring bool
 	stopping  bool
@@ -78,6 +79,7 @@ func newOrchestrator(op *options) *orchestrator {
 	return &orchestrator{
 		retention: int64(cmp.Or(op.retention, defaultRetention)),
 		subs:      append([]Subscriber(nil), op.subs...),
+		fromStart: op.subs,
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
 		reserved:  map[string]bool{},

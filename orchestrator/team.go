@@ -28,6 +28,7 @@ type options struct {
 	teamID    uuid.UUID
 	subs      []Subscriber
 	retention int
+	retained  bool // WithRetention was given
 	grace     time.Duration
 	spawn     []actor.SpawnOption
 	prepare   func(actor.Actor) // Restore: called on each recreated actor
@@ -55,7 +56,9 @@ func WithSubscribers(s ...Subscriber) Option {
 // window from the team's Archive (ErrOutsideWindow without one). The
 // roster, states, metadata, cards and events are indexes, not part of the
 // window: they are never dropped. Use math.MaxInt to keep everything.
-func WithRetention(n int) Option { return func(o *options) { o.retention = n } }
+func WithRetention(n int) Option {
+	return func(o *options) { o.retention, o.retained = n, true }
+}
 
 // WithUser passes a user id and email to the orchestrator and, by
 // inheritance, to every member (actor.WithUser).
@@ -100,7 +103,7 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 	for _, f := range opts {
 		f(&op)
 	}
-	if op.retention < 0 {
+	if op.retained && op.retention <= 0 {
 		return nil, fmt.Errorf("orchestrator: WithRetention(%d): must be positive", op.retention)
 	}
 	if op.grace < 0 {
@@ -171,12 +174,13 @@ func (o *orchestrator) metadata() any               { return o.meta }
 func (o *orchestrator) cards() *catalog             { return &o.catalog }
 func (o *orchestrator) log() logView                { return o.led.consumed() }
 func (o *orchestrator) eventLog() *eventIndex       { return &o.events }
-func (o *orchestrator) history() (Archive, int)     { return archiveOf(o.subs), int(o.retention) }
+func (o *orchestrator) history() (Archive, int)     { return o.archive(), int(o.retention) }
 
-// archiveOf returns the first subscriber that keeps the whole log.
-func archiveOf(subs []Subscriber) Archive {
-	for _, s := range subs {
-		if a, ok := s.(Archive); ok {
+// archive returns the first Archive attached with WithSubscribers that is
+// still subscribed: one attached later has missed the team's beginning.
+func (o *orchestrator) archive() Archive {
+	for _, s := range o.subs {
+		if a, ok := s.(Archive); ok && slices.Contains(o.fromStart, s) {
 			return a
 		}
 	}
@@ -207,7 +211,7 @@ func (f *final) history() (Archive, int)     { return f.archive, f.window }
 // freeze makes the final view; the orchestrator's goroutine calls it last.
 func (o *orchestrator) freeze() *final {
 	return &final{members: o.roster(), states: o.states, meta: o.meta, catalog: o.catalog.clone(), view: o.led.consumed(),
-		events: o.events.frozen(), archive: archiveOf(o.subs), window: int(o.retention)}
+		events: o.events.frozen(), archive: o.archive(), window: int(o.retention)}
 }
 
 // query runs fn on the orchestrator's goroutine after a drain; once the
@@ -415,45 +419,74 @@ func (f Filter) match(m message.Message) bool {
 // error wrapping ErrOutsideWindow that says how many records are missing.
 // Events are never outside the window (Events).
 func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error) {
-	// An answer outside the window travels as a value: the messages and
-	// the error both reach the caller.
+	// The window is read on the orchestrator's goroutine; the archive, if
+	// needed, on the caller's.
 	type answer struct {
-		msgs []message.Message
-		err  error
+		window  []message.Message // the window's messages, filtered
+		first   uuid.UUID         // id of the window's oldest record (any kind)
+		dropped int64             // records that left the window
+		arch    Archive
+		limit   int
 	}
 	a, err := query(ctx, t, func(r reader) (answer, error) {
-		var out []message.Message
-		keep := func(m message.Message) {
-			if f.match(m) {
-				out = append(out, m)
-			}
-		}
+		var out answer
 		v := r.log()
-		if v.base == 0 {
-			eachMessage(v, keep)
-			return answer{msgs: out}, nil
-		}
-		arch, window := r.history()
-		if arch == nil {
-			eachMessage(v, keep)
-			return answer{out, fmt.Errorf("orchestrator: %w: the %d oldest records left the in-memory window of %d (WithRetention) and no Archive subscriber (eventlog.Writer) is attached; the %d retained are returned",
-				ErrOutsideWindow, v.base, window, v.n-v.base)}, nil
-		}
-		all, err := arch.ReadHistory(ctx)
-		if err != nil {
-			return answer{}, fmt.Errorf("orchestrator: reading the log outside the in-memory window from %T: %w", arch, err)
-		}
-		for _, m := range all {
-			if _, ok := m.(*message.StateChangedMessage); !ok {
-				keep(m)
+		eachMessage(v, func(m message.Message) {
+			if f.match(m) {
+				out.window = append(out.window, m)
 			}
+		})
+		if v.base > 0 && v.n > v.base {
+			e, id := v.at(v.base)
+			out.first = e.message(id).Envelope().ID
 		}
-		return answer{msgs: out}, nil
+		out.dropped = v.base
+		out.arch, out.limit = r.history()
+		return out, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a.msgs, a.err
+	if a.dropped == 0 {
+		return a.window, nil
+	}
+	if a.arch == nil {
+		return a.window, fmt.Errorf("orchestrator: %w: the %d oldest records left the in-memory window of %d records (WithRetention) and no Archive was attached with WithSubscribers; the %d messages returned are the window's",
+			ErrOutsideWindow, a.dropped, a.limit, len(a.window))
+	}
+	hist, herr := a.arch.ReadHistory(ctx)
+	if herr != nil && len(hist) == 0 {
+		return a.window, fmt.Errorf("orchestrator: %w: reading the records before the in-memory window from %T: %w; the %d messages returned are the window's",
+			ErrOutsideWindow, a.arch, herr, len(a.window))
+	}
+	// The archive up to the window's oldest record, then the window: the
+	// window's messages keep their live addresses, and records the
+	// subscribers never got (members' Stop records during the team's stop,
+	// B97) are there.
+	var out []message.Message
+	found := a.first == uuid.Nil // the window is empty: the whole archive
+	for _, m := range hist {
+		if m.Envelope().ID == a.first && !found {
+			found = true
+			break
+		}
+		switch m.(type) {
+		case *message.StateChangedMessage, *MetadataChanged: // not log messages (B82)
+			continue
+		}
+		if f.match(m) {
+			out = append(out, m)
+		}
+	}
+	if !found {
+		return a.window, fmt.Errorf("orchestrator: %w: the Archive %T does not reach the in-memory window (its record %s is missing); the %d messages returned are the window's",
+			ErrOutsideWindow, a.arch, a.first, len(a.window))
+	}
+	out = append(out, a.window...)
+	if herr != nil {
+		return out, fmt.Errorf("orchestrator: the Archive %T reported an error (its history may lack records): %w", a.arch, herr)
+	}
+	return out, nil
 }
 
 // ErrOutsideWindow is wrapped by the error of a query whose answer lies
@@ -463,13 +496,14 @@ var ErrOutsideWindow = errors.New("history outside the in-memory window")
 
 // Archive is a Subscriber that keeps the team's whole log durably, such as
 // eventlog.Writer: when the in-memory window no longer holds a team's
-// oldest records, Messages reads them from the first Archive among the
-// team's subscribers. It holds the whole log when it was attached with
-// WithSubscribers (or holds a restored team's log).
+// oldest records, Messages reads them from the first Archive attached with
+// WithSubscribers (one subscribed later has missed the team's beginning
+// and is not used).
 type Archive interface {
 	Subscriber
-	// ReadHistory returns every message written so far, in order. It is
-	// called on the orchestrator's goroutine, between OnMessage calls, or
+	// ReadHistory returns every message written so far, in order (and an
+	// error when some could not be written or read). It is called on the
+	// goroutine of the Messages call, concurrently with OnMessage, and
 	// after the team stopped.
 	ReadHistory(ctx context.Context) ([]message.Message, error)
 }

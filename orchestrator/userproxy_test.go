@@ -204,8 +204,10 @@ func TestRetention(t *testing.T) {
 	if seen < 2*n+1 { // Start + Received/Processed per message; read after stop
 		t.Fatalf("subscriber saw %d messages, want every record", seen)
 	}
-	if _, err := orchestrator.New(sys, orchestrator.WithRetention(-1)); err == nil {
-		t.Fatal("negative retention accepted")
+	for _, n := range []int{-1, 0} {
+		if _, err := orchestrator.New(sys, orchestrator.WithRetention(n)); err == nil || !strings.Contains(err.Error(), "WithRetention") {
+			t.Fatalf("WithRetention(%d): err %v, want an error naming it", n, err)
+		}
 	}
 }
 

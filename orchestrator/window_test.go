@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -157,8 +158,8 @@ func TestMessagesArchiveError(t *testing.T) {
 	e := mustSpawn(t, team, &echo{}, named("e"))
 	tellMany(t, sys, e, 100)
 	msgs, err := team.Messages(ctxT(t), orchestrator.Filter{})
-	if err == nil || msgs != nil {
-		t.Fatalf("Messages with a failing archive: %d messages, err %v", len(msgs), err)
+	if !errors.Is(err, orchestrator.ErrOutsideWindow) || len(msgs) == 0 {
+		t.Fatalf("Messages with a failing archive: %d messages, err %v; want the window and ErrOutsideWindow", len(msgs), err)
 	}
 	if !strings.Contains(err.Error(), "disk gone") || !strings.Contains(err.Error(), "failingArchive") {
 		t.Fatalf("error %q does not name the archive and its failure", err)
@@ -302,5 +303,59 @@ func TestRosterVersion(t *testing.T) {
 	_ = team.Stop(ctx)
 	if _, ok := orchestrator.Version(team); ok {
 		t.Fatal("a stopped team still has a version")
+	}
+}
+
+// An Archive subscribed after the team began has missed its first records:
+// it is not used, and the answer says what is missing instead of giving a
+// silently partial history.
+func TestLateArchiveIsNotUsed(t *testing.T) {
+	sys, team, _ := newTeam(t, orchestrator.WithRetention(40))
+	ctx := ctxT(t)
+	e := mustSpawn(t, team, &echo{}, named("e"))
+	tellMany(t, sys, e, 100)
+	late := &archive{}
+	_ = team.Subscribe(ctx, late)
+	tellMany(t, sys, e, 100)
+	msgs, err := team.Messages(ctx, orchestrator.Filter{})
+	if !errors.Is(err, orchestrator.ErrOutsideWindow) {
+		t.Fatalf("a late archive: %d messages, err %v; want ErrOutsideWindow", len(msgs), err)
+	}
+}
+
+// The history read from an Archive past the window is the history a team
+// keeping everything in memory answers: same messages, same order, with
+// metadata changes (subscriber-only) left out and the members' Stop
+// records of the team's stop (recorded, not fanned out, B97) in.
+func TestArchiveHistoryMatchesMemory(t *testing.T) {
+	run := func(opts ...orchestrator.Option) []string {
+		sys, team, _ := newTeam(t, opts...)
+		ctx := ctxT(t)
+		e := mustSpawn(t, team, &echo{}, named("e"))
+		tellMany(t, sys, e, 60)
+		if err := team.SetMetadata(ctx, map[string]any{"k": "v"}); err != nil {
+			t.Fatal(err)
+		}
+		tellMany(t, sys, e, 60)
+		if err := team.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := team.Messages(ctx, orchestrator.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, m := range msgs {
+			kinds = append(kinds, message.TypeName(m)+" "+m.Envelope().Sender.Name())
+		}
+		return kinds
+	}
+	whole := run(orchestrator.WithRetention(math.MaxInt))
+	windowed := run(orchestrator.WithRetention(30), orchestrator.WithSubscribers(&archive{}))
+	if !slices.Equal(whole, windowed) {
+		t.Fatalf("history from the archive differs from memory:\nmemory  %v\narchive %v", whole, windowed)
+	}
+	if !slices.Contains(whole, "StopMessage e") {
+		t.Fatal("the member's Stop record is not in the history")
 	}
 }

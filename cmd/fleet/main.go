@@ -45,7 +45,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.Teams, "teams", 100, "number of teams")
 	fs.IntVar(&cfg.Turns, "turns", 4, "turns driven through each team")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 0, "turns in flight at once (default 10, at most -teams)")
-	fs.IntVar(&cfg.Retention, "retention", 0, "records each team keeps in memory (default: all)")
+	fs.IntVar(&cfg.Retention, "retention", 0, "records each team keeps in memory (0: the orchestrator's default window, 4,096)")
 	fs.DurationVar(&cfg.TurnTimeout, "turn-timeout", 0, "fail when a turn takes longer (default 1m)")
 	heapProfile := fs.String("heapprofile", "", "write a heap profile of the idle teams (after their turns) to `FILE`; samples every 4 KB allocated")
 	verbose := fs.Bool("v", false, "log the runtime's warnings to stderr")

@@ -71,7 +71,7 @@ type Config struct {
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration
 	// Retention, when > 0, is each team's orchestrator.WithRetention; 0
-	// keeps every record (the orchestrator's default).
+	// leaves the orchestrator's default window (4,096 records).
 	Retention int
 	// Logger receives the runtime's logs; nil means slog.Default().
 	Logger *slog.Logger
