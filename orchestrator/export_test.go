@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"time"
 	"unsafe"
 
 	"github.com/akgentic/akgentic-go/message"
@@ -57,11 +58,19 @@ const DefaultRetention = defaultRetention
 // Backlog reads, without asking the orchestrator (which may be busy), the
 // number of records appended but not yet consumed and the number of
 // members waiting for room.
-func Backlog(t *Team) (pending int64, waiters int) {
+func Backlog(t *Team) (pending int64, waiting bool) {
 	l := &t.o.led
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.n - l.done, l.waiters
+	return l.n - l.done, l.room != nil
+}
+
+// SetStallTimeout changes how long members wait for a stuck consumer, and
+// returns a function that restores it.
+func SetStallTimeout(d time.Duration) (restore func()) {
+	old := stallTimeout
+	stallTimeout = d
+	return func() { stallTimeout = old }
 }
 
 // MaxBacklog is the number of unconsumed records past which members wait.

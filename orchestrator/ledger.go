@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,10 @@ const defaultRetention = 1 << 12
 // bound (nothing is ever dropped). The orchestrator's own appends never
 // wait.
 const maxBacklog = 4096
+
+// stallTimeout is how long a member waits for room in the backlog before
+// the consumer is taken as stalled (a var for tests).
+var stallTimeout = 5 * time.Second
 
 // maxFree is the number of retired chunks a ledger keeps for reuse: a team
 // at its window recycles chunks instead of touching fresh memory.
@@ -232,9 +237,10 @@ type ledger struct {
 	// wait while n-done >= maxBacklog, unless the ledger is closed (the
 	// orchestrator has finished and consumes no more).
 	done    int64
-	waiters int
 	closed  bool
-	cond    sync.Cond // on mu
+	stalled bool          // the consumer stalled (see appendMember): no waiting until it consumes again
+	room    chan struct{} // closed when the backlog has room again; nil when nobody waits
+	logger  *slog.Logger
 
 	// version counts the Start and Stop records appended (and catalog
 	// changes): a roster built at one version is the roster while the
@@ -262,25 +268,58 @@ func (l *ledger) append(e *entry) {
 }
 
 // appendMember is append for a member's record: past maxBacklog records
-// not yet consumed it waits for the orchestrator to catch up.
+// not yet consumed it waits for the orchestrator to catch up, at most
+// stallTimeout: a consumer stuck that long (a subscriber hook that blocks,
+// against its contract) is logged once and members go on past the bound
+// until it consumes again, so that they can still stop.
 func (l *ledger) appendMember(e *entry) {
 	l.mu.Lock()
-	if l.n-l.done >= maxBacklog && !l.closed {
-		l.mu.Unlock()
-		l.poke()
-		l.mu.Lock()
-		for l.n-l.done >= maxBacklog && !l.closed {
-			if l.cond.L == nil {
-				l.cond.L = &l.mu
-			}
-			l.waiters++
-			l.cond.Wait()
-			l.waiters--
-		}
+	if l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
+		l.wait()
 	}
 	l.put(e)
 	l.mu.Unlock()
 	l.poke()
+}
+
+// wait blocks until the backlog has room, the ledger is closed or the
+// consumer stalled; l.mu is held, and released while waiting.
+func (l *ledger) wait() {
+	l.mu.Unlock()
+	l.poke()
+	timer := time.NewTimer(stallTimeout)
+	defer timer.Stop()
+	l.mu.Lock()
+	for l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
+		if l.room == nil {
+			l.room = make(chan struct{})
+		}
+		room := l.room
+		l.mu.Unlock()
+		select {
+		case <-room:
+			l.mu.Lock()
+		case <-timer.C:
+			l.mu.Lock()
+			if !l.stalled && l.n-l.done >= maxBacklog {
+				l.stalled = true
+				logger := l.logger
+				if logger == nil {
+					logger = slog.Default()
+				}
+				logger.Warn("orchestrator: the team's telemetry backlog has been full for a while: a subscriber hook is not returning; members go on past the bound until it does",
+					"pending", l.n-l.done, "bound", maxBacklog, "waited", stallTimeout)
+			}
+		}
+	}
+}
+
+// release lets waiting members go on; l.mu is held.
+func (l *ledger) release() {
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
 }
 
 // put stores e at the end; l.mu is held.
@@ -309,9 +348,7 @@ func (l *ledger) poke() {
 func (l *ledger) close() {
 	l.mu.Lock()
 	l.closed = true
-	if l.waiters > 0 {
-		l.cond.Broadcast()
-	}
+	l.release()
 	l.mu.Unlock()
 }
 
@@ -332,9 +369,12 @@ func (l *ledger) newChunk() *chunk {
 func (l *ledger) look() {
 	l.mu.Lock()
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
+	if l.cursor > l.done {
+		l.stalled = false // consuming again
+	}
 	l.done = l.cursor
-	if l.waiters > 0 {
-		l.cond.Broadcast()
+	if l.n-l.done < maxBacklog {
+		l.release()
 	}
 	l.mu.Unlock()
 }

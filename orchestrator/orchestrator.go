@@ -103,6 +103,9 @@ func (o *orchestrator) OnStart(c *actor.Context) error {
 	o.self = c.Self()
 	o.teamID = c.Self().TeamID()
 	o.logger = c.Logger()
+	o.led.mu.Lock()
+	o.led.logger = o.logger
+	o.led.mu.Unlock()
 	start := &message.StartMessage{Config: c.Config()}
 	o.stamp(start)
 	o.led.append(logged(start))

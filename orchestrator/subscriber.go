@@ -15,7 +15,10 @@ import (
 // (B88-B89). OnMessage runs synchronously on the orchestrator's goroutine:
 // it must not block and must not call back into the team (a query from a
 // hook would wait for the goroutine that is running the hook). Hand work to
-// another goroutine if it can take time.
+// another goroutine if it can take time. A hook slower than the team makes
+// the team's members wait once 4,096 records are unconsumed (nothing is
+// dropped); a hook that waits for a member can therefore deadlock with it
+// until the 5 s stall limit lets the members go on past the bound.
 //
 // The message is the subscriber's own copy: its sender, recipient and the
 // addresses of a sent message are snapshot addresses (B90), so holding it

@@ -3,12 +3,14 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
@@ -207,8 +209,8 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 		})
 	}()
 	for { // until a member waits for room (the subscriber holds the orchestrator)
-		pending, waiters := orchestrator.Backlog(team)
-		if waiters > 0 {
+		pending, waiting := orchestrator.Backlog(team)
+		if waiting {
 			if pending > int64(orchestrator.MaxBacklog) {
 				t.Fatalf("%d records pending with a member waiting; the bound is %d", pending, orchestrator.MaxBacklog)
 			}
@@ -357,5 +359,46 @@ func TestArchiveHistoryMatchesMemory(t *testing.T) {
 	}
 	if !slices.Contains(whole, "StopMessage e") {
 		t.Fatal("the member's Stop record is not in the history")
+	}
+}
+
+// A subscriber hook that never returns (against its contract) does not
+// freeze the members for good: after the stall timeout they go on past
+// the bound, the stall is logged once, and once the hook returns every
+// record still reaches the subscriber.
+func TestStalledSubscriberDoesNotFreezeMembers(t *testing.T) {
+	defer orchestrator.SetStallTimeout(20 * time.Millisecond)()
+	_, team, logs := newTeam(t)
+	ctx := ctxT(t)
+	sink := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("sink"))
+	src := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("src"))
+	g := &gateSub{gate: make(chan struct{})}
+	var open sync.Once
+	release := func() { open.Do(func() { close(g.gate) }) }
+	t.Cleanup(release)
+	if err := team.Subscribe(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	n := 2 * orchestrator.MaxBacklog
+	err := proxy.Do(ctx, src, func(c *actor.Context, _ actor.Actor) error {
+		for range n {
+			if err := c.Send(sink, message.NewUserMessage("x")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil { // returned with the subscriber still stuck
+		t.Fatal(err)
+	}
+	if logs.Count(slog.LevelWarn, "backlog has been full") != 1 {
+		t.Fatalf("the stall was not logged once:\n%s", logs.Text())
+	}
+	release()
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g.n < 2*n { // every Sent and, by now, most Received/Processed
+		t.Fatalf("subscriber saw %d records after the stall, want at least %d", g.n, 2*n)
 	}
 }
