@@ -32,17 +32,18 @@
 //
 // # Durability
 //
-// Under SyncEvery and SyncNone the Writer writes each record, newline
-// included, with a single write(2) on a file opened with O_APPEND; nothing
-// is buffered in the process, so a process killed with SIGKILL loses
-// nothing the Writer was given. Under SyncBatch the Writer buffers records
-// in the process and writes them in batches: when 64 KiB are buffered,
-// every Options.BatchInterval (100ms by default), and at SetRestoring,
-// OnStopRequest, OnStop, Close and ReadHistory; a process killed with
-// SIGKILL loses what was buffered, the records of the last BatchInterval
-// at most. What reaches the disk across a power loss depends on the
-// SyncPolicy: SyncEvery fsyncs after every record, SyncBatch at most once
-// per BatchInterval (and when the team stops), SyncNone never. A failed
+// Under SyncEvery, SyncBatch and SyncNone the Writer writes each record,
+// newline included, with a single write(2) on a file opened with O_APPEND;
+// nothing is buffered in the process, so a process killed with SIGKILL
+// loses nothing the Writer was given. Under SyncBuffered the Writer buffers
+// records in the process and writes them in batches: when 64 KiB are
+// buffered, every Options.BatchInterval (100ms by default), and at
+// SetRestoring, OnStopRequest, OnStop, Close and ReadHistory; a process
+// killed with SIGKILL loses what was buffered, the records of the last
+// BatchInterval at most. What reaches the disk across a power loss depends
+// on the SyncPolicy: SyncEvery fsyncs after every record, SyncBatch and
+// SyncBuffered at most once per BatchInterval (and when the team stops),
+// SyncNone never. A failed
 // write or fsync is never silent: the records it loses are counted, the
 // first failure is logged and Err reports it.
 //

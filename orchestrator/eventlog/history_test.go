@@ -25,7 +25,7 @@ func history(tb testing.TB, w *eventlog.Writer) []message.Message {
 // ReadHistory sees what is still buffered, from the goroutine that calls
 // the hooks, and records written after a read show up in the next one.
 func TestReadHistorySeesBufferedRecords(t *testing.T) {
-	for name, policy := range map[string]eventlog.SyncPolicy{"batch": eventlog.SyncBatch, "every": eventlog.SyncEvery, "none": eventlog.SyncNone} {
+	for name, policy := range map[string]eventlog.SyncPolicy{"batch": eventlog.SyncBatch, "buffered": eventlog.SyncBuffered, "every": eventlog.SyncEvery, "none": eventlog.SyncNone} {
 		t.Run(name, func(t *testing.T) {
 			tm := newTeam()
 			w, _ := create(t, tm, eventlog.Options{Sync: policy})

@@ -293,13 +293,13 @@ func TestSyncBatch(t *testing.T) {
 	})
 }
 
-// SyncBatch writes a batch with one write(2): at the tick, when the buffer
-// fills, and at SetRestoring; a killed process would lose only that.
-func TestSyncBatchBuffersWrites(t *testing.T) {
+// SyncBuffered writes a batch with one write(2): at the tick, when the
+// buffer fills, and at SetRestoring; a killed process would lose only that.
+func TestSyncBufferedBuffersWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tm := newTeam()
 		path := filepath.Join(t.TempDir(), "team.log")
-		w, err := eventlog.Create(path, tm.id, eventlog.Options{Sync: eventlog.SyncBatch, Logger: discard})
+		w, err := eventlog.Create(path, tm.id, eventlog.Options{Sync: eventlog.SyncBuffered, Logger: discard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,9 +338,9 @@ func TestSyncBatchBuffersWrites(t *testing.T) {
 }
 
 // A failed batch write loses the whole batch, counted and reported.
-func TestSyncBatchWriteFailure(t *testing.T) {
+func TestSyncBufferedWriteFailure(t *testing.T) {
 	tm := newTeam()
-	w, _ := create(t, tm, eventlog.Options{Sync: eventlog.SyncBatch})
+	w, _ := create(t, tm, eventlog.Options{Sync: eventlog.SyncBuffered, BatchInterval: time.Hour})
 	faults := eventlog.InjectFaults(w)
 	boom := errors.New("EIO")
 	faults.FailWrites(boom, true)
