@@ -1,6 +1,7 @@
 package message
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"unicode/utf16"
@@ -549,6 +550,12 @@ func decodeOwn(name string, data []byte) (v any, ok bool, err error) {
 		return nil, false, nil
 	}
 	if d.ws(); d.i != len(d.d) {
+		return nil, false, nil
+	}
+	if d.nestedRaw != nil && !json.Valid(d.nestedRaw) {
+		// The scan is lenient about a nested value's syntax: encoding/json
+		// gives the error it always gave (no recursion: nothing nested
+		// was decoded yet).
 		return nil, false, nil
 	}
 	if err := d.decodeNested(); err != nil {

@@ -85,3 +85,19 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// A nested value with bad syntax: the fast decoder's error is the one
+// encoding/json gives, not a re-encoding failure (review of issue 12).
+func TestNestedSyntaxErrorText(t *testing.T) {
+	for _, in := range []string{
+		`{"__model__":"StateChangedMessage","state":01}`,
+		`{"__model__":"StartMessage","config":{"a":tru}}`,
+		`{"__model__":"EventMessage","event":[1,]}`,
+	} {
+		_, err := message.Unmarshal([]byte(in))
+		_, referr := message.SlowUnmarshal([]byte(in))
+		if err == nil || referr == nil || err.Error() != referr.Error() {
+			t.Errorf("%s:\nfast %v\nslow %v", in, err, referr)
+		}
+	}
+}
