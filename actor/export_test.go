@@ -49,3 +49,20 @@ var (
 	KindOfForTest       = kindOf
 	DecodeConfigForTest = decodeConfig
 )
+
+// QueueCapsForTest returns the capacities of the shared queue and of the
+// spare buffer the actor at a keeps while parked; call it when the actor
+// is idle.
+func QueueCapsForTest(a *message.Address) (queue, idle bool, spare int) {
+	h, ok := addrs.HandleOf(a).(*handle)
+	if !ok {
+		return false, false, 0
+	}
+	c := h.cell()
+	if c == nil {
+		return false, false, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cap(c.q) <= maxIdleQueue, c.idle, cap(c.pending)
+}

@@ -181,7 +181,8 @@ func (g *gateSub) OnMessage(message.Message) {
 
 // No drop, bounded memory: a subscriber that stops consuming makes members
 // wait once MaxBacklog records are pending, instead of the ledger growing;
-// once it resumes, it sees every record, in order.
+// once it resumes, it sees every record. (The loop below polls the
+// ledger's state until a member waits: that is the state under test.)
 func TestSlowSubscriberBackpressure(t *testing.T) {
 	sys, team, _ := newTeam(t)
 	ctx := ctxT(t)
