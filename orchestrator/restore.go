@@ -119,7 +119,7 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	}
 	pre := []Option{WithTeamID(teamID)}
 	if orchID != uuid.Nil {
-		pre = append(pre, func(o *options) { o.spawn = append(o.spawn, actor.WithAgentID(orchID), rt.Restoring()) })
+		pre = append(pre, func(o *options) { o.agentID, o.spawn = orchID, append(o.spawn, rt.Restoring()) })
 	}
 	t, err := New(sys, append(pre, opts...)...)
 	if err != nil {

@@ -26,6 +26,7 @@ type Option func(*options)
 
 type options struct {
 	teamID    uuid.UUID
+	agentID   uuid.UUID // the orchestrator's (Restore: its recorded id)
 	subs      []Subscriber
 	retention int
 	retained  bool // WithRetention was given
@@ -114,15 +115,22 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 	}
 	o := newOrchestrator(&op)
 	name := "orchestrator"
-	so := append([]actor.SpawnOption{rt.WithSink(o, op.grace)}, op.spawn...)
+	// The version is registered under the orchestrator's id before it can
+	// run (OnStop deletes it), so no stop can come first and leave it.
+	id := op.agentID
+	if id == uuid.Nil {
+		id = message.NewID()
+	}
+	versions.Store(id, &o.led.version)
+	so := append([]actor.SpawnOption{rt.WithSink(o, op.grace), actor.WithAgentID(id)}, op.spawn...)
 	if op.teamID != uuid.Nil {
 		so = append(so, actor.WithTeamID(op.teamID))
 	}
 	addr, err := sys.Spawn(o, &actor.Config{Name: name, Role: "Orchestrator"}, so...)
 	if err != nil {
+		versions.Delete(id)
 		return nil, fmt.Errorf("orchestrator: create team: %w", err)
 	}
-	versions.Store(addr.AgentID(), &o.led.version) // deleted in OnStop
 	return &Team{addr: addr, o: o}, nil
 }
 

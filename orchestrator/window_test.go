@@ -403,3 +403,29 @@ func TestStalledSubscriberDoesNotFreezeMembers(t *testing.T) {
 		t.Fatalf("subscriber saw %d records after the stall, want at least %d", g.n, 2*n)
 	}
 }
+
+// A restored team has its roster-and-catalog version too (agents cache by
+// it), under the orchestrator's recorded id.
+func TestRosterVersionAfterRestore(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	mustSpawn(t, team, &echo{}, named("e"))
+	log, err := team.Messages(ctx, orchestrator.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := orchestrator.Restore(ctx, sys, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored.Address().AgentID() != team.Address().AgentID() {
+		t.Fatal("the restored orchestrator has a new id")
+	}
+	if _, ok := orchestrator.Version(orchestrator.Of(restored.Address())); !ok {
+		t.Fatal("a restored team has no version")
+	}
+	_ = restored.Stop(ctx)
+}
