@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/agent/tool/search"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -120,8 +123,8 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 	return d.srv.ModelConfig("gpt-4.1"), nil
 }
 
-// cards are the team's roles.
-func cards(model llm.ModelConfig, ws *workspace.Card) ([]*orchestrator.AgentCard, error) {
+// cards are the team's roles; the Developer also searches the web (sc).
+func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card) ([]*orchestrator.AgentCard, error) {
 	roles := []struct{ role, desc, prompt string }{
 		{"Manager", "Project manager who plans, delegates to specialists and reports to the person",
 			"You are {name}, a project manager. Keep the team plan up to date, delegate the work to specialists (hire them by role), and report to @Human when it is done."},
@@ -134,6 +137,9 @@ func cards(model llm.ModelConfig, ws *workspace.Card) ([]*orchestrator.AgentCard
 		cfg.Prompt = agent.PromptTemplate{Template: r.prompt, Params: map[string]string{"name": "@" + r.role}}
 		cfg.Model = model
 		cfg.Tools = tool.Cards{planning.New(), ws}
+		if r.role == "Developer" {
+			cfg.Tools = append(cfg.Tools, sc)
+		}
 		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: r.desc,
 			Skills: []string{strings.ToLower(r.role)}, Config: cfg, CanBeHired: r.role != "Manager",
 			RoutesTo: map[string][]string{"Manager": {"Developer", "QA"}}[r.role]})
@@ -170,6 +176,10 @@ func run(ctx context.Context, opt options) (err error) {
 		defer os.RemoveAll(wsRoot)
 	}
 	ws := &workspace.Card{Root: wsRoot}
+	sc, err := d.searchCard()
+	if err != nil {
+		return err
+	}
 	d.print = newPrinter(opt.stdout, opt.color)
 	d.sys = actor.NewSystem(actor.SystemConfig{Logger: opt.logger})
 	defer func() {
@@ -179,7 +189,7 @@ func run(ctx context.Context, opt options) (err error) {
 			err = serr
 		}
 	}()
-	if err := d.startTeam(ctx, model, ws); err != nil {
+	if err := d.startTeam(ctx, model, ws, sc); err != nil {
 		return err
 	}
 	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s\n", d.describe(), d.team.ID(), wsRoot)
@@ -224,7 +234,7 @@ func (d *demo) describe() string {
 }
 
 // startTeam creates (or restores) the team: cards, @Human, @Manager.
-func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspace.Card) error {
+func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspace.Card, sc *search.Card) error {
 	subs := []orchestrator.Subscriber{d.print}
 	if d.opt.restoreFile != "" {
 		if err := d.restore(ctx, subs); err != nil {
@@ -232,7 +242,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		}
 		// The catalog is not in the log (it is not telemetry): register it
 		// again, so that the restored agents can hire by role.
-		cs, err := cards(model, ws)
+		cs, err := cards(model, ws, sc)
 		if err != nil {
 			return err
 		}
@@ -252,7 +262,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		return err
 	}
 	d.team = team
-	cs, err := cards(model, ws)
+	cs, err := cards(model, ws, sc)
 	if err != nil {
 		return err
 	}
@@ -269,6 +279,28 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 	}
 	d.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: d.env}, cfg)
 	return err
+}
+
+// searchResults are the fixed search results of the offline demo.
+//
+//go:embed testdata/search.json
+var searchResults []byte
+
+// searchCard is the Developer's SearchTool: on a real model, the provider
+// the environment names (TAVILY_API_KEY, then BRAVE_API_KEY; without
+// either, web_search tells the model that no provider is configured);
+// offline, fixed results (testdata/search.json), so the run stays
+// deterministic. The fixed file is written where a restored run finds it
+// again: the path is part of the agents' recorded config.
+func (d *demo) searchCard() (*search.Card, error) {
+	if d.mode == modeReal {
+		return &search.Card{}, nil
+	}
+	path := filepath.Join(os.TempDir(), "akgentic-demo-search.json")
+	if err := os.WriteFile(path, searchResults, 0o644); err != nil {
+		return nil, fmt.Errorf("demo: the offline search results: %w", err)
+	}
+	return &search.Card{Provider: "fixed", File: path}, nil
 }
 
 func (d *demo) newHuman() *agent.HumanProxy {

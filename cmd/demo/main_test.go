@@ -64,6 +64,7 @@ func TestDemoOffline(t *testing.T) {
 		"@Manager ⚙ update_planning",
 		"+ @Developer100 (Developer) joined the team, hired by @Manager",
 		"@Manager → @Developer100 · request",
+		"@Developer100 ⚙ web_search",
 		"@Developer100 ⚙ workspace_write",
 		"@Developer100 → @Manager · response",
 		"@QA100 ⚙ workspace_read",
@@ -73,7 +74,7 @@ func TestDemoOffline(t *testing.T) {
 		"@Manager → @Human · response\n  Done: greet.go is written and reviewed.",
 		"agent            requests      input     output       cost",
 		"@Manager                5       8790        335    $0.0126",
-		"total                  10      15540        625    $0.0238",
+		"total                  11      17000        650    $0.0254",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q", want)

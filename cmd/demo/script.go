@@ -71,8 +71,9 @@ func script(srv *llmtest.Server) {
 			WithUsage(2010, 40, 1536),
 	)
 	srv.Model(developer).Enqueue(
-		llmtest.ToolCalls(call("call_write", "workspace_write", writeArgs)).WithUsage(1200, 150, 0),
-		llmtest.Final(send("response", "@Manager", "Done: greet.go prints \"Hello, <name>!\" and defaults to World.")).WithUsage(1390, 35, 1024),
+		llmtest.ToolCalls(call("call_search", "web_search", `{"query":"go read command line arguments","max_results":2}`)).WithUsage(1200, 25, 0),
+		llmtest.ToolCalls(call("call_write", "workspace_write", writeArgs)).WithUsage(1330, 150, 1024),
+		llmtest.Final(send("response", "@Manager", "Done: greet.go prints \"Hello, <name>!\" (the name from os.Args[1]) and defaults to World.")).WithUsage(1520, 35, 1024),
 	)
 	srv.Model(reviewer).Enqueue(
 		llmtest.ToolCalls(call("call_read", "workspace_read", `{"path":"greet.go"}`)).WithUsage(1180, 30, 0),
