@@ -1,6 +1,8 @@
 // Package actortest is a test kit for code built on the actor runtime: a
-// Recorder that subscribes to a team and records every telemetry message, a Probe
-// actor that records what it receives, and a slog capture bound to a test.
+// Recorder that subscribes to a team and records every telemetry message
+// (with typed waits, WaitFor, and Settle to wait until the team is quiet),
+// a Probe actor that records what it receives, and a slog capture bound to
+// a test.
 //
 // Waits are bounded by Timeout and driven by notifications, never by
 // sleeping.
@@ -8,6 +10,7 @@ package actortest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -104,6 +107,62 @@ func (r *Recorder) WaitKind(t testing.TB, kind string, from *message.Address, n 
 		}
 		return c >= n
 	})
+}
+
+// WaitFor waits until r holds a message of type T that match accepts (any
+// T when match is nil) and returns the first one, failing t after Timeout.
+// The typed form of WaitKind:
+//
+//	errMsg := actortest.WaitFor(t, rec, func(m *message.ErrorMessage) bool {
+//		return m.Sender.Equal(worker)
+//	})
+func WaitFor[T message.Message](t testing.TB, r *Recorder, match func(T) bool) T {
+	t.Helper()
+	var found T
+	r.waitFor(t, "a "+fmt.Sprintf("%T", found)+" that matches", func(msgs []message.Message) bool {
+		for _, m := range msgs {
+			if v, ok := m.(T); ok && (match == nil || match(v)) {
+				found = v
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// Settle waits until the team at root is quiet: every message delivered
+// to its members, and every message those turns sent in turn, has been
+// handled, and every record they emitted (Processed, Error, Warning…) is
+// in r. It runs a no-op call on every member (a call runs after what is
+// already in the mailbox) and a team sync, again and again, until a round
+// adds no record to r. A member that never stops sending never settles:
+// ctx bounds the wait.
+func (r *Recorder) Settle(ctx context.Context, root *message.Address) error {
+	team := orchestrator.Of(root)
+	last := -1
+	for {
+		members, err := team.Members(ctx)
+		if err != nil {
+			return fmt.Errorf("actortest: settle: %w", err)
+		}
+		for _, m := range members {
+			err := proxy.Do(ctx, m, func(*actor.Context, actor.Actor) error { return nil })
+			if err != nil && !errors.Is(err, actor.ErrActorDead) {
+				return fmt.Errorf("actortest: settle: %s: %w", m.Name(), err)
+			}
+		}
+		if err := team.Sync(ctx); err != nil {
+			return fmt.Errorf("actortest: settle: %w", err)
+		}
+		r.mu.Lock()
+		n := len(r.msgs)
+		r.mu.Unlock()
+		if n == last {
+			return nil
+		}
+		last = n
+	}
 }
 
 // Describe renders messages one per line, for failure messages.

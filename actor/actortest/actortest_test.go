@@ -1,7 +1,9 @@
 package actortest_test
 
 import (
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -51,5 +53,51 @@ func TestKit(t *testing.T) {
 	l.Warn("hello", "n", 1)
 	if logs.Count(slog.LevelWarn, "hello") != 1 || logs.Count(slog.LevelError, "hello") != 0 || len(logs.Records()) != 1 {
 		t.Fatalf("log capture: %s", logs.Text())
+	}
+}
+
+// relayer tells each ping on to its next actor; the last one fails.
+type relayer struct {
+	next *message.Address
+}
+
+func (r *relayer) Receive(c *actor.Context, msg any) (any, error) {
+	if r.next == nil {
+		return nil, errors.New("end of the line")
+	}
+	return nil, c.Send(r.next, &ping{})
+}
+
+// Issue 13's test kit: Settle waits until a chain of tells has been
+// handled to its end and the failing turn's Error record is recorded,
+// with no no-op calls or Sync in the test; WaitFor finds it by type.
+func TestSettleAndWaitFor(t *testing.T) {
+	sys, rec, root := actortest.Team(t)
+	last := actortest.Spawn(t, root, &relayer{}, actor.Config{Name: "c"})
+	mid := actortest.Spawn(t, root, &relayer{next: last}, actor.Config{Name: "b"})
+	first := actortest.Spawn(t, root, &relayer{next: mid}, actor.Config{Name: "a"})
+	for range 3 {
+		if err := sys.Tell(first, &ping{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Settle(t.Context(), root); err != nil {
+		t.Fatal(err)
+	}
+	var errs int
+	for _, m := range rec.Records() {
+		if e, ok := m.(*message.ErrorMessage); ok && e.Sender.Equal(last) {
+			errs++
+		}
+	}
+	if errs != 3 {
+		t.Fatalf("after Settle: %d Error records from c, want 3%s", errs, actortest.Describe(rec.Records()))
+	}
+	got := actortest.WaitFor(t, rec, func(m *message.ErrorMessage) bool { return m.Sender.Equal(last) })
+	if !strings.Contains(got.Content, "end of the line") {
+		t.Fatalf("WaitFor found %q", got.Content)
+	}
+	if p := actortest.WaitFor[*message.ProcessedMessage](t, rec, nil); p == nil {
+		t.Fatal("WaitFor with a nil match found nothing")
 	}
 }
