@@ -9,7 +9,25 @@
 //
 // An actor implements Receive(c *Context, msg any) (any, error) and
 // dispatches with a type switch; returning ErrUnhandled reports the message
-// as unknown, never eaten. Optional hooks: Starter (OnStart), Stopper
+// as unknown, never eaten.
+//
+// Declining: Go has no virtual dispatch, so a type that embeds another
+// actor (agent.BaseAgent, say) and handles some messages itself calls the
+// embedded Receive for the rest. A specific handler that wants to pass on
+// a message it looked at returns ErrUnhandled, and the outer Receive then
+// falls back to the embedded base:
+//
+//	func (s *Shouter) Receive(c *actor.Context, msg any) (any, error) {
+//		if text, ok := msg.(string); ok {
+//			res, err := s.shout(text) // ErrUnhandled: not for me
+//			if !errors.Is(err, actor.ErrUnhandled) {
+//				return res, err
+//			}
+//		}
+//		return s.Echo.Receive(c, msg) // the embedded base
+//	}
+//
+// (Example_decline runs it.) Optional hooks: Starter (OnStart), Stopper
 // (OnStop, exactly once, after the mailbox drained). Embed Agent[C, S] for a
 // typed config C and a typed state S that is published to the team at turn
 // boundaries when it changed.
@@ -18,7 +36,9 @@
 // stopped actor alive; a send to a dead actor fails with ErrActorDead. Every
 // send, from System.Tell/Ask, an Endpoint or Context.Send/Ask, takes one
 // path: stamped once, recorded once (a SentMessage, inside a team), queued.
-// A send never blocks and never drops. A handler's error or panic is
+// A send never waits for its receiver and never drops (inside a team, a
+// member may wait for its own orchestrator when a subscriber is far
+// behind: see package orchestrator). A handler's error or panic is
 // reported (an ErrorMessage, or a WarningMessage for a WarningError) and the
 // actor goes on with its next message.
 //
