@@ -400,9 +400,14 @@ type Filter struct {
 	// Sender keeps messages whose sender has this agent id.
 	Sender uuid.UUID
 	// Type keeps messages of this registered type name (message.TypeName),
-	// e.g. "SentMessage".
+	// e.g. "SentMessage". "StateChangedMessage" asks for the state changes,
+	// which Messages otherwise leaves out (B82): each with its parent id,
+	// the message whose turn changed the state.
 	Type string
 }
+
+// states reports whether f asks for the StateChanged records.
+func (f Filter) states() bool { return f.Type == "StateChangedMessage" }
 
 func (f Filter) match(m message.Message) bool {
 	if f.Sender != uuid.Nil {
@@ -415,7 +420,8 @@ func (f Filter) match(m message.Message) bool {
 }
 
 // Messages returns the team's log in ledger order (B82): every telemetry
-// message except StateChanged (those only update States), filtered by f.
+// message except StateChanged (those update States; Filter.Type
+// "StateChangedMessage" asks for them), filtered by f.
 // Addresses in it are live where the actor is; the slice is the caller's.
 //
 // The team keeps a window of its most recent records in memory (4,096 by
@@ -439,7 +445,7 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 	a, err := query(ctx, t, func(r reader) (answer, error) {
 		var out answer
 		v := r.log()
-		eachMessage(v, func(m message.Message) {
+		eachMessage(v, f.states(), func(m message.Message) {
 			if f.match(m) {
 				out.window = append(out.window, m)
 			}
@@ -479,8 +485,12 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 			break
 		}
 		switch m.(type) {
-		case *message.StateChangedMessage, *MetadataChanged: // not log messages (B82)
+		case *MetadataChanged: // not a log message
 			continue
+		case *message.StateChangedMessage: // B82: only when asked for
+			if !f.states() {
+				continue
+			}
 		}
 		if f.match(m) {
 			out = append(out, m)
@@ -517,10 +527,10 @@ type Archive interface {
 }
 
 // eachMessage calls fn for every log message of v in order, StateChanged
-// excluded (B82).
-func eachMessage(v logView, fn func(m message.Message)) {
+// excluded unless states (B82).
+func eachMessage(v logView, states bool, fn func(m message.Message)) {
 	v.each(func(e *entry, id uint64) {
-		if e.rec.Kind != telemetry.StateChanged {
+		if states || e.rec.Kind != telemetry.StateChanged {
 			fn(e.message(id))
 		}
 	})

@@ -429,3 +429,38 @@ func TestRosterVersionAfterRestore(t *testing.T) {
 	}
 	_ = restored.Stop(ctx)
 }
+
+// Issue 13 (B82, B84): Messages leaves the state changes out, unless the
+// filter asks for them; then each comes with its parent, the message whose
+// turn changed the state.
+func TestStateChangesWithTheirParents(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	ctx := ctxT(t)
+	nb := mustSpawn(t, team, &Notebook{}, named("nb"))
+	var sent []*message.UserMessage
+	for _, text := range []string{"one", "two"} {
+		m := message.NewUserMessage(text)
+		sent = append(sent, m)
+		if _, err := sys.Ask(ctx, nb, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _ := team.Messages(ctx, orchestrator.Filter{})
+	if n := len(orchestrator.Select[*message.StateChangedMessage](all)); n != 0 {
+		t.Fatalf("the zero filter returned %d state changes (B82)", n)
+	}
+	got, err := team.Messages(ctx, orchestrator.Filter{Type: "StateChangedMessage", Sender: nb.AgentID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := orchestrator.Select[*message.StateChangedMessage](got)
+	if len(changes) < len(sent) {
+		t.Fatalf("%d state changes, want at least %d", len(changes), len(sent))
+	}
+	last := changes[len(changes)-len(sent):]
+	for i, sc := range last {
+		if !sc.ParentID.Valid || sc.ParentID.UUID != sent[i].ID {
+			t.Fatalf("state change %d: parent %v, want the message %q (%s)", i, sc.ParentID, sent[i].Content, sent[i].ID)
+		}
+	}
+}
