@@ -289,15 +289,15 @@ func isOrchestrator(a *message.Address) bool {
 	return a != nil && (a.IsOrchestrator() || a.ActorType() == kindOrchestrator)
 }
 
-// recreate spawns one recorded actor again, prepared by prepare (when not
-// nil) before its spawn.
-func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address, prepare func(actor.Actor)) (*message.Address, error) {
+// recreate spawns one recorded actor again, prepared by every function of
+// prepare, in order, before its spawn.
+func recreate(ctx context.Context, t *Team, was *message.Address, cfg any, parent *message.Address, done map[uuid.UUID]*message.Address, prepare []func(actor.Actor)) (*message.Address, error) {
 	a, err := rt.NewKind(was.ActorType())
 	if err != nil {
 		return nil, err
 	}
-	if prepare != nil {
-		prepare(a)
+	for _, p := range prepare {
+		p(a)
 	}
 	if raw, ok := cfg.(json.RawMessage); ok {
 		if cfg, err = rt.DecodeConfig(a, raw); err != nil {

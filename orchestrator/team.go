@@ -32,7 +32,7 @@ type options struct {
 	retained  bool // WithRetention was given
 	grace     time.Duration
 	spawn     []actor.SpawnOption
-	prepare   func(actor.Actor) // Restore: called on each recreated actor
+	prepare   []func(actor.Actor) // Restore: called on each recreated actor, in order
 }
 
 // WithStopGrace sets how long the team's stop waits for its members before
@@ -67,11 +67,19 @@ func WithUser(id, email string) Option {
 	return func(o *options) { o.spawn = append(o.spawn, actor.WithUser(id, email)) }
 }
 
-// WithPrepare sets a function Restore calls with every actor it recreates,
-// before spawning it: it hands the actor what its recorded config does not
-// carry because it is not configuration (an agent's model client and
-// clocks: agent.WithEnv). New ignores it.
-func WithPrepare(f func(a actor.Actor)) Option { return func(o *options) { o.prepare = f } }
+// WithPrepare adds a function Restore calls with every actor it
+// recreates, before spawning it: it hands the actor what its recorded
+// config does not carry because it is not configuration (an agent's model
+// client and clocks: agent.WithEnv; a person's delivery hook:
+// agent.WithHumanDelivery). Several WithPrepare options all apply, in the
+// order given. New ignores them.
+func WithPrepare(f func(a actor.Actor)) Option {
+	return func(o *options) {
+		if f != nil {
+			o.prepare = append(o.prepare, f)
+		}
+	}
+}
 
 // configurer is implemented by a pointer to actor.Config and to every
 // struct embedding it.

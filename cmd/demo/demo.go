@@ -328,7 +328,9 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
 	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second),
-		orchestrator.WithSubscribers(append(subs, w)...), agent.WithEnv(d.env)) // the recreated agents' Env
+		orchestrator.WithSubscribers(append(subs, w)...),
+		agent.WithEnv(d.env),                          // the recreated agents' Env
+		agent.WithHumanDelivery(d.newHuman().Deliver)) // the person's hook (not configuration)
 	if team == nil {
 		d.print.mute(false)
 		return err
@@ -343,14 +345,6 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	d.manager, _ = team.Member(ctx, "@Manager")
 	if d.human == nil || d.manager == nil {
 		return fmt.Errorf("the restored team has no @Human or @Manager (members: %v)", members(ctx, team))
-	}
-	// The recreated proxy has no Deliver hook (it is not configuration):
-	// give it this run's.
-	if _, err := proxy.Ask(ctx, d.human, func(_ *actor.Context, h *agent.HumanProxy) (any, error) {
-		h.Deliver = d.newHuman().Deliver
-		return nil, nil
-	}); err != nil {
-		return err
 	}
 	fmt.Fprintf(d.opt.stdout, "restored %d records; members: %s\n", len(log.Messages), strings.Join(members(ctx, team), ", "))
 	return nil
