@@ -17,7 +17,8 @@
 //     comes back with each line prefixed by its number, left-aligned in a
 //     6-wide column, and, when lines remain past the window, a last line
 //     "[... truncated: <total> lines total, showing <a>-<b> ...]". An empty
-//     file reads as "(empty file)". Documents (pdf, docx, xlsx, xls, pptx,
+//     file reads as "(empty file)". PDF and DOCX documents are read as
+//     their text (see Documents below). Other documents (xlsx, xls, pptx,
 //     msg, epub), images and other binary files (a NUL byte in the first
 //     8 KiB) are refused with a retry error saying the format is unsupported.
 //   - Write: workspace_write(path, content) creates the parent directories,
@@ -39,6 +40,37 @@
 // exposed as commands ([tool.Capability.Expose]); media is a command only.
 // None of them touches the owning agent's actor context, so an agent may
 // run them concurrently.
+//
+// # Documents
+//
+// workspace_read extracts the text of a .pdf or .docx file and shows it
+// numbered and windowed like a text file; a document without text reads
+// as "(no text in document)".
+//
+// A PDF (read with github.com/ledongthuc/pdf, pure Go) shows each page
+// after a line "--- page N ---", pages separated by a blank line. A text
+// object or a move to a new line starts a new line, and a wide gap in a
+// TJ array becomes a space; the layout of columns and tables is not
+// reconstructed. A page whose content cannot be read, or decompresses to
+// more than 8 MiB, becomes a line "[page N: no text extracted: <reason>]"
+// and the other pages are read. A file that is not a readable PDF or is
+// encrypted with a password (a PDF encrypted with an empty user password
+// is read) is a retry error "Cannot extract the text of <path>: <reason>".
+//
+// A DOCX shows the body of word/document.xml (headers, footers, notes
+// and comments are left out; so is deleted text): one line per
+// paragraph, tabs (w:tab) and line breaks (w:br, w:cr) kept. A table row
+// is one line whose cells are separated by " | ", the paragraphs of a
+// cell joined by spaces. word/document.xml may be at most four times
+// [FS.MaxFileBytes] uncompressed: a larger declared size is refused
+// before it is read, and reading stops at the limit whatever the zip
+// header said (a zip bomb is a retry error, not an allocation).
+//
+// The extracted text of a document is cut at [FS.MaxFileBytes] bytes,
+// with a last line "[... text cut at N bytes ...]", and a PDF's
+// decompressed content may total at most four times that. The errors of
+// an extraction match the same unsupported-format kind as a refused
+// format.
 //
 // # Glob patterns
 //

@@ -24,3 +24,12 @@ func (f *FS) Read(name string, offset, limit int) (string, error) {
 
 // List returns what workspace_list shows of the directory name.
 func (f *FS) List(name string, depth int) (string, error) { return f.listText(name, depth) }
+
+// Builders of test documents.
+var (
+	BuildPDF      = buildPDF
+	BuildDOCX     = buildDOCX
+	BuildZip      = buildZip
+	BuildLyingZip = buildLyingZip
+	WordDoc       = wordDoc
+)

@@ -56,14 +56,16 @@ func (f *FS) readText(name string, offset, limit int) (string, error) {
 	if limit == 0 {
 		limit = defaultReadLimit
 	}
-	if e := ext(name); documentTypes[e] || imageTypes[e] != "" {
+	e := ext(name)
+	extract := extractors[e]
+	if extract == nil && (documentTypes[e] || imageTypes[e] != "") {
 		fh, _, err := f.openFile(name) // a missing file is not found first
 		if err != nil {
 			return "", err
 		}
 		fh.Close()
 		if documentTypes[e] {
-			return "", retry(errUnsupported, "Unsupported format: %s is a %s document; reading documents needs a text extractor, which this workspace does not have", name, e)
+			return "", retry(errUnsupported, "Unsupported format: %s is a %s document; workspace_read extracts text from .pdf and .docx documents only", name, e)
 		}
 		return "", retry(errUnsupported, "Unsupported format: %s is an image; workspace_read reads text files only", name)
 	}
@@ -71,13 +73,22 @@ func (f *FS) readText(name string, offset, limit int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
+	var text string
+	switch {
+	case extract != nil:
+		if text, err = extract(data, f.limit()); err != nil {
+			return "", retry(errUnsupported, "Cannot extract the text of %s: %v", name, err)
+		}
+		if strings.TrimSpace(text) == "" {
+			return "(no text in document)", nil
+		}
+	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
 		return "", retry(errUnsupported, "Unsupported format: %s is a binary file; workspace_read reads text files only", name)
-	}
-	if len(data) == 0 {
+	case len(data) == 0:
 		return "(empty file)", nil
+	default:
+		text = string(data)
 	}
-	text := string(data)
 	total := strings.Count(text, "\n")
 	if !strings.HasSuffix(text, "\n") {
 		total++

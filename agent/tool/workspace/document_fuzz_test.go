@@ -1,0 +1,27 @@
+package workspace
+
+import "testing"
+
+func FuzzPDFText(f *testing.F) {
+	f.Add(buildPDF(false, false, "BT /F1 12 Tf 72 712 Td (Hello) Tj ET"))
+	f.Add(buildPDF(true, false, "BT /F1 12 Tf [(a) -500 (b)] TJ T* (c) ' ET", "BT (two) Tj ET"))
+	f.Add(buildPDF(false, true, "BT (secret) Tj ET"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text, err := pdfText(data, 1<<16)
+		if err == nil && len(text) > 1<<16+100 {
+			t.Errorf("text of %d bytes past the cap", len(text))
+		}
+	})
+}
+
+func FuzzDOCXText(f *testing.F) {
+	f.Add(buildDOCX(`<w:p><w:r><w:t>Hello</w:t><w:tab/><w:t>world</w:t></w:r></w:p>`))
+	f.Add(buildDOCX(`<w:tbl><w:tr><w:tc><w:p><w:r><w:t>a</w:t></w:r></w:p></w:tc><w:tc><w:p/></w:tc></w:tr></w:tbl>`))
+	f.Add([]byte(wordDoc(`<w:p><w:r><w:t>x</w:t></w:r></w:p>`)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text, err := docxText(data, 1<<16)
+		if err == nil && len(text) > 1<<16+100 {
+			t.Errorf("text of %d bytes past the cap", len(text))
+		}
+	})
+}
