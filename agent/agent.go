@@ -295,7 +295,9 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	var limit *llm.UsageLimitError
 	if errors.As(err, &limit) {
 		a.notifyHuman(c, err)
-		return &actor.WarningError{Msg: "LLM usage limit exceeded: " + err.Error(), Err: err}
+		// The reason is the cause's text, said once: "LLM usage limit
+		// exceeded: <reason>" (A38).
+		return &actor.WarningError{Msg: "LLM usage limit exceeded", Err: err}
 	}
 	return err
 }
@@ -451,5 +453,5 @@ func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
 			return
 		}
 	}
-	c.Logger().Warn("agent: usage limit exceeded and the team has no person to tell", "agent", c.Self().Name(), "error", cause)
+	c.Logger().Warn("agent: usage limit exceeded and the team has no person to tell") // the turn's warning says why
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
@@ -278,6 +280,44 @@ func TestCommandsAnnounced(t *testing.T) {
 		if !strings.Contains(strings.Join(names, ","), want) {
 			t.Fatalf("commands %v lack %s", names, want)
 		}
+	}
+}
+
+// A70, A71: descriptors come in registration order: each card's commands
+// grouped, the cards as they are ordered (the configured order here: no
+// card depends on another), the agent's built-ins (compact, clear) after
+// them and the registry's help last; /help lists them in that order.
+func TestCommandOrder_A70(t *testing.T) {
+	h := newHarness(t, withTools(planning.New(), teamtool.New()))
+	h.barrier()
+	var announced []string
+	for _, ev := range of[*message.EventMessage](h.sub, h.manager) {
+		if e, ok := ev.Event.(agent.CommandsAnnouncedEvent); ok {
+			for _, d := range e.Commands {
+				announced = append(announced, d.ToolCard+"."+d.Name)
+			}
+		}
+	}
+	const want = "PlanningTool.planning_summary PlanningTool.get_planning_task PlanningTool.search_planning " +
+		"TeamTool.hire_member TeamTool.fire_member TeamTool.team_members TeamTool.team_roles " +
+		"BaseAgent.compact BaseAgent.clear CommandRegistry.help"
+	if got := strings.Join(announced, " "); got != want {
+		t.Fatalf("announced commands:\n got %s\nwant %s", got, want)
+	}
+
+	h.say(h.manager, agent.Request, "/help")
+	var listed []string
+	for _, line := range strings.Split(h.expectHuman().Content, "\n") {
+		if name, ok := strings.CutPrefix(line, "  /"); ok {
+			listed = append(listed, strings.Fields(name)[0])
+		}
+	}
+	var names []string
+	for _, c := range strings.Fields(want) {
+		names = append(names, c[strings.IndexByte(c, '.')+1:])
+	}
+	if got := strings.Join(listed, " "); got != strings.Join(names, " ") {
+		t.Fatalf("/help lists:\n got %s\nwant %s", got, strings.Join(names, " "))
 	}
 }
 

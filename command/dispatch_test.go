@@ -320,13 +320,25 @@ func TestEscapeHashes_A77(t *testing.T) {
 	}
 }
 
-// Built-in help lists commands with their arguments and describes one.
-func TestHelp(t *testing.T) {
+// Built-in help lists commands with their arguments, in the descriptors'
+// order (A70: registration order, help last), and describes one.
+func TestHelp_A70(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	list := dispatch(t, r, "/help")
+	var order []string
+	for _, line := range strings.Split(list, "\n")[1:] {
+		if name, ok := strings.CutPrefix(line, "  /"); ok {
+			order = append(order, strings.Fields(name)[0])
+		}
+	}
+	const wantOrder = "hire_member fire_member team_members planning_summary get_planning_task search_planning " +
+		"compact clear note typed boom fail undeclared pair help"
+	if got := strings.Join(order, " "); got != wantOrder {
+		t.Errorf("/help order:\n got %s\nwant %s", got, wantOrder)
+	}
 	for _, want := range []string{
-		"Commands:\n  /help [command] - List the commands with their arguments, or describe one command in detail.\n",
-		"\n  /hire_member <role> [name] - Hire a new team member by role.\n",
+		"Commands:\n  /hire_member <role> [name] - Hire a new team member by role.\n",
+		"\n  /help [command] - List the commands with their arguments, or describe one command in detail.\nType /help",
 		"\n  /search_planning [query] [mode] [status] [owner] [creator] [top_k] [score_threshold] - Search the shared task board.\n",
 		"\n  /compact - Compact the conversation context.\n",
 		"\nType /help <command> for its arguments in detail.",

@@ -109,6 +109,6 @@ func ExampleRegistry_Descriptors() {
 		fmt.Printf("%s by %s: %s\n", d.Name, d.ToolCard, strings.Join(args, " "))
 	}
 	// Output:
-	// help by CommandRegistry: command:string(required=false)
 	// hire_member by TeamTool: role:string(required=true) name:string(required=false)
+	// help by CommandRegistry: command:string(required=false)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sort"
 	"sync"
 )
 
@@ -24,6 +23,7 @@ type Registry struct {
 	mu     sync.RWMutex
 	byName map[string]*entry
 	order  []*entry // registration order, for Descriptors and /help
+	help   *entry   // the built-in help, listed after every registered command
 }
 
 type entry struct {
@@ -35,8 +35,8 @@ type entry struct {
 func NewRegistry() *Registry {
 	r := &Registry{byName: make(map[string]*entry)}
 	help := r.helpCommand()
-	e := &entry{cmd: help, owner: builtinOwner}
-	r.byName[help.name], r.order = e, []*entry{e}
+	r.help = &entry{cmd: help, owner: builtinOwner}
+	r.byName[help.name] = r.help
 	return r
 }
 
@@ -78,18 +78,15 @@ func (r *Registry) Register(owner string, cmds ...*Command) error {
 // Has reports whether a command called name is registered.
 func (r *Registry) Has(name string) bool { return r.lookup(name) != nil }
 
-// Descriptors returns the discovery record of every command, sorted by
-// name. The result is the caller's to keep.
+// Descriptors returns the discovery record of every command in registration
+// order (A70): each Register call's commands in the order given, calls in the
+// order made, and the built-in help last. The result is the caller's to keep.
 func (r *Registry) Descriptors() []Descriptor {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]Descriptor, len(r.order))
-	for i, e := range r.order {
+	es := r.entries()
+	out := make([]Descriptor, len(es))
+	for i, e := range es {
 		out[i] = describe(e.cmd, e.owner)
 	}
-	// Sorted by name (issue 4), so discovery output is stable whatever the
-	// order tools registered in.
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -99,11 +96,13 @@ func (r *Registry) lookup(name string) *entry {
 	return r.byName[name]
 }
 
-// entries returns a snapshot of the registered commands in order.
+// entries returns a snapshot of the commands in registration order, the
+// built-in help last.
 func (r *Registry) entries() []*entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return append([]*entry(nil), r.order...)
+	out := make([]*entry, 0, len(r.order)+1)
+	return append(append(out, r.order...), r.help)
 }
 
 func notRecognized(name string) error {

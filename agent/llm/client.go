@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -60,11 +61,51 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 func (c *client) Model() ModelConfig { return c.model }
 
 // CreateChatCompletion applies the model settings to req (model name when
-// empty, temperature, seed, max tokens, reasoning effort) and sends it.
+// empty, temperature, seed, max tokens, reasoning effort) and sends it. An
+// error answer of the provider comes back as a providerError.
 func (c *client) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	c.apply(&req)
-	return c.oa.CreateChatCompletion(ctx, req)
+	resp, err := c.oa.CreateChatCompletion(ctx, req)
+	if ae, ok := err.(*openai.APIError); ok {
+		err = providerError{ae}
+	}
+	return resp, err
 }
+
+// providerError is an error answer of the provider with its words kept in
+// the text: go-openai's APIError text has the status and message only, and
+// drops the code (context_length_exceeded, rate_limit_exceeded) a person
+// acts on. The *openai.APIError stays reachable with errors.As.
+type providerError struct{ api *openai.APIError }
+
+// Error is "provider error <status> (<type>, code <code>, param <param>):
+// <message>", leaving out the parts the provider did not send.
+func (e providerError) Error() string {
+	var b strings.Builder
+	b.WriteString("provider error")
+	if e.api.HTTPStatusCode > 0 {
+		fmt.Fprintf(&b, " %d", e.api.HTTPStatusCode)
+	}
+	var details []string
+	if e.api.Type != "" {
+		details = append(details, e.api.Type)
+	}
+	if e.api.Code != nil {
+		details = append(details, fmt.Sprintf("code %v", e.api.Code))
+	}
+	if e.api.Param != nil && *e.api.Param != "" {
+		details = append(details, "param "+*e.api.Param)
+	}
+	if len(details) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.api.Message)
+	return b.String()
+}
+
+// Unwrap returns go-openai's error.
+func (e providerError) Unwrap() error { return e.api }
 
 func (c *client) apply(req *openai.ChatCompletionRequest) {
 	m := c.model

@@ -51,7 +51,7 @@ func TestAgentsShareOneBoard(t *testing.T) {
 	if got := m.toolNames(); !slices.Equal(got, []string{"update_planning", "get_planning_task", "search_planning"}) {
 		t.Fatalf("tools %v", got)
 	}
-	if got := d.commandNames(); !slices.Equal(got, []string{"get_planning_task", "planning_summary", "search_planning"}) {
+	if got := d.commandNames(); !slices.Equal(got, []string{"planning_summary", "get_planning_task", "search_planning"}) {
 		t.Fatalf("commands %v", got)
 	}
 	if len(m.caps.SystemPrompts) != 1 {
@@ -337,7 +337,7 @@ func TestCapabilityConfiguration(t *testing.T) {
 	if got := a.toolNames(); !slices.Equal(got, []string{"update_planning", "planning_summary", "get_planning_task"}) {
 		t.Fatalf("tools %v", got)
 	}
-	if got := a.commandNames(); !slices.Equal(got, []string{"get_planning_task", "planning_summary"}) {
+	if got := a.commandNames(); !slices.Equal(got, []string{"planning_summary", "get_planning_task"}) {
 		t.Fatalf("commands %v", got)
 	}
 	if len(a.caps.SystemPrompts) != 0 {
