@@ -619,8 +619,15 @@ func (c *cell) failure(err error, cur message.Message) {
 	if cur == nil {
 		cur = c.current
 	}
-	c.sys.logger.Error("actor: handler failed", "actor", c.self.Name(),
-		"message", message.TypeName(cur), "error", err)
+	if _, warn := IsWarning(err); warn {
+		// A WarningError (a usage limit reached, say) is not a failure of
+		// the handler: a warning record and a warning line.
+		c.sys.logger.Warn("actor: handler ended with a warning", "actor", c.self.Name(),
+			"message", message.TypeName(cur), "warning", err)
+	} else {
+		c.sys.logger.Error("actor: handler failed", "actor", c.self.Name(),
+			"message", message.TypeName(cur), "error", err)
+	}
 	if c.current != nil {
 		c.emitProcessed(c.current)
 		c.current = nil
