@@ -12,6 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // A85, A87, B94: the board is its actor's published state, so a team
@@ -131,7 +132,16 @@ func TestRestoredBoardState(t *testing.T) {
 	rec := &recorder{}
 	_, team1 := newTeam(t, orchestrator.WithSubscribers(rec))
 	mustAttach(t, spawnOwner(t, team1, "@A"), planning.New())
-	board := boards(t, team1)[0] // a barrier too: the log is complete
+	board := boards(t, team1)[0]
+	// The board publishes its state in OnStart, on its own goroutine: a
+	// call on it runs after that, and the sync after the call puts the
+	// StateChanged record in the log.
+	if err := proxy.Do(ctxT(t), board, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := team1.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 	saved := rec.saved(t)
 	isBoardState := func(m message.Message) bool {
 		sc, ok := m.(*message.StateChangedMessage)
