@@ -17,6 +17,18 @@
 // the name before " (role:". Requests without tools and without a
 // response_format are summarizer requests and go to [Server.Summarizer].
 //
+// Retries without waiting: a scripted 429 or 5xx makes the client retry
+// after a backoff (or the answer's Retry-After). Give the agents an Env
+// whose Sleep returns at once, keeping the waits if the test checks them:
+//
+//	var waits []time.Duration
+//	env := &agent.Env{HTTPClient: srv.HTTPClient(),
+//		Sleep: func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return ctx.Err() }}
+//
+// (llm.Options.Sleep is the same hook for a bare llm.Runner.) Recorded
+// requests give their messages' text with Message.Text and the parts of a
+// multipart content (text and images) with Message.Parts.
+//
 // A server can also record its exchanges as a JSON Lines transcript
 // ([WithRecorder]) and replay one ([Server.Replay]): each request must match
 // the next recorded one, and any request the transcript does not expect

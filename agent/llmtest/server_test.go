@@ -545,3 +545,20 @@ func TestModelConfigPointsHere(t *testing.T) {
 		t.Fatalf("ModelConfig %+v", m)
 	}
 }
+
+// Issue 13's test kit: a recorded multipart message gives its parts, in
+// order, text and images alike.
+func TestMessageParts(t *testing.T) {
+	m := llmtest.Message{Role: "user", Content: []byte(`[{"type":"text","text":"look: "},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","detail":"low"}},{"type":"text","text":"ok?"}]`)}
+	parts := m.Parts()
+	if len(parts) != 3 || parts[0].Text != "look: " || parts[1].Type != "image_url" ||
+		parts[1].ImageURL != "data:image/png;base64,AAAA" || parts[1].Detail != "low" || parts[2].Text != "ok?" {
+		t.Fatalf("parts %+v", parts)
+	}
+	if got := m.Text(); got != "look: ok?" {
+		t.Fatalf("Text %q", got)
+	}
+	if plain := (llmtest.Message{Content: []byte(`"hi"`)}); plain.Parts() != nil || plain.Text() != "hi" {
+		t.Fatalf("a plain content: parts %v, text %q", plain.Parts(), plain.Text())
+	}
+}

@@ -63,20 +63,47 @@ func (m Message) Text() string {
 	if err := json.Unmarshal(m.Content, &s); err == nil {
 		return s
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(m.Content, &parts); err != nil {
-		return ""
-	}
 	var b strings.Builder
-	for _, p := range parts {
+	for _, p := range m.Parts() {
 		if p.Type == "text" {
 			b.WriteString(p.Text)
 		}
 	}
 	return b.String()
+}
+
+// Part is one part of a multipart content as it went over the wire: a
+// "text" part (Text) or an "image_url" part (ImageURL, often a data: URL,
+// and its Detail).
+type Part struct {
+	Type     string
+	Text     string
+	ImageURL string
+	Detail   string
+}
+
+// Parts returns the parts of a multipart content, in order; nil when the
+// content is a plain string or absent.
+func (m Message) Parts() []Part {
+	if len(m.Content) == 0 || m.Content[0] != '[' {
+		return nil
+	}
+	var wire []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL    string `json:"url"`
+			Detail string `json:"detail"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(m.Content, &wire); err != nil {
+		return nil
+	}
+	out := make([]Part, len(wire))
+	for i, w := range wire {
+		out[i] = Part{Type: w.Type, Text: w.Text, ImageURL: w.ImageURL.URL, Detail: w.ImageURL.Detail}
+	}
+	return out
 }
 
 // ToolCall is a function call as it appears on the wire, in an assistant
