@@ -379,3 +379,25 @@ func TestTypeName(t *testing.T) {
 		t.Errorf("TypeName([]int) = %q", got)
 	}
 }
+
+// Issue 13's one rule for event payloads: EventAs reads a value and a
+// pointer alike (a live event and a decoded one).
+func TestEventAs(t *testing.T) {
+	live := &message.EventMessage{Event: message.TeamStoppingEvent{}}
+	decoded := &message.EventMessage{Event: &message.TeamStoppingEvent{}}
+	for _, m := range []*message.EventMessage{live, decoded} {
+		if _, ok := message.EventAs[message.TeamStoppingEvent](m); !ok {
+			t.Fatalf("EventAs missed %T", m.Event)
+		}
+	}
+	if _, ok := message.EventAs[message.TeamStoppingEvent](&message.EventMessage{Event: "other"}); ok {
+		t.Fatal("EventAs took a string for a TeamStoppingEvent")
+	}
+	var nilPtr *message.TeamStoppingEvent
+	if _, ok := message.EventAs[message.TeamStoppingEvent](&message.EventMessage{Event: nilPtr}); ok {
+		t.Fatal("EventAs took a nil pointer")
+	}
+	if _, ok := message.EventAs[message.TeamStoppingEvent](nil); ok {
+		t.Fatal("EventAs took a nil message")
+	}
+}

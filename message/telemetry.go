@@ -85,10 +85,34 @@ type StateChangedMessage struct {
 	State any `json:"state"`
 }
 
-// EventMessage carries a domain event (B14), e.g. a TeamStoppingEvent.
+// EventMessage carries a domain event (B14), e.g. a TeamStoppingEvent. An
+// event emitted in the process is the value it was given; one decoded from
+// a log is a pointer to a registered type: read it with EventAs, which
+// takes both.
 type EventMessage struct {
 	Base
 	Event any `json:"event"`
+}
+
+// EventAs returns m's event as a T, whether it holds a T or a *T (the one
+// rule for event payloads: a live event is often a value, a decoded one a
+// pointer); false when it holds neither or m is nil.
+//
+//	if ev, ok := message.EventAs[message.TeamStoppingEvent](m); ok { … }
+func EventAs[T any](m *EventMessage) (T, bool) {
+	var zero T
+	if m == nil {
+		return zero, false
+	}
+	switch v := m.Event.(type) {
+	case T:
+		return v, true
+	case *T:
+		if v != nil {
+			return *v, true
+		}
+	}
+	return zero, false
 }
 
 func (*StartMessage) telemetry()        {}
