@@ -382,7 +382,9 @@ func (l *ledger) look() {
 // next returns the entry at the cursor and its id and advances, or false
 // when the consumer has caught up with every append made before the call.
 func (l *ledger) next() (*entry, uint64, bool) {
-	if l.cursor == l.seen.n {
+	// Caught up with the view, or at a chunk boundary: publish the cursor
+	// (waiting members see the room a long pass makes) and refresh.
+	if l.cursor == l.seen.n || l.cursor%chunkSize == 0 {
 		l.look()
 		if l.cursor == l.seen.n {
 			return nil, 0, false
