@@ -224,6 +224,14 @@ type CompactionConfig struct {
 	// SummaryModel is the model for the summarizer call (default: the
 	// agent's model).
 	SummaryModel string `json:"summary_model,omitempty"`
+	// MaxMessages, when > 0, is a sliding window on what each request
+	// sends (A58): only the last MaxMessages history entries go to the
+	// model (the system block is not counted; the history itself is kept
+	// whole). The window is extended backwards rather than split an
+	// assistant tool-call message from its tool replies. It is exclusive
+	// with auto-compaction: set AutoTrigger false (or Strategy none, or
+	// leave ModelConfig.ContextLength unset) to use it.
+	MaxMessages int `json:"max_messages,omitempty" validate:"gte=0"`
 }
 
 // defaultCompaction is summarize, auto-trigger on, ratio 0.85, keep 4,
@@ -284,8 +292,9 @@ func DefaultConfig() Config {
 var validate = validator.New(validator.WithRequiredStructEnabled())
 
 // Validate checks every field and the cross-field rules, naming what is
-// wrong: temperature on a reasoning model, and a compaction threshold that
-// a run-tier token limit would pre-empt (A39).
+// wrong: temperature on a reasoning model, a sliding window together with
+// auto-compaction (A58), and a compaction threshold that a run-tier token
+// limit would pre-empt (A39).
 func (c Config) Validate() error {
 	if err := validate.Struct(c); err != nil {
 		return fmt.Errorf("llm: invalid config: %w", describeValidation(err))
@@ -299,7 +308,12 @@ func (c Config) Validate() error {
 			c.Model.ReasoningEffort, c.Model.Model)
 	}
 	comp := c.Compaction.withDefaults()
-	if comp.AutoTrigger && comp.Strategy != strategyNone && c.Model.ContextLength > 0 {
+	autoCompaction := comp.AutoTrigger && comp.Strategy != strategyNone && c.Model.ContextLength > 0
+	if autoCompaction && comp.MaxMessages > 0 {
+		return fmt.Errorf("llm: invalid config: compaction_cfg.max_messages (%d) and compaction_cfg.auto_trigger (on, with strategy %s and context_length %d) are exclusive (A58): set auto_trigger false or strategy none, or drop max_messages",
+			comp.MaxMessages, comp.Strategy, c.Model.ContextLength)
+	}
+	if autoCompaction {
 		threshold := int(math.Floor(float64(c.Model.ContextLength) * comp.TriggerRatio))
 		for name, lim := range map[string]*int{"input_tokens_limit": c.RunLimits.InputTokensLimit, "total_tokens_limit": c.RunLimits.TotalTokensLimit} {
 			if lim != nil && threshold >= *lim {

@@ -388,9 +388,10 @@ func (rs *runState[T]) outputRetry(cause error, feedback bool) error {
 // request assembles system block + history, tools and the output format.
 func (rs *runState[T]) request() openai.ChatCompletionRequest {
 	r := rs.r
-	msgs := make([]openai.ChatCompletionMessage, 0, len(rs.system)+len(r.history))
+	hist := window(r.history, r.cfg.Compaction.MaxMessages)
+	msgs := make([]openai.ChatCompletionMessage, 0, len(rs.system)+len(hist))
 	msgs = append(msgs, rs.system...)
-	for _, m := range r.history {
+	for _, m := range hist {
 		msgs = append(msgs, m.toOpenAI())
 	}
 	req := openai.ChatCompletionRequest{Messages: msgs, Tools: r.wireTools, ResponseFormat: rs.format}
@@ -398,6 +399,20 @@ func (rs *runState[T]) request() openai.ChatCompletionRequest {
 		req.ParallelToolCalls = *p
 	}
 	return req
+}
+
+// window returns the last max entries of h (all of h when max is 0),
+// extended backwards while the first one is a tool reply, so that no reply
+// is sent without the assistant message that called it (A58, A55).
+func window(h []Message, max int) []Message {
+	if max <= 0 || len(h) <= max {
+		return h
+	}
+	start := len(h) - max
+	for start > 0 && h[start].Role == roleTool {
+		start--
+	}
+	return h[start:]
 }
 
 func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMessage {
