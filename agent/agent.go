@@ -338,14 +338,38 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 	return sender.TeamID() != c.Self().TeamID()
 }
 
-// turn prompts the model and routes its output (A7, A13, A17).
+// turn prompts the model and routes its output (A7, A13, A17). A run that
+// ends on a run-tier usage limit gets one tool-free request to conclude
+// (conclude, A40) before the breach is escalated (handle, A38).
 func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
 	ctx, roster := cards.WithTurnRoster(a.ctx)
 	out, err := Act(ctx, a, prefix(m), structured)
 	if err != nil {
-		return err
+		if out, err = a.conclude(ctx, c, err); err != nil {
+			return err
+		}
 	}
 	return a.route(c, out, roster)
+}
+
+// conclude is the guard's answer to a run-tier usage-limit breach (A40):
+// one more request with the tools removed (llm.Conclude) asking the model
+// to answer the requester with what it has. It returns that answer, or
+// breach when it delivers nothing (the request failed, the answer was
+// invalid, or it sends no message): the breach is then escalated as
+// before (A38). Any other error is returned unchanged.
+func (a *BaseAgent) conclude(ctx context.Context, c *actor.Context, breach error) (StructuredOutput, error) {
+	var limit *llm.UsageLimitError
+	if !errors.As(breach, &limit) || limit.Tier != "run" {
+		return StructuredOutput{}, breach
+	}
+	out, err := llm.Conclude(ctx, a.runner, structured, breach)
+	if err != nil || len(out.Messages) == 0 {
+		return StructuredOutput{}, breach
+	}
+	c.Logger().LogAttrs(ctx, slog.LevelWarn, "agent: run usage limit reached; answered without tools",
+		slog.String("limit", limit.Limit))
+	return out, nil
 }
 
 // Act runs one ReAct run of the agent's runner with prompt against out's

@@ -6,6 +6,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
 )
 
 // roles lists the roles of a recorded request's history.
@@ -62,5 +63,72 @@ func TestSlidingWindowExclusiveWithAutoCompaction(t *testing.T) {
 	cfg.Compaction.AutoTrigger = false
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("max_messages with auto_trigger off: %v", err)
+	}
+}
+
+// A40: a run that hits its run request limit on a tool round gets one more
+// request, without tools, whose answer is delivered; no escalation.
+func TestConclusionWithoutToolsAfterRunLimit(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = new(1) })
+	h.srv.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "no_such_tool", `{}`)),
+		final(out(agent.Response, "@Human", "what I have so far")),
+	)
+	h.say(h.manager, agent.Request, "go")
+	if r := h.expectHuman(); r.Type != agent.Response || r.Content != "what I have so far" {
+		t.Fatalf("human got %s %q, want the concluded answer", r.Type, r.Content)
+	}
+	reqs := h.srv.RequestsFor("@Manager")
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want the run's one and the conclusion", len(reqs))
+	}
+	last := reqs[1]
+	if len(last.Tools) != 0 || len(reqs[0].Tools) == 0 {
+		t.Fatalf("tools: %d on the run's request, %d on the conclusion (want none)", len(reqs[0].Tools), len(last.Tools))
+	}
+	if u := h.lastUser("@Manager", 1); !strings.Contains(u, "run_request_limit of 1") || !strings.Contains(u, "Tools are no longer available") {
+		t.Fatalf("conclusion prompt %q", u)
+	}
+	if got := roles(last); got != "user,assistant,tool,user" {
+		t.Fatalf("conclusion history %s", got)
+	}
+	h.barrier()
+	if w := of[*message.WarningMessage](h.sub, h.manager); len(w) != 0 {
+		t.Fatalf("warnings %+v, want none: the conclusion answered", w)
+	}
+	h.noHuman()
+	// The conclusion's request is counted: two usage events for the run.
+	sum, err := agent.UsageSummary(h.ctx(), h.team, h.manager.AgentID(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Requests != 2 || len(sum.Runs) != 1 {
+		t.Fatalf("summary %+v, want 2 requests in 1 run", sum)
+	}
+}
+
+// A40, A38: when the tool-free request fails, the breach escalates as
+// before: the person is told and the turn ends with a warning.
+func TestConclusionFailsThenEscalates(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) {
+		c.RunLimits.RequestLimit = new(1)
+		c.Runtime.HTTP.MaxAttempts = 1
+	})
+	h.srv.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "no_such_tool", `{}`)),
+		llmtest.ServerError(),
+	)
+	h.say(h.manager, agent.Request, "go")
+	n := h.expectHuman()
+	if n.Type != agent.Notification || !strings.Contains(n.Content, "run_request_limit of 1") {
+		t.Fatalf("human got %s %q, want the escalation", n.Type, n.Content)
+	}
+	reqs := h.srv.RequestsFor("@Manager")
+	if len(reqs) != 2 || len(reqs[1].Tools) != 0 {
+		t.Fatalf("%d requests, want the run's one and a tool-free conclusion", len(reqs))
+	}
+	h.barrier()
+	if w := of[*message.WarningMessage](h.sub, h.manager); len(w) != 1 || !strings.Contains(w[0].Content, "LLM usage limit exceeded") {
+		t.Fatalf("warnings %+v", w)
 	}
 }

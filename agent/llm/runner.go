@@ -90,7 +90,8 @@ type Runner struct {
 	history         []Message
 	pendingOps      []string // operator actions waiting for the next prompt (A11)
 	budget          agentBudget
-	lastInputTokens int // prompt size of the latest response, 0 if unknown (A43)
+	lastInputTokens int    // prompt size of the latest response, 0 if unknown (A43)
+	lastRunID       string // the latest run's id: Conclude answers for it (A40)
 	closed          bool
 }
 
@@ -248,12 +249,64 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 		return zero, err
 	}
 	rs := &runState[T]{r: r, ctx: ctx, id: r.newRunID(), out: out, format: out.format}
+	r.lastRunID = rs.id
 	res, err := rs.run(prompt)
 	r.budget.input += rs.usage.input
 	r.budget.output += rs.usage.output
 	if err != nil {
 		r.heal(rs.id, err)
 		return zero, err
+	}
+	return res, nil
+}
+
+// concludePrompt asks for a tool-free answer after a run-tier breach (A40).
+const concludePrompt = "[Usage limit] This run has reached a usage limit (%s). Tools are no longer available. " +
+	"Answer the requester now with what you have: say what you found, what is done and what is left."
+
+// Conclude answers a run-tier usage-limit breach that [Run] returned
+// (A40): one more model request for the same run, with the tools removed,
+// asking the model to answer the requester with what it has. The request
+// is counted (its usage event carries the run's id and its tokens count
+// against the lifetime tier) and the exchange joins the history. When the
+// request fails or its answer is not a valid out, Conclude returns breach
+// and the history is left as a next run can send it. Any other error is
+// returned as is, without a request.
+func Conclude[T any](ctx context.Context, r *Runner, out *Output[T], breach error) (T, error) {
+	var zero T
+	var le *UsageLimitError
+	if !errors.As(breach, &le) || le.Tier != tierRun || r.closed || out == nil || ctx.Err() != nil {
+		return zero, breach
+	}
+	ask := UserText(fmt.Sprintf(concludePrompt, le.Reason))
+	rs := &runState[T]{r: r, ctx: ctx, id: r.lastRunID, out: out, format: out.format, system: r.systemMessages(ctx)}
+	req := rs.request()
+	req.Messages = append(req.Messages, ask.toOpenAI())
+	req.Tools, req.ParallelToolCalls = nil, nil
+	resp, err := r.client.CreateChatCompletion(ctx, req)
+	if err != nil {
+		r.logger.LogAttrs(ctx, slog.LevelWarn, "llm: tool-free conclusion failed", slog.String("run_id", rs.id), slog.String("error", err.Error()))
+		return zero, breach
+	}
+	r.appendMessage(rs.id, ask)
+	usage := r.usageEvent(rs.id, resp)
+	r.budget.input += usage.InputTokens
+	r.budget.output += usage.OutputTokens
+	r.lastInputTokens = usage.InputTokens
+	if len(resp.Choices) == 0 {
+		r.emit(usage)
+		return zero, breach
+	}
+	msg := fromOpenAI(resp.Choices[0].Message)
+	r.appendMessage(rs.id, msg)
+	r.emit(usage)
+	if len(msg.ToolCalls) > 0 || msg.Refusal != "" {
+		r.heal(rs.id, breach)
+		return zero, breach
+	}
+	res, err := out.Parse(msg.Content)
+	if err != nil {
+		return zero, breach
 	}
 	return res, nil
 }
