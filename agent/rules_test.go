@@ -132,3 +132,33 @@ func TestConclusionFailsThenEscalates(t *testing.T) {
 		t.Fatalf("warnings %+v", w)
 	}
 }
+
+// A25: end_strategy defaults to exhaustive; an unknown value is a config
+// error naming it; early is accepted and, in native structured-output mode,
+// changes nothing (A21): a response with tool calls still runs them all
+// and the run goes on to the final answer.
+func TestEndStrategy(t *testing.T) {
+	if got := agent.NewConfig("@A", "A").Runtime.EndStrategy; got != "exhaustive" {
+		t.Fatalf("default end_strategy %q, want exhaustive", got)
+	}
+	bad := agent.NewConfig("@A", "A")
+	bad.Runtime.EndStrategy = "late"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "EndStrategy") || !strings.Contains(err.Error(), "late") {
+		t.Fatalf("Validate = %v, want an error naming EndStrategy and late", err)
+	}
+	for _, strategy := range []string{"early", "exhaustive"} {
+		h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.Runtime.EndStrategy = strategy })
+		h.srv.Model("@Manager").Enqueue(
+			llmtest.ToolCalls(llmtest.Call("call_a", "no_such_tool_a", `{}`), llmtest.Call("call_b", "no_such_tool_b", `{}`)),
+			final(out(agent.Response, "@Human", "done")),
+		)
+		h.say(h.manager, agent.Request, "go")
+		if r := h.expectHuman(); r.Content != "done" {
+			t.Fatalf("%s: human got %q", strategy, r.Content)
+		}
+		reqs := h.srv.RequestsFor("@Manager")
+		if len(reqs) != 2 || roles(reqs[1]) != "user,assistant,tool,tool" {
+			t.Fatalf("%s: %d requests, last history %s", strategy, len(reqs), roles(reqs[len(reqs)-1]))
+		}
+	}
+}

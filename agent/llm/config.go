@@ -145,7 +145,12 @@ type RuntimeConfig struct {
 	// Retries is the budget of model-fixable failures per run: invalid
 	// outputs, and per tool the retry errors it returns (default 3).
 	Retries int `json:"retries" validate:"gte=0"`
-	// EndStrategy is exhaustive (default) or early.
+	// EndStrategy is exhaustive (default) or early (A25); any other value
+	// is a config error naming it. In the native structured-output mode
+	// this package uses, it has no observable effect: a response with tool
+	// calls is never final, so its calls all run (A21). It matters only in
+	// the final-tool output mode (not implemented), where early accepts the
+	// output call and skips the others.
 	EndStrategy string `json:"end_strategy,omitempty" validate:"omitempty,oneof=exhaustive early"`
 	// ParallelToolCalls, when set, is sent as parallel_tool_calls; nil sends
 	// nothing (C8). Tool calls of one response run concurrently unless it
