@@ -66,13 +66,7 @@ func TestSubscriberFanOut(t *testing.T) {
 	if err := team.Subscribe(ctx, sub); err != nil {
 		t.Fatal(err)
 	}
-	b := mustSpawn(t, team, &echo{}, named("b"))
-	r := &relay{target: b, results: make(chan string, 1)}
-	a := mustSpawn(t, team, r, named("a"))
-	if err := sys.Tell(a, message.NewUserMessage("x")); err != nil {
-		t.Fatal(err)
-	}
-	<-r.results
+	relayOnce(t, sys, team)
 	log, err := team.Messages(ctx, orchestrator.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -327,13 +321,7 @@ func TestRecordSubscriber(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := mustSpawn(t, team, &echo{}, named("b"))
-	r := &relay{target: b, results: make(chan string, 1)}
-	a := mustSpawn(t, team, r, named("a"))
-	if err := sys.Tell(a, message.NewUserMessage("x")); err != nil {
-		t.Fatal(err)
-	}
-	<-r.results
+	relayOnce(t, sys, team)
 	_ = team.Sync(ctx)
 	got := plain.messages()
 	if len(rec.types) != len(got) {
@@ -359,4 +347,18 @@ func TestRecordSubscriber(t *testing.T) {
 	if len(bad.types) != len(got) || logs.Count(slog.LevelError, "subscriber hook panicked") == 0 || !strings.Contains(logs.Text(), "OnRecord") {
 		t.Fatalf("the panicking record subscriber saw %d records (want %d) or was not logged", len(bad.types), len(got))
 	}
+}
+
+// relayOnce spawns a relay a and an echo b, tells a one message and waits
+// for b's answer to come back through it: Sent, Received and Processed
+// records from three actors.
+func relayOnce(t *testing.T, sys *actor.System, team *orchestrator.Team) {
+	t.Helper()
+	b := mustSpawn(t, team, &echo{}, named("b"))
+	r := &relay{target: b, results: make(chan string, 1)}
+	a := mustSpawn(t, team, r, named("a"))
+	if err := sys.Tell(a, message.NewUserMessage("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-r.results
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go.uber.org/goleak"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -17,6 +19,10 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent/tool/search"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func writeFile(name, content string) error { return os.WriteFile(name, []byte(content), 0o600) }
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
