@@ -1,0 +1,156 @@
+package studio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// maxInput is the largest request body /api/send accepts.
+const maxInput = 64 << 10
+
+// input is the body of POST /api/send.
+type input struct {
+	// To is the member a message goes to: its agent id or its name.
+	To string `json:"to"`
+	// Text is the message: free text or a /command.
+	Text string `json:"text"`
+	// Answer, when set, is the id of the question (a message an agent
+	// sent the person) that Text answers; To is then not needed.
+	Answer string `json:"answer"`
+}
+
+// inputError is a refused input: its status and what was wrong.
+type inputError struct {
+	status int
+	msg    string
+}
+
+func (e *inputError) Error() string { return e.msg }
+
+func refuse(status int, format string, args ...any) error {
+	return &inputError{status: status, msg: "studio: " + fmt.Sprintf(format, args...)}
+}
+
+// send handles POST /api/send: a message or an answer, as the person.
+func (s *Studio) send(w http.ResponseWriter, r *http.Request) {
+	err := s.sendErr(r)
+	if err == nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"ok":true}`+"\n")
+		return
+	}
+	var ie *inputError
+	if !errors.As(err, &ie) {
+		ie = &inputError{status: http.StatusInternalServerError, msg: err.Error()}
+		if errors.Is(err, actor.ErrActorDead) {
+			ie.status = http.StatusGone
+		}
+	}
+	http.Error(w, ie.msg, ie.status)
+}
+
+func (s *Studio) sendErr(r *http.Request) error {
+	if s.opt.Person == nil {
+		return refuse(http.StatusForbidden, "this page is read-only: the studio speaks for no person (studio.Options.Person is not set)")
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return refuse(http.StatusForbidden, "a request from another site (Origin %q) cannot speak for the person", o)
+		}
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		return refuse(http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json), not %q", r.Header.Get("Content-Type"))
+	}
+	var in input
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxInput))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return refuse(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxInput)
+		}
+		return refuse(http.StatusBadRequest, "the body is not a message: %v (want {\"to\": member, \"text\": …} or {\"answer\": question id, \"text\": …})", err)
+	}
+	if strings.TrimSpace(in.Text) == "" {
+		return refuse(http.StatusBadRequest, "text is empty: there is nothing to send")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	if in.Answer != "" {
+		q, err := s.question(ctx, in.Answer)
+		if err != nil {
+			return err
+		}
+		return orchestrator.ProcessHumanInput(ctx, s.opt.Person, in.Text, q)
+	}
+	to, err := s.recipient(ctx, in.To)
+	if err != nil {
+		return err
+	}
+	return agent.Say(ctx, s.opt.Person, to, &agent.AgentMessage{Type: agent.Request, Content: in.Text})
+}
+
+// recipient finds the member a message is for, by agent id or name.
+func (s *Studio) recipient(ctx context.Context, to string) (*message.Address, error) {
+	to = strings.TrimSpace(to)
+	if to == "" {
+		return nil, refuse(http.StatusBadRequest, "to is empty: choose the member the message is for")
+	}
+	ms, err := s.team.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range ms {
+		if a.AgentID().String() != to && a.Name() != to {
+			continue
+		}
+		switch {
+		case a.AgentID() == s.opt.Person.AgentID():
+			return nil, refuse(http.StatusBadRequest, "to is %s, the person this page speaks for: choose another member", a.Name())
+		case !shown(a):
+			return nil, refuse(http.StatusBadRequest, "to is %s, a tool actor: messages go to agents", a.Name())
+		}
+		return a, nil
+	}
+	return nil, refuse(http.StatusNotFound, "to is %q: no member of the team has that id or name", to)
+}
+
+// question finds the message an agent sent the person with the id
+// given: the one an answer replies to.
+func (s *Studio) question(ctx context.Context, id string) (message.Message, error) {
+	qid, err := uuid.Parse(id)
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "answer is %q, not a message id (a UUID)", id)
+	}
+	sent, err := s.team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
+	if err != nil && !errors.Is(err, orchestrator.ErrOutsideWindow) {
+		return nil, err
+	}
+	for _, sm := range orchestrator.Select[*message.SentMessage](sent) {
+		if sm.Message == nil || sm.Message.Envelope().ID != qid {
+			continue
+		}
+		if sm.Recipient == nil || sm.Recipient.AgentID() != s.opt.Person.AgentID() {
+			return nil, refuse(http.StatusBadRequest, "answer is %s, a message to %s, not to the person", id, nameOf(sm.Recipient))
+		}
+		return sm.Message, nil
+	}
+	return nil, refuse(http.StatusNotFound, "answer is %s: the team's history has no message to the person with that id", id)
+}

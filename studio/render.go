@@ -1,0 +1,269 @@
+package studio
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// event is what the page receives: one JSON object per Server-Sent Event.
+// K says what it is; the other fields are set as K needs them. Record
+// events carry the record's message id as their SSE id (id), the point a
+// reconnecting page resumes from.
+type event struct {
+	K      string          `json:"k"`
+	id     uuid.UUID       // SSE id; Nil for control events
+	state  bool            // from a StateChanged record (deduplicated separately)
+	At     int64           `json:"at,omitempty"` // unix milliseconds
+	Who    string          `json:"who,omitempty"`
+	Name   string          `json:"name,omitempty"`
+	Role   string          `json:"role,omitempty"`
+	To     string          `json:"to,omitempty"`
+	ToName string          `json:"toName,omitempty"`
+	By     string          `json:"by,omitempty"`
+	Intent string          `json:"intent,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	MID    string          `json:"mid,omitempty"`
+	Parent string          `json:"parent,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Call   string          `json:"call,omitempty"`
+	OK     *bool           `json:"ok,omitempty"`
+	Model  string          `json:"model,omitempty"`
+	In     int             `json:"in,omitempty"`
+	Out    int             `json:"out,omitempty"`
+	Cost   float64         `json:"cost,omitempty"`
+	Person bool            `json:"person,omitempty"`
+	Reset  bool            `json:"reset,omitempty"`
+	Live   bool            `json:"live,omitempty"`
+	Team   string          `json:"team,omitempty"`
+	Title  string          `json:"title,omitempty"`
+	Tasks  []planning.Task `json:"tasks,omitempty"`
+	Cmds   []cmd           `json:"cmds,omitempty"`
+	List   []member        `json:"list,omitempty"`
+}
+
+// cmd is an announced slash command, for the input box's completion.
+type cmd struct {
+	Name string `json:"name"`
+	Desc string `json:"desc,omitempty"`
+	Args string `json:"args,omitempty"`
+}
+
+// member is one entry of a roster snapshot.
+type member struct {
+	Who    string `json:"who"`
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+	Person bool   `json:"person,omitempty"`
+}
+
+// maxText caps the text of one event (a tool's output, a message): the
+// page is a viewer, and an SSE frame of megabytes would stall it.
+const maxText = 16 << 10
+
+// clip cuts s to maxText bytes (on a rune boundary) and says so.
+func clip(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n… (cut: " + itoa(len(s)-cut) + " more bytes)"
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// shown reports whether a is a member the page shows: not the
+// orchestrator, not a tool actor.
+func shown(a *message.Address) bool {
+	return a != nil && !a.IsOrchestrator() && !a.IsTool()
+}
+
+func idOf(a *message.Address) string {
+	if a == nil {
+		return ""
+	}
+	return a.AgentID().String()
+}
+
+func nameOf(a *message.Address) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name()
+}
+
+// render turns one record of the team's log into the page's event; ok is
+// false for a record the page does not show.
+func render(m message.Message) (ev event, ok bool) {
+	b := m.Envelope()
+	ev = event{id: b.ID, At: b.Timestamp.UnixMilli(), Who: idOf(b.Sender), Name: nameOf(b.Sender)}
+	switch t := m.(type) {
+	case *message.StartMessage:
+		if !shown(t.Sender) {
+			return ev, false
+		}
+		ev.K, ev.Role, ev.Person = "join", t.Sender.Role(), t.Sender.IsUserProxy()
+		if t.Parent != nil && !t.Parent.IsOrchestrator() {
+			ev.By = t.Parent.Name()
+		}
+	case *message.StopMessage:
+		ev.K = "leave"
+		return ev, shown(t.Sender)
+	case *message.ReceivedMessage:
+		ev.K = "busy"
+		return ev, shown(t.Sender)
+	case *message.ProcessedMessage, *message.HandledMessage:
+		ev.K = "idle"
+		return ev, shown(b.Sender)
+	case *message.WarningMessage:
+		ev.K, ev.Tool, ev.Text = "warn", t.ContentType, clip(t.Content)
+	case *message.ErrorMessage:
+		ev.K, ev.Tool, ev.Text = "error", t.ContentType, clip(t.Content)
+	case *message.SentMessage:
+		return sent(ev, t)
+	case *message.StateChangedMessage:
+		tasks, ok := board(t)
+		ev.K, ev.Tasks, ev.state = "board", tasks, true
+		return ev, ok
+	case *message.EventMessage:
+		return domainEvent(ev, t)
+	default:
+		return ev, false
+	}
+	return ev, true
+}
+
+// sent renders a message between members: an AgentMessage with its intent,
+// a core UserMessage or ResultMessage with its content.
+func sent(ev event, t *message.SentMessage) (event, bool) {
+	if t.Message == nil || !shown(t.Sender) || !shown(t.Recipient) {
+		return ev, false
+	}
+	inner := t.Message.Envelope()
+	ev.K, ev.To, ev.ToName, ev.MID = "msg", idOf(t.Recipient), nameOf(t.Recipient), inner.ID.String()
+	if inner.ParentID.Valid {
+		ev.Parent = inner.ParentID.UUID.String()
+	}
+	switch p := t.Message.(type) {
+	case *agent.AgentMessage:
+		ev.Intent, ev.Text = string(p.Type), clip(p.Content)
+	case *message.UserMessage:
+		ev.Intent, ev.Text = "user message", clip(p.Content)
+	case *message.ResultMessage:
+		ev.Intent, ev.Text = "result", clip(p.Content)
+	default:
+		ev.Intent = message.TypeName(t.Message)
+	}
+	return ev, true
+}
+
+// domainEvent renders the events of the model loop and the team.
+func domainEvent(ev event, t *message.EventMessage) (event, bool) {
+	if u, ok := message.EventAs[llm.UsageEvent](t); ok {
+		ev.K, ev.Model, ev.In, ev.Out, ev.Cost = "model", u.ModelName, u.InputTokens, u.OutputTokens, u.Cost
+		return ev, true
+	}
+	if c, ok := message.EventAs[llm.ToolCallEvent](t); ok {
+		ev.K, ev.Tool, ev.Call, ev.Text = "tool", c.ToolName, c.ToolCallID, clip(c.Arguments)
+		return ev, true
+	}
+	if r, ok := message.EventAs[llm.ToolReturnEvent](t); ok {
+		success := r.Success
+		ev.K, ev.Tool, ev.Call, ev.OK = "toolret", r.ToolName, r.ToolCallID, &success
+		return ev, true
+	}
+	if me, ok := message.EventAs[llm.MessageEvent](t); ok {
+		// A history append: only a tool's output is shown, folded under
+		// its call.
+		if me.Message.Role != "tool" {
+			return ev, false
+		}
+		ev.K, ev.Tool, ev.Call, ev.Text = "toolout", me.Message.ToolName, me.Message.ToolCallID, clip(me.Message.Content)
+		return ev, true
+	}
+	if a, ok := message.EventAs[agent.CommandsAnnouncedEvent](t); ok {
+		ev.K = "commands"
+		if a.Agent != nil {
+			ev.Who, ev.Name = idOf(a.Agent), nameOf(a.Agent)
+		}
+		for _, d := range a.Commands {
+			c := cmd{Name: d.Name, Desc: d.Description}
+			for i, arg := range d.Args {
+				if i > 0 {
+					c.Args += " "
+				}
+				if arg.Required {
+					c.Args += arg.Name
+				} else {
+					c.Args += "[" + arg.Name + "]"
+				}
+			}
+			ev.Cmds = append(ev.Cmds, c)
+		}
+		return ev, true
+	}
+	if c, ok := message.EventAs[llm.CompactedEvent](t); ok {
+		ev.K, ev.Text = "note", "history compacted: "+itoa(c.ReplacedMessageCount)+" messages summarized ("+itoa(c.TokensBefore)+" → "+itoa(c.TokensAfter)+" tokens)"
+		return ev, true
+	}
+	if c, ok := message.EventAs[llm.ClearedEvent](t); ok {
+		ev.K, ev.Text = "note", "history cleared: "+itoa(c.ClearedMessageCount)+" messages dropped"
+		return ev, true
+	}
+	if _, ok := message.EventAs[message.TeamStoppingEvent](t); ok {
+		ev.K = "stopping"
+		return ev, true
+	}
+	return ev, false
+}
+
+// board returns the tasks of a planning board state: the board actor's
+// *planning.Board in a running team, its JSON form in a restored or
+// archived one. Only tool actors' states are looked at.
+func board(t *message.StateChangedMessage) ([]planning.Task, bool) {
+	if t.Sender == nil || !t.Sender.IsTool() {
+		return nil, false
+	}
+	switch b := t.State.(type) {
+	case *planning.Board:
+		if b == nil {
+			return nil, false
+		}
+		return tasksOrEmpty(b.Tasks), true
+	case planning.Board:
+		return tasksOrEmpty(b.Tasks), true
+	case nil:
+		return nil, false
+	}
+	raw, err := json.Marshal(t.State)
+	if err != nil {
+		return nil, false
+	}
+	var probe struct {
+		Tasks *[]planning.Task `json:"tasks"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || probe.Tasks == nil {
+		return nil, false
+	}
+	return tasksOrEmpty(*probe.Tasks), true
+}
+
+// tasksOrEmpty keeps an empty board distinct from no board on the wire.
+func tasksOrEmpty(ts []planning.Task) []planning.Task {
+	if ts == nil {
+		return []planning.Task{}
+	}
+	return ts
+}

@@ -1,0 +1,393 @@
+// The studio page: it follows the team's event stream (./events) and
+// speaks as the team's person (./api/send). Everything from the team is
+// rendered with textContent, never as HTML.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const token = params.get("token") || "";
+const $ = (id) => document.getElementById(id);
+
+// el builds an element with a class and a text (never HTML).
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function withToken(path, extra) {
+  const q = new URLSearchParams(extra || {});
+  if (token) q.set("token", token);
+  const s = q.toString();
+  return s ? path + "?" + s : path;
+}
+
+const money = (c) => "$" + (c || 0).toFixed(4);
+const num = (n) => (n || 0).toLocaleString("en-US");
+const clock = (ms) => (ms ? new Date(ms).toLocaleTimeString() : "");
+
+let S; // the page's state, rebuilt from the stream on a reset
+
+function resetState() {
+  S = {
+    person: "",
+    members: new Map(), // agent id -> {who, name, role, person, status, cost, cmds}
+    usage: new Map(),   // name -> {requests, in, out, cost}
+    tools: new Map(),   // tool call id -> {details, summary, res}
+    questions: new Map(), // message id -> {card, from}
+    answering: null,    // {mid, from, text}
+    stopped: false,
+    lastId: "",
+  };
+  $("feed").replaceChildren();
+  $("members").replaceChildren();
+  $("board").replaceChildren();
+  $("board-section").hidden = true;
+  renderUsage();
+  setAnswering(null);
+}
+
+// ---- the stream ----
+
+let source = null;
+
+function connect(after) {
+  if (source) source.close();
+  const q = {};
+  if (after) q.after = after;
+  setConn("wait", after ? "catching up…" : "loading…");
+  source = new EventSource(withToken("events", q));
+  source.onmessage = (e) => {
+    if (e.lastEventId) S.lastId = e.lastEventId;
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (err) { return; }
+    handle(ev);
+  };
+  source.onerror = () => {
+    if (!S.stopped) setConn("wait", "reconnecting…");
+  };
+}
+
+function setConn(kind, text) {
+  const c = $("conn");
+  c.className = "pill pill-" + kind;
+  c.textContent = text;
+}
+
+function handle(ev) {
+  const f = handlers[ev.k];
+  if (f) f(ev);
+}
+
+const handlers = {
+  hello(ev) {
+    if (ev.reset) resetState();
+    S.person = ev.who || "";
+    document.title = ev.title;
+    $("title").textContent = ev.title;
+    $("team").textContent = "team " + ev.team;
+    updateCompose();
+  },
+  members(ev) {
+    for (const m of ev.list || []) upsertMember(m);
+  },
+  gap(ev) { addItem(el("div", "item gap", ev.text)); },
+  live(ev) {
+    if (ev.live) setConn("live", "live");
+  },
+  stopped() {
+    S.stopped = true;
+    setConn("stop", "team stopped");
+    for (const m of S.members.values()) setStatus(m, "stopped");
+    updateCompose();
+  },
+  reload(ev) {
+    addItem(el("div", "item gap", ev.text));
+    connect(S.lastId);
+  },
+  join(ev) {
+    upsertMember(ev);
+    const by = ev.by ? ", hired by " + ev.by : "";
+    addItem(el("div", "item sys", "+ " + ev.name + " (" + ev.role + ") joined the team" + by));
+  },
+  leave(ev) {
+    const m = S.members.get(ev.who);
+    if (m) setStatus(m, "stopped");
+  },
+  busy(ev) { status(ev.who, "thinking"); },
+  idle(ev) { status(ev.who, "idle"); },
+  msg(ev) { addMessage(ev); },
+  tool(ev) {
+    status(ev.who, "tool", ev.tool);
+    const d = el("details", "item tool");
+    const s = el("summary");
+    s.append(el("span", "", "⚙ " + ev.name + " · " + ev.tool + " "));
+    const res = el("span", "", "…");
+    s.append(res);
+    d.append(s);
+    d.append(el("div", "dim", "arguments"));
+    d.append(el("pre", "", pretty(ev.text)));
+    S.tools.set(ev.call, { details: d, res });
+    addItem(d);
+  },
+  toolout(ev) {
+    const t = S.tools.get(ev.call);
+    if (!t) return;
+    t.details.append(el("div", "dim", "result"));
+    t.details.append(el("pre", "", ev.text || ""));
+  },
+  toolret(ev) {
+    const t = S.tools.get(ev.call);
+    if (t) {
+      t.res.textContent = ev.ok ? "✓" : "✗ failed";
+      t.res.className = ev.ok ? "res-ok" : "res-fail";
+    }
+    status(ev.who, "thinking");
+  },
+  model(ev) {
+    const m = S.members.get(ev.who);
+    if (m) { m.cost += ev.cost || 0; drawMember(m); }
+    const u = S.usage.get(ev.name) || { requests: 0, in: 0, out: 0, cost: 0 };
+    u.requests++; u.in += ev.in || 0; u.out += ev.out || 0; u.cost += ev.cost || 0;
+    S.usage.set(ev.name, u);
+    renderUsage();
+    addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost)));
+  },
+  commands(ev) {
+    const m = S.members.get(ev.who);
+    if (m) { m.cmds = ev.cmds || []; updateCommands(); }
+  },
+  warn(ev) { addItem(el("div", "item warn", "! " + ev.name + ": " + ev.text)); },
+  error(ev) { addItem(el("div", "item error", "✗ " + ev.name + ": " + ev.text)); },
+  note(ev) { addItem(el("div", "item sys", ev.name + ": " + ev.text)); },
+  stopping() { addItem(el("div", "item sys", "the team is stopping")); },
+  board(ev) { renderBoard(ev); },
+};
+
+function pretty(s) {
+  try { return JSON.stringify(JSON.parse(s), null, 2); } catch (e) { return s || ""; }
+}
+
+// ---- the feed ----
+
+function addItem(node) {
+  const feed = $("feed");
+  const atBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
+  feed.append(node);
+  if (atBottom) feed.scrollTop = feed.scrollHeight;
+}
+
+function addMessage(ev) {
+  const card = el("div", "item msg");
+  if (ev.who === S.person) card.classList.add("from-person");
+  if (ev.to === S.person) card.classList.add("to-person");
+  const head = el("div", "head");
+  head.append(el("span", "who", ev.name), document.createTextNode(" → "), el("span", "who", ev.toName));
+  head.append(el("span", "intent", ev.intent), document.createTextNode("  " + clock(ev.at)));
+  card.append(head, el("div", "body", ev.text || ""));
+  // A question for the person: it can be answered from here.
+  if (ev.to === S.person && (ev.intent === "request" || ev.intent === "instruction")) {
+    const b = el("button", "small answer-btn", "Answer");
+    b.type = "button";
+    b.onclick = () => setAnswering({ mid: ev.mid, from: ev.name, text: ev.text });
+    card.append(b);
+    S.questions.set(ev.mid, { card, button: b });
+  }
+  // The person's answer closes the question.
+  if (ev.who === S.person && ev.parent && S.questions.has(ev.parent)) {
+    const q = S.questions.get(ev.parent);
+    q.button.remove();
+    q.card.append(el("div", "answered", "✓ answered"));
+    S.questions.delete(ev.parent);
+    if (S.answering && S.answering.mid === ev.parent) setAnswering(null);
+  }
+  addItem(card);
+}
+
+// ---- members, board, usage ----
+
+function upsertMember(m) {
+  let x = S.members.get(m.who);
+  if (!x) {
+    x = { who: m.who, cost: 0, cmds: [], status: "idle", li: el("li") };
+    S.members.set(m.who, x);
+    $("members").append(x.li);
+  }
+  x.name = m.name; x.role = m.role; x.person = !!m.person || m.who === S.person;
+  if (x.status === "stopped") x.status = "idle";
+  drawMember(x);
+  updateRecipients();
+}
+
+function status(who, s, tool) {
+  const m = S.members.get(who);
+  if (m && m.status !== "stopped") setStatus(m, s, tool);
+}
+
+function setStatus(m, s, tool) {
+  m.status = s;
+  m.tool = tool || "";
+  drawMember(m);
+  if (s === "stopped") updateRecipients();
+}
+
+const statusText = { idle: "idle", thinking: "thinking", tool: "using a tool", stopped: "stopped" };
+
+function drawMember(m) {
+  m.li.className = m.person ? "person" : "";
+  const st = el("span", "status s-" + m.status, m.status === "tool" && m.tool ? "using " + m.tool : statusText[m.status]);
+  m.li.replaceChildren(
+    el("span", "mname", m.name + (m.person ? " (you)" : "")), st,
+    el("span", "mrole", m.role), el("span", "mspend", m.person ? "" : money(m.cost)));
+}
+
+function renderBoard(ev) {
+  const list = $("board");
+  if (ev.text === "none") { $("board-section").hidden = true; return; }
+  $("board-section").hidden = false;
+  const tasks = ev.tasks || [];
+  if (!tasks.length) { list.replaceChildren(el("li", "dim", "no tasks")); return; }
+  list.replaceChildren(...tasks.map((t) => {
+    const li = el("li", "t-" + t.status);
+    li.append(el("div", "", "#" + t.id + " " + t.description));
+    const meta = [t.status, t.owner ? "owner " + t.owner : "unassigned"];
+    if (t.dependencies && t.dependencies.length) meta.push("after #" + t.dependencies.join(", #"));
+    li.append(el("div", "tmeta", meta.join(" · ")));
+    if (t.output) li.append(el("div", "tmeta", "→ " + t.output));
+    return li;
+  }));
+}
+
+function renderUsage() {
+  const body = $("usage").tBodies[0], foot = $("usage").tFoot;
+  const total = { requests: 0, in: 0, out: 0, cost: 0 };
+  const rows = [...S.usage.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([name, u]) => {
+    total.requests += u.requests; total.in += u.in; total.out += u.out; total.cost += u.cost;
+    return row(name, u);
+  });
+  body.replaceChildren(...rows);
+  foot.replaceChildren(row("total", total));
+}
+
+function row(name, u) {
+  const tr = el("tr");
+  for (const v of [name, num(u.requests), num(u.in), num(u.out), money(u.cost)]) tr.append(el("td", "", v));
+  return tr;
+}
+
+// ---- the input box ----
+
+function canSend() { return !!S.person && !S.stopped; }
+
+function updateCompose() {
+  const on = canSend();
+  $("text").disabled = !on;
+  $("send").disabled = !on;
+  $("to").disabled = !on || !!S.answering;
+  if (!S.person) hint("read-only: this studio speaks for no person");
+  else if (S.stopped) hint("the team has stopped");
+}
+
+function updateRecipients() {
+  const sel = $("to"), keep = sel.value;
+  const opts = [...S.members.values()].filter((m) => !m.person && m.status !== "stopped");
+  sel.replaceChildren(...opts.map((m) => {
+    const o = el("option", "", m.name + " (" + m.role + ")");
+    o.value = m.who;
+    return o;
+  }));
+  if (opts.some((m) => m.who === keep)) sel.value = keep;
+  updateCommands();
+}
+
+function commandsOf() {
+  const m = S.members.get($("to").value);
+  return m ? m.cmds : [];
+}
+
+function updateCommands() {
+  $("commands").replaceChildren(...commandsOf().map((c) => {
+    const o = el("option");
+    o.value = "/" + c.name;
+    o.label = c.desc || "";
+    return o;
+  }));
+  showHint();
+}
+
+// showHint lists the commands that match what is typed after "/".
+function showHint() {
+  const t = $("text").value;
+  if (!t.startsWith("/")) { hint(""); return; }
+  const word = t.slice(1).split(/\s/)[0];
+  const hits = commandsOf().filter((c) => c.name.startsWith(word));
+  if (!hits.length) { hint("no command of this member starts with /" + word); return; }
+  if (hits.length === 1) {
+    const c = hits[0];
+    hint("/" + c.name + (c.args ? " " + c.args : "") + " — " + c.desc + (t === "/" + word ? "   (Tab completes)" : ""));
+    return;
+  }
+  hint(hits.map((c) => "/" + c.name).join("  "));
+}
+
+function hint(text, bad) {
+  const h = $("hint");
+  h.textContent = text;
+  h.className = "hint dim" + (bad ? " bad" : "");
+}
+
+function setAnswering(q) {
+  S.answering = q;
+  $("answering").hidden = !q;
+  if (q) {
+    $("answering-text").textContent = "Answering " + q.from + ": " + (q.text.length > 120 ? q.text.slice(0, 117) + "…" : q.text);
+    $("text").placeholder = "Your answer to " + q.from;
+    $("text").focus();
+  } else {
+    $("text").placeholder = "Message, or / for commands";
+  }
+  updateCompose();
+}
+
+async function submit(e) {
+  e.preventDefault();
+  const text = $("text").value.trim();
+  if (!text || !canSend()) return;
+  const body = S.answering && !text.startsWith("/") ? { answer: S.answering.mid, text } : { to: $("to").value, text };
+  $("send").disabled = true;
+  try {
+    const r = await fetch(withToken("api/send"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!r.ok) {
+      hint((await r.text()).trim() || "sending failed: " + r.status, true);
+      return;
+    }
+    $("text").value = "";
+    hint("sent");
+  } catch (err) {
+    hint("sending failed: " + err, true);
+  } finally {
+    updateCompose();
+  }
+}
+
+$("compose").addEventListener("submit", submit);
+$("text").addEventListener("input", showHint);
+$("text").addEventListener("keydown", (e) => {
+  const t = $("text").value;
+  if (e.key !== "Tab" || !t.startsWith("/") || /\s/.test(t)) return;
+  const hits = commandsOf().filter((c) => c.name.startsWith(t.slice(1)));
+  if (hits.length === 1) {
+    e.preventDefault();
+    $("text").value = "/" + hits[0].name + (hits[0].args ? " " : "");
+    showHint();
+  }
+});
+$("to").addEventListener("change", updateCommands);
+$("answering-cancel").addEventListener("click", () => setAnswering(null));
+
+resetState();
+connect("");

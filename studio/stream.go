@@ -1,0 +1,217 @@
+package studio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// heartbeat is how often an idle stream writes a comment, so that proxies
+// and browsers keep it open.
+const heartbeat = 20 * time.Second
+
+// stream writes one page's events; the first write error ends it.
+type stream struct {
+	w   http.ResponseWriter
+	fl  http.Flusher
+	err error
+}
+
+func (st *stream) write(f frame) {
+	if st.err == nil {
+		_, st.err = st.w.Write(f.data)
+	}
+}
+
+func (st *stream) flush() {
+	if st.err == nil {
+		st.fl.Flush()
+	}
+}
+
+// events serves the event stream: a hello, the history the page lacks
+// (all of it for a new page; what follows its last event for a
+// reconnecting one), a "live" marker, then the team's records as they
+// happen.
+func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "studio: this server cannot stream (its ResponseWriter is not an http.Flusher)", http.StatusInternalServerError)
+		return
+	}
+	after, err := resumePoint(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel) // the studio's end ends the stream
+	defer stop()
+
+	c, stopped := s.hub.join() // before the history is read: nothing falls between
+	defer s.hub.leave(c)
+
+	// The state changes first, then the rest: a state change queued on c
+	// but missing from states is newer than every one in states.
+	states, _ := s.team.Messages(ctx, orchestrator.Filter{Type: "StateChangedMessage"})
+	hist, herr := s.team.Messages(ctx, orchestrator.Filter{})
+	if herr != nil && !errors.Is(herr, orchestrator.ErrOutsideWindow) {
+		http.Error(w, fmt.Sprintf("studio: reading the team's history: %v", herr), http.StatusServiceUnavailable)
+		return
+	}
+
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no")
+	st := &stream{w: w, fl: fl}
+	st.write(frame{data: []byte("retry: 2000\n\n")})
+
+	start, reset := 0, true
+	if after != uuid.Nil {
+		for i, m := range hist {
+			if m.Envelope().ID == after {
+				start, reset = i+1, false
+				break
+			}
+		}
+	}
+	person := ""
+	if s.opt.Person != nil {
+		person = s.opt.Person.AgentID().String()
+	}
+	st.write(control(event{K: "hello", Reset: reset, Team: s.team.ID().String(), Title: s.opt.Title, Who: person}))
+	if reset {
+		if after != uuid.Nil {
+			st.write(control(event{K: "gap", Text: fmt.Sprintf("This page's last event (%s) is no longer in the team's history; the page was reloaded from the start.", after)}))
+		}
+		if herr != nil { // the window without an archive: say what is missing
+			st.write(control(event{K: "gap", Text: herr.Error()}))
+		}
+		st.write(control(s.roster(ctx)))
+	}
+	st.write(lastBoard(states))
+	for _, m := range hist[start:] {
+		if ev, ok := render(m); ok {
+			st.write(encode(ev))
+		}
+	}
+	skip, skipState := seen(hist, s.opt.Buffer), seen(states, s.opt.Buffer)
+	st.write(control(event{K: "live", Live: !stopped}))
+	if stopped {
+		st.write(control(event{K: "stopped"}))
+	}
+	st.flush()
+	s.follow(ctx, st, c, skip, skipState)
+}
+
+// follow writes the records queued on c until the page leaves, the studio
+// ends or c falls behind. A record already sent with the history (it is
+// in skip or skipState) is not sent again.
+func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipState map[uuid.UUID]bool) {
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for st.err == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.behind:
+			// Everything queued before the cut is still worth sending.
+			for len(c.ch) > 0 {
+				s.forward(st, <-c.ch, skip, skipState)
+			}
+			st.write(control(event{K: "reload", Text: fmt.Sprintf("This page fell more than %d events behind the team; it is catching up from its last event.", s.opt.Buffer)}))
+			st.flush()
+			return
+		case f := <-c.ch:
+			s.forward(st, f, skip, skipState)
+			for len(c.ch) > 0 && st.err == nil { // a burst: one flush
+				s.forward(st, <-c.ch, skip, skipState)
+			}
+			st.flush()
+		case <-tick.C:
+			st.write(frame{data: []byte(": ping\n\n")})
+			st.flush()
+		}
+	}
+}
+
+// forward writes f unless the history already had it. Once a record is
+// not in the history, none after it is: the set is dropped.
+func (s *Studio) forward(st *stream, f frame, skip, skipState map[uuid.UUID]bool) {
+	set := skip
+	if f.state {
+		set = skipState
+	}
+	if f.id != uuid.Nil && len(set) > 0 {
+		if set[f.id] {
+			return
+		}
+		clear(set)
+	}
+	st.write(f)
+}
+
+// seen returns the ids of the last n messages of hist the page is shown:
+// the only ones a stream's queue (n events at most) can also hold.
+func seen(hist []message.Message, n int) map[uuid.UUID]bool {
+	out := make(map[uuid.UUID]bool, min(n, len(hist)))
+	for i := len(hist) - 1; i >= 0 && len(out) < n; i-- {
+		if _, ok := render(hist[i]); ok {
+			out[hist[i].Envelope().ID] = true
+		}
+	}
+	return out
+}
+
+// lastBoard is the latest task board among the state changes (an empty
+// board event when there is none: the page shows "no task board").
+func lastBoard(states []message.Message) frame {
+	for i := len(states) - 1; i >= 0; i-- {
+		if sc, ok := states[i].(*message.StateChangedMessage); ok {
+			if tasks, ok := board(sc); ok {
+				return control(event{K: "board", Tasks: tasks})
+			}
+		}
+	}
+	return control(event{K: "board", Text: "none"})
+}
+
+// roster is the members event: who is in the team now (members whose
+// joining left the history are still listed).
+func (s *Studio) roster(ctx context.Context) event {
+	ev := event{K: "members"}
+	ms, _ := s.team.Members(ctx)
+	for _, a := range ms {
+		if shown(a) {
+			ev.List = append(ev.List, member{Who: idOf(a), Name: a.Name(), Role: a.Role(), Person: a.IsUserProxy()})
+		}
+	}
+	return ev
+}
+
+// resumePoint is the id of the page's last event: the Last-Event-ID
+// header a browser sends when it reconnects, or ?after=.
+func resumePoint(r *http.Request) (uuid.UUID, error) {
+	v := r.Header.Get("Last-Event-ID")
+	src := "the Last-Event-ID header"
+	if q := r.URL.Query().Get("after"); q != "" {
+		v, src = q, "?after="
+	}
+	if v == "" {
+		return uuid.Nil, nil
+	}
+	id, err := uuid.Parse(v)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("studio: %s is %q, not an event id (a UUID)", src, v)
+	}
+	return id, nil
+}

@@ -1,0 +1,249 @@
+package studio
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options configure a Studio. The zero Options serve a read-only page to
+// loopback requests only.
+type Options struct {
+	// Person is the address the input box speaks as: the team's person,
+	// a member embedding orchestrator.UserProxy (such as agent.HumanProxy).
+	// Messages typed in the page are sent from it, and answers to the
+	// questions agents asked it go through it. Nil makes the page
+	// read-only (sending is refused with 403).
+	Person *message.Address
+	// Token, when set, lets requests that are not from loopback in: they
+	// must carry it (the page's URL ?token=…, or an "Authorization:
+	// Bearer …" header). Without a Token only loopback requests are
+	// served. A loopback request is one whose peer address and Host
+	// header are both loopback, so a reverse proxy that forwards the
+	// public Host needs the token too.
+	Token string
+	// Title is the page's title (default "akgentic studio").
+	Title string
+	// Buffer is how many events a page may fall behind the team before
+	// it is told to catch up again (default 4096). The team never waits
+	// for a page.
+	Buffer int
+	// Logger receives the studio's own warnings (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Studio is an http.Handler serving a live page of one team: its members
+// with their role, status and spend, the conversation as it happens, the
+// task board, the usage per member, and an input box that speaks as the
+// team's person. Mount it anywhere (under a prefix with
+// http.StripPrefix); every URL it uses is relative.
+//
+// It serves:
+//
+//	GET  /            the page (embedded HTML, CSS and JavaScript)
+//	GET  /events      Server-Sent Events: the team's history, then its records as they happen
+//	POST /api/send    {"to": member, "text": …} or {"answer": question id, "text": …}, as the person
+//
+// A page that opens late, or reconnects (Last-Event-ID, or ?after=ID),
+// gets the history it lacks, then follows. History comes from
+// orchestrator.Team.Messages: beyond the team's in-memory window it is read
+// from the team's Archive (an eventlog.Writer given to WithSubscribers);
+// without one the page is told how many records were left out.
+type Studio struct {
+	ctx   context.Context
+	team  *orchestrator.Team
+	opt   Options
+	hub   *hub
+	files http.Handler
+	page  []byte
+}
+
+// New returns the studio of team, subscribed to it until ctx ends: then
+// every open event stream ends and the subscription is removed. A team
+// that has already stopped is served from its history.
+func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, error) {
+	if team == nil {
+		return nil, errors.New("studio: New: the team is nil")
+	}
+	if opt.Buffer < 0 {
+		return nil, fmt.Errorf("studio: New: Options.Buffer is %d; want 0 (the default, 4096) or more", opt.Buffer)
+	}
+	if opt.Buffer == 0 {
+		opt.Buffer = 4096
+	}
+	if opt.Title == "" {
+		opt.Title = "akgentic studio"
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Person != nil && opt.Person.TeamID() != team.ID() {
+		return nil, fmt.Errorf("studio: New: Options.Person %s is not a member of team %s", opt.Person.Name(), team.ID())
+	}
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		return nil, err
+	}
+	page, err := fs.ReadFile(sub, "index.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &Studio{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Buffer), files: http.FileServerFS(sub), page: page}
+	if err := team.Subscribe(ctx, s.hub); err != nil {
+		if !errors.Is(err, actor.ErrActorDead) {
+			return nil, fmt.Errorf("studio: New: subscribing to team %s: %w", team.ID(), err)
+		}
+		s.hub.stopped = true // a stopped team: its history only
+		return s, nil
+	}
+	context.AfterFunc(ctx, func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = team.Unsubscribe(uctx, s.hub) // a stopped team has no subscribers left to remove
+	})
+	return s, nil
+}
+
+// ServeHTTP serves the page, its event stream and its input (see Studio).
+func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer") // the token may be in the URL
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	if r.URL.Path == "/app.js" || r.URL.Path == "/style.css" { // public code: no token needed
+		if allow(w, r, http.MethodGet, http.MethodHead) {
+			s.files.ServeHTTP(w, r)
+		}
+		return
+	}
+	if status, why := s.admit(r); status != 0 {
+		http.Error(w, why, status)
+		return
+	}
+	switch r.URL.Path {
+	case "/":
+		if !allow(w, r, http.MethodGet, http.MethodHead) {
+			return
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		_, _ = w.Write(s.page)
+	case "/events":
+		if allow(w, r, http.MethodGet) {
+			s.events(w, r)
+		}
+	case "/api/send":
+		if allow(w, r, http.MethodPost) {
+			s.send(w, r)
+		}
+	default:
+		http.Error(w, fmt.Sprintf("studio: no such page %q (the page is at ./, its events at ./events, its input at ./api/send)", r.URL.Path), http.StatusNotFound)
+	}
+}
+
+// allow answers 405 naming the allowed methods when r uses another.
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	http.Error(w, fmt.Sprintf("studio: %s %s is not allowed; use %s", r.Method, r.URL.Path, strings.Join(methods, " or ")), http.StatusMethodNotAllowed)
+	return false
+}
+
+// admit applies the access rule: loopback requests are served; others
+// need the token. It returns 0 or the status and reason to refuse with.
+func (s *Studio) admit(r *http.Request) (int, string) {
+	if given := token(r); given != "" {
+		if s.opt.Token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.opt.Token)) == 1 {
+			return 0, ""
+		}
+		return http.StatusUnauthorized, "studio: the token is wrong"
+	}
+	if isLoopback(r) {
+		return 0, ""
+	}
+	if s.opt.Token == "" {
+		return http.StatusForbidden, "studio: only loopback requests are served (this studio has no token: set studio.Options.Token to serve other hosts)"
+	}
+	return http.StatusUnauthorized, "studio: a token is required for requests that are not from loopback (add ?token=… to the URL printed at start)"
+}
+
+// token returns the token a request carries: ?token= or a bearer header.
+func token(r *http.Request) string {
+	if t := r.URL.Query().Get("token"); t != "" {
+		return t
+	}
+	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(a)
+	}
+	return ""
+}
+
+// isLoopback reports whether both the peer and the Host the request was
+// addressed to are loopback (a browser tricked by DNS rebinding sends the
+// attacker's host name, which is refused).
+func isLoopback(r *http.Request) bool {
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if ip := net.ParseIP(peer); ip == nil || !ip.IsLoopback() {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves the studio on ln until ctx ends, then shuts the server
+// down: open event streams end at once (their requests' context is ctx),
+// other requests get 5 s to finish. It returns nil after a shutdown for
+// ctx, or the error that stopped serving.
+func (s *Studio) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.opt.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("studio: serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc // http.ErrServerClosed
+	return nil
+}

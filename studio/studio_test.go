@@ -1,0 +1,495 @@
+package studio
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// Issue 17: a page opened after the team worked gets the whole history
+// (members, the conversation, model calls with tokens and cost, the
+// announced commands), a "live" marker, then the records as they happen.
+func TestHistoryThenLive(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.say("Plan the work.")
+
+	s := f.open("", nil)
+	hist := s.until(kind("live"))
+	if hist[0].k() != "hello" || hist[0].ev["reset"] != true || hist[0].s("who") != f.human.AgentID().String() {
+		t.Fatalf("first event %v; want hello with reset and the person's id", hist[0].ev)
+	}
+	var lines []string
+	for _, g := range hist {
+		switch g.k() {
+		case "join":
+			lines = append(lines, "join "+g.s("name")+" "+g.s("role"))
+		case "msg":
+			lines = append(lines, "msg "+g.s("name")+" → "+g.s("toName")+" "+g.s("intent")+": "+g.s("text"))
+		case "model":
+			lines = append(lines, "model "+g.s("name")+" "+g.s("model"))
+			if g.ev["in"] != float64(1000) || g.ev["out"] != float64(50) || g.ev["cost"].(float64) <= 0 {
+				t.Errorf("model event %v: want 1000 in, 50 out and a cost", g.ev)
+			}
+		case "commands":
+			if g.s("name") == "@Manager" && !strings.Contains(g.String(), "planning_summary") {
+				t.Errorf("the manager's commands %v lack planning_summary", g.ev["cmds"])
+			}
+			lines = append(lines, "commands "+g.s("name"))
+		case "members":
+			lines = append(lines, "members "+g.String())
+		}
+	}
+	for _, want := range []string{
+		"join @Human Human", "join @Manager Manager", "commands @Manager",
+		"msg @Human → @Manager request: Plan the work.",
+		"model @Manager gpt-4.1",
+		"msg @Manager → @Human response: noted",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("history lacks %q; it has:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+	if ids := ids(hist); len(ids) == 0 || hist[len(hist)-1].id != "" {
+		t.Errorf("record events carry ids (got %d), control events none", len(ids))
+	}
+
+	// Live: the next exchange arrives without reconnecting, in order.
+	f.say("And now?")
+	live := s.until(func(g got) bool { return g.k() == "msg" && g.s("name") == "@Manager" })
+	var seq []string
+	for _, g := range live {
+		if g.k() == "msg" || g.k() == "busy" || g.k() == "idle" {
+			seq = append(seq, g.k()+" "+g.s("name"))
+		}
+	}
+	if i := slices.Index(seq, "msg @Human"); i < 0 || !slices.Contains(seq[i:], "busy @Manager") {
+		t.Errorf("live events %v: want the person's message, then the manager busy, then its answer", seq)
+	}
+	for _, id := range ids(live) {
+		if slices.Contains(ids(hist), id) {
+			t.Errorf("record %s sent twice (in the history and live)", id)
+		}
+	}
+}
+
+// String is the event's JSON-ish form for messages.
+func (g got) String() string {
+	var b strings.Builder
+	for k, v := range g.ev {
+		b.WriteString(k + "=")
+		b.WriteString(strings.TrimSpace(strings.ReplaceAll(stringOf(v), "\n", " ")))
+		b.WriteString(" ")
+	}
+	return b.String()
+}
+
+func stringOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, stringOf(e))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case map[string]any:
+		return got{ev: x}.String()
+	}
+	return strings.TrimSpace(strings.ReplaceAll(strings.Trim(strings.TrimSpace(toJSON(v)), "\""), "\n", " "))
+}
+
+// Issue 17: a reconnecting page (Last-Event-ID, or ?after=) gets exactly
+// the records after its last one, then follows; an id the history no
+// longer has restarts it from the beginning (reset), saying so; an id
+// that is not one is a 400.
+func TestReconnectCatchUp(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.say("one")
+	first := f.open("", nil).until(kind("live"))
+	firstIDs := ids(first)
+	f.say("two")
+	full := ids(f.open("", nil).until(kind("live")))
+	if !slices.Equal(full[:len(firstIDs)], firstIDs) || len(full) <= len(firstIDs) {
+		t.Fatalf("the history grew from %d to %d records and must start the same", len(firstIDs), len(full))
+	}
+	last := firstIDs[len(firstIDs)-1]
+	for _, how := range []struct {
+		query string
+		h     http.Header
+	}{{"", http.Header{"Last-Event-Id": {last}}}, {"?after=" + last, nil}} {
+		got := f.open(how.query, how.h).until(kind("live"))
+		if got[0].k() != "hello" || got[0].ev["reset"] == true {
+			t.Fatalf("resume: first event %v; want hello without reset", got[0].ev)
+		}
+		if !slices.Equal(ids(got), full[len(firstIDs):]) {
+			t.Errorf("resume after %s sent %d records; want the %d that followed it", last, len(ids(got)), len(full)-len(firstIDs))
+		}
+	}
+
+	gone := f.open("?after=00000000-0000-0000-0000-000000000001", nil).until(kind("live"))
+	if gone[0].ev["reset"] != true || gone[1].k() != "gap" || !strings.Contains(gone[1].s("text"), "no longer in the team's history") {
+		t.Errorf("unknown resume point: %v, %v; want a reset and a gap notice", gone[0].ev, gone[1].ev)
+	}
+	if !slices.Equal(ids(gone), full) {
+		t.Errorf("unknown resume point: %d records; want the whole history (%d)", len(ids(gone)), len(full))
+	}
+
+	resp, err := f.http.Client().Get(f.http.URL + "/events?after=nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `?after= is "nope", not an event id`) {
+		t.Errorf("bad resume point: %d %q", resp.StatusCode, body)
+	}
+}
+
+// Issue 17: with the in-memory window exceeded and no Archive, the page
+// is told what was left out (ErrOutsideWindow's text), not shown a
+// silently shortened history; the roster still lists every member.
+func TestHistoryOutsideWindow(t *testing.T) {
+	f := newFixture(t, Options{}, false, orchestrator.WithRetention(1))
+	for range 600 {
+		if err := f.team.Emit(f.ctx, message.NewUserMessage("filler")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.say("after the filler")
+	evs := f.open("", nil).until(kind("live"))
+	var gap, members string
+	for _, g := range evs {
+		switch g.k() {
+		case "gap":
+			gap = g.s("text")
+		case "members":
+			members = g.String()
+		}
+	}
+	if !strings.Contains(gap, "left the in-memory window") {
+		t.Errorf("gap notice %q; want the window's explanation", gap)
+	}
+	if !strings.Contains(members, "@Manager") || !strings.Contains(members, "@Human") {
+		t.Errorf("members %q; want the roster", members)
+	}
+}
+
+// blockingWriter is a ResponseWriter whose writes wait, once the "live"
+// marker is written, until release is closed: a page that stopped
+// reading.
+type blockingWriter struct {
+	header  http.Header
+	mu      sync.Mutex
+	buf     strings.Builder
+	live    chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Header() http.Header { return w.header }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Flush()              {}
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	wasLive := strings.Contains(w.buf.String(), `"k":"live"`)
+	w.mu.Unlock()
+	if wasLive {
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !wasLive && strings.Contains(string(p), `"k":"live"`) {
+		close(w.live)
+	}
+	return n, err
+}
+
+// Issue 17: a page that falls behind never slows the team: its queue is
+// bounded, and when it overflows the page gets what was queued, then a
+// "reload" event; catching up from its last event then yields every
+// record, none missing.
+func TestSlowClientToldToReload(t *testing.T) {
+	f := newFixture(t, Options{Buffer: 4}, false)
+	w := &blockingWriter{header: http.Header{}, live: make(chan struct{}), release: make(chan struct{})}
+	req := httptest.NewRequestWithContext(f.ctx, http.MethodGet, "/events", nil)
+	req.RemoteAddr = "127.0.0.1:5555"
+	req.Host = "127.0.0.1"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.studio.ServeHTTP(w, req)
+	}()
+	<-w.live // the history is written; the page now stops reading
+	for _, text := range []string{"one", "two", "three"} {
+		f.say(text) // the team goes on: the page's queue overflows
+	}
+	close(w.release)
+	<-done // the handler ended the stream
+	out := w.buf.String()
+	if !strings.Contains(out, `"k":"reload"`) || !strings.Contains(out, "fell more than 4 events behind") {
+		t.Fatalf("the slow page was not told to reload:\n%s", out)
+	}
+	var before []string
+	var last string
+	for _, line := range strings.Split(out, "\n") {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			before = append(before, id)
+			last = id
+		}
+	}
+	rest := ids(f.open("?after="+last, nil).until(kind("live")))
+	full := ids(f.open("", nil).until(kind("live")))
+	if got := append(before, rest...); !slices.Equal(got, full) {
+		t.Errorf("before the reload %d records, after it %d: %d in all; want the %d of the history in order", len(before), len(rest), len(got), len(full))
+	}
+}
+
+// Issue 17: the input box speaks as the person: a message to a member, a
+// slash command, and the answer to a question an agent asked the person.
+func TestSendAsThePerson(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.model.Model("@Manager").Enqueue(reply("request", "@Human", "Which language?"))
+	s := f.open("", nil)
+	s.until(kind("live"))
+
+	code, body := f.post(`{"to":"@Manager","text":"Write it."}`, "application/json", nil)
+	if code != http.StatusAccepted {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	q := f.answer()
+	if q.Type != agent.Request || q.Content != "Which language?" {
+		t.Fatalf("the manager's question: %v", q)
+	}
+	ev := s.until(func(g got) bool { return g.k() == "msg" && g.s("intent") == "request" && g.s("name") == "@Manager" })
+	question := ev[len(ev)-1]
+	if question.s("mid") != q.ID.String() {
+		t.Fatalf("the question's mid %q; want its message id %s", question.s("mid"), q.ID)
+	}
+	code, body = f.post(`{"answer":"`+question.s("mid")+`","text":"Go, please."}`, "application/json; charset=utf-8", nil)
+	if code != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	ans := s.until(func(g got) bool { return g.k() == "msg" && g.s("name") == "@Human" && g.s("text") == "Go, please." })
+	if a := ans[len(ans)-1]; a.s("intent") != "response" || a.s("parent") != q.ID.String() || a.s("toName") != "@Manager" {
+		t.Errorf("the answer %v: want a response to @Manager parented to the question", a.ev)
+	}
+	f.answer() // the manager's reply to the answer
+
+	code, body = f.post(`{"to":"`+f.manager.AgentID().String()+`","text":"/planning_summary"}`, "application/json", nil)
+	if code != http.StatusAccepted {
+		t.Fatalf("command: %d %s", code, body)
+	}
+	if m := f.answer(); m.Sender.Name() != "@Manager" || !strings.Contains(m.Content, "planning") {
+		t.Errorf("the command's answer: %q", m.Content)
+	}
+}
+
+// Issue 17: bad input is refused with a clear 4xx naming what was wrong,
+// and nothing is sent.
+func TestBadInput(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	before, err := f.team.Messages(f.ctx, orchestrator.Filter{Type: "SentMessage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	json := "application/json"
+	for _, c := range []struct {
+		name, body, ct string
+		h              http.Header
+		code           int
+		want           string
+	}{
+		{"form post", `to=@Manager&text=hi`, "application/x-www-form-urlencoded", nil, 415, "must be JSON"},
+		{"not JSON", `{"to":`, json, nil, 400, "the body is not a message"},
+		{"unknown field", `{"to":"@Manager","txt":"hi"}`, json, nil, 400, `unknown field "txt"`},
+		{"empty text", `{"to":"@Manager","text":"  "}`, json, nil, 400, "text is empty"},
+		{"no recipient", `{"text":"hi"}`, json, nil, 400, "to is empty"},
+		{"unknown member", `{"to":"@Nobody","text":"hi"}`, json, nil, 404, `to is "@Nobody": no member`},
+		{"to the person", `{"to":"@Human","text":"hi"}`, json, nil, 400, "the person this page speaks for"},
+		{"to a tool", `{"to":"#PlanningTool","text":"hi"}`, json, nil, 400, "a tool actor"},
+		{"bad answer id", `{"answer":"x","text":"hi"}`, json, nil, 400, `answer is "x", not a message id`},
+		{"unknown question", `{"answer":"00000000-0000-0000-0000-000000000001","text":"hi"}`, json, nil, 404, "no message to the person with that id"},
+		{"another site", `{"to":"@Manager","text":"hi"}`, json, http.Header{"Origin": {"https://evil.example"}}, 403, "from another site"},
+		{"too large", `{"to":"@Manager","text":"` + strings.Repeat("a", maxInput) + `"}`, json, nil, 413, "larger than"},
+	} {
+		code, body := f.post(c.body, c.ct, c.h)
+		if code != c.code || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %q; want %d naming %q", c.name, code, body, c.code, c.want)
+		}
+	}
+	resp, err := f.http.Client().Get(f.http.URL + "/api/send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(resp); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" || !strings.Contains(body, "use POST") {
+		t.Errorf("GET /api/send: %d %q", resp.StatusCode, body)
+	}
+	after, err := f.team.Messages(f.ctx, orchestrator.Filter{Type: "SentMessage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("refused input sent %d messages", len(after)-len(before))
+	}
+
+	ro := newFixture(t, Options{}, true)
+	if code, body := ro.post(`{"to":"@Manager","text":"hi"}`, json, nil); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+		t.Errorf("read-only studio: %d %q", code, body)
+	}
+	hello := ro.open("", nil).next()
+	if hello.s("who") != "" {
+		t.Errorf("read-only studio: hello names a person %q", hello.s("who"))
+	}
+}
+
+// Issue 17: loopback requests are served without a token; others need
+// the studio's token (query or bearer); without a token configured they
+// are refused. A loopback peer addressed by a foreign host name (DNS
+// rebinding) is not loopback. The page's code is public.
+func TestAuth(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	withToken := newFixture(t, Options{Token: "s3cret"}, false)
+	for _, c := range []struct {
+		name   string
+		s      *Studio
+		remote string
+		host   string
+		target string
+		h      http.Header
+		code   int
+		want   string
+	}{
+		{"loopback", f.studio, "127.0.0.1:1", "127.0.0.1:8080", "/", nil, 200, "akgentic studio"},
+		{"loopback v6", f.studio, "[::1]:1", "localhost:8080", "/", nil, 200, "akgentic studio"},
+		{"remote, no token configured", f.studio, "192.0.2.1:1", "example.com", "/", nil, 403, "only loopback"},
+		{"rebinding", f.studio, "127.0.0.1:1", "evil.example:8080", "/", nil, 403, "only loopback"},
+		{"remote, no token", withToken.studio, "192.0.2.1:1", "example.com", "/", nil, 401, "a token is required"},
+		{"remote, wrong token", withToken.studio, "192.0.2.1:1", "example.com", "/?token=nope", nil, 401, "the token is wrong"},
+		{"loopback, wrong token", withToken.studio, "127.0.0.1:1", "localhost", "/?token=nope", nil, 401, "the token is wrong"},
+		{"remote, token", withToken.studio, "192.0.2.1:1", "example.com", "/?token=s3cret", nil, 200, "akgentic studio"},
+		{"remote, bearer", withToken.studio, "192.0.2.1:1", "example.com", "/", http.Header{"Authorization": {"Bearer s3cret"}}, 200, "akgentic studio"},
+		{"remote, input without token", withToken.studio, "192.0.2.1:1", "example.com", "/api/send", nil, 401, "a token is required"},
+		{"remote, events without token", withToken.studio, "192.0.2.1:1", "example.com", "/events", nil, 401, "a token is required"},
+		{"public code", withToken.studio, "192.0.2.1:1", "example.com", "/app.js", nil, 200, "textContent"},
+		{"unknown path", f.studio, "127.0.0.1:1", "localhost", "/nope", nil, 404, "no such page"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, c.target, nil)
+		req.RemoteAddr, req.Host = c.remote, c.host
+		for k, v := range c.h {
+			req.Header[k] = v
+		}
+		rec := httptest.NewRecorder()
+		c.s.ServeHTTP(rec, req)
+		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s: %d %q; want %d with %q", c.name, rec.Code, clipS(rec.Body.String()), c.code, c.want)
+		}
+		if c.code == 200 && c.target != "/app.js" && !strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Errorf("%s: no Content-Security-Policy", c.name)
+		}
+	}
+}
+
+// The server shuts down with its context: Serve returns, open streams
+// end (goleak checks that nothing is left).
+func TestServeStopsWithContext(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	served := make(chan error, 1)
+	go func() { served <- f.studio.Serve(ctx, ln) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	s := &sse{t: t, resp: resp, r: newReader(resp)}
+	s.until(kind("live"))
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := s.r.ReadString('\n'); err == nil {
+		t.Error("the stream is still open after the shutdown")
+	}
+}
+
+// A team that stops tells its pages; a studio made for a stopped team
+// serves its history, marked stopped.
+func TestTeamStopped(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.say("hello")
+	s := f.open("", nil)
+	s.until(kind("live"))
+	if err := f.team.Stop(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.until(kind("stopped"))
+	if !slices.ContainsFunc(evs, kind("stopping")) {
+		t.Error("the team's stopping was not shown before its stop")
+	}
+
+	late, err := New(f.ctx, f.team, Options{Person: f.human})
+	if err != nil {
+		t.Fatalf("New on a stopped team: %v", err)
+	}
+	ts := httptest.NewServer(late)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ls := &sse{t: t, resp: resp, r: newReader(resp)}
+	all := ls.until(kind("stopped"))
+	if !slices.ContainsFunc(all, func(g got) bool { return g.k() == "msg" && g.s("text") == "hello" }) {
+		t.Error("the stopped team's history lacks the conversation")
+	}
+	if code, body := postTo(t, ts.URL, `{"to":"@Manager","text":"hi"}`); code < 400 || code >= 500 && code != http.StatusGone {
+		t.Errorf("sending to a stopped team: %d %q", code, body)
+	}
+}
+
+// Options are checked.
+func TestNewRefusesBadOptions(t *testing.T) {
+	f := newFixture(t, Options{}, true)
+	if _, err := New(f.ctx, nil, Options{}); err == nil || !strings.Contains(err.Error(), "team is nil") {
+		t.Errorf("nil team: %v", err)
+	}
+	if _, err := New(f.ctx, f.team, Options{Buffer: -1}); err == nil || !strings.Contains(err.Error(), "Options.Buffer is -1") {
+		t.Errorf("negative buffer: %v", err)
+	}
+	other := newFixture(t, Options{}, true)
+	if _, err := New(f.ctx, f.team, Options{Person: other.human}); err == nil || !strings.Contains(err.Error(), "is not a member of team") {
+		t.Errorf("a person of another team: %v", err)
+	}
+}
+
+// Model text is data: the page renders it with textContent, never as
+// HTML, and the stream carries it as JSON text.
+func TestModelTextIsNotHTML(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.model.Model("@Manager").Enqueue(reply("response", "@Human", `<img src=x onerror="alert(1)">`))
+	f.say("hi")
+	evs := f.open("", nil).until(kind("live"))
+	if !slices.ContainsFunc(evs, func(g got) bool { return g.s("text") == `<img src=x onerror="alert(1)">` }) {
+		t.Error("the text did not reach the page as it was")
+	}
+	req := httptest.NewRequest(http.MethodGet, "/app.js", nil)
+	rec := httptest.NewRecorder()
+	f.studio.ServeHTTP(rec, req)
+	if js := rec.Body.String(); strings.Contains(js, "innerHTML") || strings.Contains(js, "insertAdjacentHTML") {
+		t.Error("app.js writes HTML")
+	}
+}
