@@ -55,6 +55,7 @@ type options struct {
 	logger      *slog.Logger
 	record      io.Writer // scripted mode: where the transcript goes
 	forceMode   *mode
+	web         webOptions // -web (web.go)
 }
 
 // demo is one run.
@@ -80,6 +81,8 @@ func (d *demo) chooseMode() {
 		d.mode = modeReal
 	case d.opt.interactive || d.opt.restoreFile != "":
 		d.mode = modeOffline
+	case d.opt.web.addr != "": // the scripted task, then the offline model
+		d.mode = modeScripted
 	default:
 		d.mode = modeReplay
 	}
@@ -194,7 +197,9 @@ func run(ctx context.Context, opt options) (err error) {
 	}
 	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s\n", d.describe(), d.team.ID(), wsRoot)
 
-	if opt.interactive {
+	if opt.web.addr != "" {
+		err = d.serveWeb(ctx)
+	} else if opt.interactive {
 		err = d.interact(ctx)
 	} else if opt.restoreFile == "" {
 		err = d.runTask(ctx)

@@ -17,6 +17,7 @@
 //	go run ./cmd/demo -i               # type to @Manager; /team_members, /hire_member QA, /usage, /help
 //	go run ./cmd/demo -log team.log    # keep the durable event log
 //	go run ./cmd/demo -restore team.log -i   # resume a team from its log
+//	go run ./cmd/demo -web :8080       # watch the team and talk to it in the browser
 //
 // Ctrl-C stops the team cleanly (the event log stays readable).
 package main
@@ -51,6 +52,7 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&opt.restoreFile, "restore", "", "resume the team from the event log `FILE` (and go on writing it)")
 	fs.StringVar(&opt.model, "model", "", "model name with a real API (default $AKGENTIC_MODEL or gpt-4.1-mini)")
 	fs.StringVar(&opt.workspace, "workspace", "", "keep the agents' files under `DIR` (default: a temporary directory)")
+	fs.StringVar(&opt.web.addr, "web", "", "serve a live page of the team at `ADDR` (e.g. :8080, loopback; a host other than loopback needs the printed token) until Ctrl-C")
 	fs.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "give up on the task after this long")
 	verbose := fs.Bool("v", false, "log the runtime's warnings and debug lines to stderr")
 	if err := fs.Parse(args); err != nil {

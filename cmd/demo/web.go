@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/studio"
+)
+
+// webOptions are the -web settings.
+type webOptions struct {
+	addr  string           // -web ADDR
+	ready func(url string) // tests: called with the page's URL once it is served
+}
+
+// webAddr resolves -web's ADDR: a port alone (":8080" or "8080") listens
+// on loopback; public reports whether the host is not loopback (then the
+// page needs the token).
+func webAddr(addr string) (listen, host string, public bool, err error) {
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", false, fmt.Errorf("-web %q: want [HOST]:PORT, e.g. :8080: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(host)
+	public = !(strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
+	return net.JoinHostPort(host, port), host, public, nil
+}
+
+// serveWeb serves the team in the browser (package studio) while the demo
+// runs: with -i the person's lines go on in the terminal too; otherwise
+// the task is sent and the page answers the agents' questions, until
+// Ctrl-C.
+func (d *demo) serveWeb(ctx context.Context) error {
+	listen, host, public, err := webAddr(d.opt.web.addr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("-web: %w", err)
+	}
+	if d.mode == modeScripted && d.srv != nil { // after the recorded task, anything goes
+		for _, who := range []string{"", "@Manager", developer, reviewer} {
+			d.srv.Model(who).Otherwise(llmtest.Final(offlineReply))
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opt := studio.Options{Person: d.human, Title: "akgentic demo", Logger: d.opt.logger}
+	if public {
+		opt.Token = rand.Text()
+	}
+	st, err := studio.New(ctx, d.team, opt)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- st.Serve(ctx, ln) }()
+
+	page := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
+	if public {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			if name, err := os.Hostname(); err == nil {
+				host = name
+			}
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		page.Host = net.JoinHostPort(host, port)
+		page.RawQuery = url.Values{"token": {opt.Token}}.Encode()
+	}
+	fmt.Fprintf(d.opt.stdout, "studio: watch the team at %s (Ctrl-C stops)\n", page.String())
+	if d.opt.web.ready != nil {
+		d.opt.web.ready(page.String())
+	}
+
+	switch {
+	case d.opt.interactive:
+		err = d.interact(ctx)
+	case d.opt.restoreFile != "":
+		<-ctx.Done()
+		err = ctx.Err()
+	default:
+		fmt.Fprintln(d.opt.stdout, "(the agents' questions to @Human are answered in the page)")
+		if err = agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err == nil {
+			<-ctx.Done()
+			err = ctx.Err()
+		}
+	}
+	cancel()
+	if serr := <-served; serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}

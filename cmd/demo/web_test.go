@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// -web ADDR: a port alone is loopback; another host needs the token.
+func TestWebAddr(t *testing.T) {
+	for _, c := range []struct {
+		in, listen string
+		public     bool
+	}{
+		{":8080", "127.0.0.1:8080", false},
+		{"8080", "127.0.0.1:8080", false},
+		{"localhost:0", "localhost:0", false},
+		{"[::1]:8080", "[::1]:8080", false},
+		{"0.0.0.0:8080", "0.0.0.0:8080", true},
+		{"192.0.2.7:80", "192.0.2.7:80", true},
+	} {
+		listen, _, public, err := webAddr(c.in)
+		if err != nil || listen != c.listen || public != c.public {
+			t.Errorf("webAddr(%q) = %q, public %v, %v; want %q, public %v", c.in, listen, public, err, c.listen, c.public)
+		}
+	}
+	if _, _, _, err := webAddr("a:b:c"); err == nil || !strings.Contains(err.Error(), `-web "a:b:c"`) {
+		t.Errorf("a bad address: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the demo's goroutines and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// chromium finds a Chromium or Chrome binary ("" when there is none).
+func chromium() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Issue 17, in a real browser: the demo's team served with -web, opened in
+// headless Chromium. The page shows the members and the conversation as
+// they happen; the person answers the reviewer's question from the page,
+// then sends /team_members (completed from the announced commands) and a
+// message from the input box, and sees the answers. Assertions are on the
+// rendered text. STUDIO_SCREENSHOT=path also writes the screenshot there
+// (the README's docs/studio.png).
+func TestWebInBrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("!!! SKIPPED: no chromium binary found (apt-get install chromium, or set CHROMIUM=path): the studio's browser test did not run !!!")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// The demo, serving its team on a free loopback port.
+	var out syncBuffer
+	opt := options{stdout: &out, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, logger: slog.New(slog.DiscardHandler)}
+	urls := make(chan string, 1)
+	opt.web = webOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	demoErr := make(chan error, 1)
+	go func() { demoErr <- run(demoCtx, opt) }()
+	var page string
+	select {
+	case page = <-urls:
+	case err := <-demoErr:
+		t.Fatalf("the demo ended before serving: %v\n%s", err, out.String())
+	}
+	defer func() {
+		stopDemo()
+		if err := <-demoErr; err != nil {
+			t.Errorf("the demo: %v", err)
+		}
+	}()
+
+	// The browser: a fresh profile, closed (and its process waited for)
+	// before the test ends.
+	actx, closeBrowser := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 960),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
+	defer closeBrowser()
+	bctx, closeTab := chromedp.NewContext(actx)
+	defer closeTab()
+
+	// shows waits until the element's rendered text contains want.
+	shows := func(sel, want string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](
+			"document.querySelector("+js(sel)+").innerText.includes("+js(want)+")",
+			chromedp.WithPollingTimeout(20*time.Second))
+	}
+	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			text, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			t.Fatalf("%s: %v\n--- the page shows:\n%s\n--- the demo printed:\n%s", what, err, text, out.String())
+		}
+	}
+
+	step("open the page: the members and the conversation appear",
+		chromedp.Navigate(page),
+		shows("#members", "@Manager"),
+		shows("#feed", "We need a tiny Go command"),
+		shows("#feed", "Should the greeting support other languages"),
+		shows("#members", "@QA100"))
+
+	step("answer the reviewer's question from the page",
+		chromedp.Click(chromedp.CSS(".answer-btn")),
+		shows("#answering", "Answering @QA100"),
+		chromedp.SendKeys(chromedp.CSS("#text"), "English only, thanks. Default to World."),
+		chromedp.Click(chromedp.CSS("#send")),
+		shows("#feed", "✓ answered"),
+		shows("#feed", "Done: greet.go is written and reviewed."))
+
+	step("send /team_members to @Manager, completed from its announced commands",
+		selectRecipient("@Manager"),
+		chromedp.SendKeys(chromedp.CSS("#text"), "/team_mem"),
+		shows("#hint", "/team_members — List the current team members"),
+		chromedp.SendKeys(chromedp.CSS("#text"), kb.Tab),
+		chromedp.Poll[chromedp.Void](`document.getElementById("text").value === "/team_members"`, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SendKeys(chromedp.CSS("#text"), kb.Enter),
+		shows("#feed", "Team members:"))
+
+	step("send a message from the input box",
+		chromedp.SendKeys(chromedp.CSS("#text"), "hello from the browser"+kb.Enter),
+		shows("#feed", "hello from the browser"),
+		shows("#feed", "I am the offline demo model"))
+
+	// What the page shows, read back as rendered text.
+	members := text(t, bctx, "#members")
+	for _, want := range []string{"@Human (you)", "@Manager", "Manager", "@Developer100", "Developer", "@QA100", "QA", "idle"} {
+		if !strings.Contains(members, want) {
+			t.Errorf("the members panel lacks %q:\n%s", want, members)
+		}
+	}
+	if board := text(t, bctx, "#board"); !strings.Contains(board, "#1 Write greet.go") || !strings.Contains(board, "completed") {
+		t.Errorf("the task board shows:\n%s", board)
+	}
+	if usage := text(t, bctx, "#usage"); !strings.Contains(usage, "@Manager") || !strings.Contains(usage, "total") || !strings.Contains(usage, "$0.") {
+		t.Errorf("the usage table shows:\n%s", usage)
+	}
+	feed := text(t, bctx, "#feed")
+	for _, want := range []string{
+		"@Human → @Manager", "@QA100 → @Human", "⚙ @Developer100 · workspace_write ✓",
+		"@Manager · gpt-4.1: 1,450 in + 120 out tokens", "+ @Developer100 (Developer) joined the team, hired by @Manager",
+		"@Manager → @Human", "Team members:",
+	} {
+		if !strings.Contains(feed, want) {
+			t.Errorf("the conversation lacks %q", want)
+		}
+	}
+	if conn := text(t, bctx, "#conn"); conn != "live" {
+		t.Errorf("the connection pill shows %q", conn)
+	}
+
+	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(shot, []byte("\x89PNG")) {
+		t.Fatal("the screenshot is not a PNG")
+	}
+	path := filepath.Join(t.TempDir(), "studio.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if dst := os.Getenv("STUDIO_SCREENSHOT"); dst != "" {
+		if err := os.WriteFile(dst, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot written to %s", dst)
+	}
+
+	closeTab()
+	closeBrowser()
+	if err := chromedp.Cancel(bctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Logf("closing the browser: %v", err)
+	}
+}
+
+// selectRecipient chooses the member whose option starts with name.
+func selectRecipient(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](`(() => {
+		const s = document.getElementById("to");
+		for (const o of s.options) {
+			if (o.text.startsWith(`+js(name+" ")+`)) { s.value = o.value; s.dispatchEvent(new Event("change")); return true; }
+		}
+		return false;
+	})()`, chromedp.WithPollingTimeout(10*time.Second))
+}
+
+// text returns the rendered text of the element sel.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.querySelector("+js(sel)+").innerText"))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return s
+}
+
+// js quotes s as a JavaScript string.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
