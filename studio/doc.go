@@ -1,0 +1,38 @@
+// Package studio serves a live page of a team in the browser (issue 17):
+// an http.Handler, Studio, that any program mounts for its
+// orchestrator.Team, next to its own handlers or on its own listener
+// (Studio.Serve).
+//
+// The page (plain HTML, CSS and JavaScript embedded in the binary, no build
+// step) shows the members with their role, status (idle, thinking, using a
+// tool, stopped) and spend; the conversation as it happens (who to whom,
+// intent, text; tool calls folded with their results; model calls with
+// tokens and cost; warnings and errors highlighted); the task board when
+// the team has one (the planning tool's board); the usage per member; and
+// an input box that speaks as the team's person (Options.Person): free
+// text to a chosen member, slash commands completed from the commands each
+// agent announced (agent.CommandsAnnouncedEvent), and answers to the
+// questions agents asked the person. Everything from the team is shown as
+// text, never as HTML.
+//
+// # Transport
+//
+// The page follows a Server-Sent Events stream fed by a team subscriber.
+// A page opened late, or reconnecting (the browser's Last-Event-ID, or
+// ?after=ID), gets the history it lacks from Team.Messages, then follows:
+// nothing is sent twice and nothing is skipped. When the history no longer
+// holds the team's beginning (the in-memory window without an Archive) the
+// page says how many records were left out. Each page has a bounded queue
+// (Options.Buffer): the team never waits for a page; a page that falls
+// further behind is sent a "reload" event and catches up from its last
+// event.
+//
+// # Security
+//
+// Requests from loopback (peer and Host both loopback) are served as they
+// are; any other request needs Options.Token (the URL's ?token=, or an
+// "Authorization: Bearer" header), and without a Token it is refused.
+// Input is only ever sent as Options.Person, only as JSON, and not from a
+// page of another origin. The page's Content-Security-Policy allows its
+// own script only.
+package studio
