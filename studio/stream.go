@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/agent/tool/planning"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -98,7 +99,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		}
 		st.write(control(s.roster(ctx)))
 	}
-	st.write(lastBoard(states))
+	st.write(s.lastBoard(ctx, states))
 	for _, m := range hist[start:] {
 		if ev, ok := render(m); ok {
 			st.write(encode(ev))
@@ -124,6 +125,7 @@ func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipSt
 		case <-ctx.Done():
 			return
 		case <-c.behind:
+			s.opt.Logger.Warn("studio: a page fell behind the team; it is told to catch up", "team", s.team.ID(), "buffer", s.opt.Buffer)
 			// Everything queued before the cut is still worth sending.
 			for len(c.ch) > 0 {
 				s.forward(st, <-c.ch, skip, skipState)
@@ -172,14 +174,21 @@ func seen(hist []message.Message, n int) map[uuid.UUID]bool {
 	return out
 }
 
-// lastBoard is the latest task board among the state changes (an empty
-// board event when there is none: the page shows "no task board").
-func lastBoard(states []message.Message) frame {
+// lastBoard is the latest task board among the state changes, else in
+// the team's states (a board whose changes all left the window), else a
+// board event saying there is none (the page hides its task board).
+func (s *Studio) lastBoard(ctx context.Context, states []message.Message) frame {
 	for i := len(states) - 1; i >= 0; i-- {
 		if sc, ok := states[i].(*message.StateChangedMessage); ok {
 			if tasks, ok := board(sc); ok {
 				return control(event{K: "board", Tasks: tasks})
 			}
+		}
+	}
+	all, _ := s.team.States(ctx)
+	for _, v := range all {
+		if b, ok := v.(*planning.Board); ok && b != nil {
+			return control(event{K: "board", Tasks: tasksOrEmpty(b.Tasks)})
 		}
 	}
 	return control(event{K: "board", Text: "none"})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -491,5 +492,86 @@ func TestModelTextIsNotHTML(t *testing.T) {
 	f.studio.ServeHTTP(rec, req)
 	if js := rec.Body.String(); strings.Contains(js, "innerHTML") || strings.Contains(js, "insertAdjacentHTML") {
 		t.Error("app.js writes HTML")
+	}
+}
+
+// Issue 17: a tool call is shown with its arguments, its output folded
+// under it and its result; the member is "using a tool" until then; the
+// planning tool's board reaches the page as it changes, and a page opened
+// later gets the latest board.
+func TestToolsAndBoard(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "update_planning",
+			`{"update":{"create_tasks":[{"id":1,"description":"Write the page","owner":"@Manager"}]}}`)).WithUsage(900, 30, 0),
+		reply("response", "@Human", "planned"))
+	s := f.open("", nil)
+	s.until(kind("live"))
+	f.say("Plan it.")
+	evs := s.until(func(g got) bool { return g.k() == "msg" && g.s("text") == "planned" })
+	var seq []string
+	for _, g := range evs {
+		switch g.k() {
+		case "busy", "idle", "model":
+			seq = append(seq, g.k())
+		case "tool":
+			seq = append(seq, "tool "+g.s("tool")+" "+g.s("call"))
+			if !strings.Contains(g.s("text"), `"Write the page"`) {
+				t.Errorf("the tool call's arguments %q", g.s("text"))
+			}
+		case "toolout":
+			seq = append(seq, "toolout "+g.s("call")+" "+g.s("text"))
+		case "toolret":
+			seq = append(seq, "toolret "+g.s("call")+" "+toJSON(g.ev["ok"]))
+		case "board":
+			seq = append(seq, "board "+stringOf(g.ev["tasks"]))
+		}
+	}
+	want := []string{"busy", "tool update_planning call_1", "model", "toolout call_1 Done", "toolret call_1 true", "model"}
+	var i int
+	for _, e := range seq {
+		if i < len(want) && e == want[i] {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("events %q; want in order %q", seq, want)
+	}
+	if !slices.ContainsFunc(seq, func(e string) bool { return strings.HasPrefix(e, "board ") && strings.Contains(e, "Write the page") }) {
+		t.Errorf("no board event with the task: %q", seq)
+	}
+
+	late := f.open("", nil).until(kind("live"))
+	var board string
+	for _, g := range late {
+		if g.k() == "board" {
+			board = stringOf(g.ev["tasks"])
+			if g.id != "" {
+				t.Errorf("a board event carries the SSE id %s (pages resume from records of the history only)", g.id)
+			}
+		}
+	}
+	if !strings.Contains(board, "Write the page") || !strings.Contains(board, "owner=@Manager") {
+		t.Errorf("a late page's board: %q", board)
+	}
+}
+
+// A board whose changes all left the in-memory window (no Archive) is
+// still shown: the page gets it from the team's states.
+func TestBoardOutsideWindow(t *testing.T) {
+	f := newFixture(t, Options{}, false, orchestrator.WithRetention(1))
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "update_planning", `{"update":{"create_tasks":[{"id":7,"description":"Survive the window"}]}}`)),
+		reply("response", "@Human", "planned"))
+	f.say("Plan it.")
+	for range 600 {
+		if err := f.team.Emit(f.ctx, message.NewUserMessage("filler")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := f.open("", nil).until(kind("live"))
+	i := slices.IndexFunc(evs, kind("board"))
+	if i < 0 || !strings.Contains(stringOf(evs[i].ev["tasks"]), "Survive the window") {
+		t.Errorf("the board outside the window: %v", evs)
 	}
 }
