@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,7 +55,7 @@ func newFixture(t *testing.T, opt Options, readOnly bool, teamOpts ...orchestrat
 	f := &fixture{t: t, ctx: ctx, model: llmtest.NewServer(), answers: make(chan *agent.AgentMessage, 64)}
 	t.Cleanup(f.model.Close)
 	f.model.Model("@Manager").Otherwise(reply("response", "@Human", "noted"))
-	sys := actor.NewSystem(actor.SystemConfig{})
+	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)}) // a member still starting when a test ends logs its cancelled attach
 	t.Cleanup(func() {
 		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()

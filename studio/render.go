@@ -2,6 +2,7 @@ package studio
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -79,10 +80,7 @@ func clip(s string) string {
 	return s[:cut] + "\n… (cut: " + itoa(len(s)-cut) + " more bytes)"
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // shown reports whether a is a member the page shows: not the
 // orchestrator, not a tool actor.

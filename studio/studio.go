@@ -92,8 +92,13 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, er
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	if opt.Person != nil && opt.Person.TeamID() != team.ID() {
-		return nil, fmt.Errorf("studio: New: Options.Person %s is not a member of team %s", opt.Person.Name(), team.ID())
+	if opt.Person != nil {
+		switch {
+		case opt.Person.TeamID() != team.ID():
+			return nil, fmt.Errorf("studio: New: Options.Person %s is not a member of team %s", opt.Person.Name(), team.ID())
+		case !opt.Person.IsUserProxy():
+			return nil, fmt.Errorf("studio: New: Options.Person %s is not a user proxy (an actor embedding orchestrator.UserProxy, such as agent.HumanProxy)", opt.Person.Name())
+		}
 	}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {

@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -471,6 +474,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if _, err := New(f.ctx, f.team, Options{Buffer: -1}); err == nil || !strings.Contains(err.Error(), "Options.Buffer is -1") {
 		t.Errorf("negative buffer: %v", err)
 	}
+	if _, err := New(f.ctx, f.team, Options{Person: f.manager}); err == nil || !strings.Contains(err.Error(), "@Manager is not a user proxy") {
+		t.Errorf("an agent as the person: %v", err)
+	}
 	other := newFixture(t, Options{}, true)
 	if _, err := New(f.ctx, f.team, Options{Person: other.human}); err == nil || !strings.Contains(err.Error(), "is not a member of team") {
 		t.Errorf("a person of another team: %v", err)
@@ -573,5 +579,63 @@ func TestBoardOutsideWindow(t *testing.T) {
 	i := slices.IndexFunc(evs, kind("board"))
 	if i < 0 || !strings.Contains(stringOf(evs[i].ev["tasks"]), "Survive the window") {
 		t.Errorf("the board outside the window: %v", evs)
+	}
+}
+
+// What each record becomes on the page: core payloads, notes, warnings
+// and errors, a board from a decoded (JSON) state, long text cut and
+// said so.
+func TestRender(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.say("start") // the manager has attached its tools: the board actor exists
+	boardActor, err := f.team.Member(f.ctx, "#PlanningTool")
+	if err != nil || boardActor == nil {
+		t.Fatalf("no board actor: %v", err)
+	}
+	base := func(from *message.Address) message.Base { return message.Base{Sender: from} }
+	sentOf := func(m message.Message) *message.SentMessage {
+		return &message.SentMessage{Base: base(f.human), Message: m, Recipient: f.manager}
+	}
+	warn := &message.WarningMessage{NotificationMessage: message.NotificationMessage{Base: base(f.manager), ContentType: "WarningError", Content: "slow down"}}
+	fail := &message.ErrorMessage{NotificationMessage: message.NotificationMessage{Base: base(f.manager), Content: "boom"}}
+	ev := func(e any) *message.EventMessage { return &message.EventMessage{Base: base(f.manager), Event: e} }
+	long := strings.Repeat("é", maxText)
+	for _, c := range []struct {
+		m    message.Message
+		want string // k and the field that matters; "" = not shown
+	}{
+		{sentOf(message.NewUserMessage("hi")), "msg user message hi"},
+		{sentOf(message.NewResultMessage("42")), "msg result 42"},
+		{sentOf(&message.CancelMessage{Reason: "x"}), "msg CancelMessage "},
+		{warn, "warn slow down"},
+		{fail, "error boom"},
+		{ev(llm.CompactedEvent{ReplacedMessageCount: 9, TokensBefore: 900, TokensAfter: 100}), "note history compacted: 9 messages summarized (900 → 100 tokens)"},
+		{ev(&llm.ClearedEvent{ClearedMessageCount: 3}), "note history cleared: 3 messages dropped"},
+		{ev(message.TeamStoppingEvent{}), "stopping "},
+		{ev(llm.MessageEvent{Message: llm.Message{Role: "assistant", Content: "x"}}), ""},
+		{ev(struct{ X int }{1}), ""},
+		{&message.StateChangedMessage{Base: base(boardActor), State: json.RawMessage(`{"tasks":[{"id":3,"description":"decoded"}]}`)}, "board decoded"},
+		{&message.StateChangedMessage{Base: base(boardActor), State: map[string]any{"other": 1}}, ""},
+		{&message.StateChangedMessage{Base: base(f.manager), State: json.RawMessage(`{"tasks":[]}`)}, ""},
+		{&message.StartMessage{Base: base(boardActor)}, ""},
+	} {
+		e, ok := render(c.m)
+		got := ""
+		if ok {
+			got = e.K + " " + e.Intent + e.Text
+			if e.Intent != "" {
+				got = e.K + " " + e.Intent + " " + e.Text
+			}
+			if len(e.Tasks) > 0 {
+				got = e.K + " " + e.Tasks[0].Description
+			}
+		}
+		if got != c.want {
+			t.Errorf("%T: %q; want %q", c.m, got, c.want)
+		}
+	}
+	e, _ := render(sentOf(message.NewUserMessage(long)))
+	if !strings.HasSuffix(e.Text, "more bytes)") || len(e.Text) > maxText+64 || !utf8.ValidString(e.Text) {
+		t.Errorf("a long text is not cut cleanly: %d bytes, ends %q", len(e.Text), e.Text[len(e.Text)-30:])
 	}
 }

@@ -213,7 +213,7 @@ function upsertMember(m) {
     S.members.set(m.who, x);
     $("members").append(x.li);
   }
-  x.name = m.name; x.role = m.role; x.person = !!m.person || m.who === S.person;
+  x.name = m.name; x.role = m.role; x.person = m.who === S.person;
   if (x.status === "stopped") x.status = "idle";
   drawMember(x);
   updateRecipients();
