@@ -208,12 +208,12 @@ func (s *Studio) roster(ctx context.Context) event {
 }
 
 // resumePoint is the id of the page's last event: the Last-Event-ID
-// header a browser sends when it reconnects, or ?after=.
+// header a browser sends when it reconnects on its own (the newest), else
+// ?after= (a page that opened a new stream to catch up).
 func resumePoint(r *http.Request) (uuid.UUID, error) {
-	v := r.Header.Get("Last-Event-ID")
-	src := "the Last-Event-ID header"
-	if q := r.URL.Query().Get("after"); q != "" {
-		v, src = q, "?after="
+	v, src := r.Header.Get("Last-Event-ID"), "the Last-Event-ID header"
+	if v == "" {
+		v, src = r.URL.Query().Get("after"), "?after="
 	}
 	if v == "" {
 		return uuid.Nil, nil

@@ -191,6 +191,19 @@ func TestWebInBrowser(t *testing.T) {
 		t.Errorf("the connection pill shows %q", conn)
 	}
 
+	// A page opened now (a second tab) shows the whole history: the
+	// question answered, the members, the board.
+	late, closeLate := chromedp.NewContext(bctx)
+	if err := chromedp.Do(late, chromedp.Navigate(page),
+		shows("#feed", "We need a tiny Go command"), shows("#feed", "✓ answered"),
+		shows("#feed", "I am the offline demo model"), shows("#members", "@QA100"), shows("#board", "#2 Review greet.go")); err != nil {
+		t.Errorf("a page opened late: %v", err)
+	}
+	if got, want := text(t, late, "#feed"), text(t, bctx, "#feed"); got != want {
+		t.Errorf("a page opened late shows another conversation:\n%s\n--- than the first:\n%s", got, want)
+	}
+	closeLate()
+
 	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
