@@ -62,7 +62,7 @@ type Subscriber struct {
 	mu    sync.Mutex
 	teams map[uuid.UUID]*team
 
-	regMu sync.Mutex           // guards reg; taken before mu, never inside it
+	regMu sync.Mutex          // guards reg; taken before mu, never inside it
 	reg   metric.Registration // the live-members callback, while a team is known
 }
 
