@@ -128,7 +128,7 @@ func sum(rm metricdata.ResourceMetrics, name string, want ...attribute.KeyValue)
 
 // team is the three-agent team on a scripted model: @Human (a
 // HumanProxy), @Manager, and the Developer the manager hires
-// (@Developer100), each with the telemetry subscriber.
+// (@Developer100), in a team made with opts.
 type team struct {
 	t       testing.TB
 	srv     *llmtest.Server
@@ -141,7 +141,7 @@ type team struct {
 	cards   []*orchestrator.AgentCard
 }
 
-func newTeam(t testing.TB, subs ...orchestrator.Subscriber) *team {
+func newTeam(t testing.TB, opts ...orchestrator.Option) *team {
 	t.Helper()
 	tm := &team{t: t, srv: llmtest.NewServer(), inbox: make(chan *agent.AgentMessage, 10)}
 	t.Cleanup(tm.srv.Close)
@@ -170,7 +170,7 @@ func newTeam(t testing.TB, subs ...orchestrator.Subscriber) *team {
 		tm.cards = append(tm.cards, card)
 	}
 	var err error
-	tm.team, err = orchestrator.New(tm.sys, orchestrator.WithSubscribers(subs...))
+	tm.team, err = orchestrator.New(tm.sys, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Issue 15: person -> manager -> developer -> manager -> person is one
@@ -19,7 +20,7 @@ import (
 // first tool call fails (an unknown tool: feedback the model acts on).
 func TestConversationIsOneTrace(t *testing.T) {
 	tel := newTelemetry(t, false)
-	tm := newTeam(t, tel.sub)
+	tm := newTeam(t, orchestrator.WithSubscribers(tel.sub))
 	tm.srv.Model("@Manager").Enqueue(
 		llmtest.RateLimited("1"),
 		llmtest.ToolCalls(llmtest.Call("call_1", "no_such_tool", `{}`)).WithUsage(100, 10, 0),
