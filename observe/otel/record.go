@@ -78,11 +78,57 @@ func (t *team) attrs() attribute.Set {
 type member struct {
 	addr    *message.Address
 	metric  metric.MeasurementOption // kind and role
+	static  []attribute.KeyValue     // what every turn span of the member says of it
+	sends   map[string]metric.MeasurementOption
+	models  map[string]*modelAttrs
 	turn    *turn
 	inbox   map[uuid.UUID]pending
+	peak    int  // the inbox's largest size since it was made
 	full    bool // inbox reached maxPending (logged once)
 	lastMsg uuid.UUID
 	lastSC  trace.SpanContext
+}
+
+// modelAttrs are the metric attributes of a member's calls to one model,
+// made once: an attribute set costs allocations.
+type modelAttrs struct {
+	call, input, output, cost metric.MeasurementOption
+}
+
+// sendAttrs returns the attributes of the member's sent messages of type typ.
+func (mb *member) sendAttrs(typ string) metric.MeasurementOption {
+	if o, ok := mb.sends[typ]; ok {
+		return o
+	}
+	if mb.sends == nil {
+		mb.sends = map[string]metric.MeasurementOption{}
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(
+		keyActorKind.String(mb.addr.ActorType()), keyActorRole.String(mb.addr.Role()), keyMsgType.String(typ)))
+	mb.sends[typ] = o
+	return o
+}
+
+// modelAttrs returns the attributes of the member's calls to model.
+func (mb *member) modelAttrs(provider, model string) *modelAttrs {
+	key := provider + "\x00" + model
+	if a, ok := mb.models[key]; ok {
+		return a
+	}
+	if mb.models == nil {
+		mb.models = map[string]*modelAttrs{}
+	}
+	name := mb.addr.Name()
+	call := []attribute.KeyValue{keyOperation.String("chat"), keyProvider.String(provider),
+		keyRequestModel.String(model), keyAgentName.String(name)}
+	a := &modelAttrs{
+		call:   metric.WithAttributeSet(attribute.NewSet(call...)),
+		input:  metric.WithAttributeSet(attribute.NewSet(append(call, keyTokenType.String("input"))...)),
+		output: metric.WithAttributeSet(attribute.NewSet(append(call, keyTokenType.String("output"))...)),
+		cost:   metric.WithAttributeSet(attribute.NewSet(keyRequestModel.String(model), keyAgentName.String(name))),
+	}
+	mb.models[key] = a
+	return a
 }
 
 // pending is a sent message waiting for its turn: the sender's turn (the
@@ -116,7 +162,9 @@ func (t *team) member(a *message.Address) *member {
 		return mb
 	}
 	mb := &member{addr: a, metric: metric.WithAttributeSet(attribute.NewSet(
-		keyActorKind.String(a.ActorType()), keyActorRole.String(a.Role())))}
+		keyActorKind.String(a.ActorType()), keyActorRole.String(a.Role()))),
+		static: []attribute.KeyValue{keyActorName.String(a.Name()), keyActorRole.String(a.Role()),
+			keyActorKind.String(a.ActorType()), keyActorID.String(id.String()), keyTeamID.String(t.id.String())}}
 	t.members[id] = mb
 	return mb
 }
@@ -210,8 +258,7 @@ func (s *Subscriber) sent(t *team, mb *member, x *message.SentMessage) {
 		return
 	}
 	typ := message.TypeName(x.Message)
-	s.inst.messages.Add(context.Background(), 1, metric.WithAttributes(
-		keyActorKind.String(mb.addr.ActorType()), keyActorRole.String(mb.addr.Role()), keyMsgType.String(typ)))
+	s.inst.messages.Add(context.Background(), 1, mb.sendAttrs(typ))
 	to := x.Recipient
 	if to == nil || to.TeamID() != t.id || to.IsOrchestrator() {
 		return
@@ -237,6 +284,7 @@ func (s *Subscriber) sent(t *team, mb *member, x *message.SentMessage) {
 		rcpt.inbox = map[uuid.UUID]pending{}
 	}
 	rcpt.inbox[sent.ID] = p
+	rcpt.peak = max(rcpt.peak, len(rcpt.inbox))
 }
 
 // contentOf returns the text of the messages that have one.
@@ -259,18 +307,16 @@ func (s *Subscriber) received(t *team, mb *member, id uuid.UUID, ts time.Time) {
 	}
 	p := mb.inbox[id]
 	delete(mb.inbox, id)
-	if len(mb.inbox) == 0 {
-		mb.inbox, mb.full = nil, false // a map keeps its buckets: drop it when empty
+	if len(mb.inbox) == 0 && mb.peak > 64 {
+		mb.inbox, mb.peak, mb.full = nil, 0, false // a map keeps its buckets: drop a big one when empty
 	}
 	parent := context.Background()
 	if p.parent.IsValid() {
 		parent = trace.ContextWithSpanContext(parent, p.parent)
 	}
 	a := mb.addr
-	attrs := []attribute.KeyValue{
-		keyActorName.String(a.Name()), keyActorRole.String(a.Role()), keyActorKind.String(a.ActorType()),
-		keyActorID.String(a.AgentID().String()), keyTeamID.String(t.id.String()), keyMsgID.String(id.String()),
-	}
+	attrs := make([]attribute.KeyValue, 0, len(mb.static)+4)
+	attrs = append(append(attrs, mb.static...), keyMsgID.String(id.String()))
 	if p.typ != "" {
 		attrs = append(attrs, keyMsgType.String(p.typ), keyMsgSender.String(p.sender))
 	}
@@ -416,14 +462,13 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 func (s *Subscriber) usage(mb *member, tu *turn, e llm.UsageEvent, ts time.Time) {
 	agentName := mb.addr.Name()
 	ctx := context.Background()
-	model := metric.WithAttributes(keyOperation.String("chat"), keyProvider.String(e.ProviderName),
-		keyRequestModel.String(e.ModelName), keyAgentName.String(agentName))
-	s.inst.tokens.Record(ctx, int64(e.InputTokens), model, metric.WithAttributes(keyTokenType.String("input")))
-	s.inst.tokens.Record(ctx, int64(e.OutputTokens), model, metric.WithAttributes(keyTokenType.String("output")))
-	s.inst.cost.Add(ctx, e.Cost, metric.WithAttributes(keyRequestModel.String(e.ModelName), keyAgentName.String(agentName)))
+	ma := mb.modelAttrs(e.ProviderName, e.ModelName)
+	s.inst.tokens.Record(ctx, int64(e.InputTokens), ma.input)
+	s.inst.tokens.Record(ctx, int64(e.OutputTokens), ma.output)
+	s.inst.cost.Add(ctx, e.Cost, ma.cost)
 	if tu == nil {
 		if e.Latency > 0 {
-			s.inst.modelDuration.Record(ctx, e.Latency.Seconds(), model)
+			s.inst.modelDuration.Record(ctx, e.Latency.Seconds(), ma.call)
 		}
 		return
 	}
@@ -433,14 +478,15 @@ func (s *Subscriber) usage(mb *member, tu *turn, e llm.UsageEvent, ts time.Time)
 	if e.Latency > 0 && ts.Add(-e.Latency).After(start) {
 		start = ts.Add(-e.Latency)
 	}
-	s.inst.modelDuration.Record(ctx, ts.Sub(start).Seconds(), model)
-	attrs := []attribute.KeyValue{
+	s.inst.modelDuration.Record(ctx, ts.Sub(start).Seconds(), ma.call)
+	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs = append(attrs,
 		keyOperation.String("chat"), keySystem.String(e.ProviderName), keyProvider.String(e.ProviderName),
 		keyRequestModel.String(e.ModelName), keyResponseMod.String(e.ModelName),
 		keyInputTokens.Int(e.InputTokens), keyOutputTokens.Int(e.OutputTokens),
-		keyAgentName.String(agentName), keyAgentID.String(mb.addr.AgentID().String()),
+		keyAgentName.String(agentName), keyAgentID.String(mb.static[3].Value.AsString()), // the actor id
 		keyRunID.String(e.RunID), keyCost.Float64(e.Cost),
-	}
+	)
 	if e.Attempts > 0 {
 		attrs = append(attrs, keyAttempts.Int(e.Attempts))
 	}
