@@ -36,7 +36,9 @@
 // success). And one span per tool call, named "execute_tool <tool>"
 // (operation "execute_tool", gen_ai.tool.name, gen_ai.tool.call.id), from
 // the model's call to the tool's return, with status Error when the call
-// failed (an error, or feedback the model must act on).
+// failed (an error, or feedback the model must act on). The runner reports
+// the returns of one batch of tool calls together, when the batch is done,
+// so the calls of a batch end at the same time.
 //
 // Every time comes from the records, so spans have their real durations
 // (at the ledger's 1 ms resolution). Prompt, completion, tool argument and

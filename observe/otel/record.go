@@ -337,8 +337,11 @@ func (s *Subscriber) handled(mb *member, id uuid.UUID, ts time.Time) {
 	if tu == nil {
 		return
 	}
-	tu.span.AddEvent("akgentic.message.handled", trace.WithTimestamp(ts),
-		trace.WithAttributes(keyMsgID.String(id.String()), keyMsgType.String(p.typ)))
+	attrs := []attribute.KeyValue{keyMsgID.String(id.String())}
+	if p.typ != "" {
+		attrs = append(attrs, keyMsgType.String(p.typ))
+	}
+	tu.span.AddEvent("akgentic.message.handled", trace.WithTimestamp(ts), trace.WithAttributes(attrs...))
 	if p.parent.IsValid() {
 		tu.span.AddLink(trace.Link{SpanContext: p.parent})
 	}

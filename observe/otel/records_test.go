@@ -1,6 +1,7 @@
 package akotel_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -169,5 +170,52 @@ func TestUnfinishedTurns(t *testing.T) {
 	}
 	if _, found := sum(tel.metrics(t), "akgentic.team.members"); found {
 		t.Error("a stopped team still reports live members")
+	}
+}
+
+// Issue 15: one subscriber serves several teams at once (its hooks run on
+// each team's goroutine): live members per team, a team's series gone at
+// its stop, the last stop unregistering the callback.
+func TestTeamsShareASubscriber(t *testing.T) {
+	tel := newTelemetry(t, false)
+	feeds := []*feed{newFeed(), newFeed()}
+	done := make(chan struct{})
+	for i, f := range feeds {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range i + 2 { // 2 members in the first team, 3 in the second
+				a := f.member(fmt.Sprintf("@M%d", j), "Worker")
+				m := f.msg(nil, a, nil)
+				for _, r := range []message.Message{&message.StartMessage{Base: f.base(a, 0)},
+					f.received(a, m, 1), f.processed(a, m, 2)} {
+					tel.sub.OnMessage(r)
+				}
+			}
+		}()
+	}
+	<-done
+	<-done
+	live := func(f *feed) float64 {
+		n, _ := sum(tel.metrics(t), "akgentic.team.members", attribute.String("akgentic.team.id", f.team.String()))
+		return n
+	}
+	if a, b := live(feeds[0]), live(feeds[1]); a != 2 || b != 3 {
+		t.Fatalf("live members %v and %v, want 2 and 3", a, b)
+	}
+	tel.sub.OnStop(feeds[0].team)
+	if a, b := live(feeds[0]), live(feeds[1]); a != 0 || b != 3 {
+		t.Fatalf("after the first team's stop: live members %v and %v, want none and 3", a, b)
+	}
+	tel.sub.OnStop(feeds[1].team)
+	if _, found := sum(tel.metrics(t), "akgentic.team.members"); found {
+		t.Fatal("live members reported after every team stopped")
+	}
+	if n := len(tel.ended()); n != 5 {
+		t.Fatalf("%d turn spans, want 5", n)
+	}
+	tel.sub.SetRestoring(feeds[0].team, true) // a team seen again registers the callback again
+	tel.sub.SetRestoring(feeds[0].team, false)
+	if n, found := sum(tel.metrics(t), "akgentic.team.members"); !found || n != 0 {
+		t.Fatalf("a team seen again: live members %v (found %v), want 0", n, found)
 	}
 }
