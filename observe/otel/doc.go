@@ -59,7 +59,8 @@
 // gen_ai.token.type, model, provider and agent name),
 // gen_ai.client.operation.duration (s, model calls), akgentic.llm.cost
 // (USD, by model and agent name) and akgentic.team.members (live members,
-// by team id).
+// by team id: the members whose Start record the subscriber saw, so a
+// subscriber added to a running team counts only those that join after).
 //
 // # Restore and memory
 //

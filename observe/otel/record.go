@@ -83,6 +83,7 @@ type member struct {
 	models  map[string]*modelAttrs
 	turn    *turn
 	inbox   map[uuid.UUID]pending
+	started bool // its Start record was seen: it counts as live
 	peak    int  // the inbox's largest size since it was made
 	full    bool // inbox reached maxPending (logged once)
 	lastMsg uuid.UUID
@@ -187,10 +188,15 @@ func (s *Subscriber) record(t *team, m message.Message) {
 	ctx := context.Background()
 	switch x := m.(type) {
 	case *message.StartMessage:
-		t.live++
+		if !mb.started {
+			mb.started = true
+			t.live++
+		}
 	case *message.StopMessage:
 		s.endTurn(t, mb, ts)
-		t.live--
+		if mb.started { // a member started before the subscriber came was not counted
+			t.live--
+		}
 		delete(t.members, b.Sender.AgentID())
 	case *message.SentMessage:
 		s.sent(t, mb, x)

@@ -151,6 +151,7 @@ func TestUnfinishedTurns(t *testing.T) {
 		&message.StartMessage{Base: f.base(a, 0)}, &message.StartMessage{Base: f.base(b, 0)},
 		f.received(a, ma, 1), f.received(b, mb, 1),
 		&message.StopMessage{Base: f.base(a, 4)},
+		&message.StopMessage{Base: f.base(f.member("@Early", "Worker"), 4)}, // started before the subscriber came
 	} {
 		tel.sub.OnMessage(r)
 	}
