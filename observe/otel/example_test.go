@@ -44,7 +44,7 @@ func ExampleNew() {
 	a, _ := team.Spawn(ctx, &Relay{To: b}, &actor.Config{Name: "a", Role: "Relay"})
 	_, _ = sys.Ask(ctx, a, message.NewUserMessage("hello")) // a has sent it on
 	_, _ = sys.Ask(ctx, b, &message.UserMessage{})          // b has handled it
-	_ = team.Stop(ctx)                             // ends the spans still open
+	_ = team.Stop(ctx)                                      // ends the spans still open
 
 	ended := spans.Ended()
 	byID := map[string]string{}
