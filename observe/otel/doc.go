@@ -42,8 +42,10 @@
 //
 // Every time comes from the records, so spans have their real durations
 // (at the ledger's 1 ms resolution). Prompt, completion, tool argument and
-// message texts are recorded only with [Options.CaptureContent]; configs
-// are never read, so no API key can reach a span.
+// message texts are recorded only with [Options.CaptureContent]; the text
+// of an Error or Warning record always is (it says what failed, and may
+// quote a model's invalid output). Configs are never read, so no API key
+// can reach a span.
 //
 // A turn's span ends when the actor's next record arrives, when a record of
 // the team comes 2 ms (record time) after the turn's end, or when the team
@@ -68,6 +70,6 @@
 // SetRestoring(false)) produce no span and no metric: they were exported
 // when they happened. Memory stays bounded for a team running for days: a
 // span is open only while its turn is, a sent message is remembered only
-// until its recipient receives it (at most maxPending per recipient), and a
+// until its recipient receives it (at most 4,096 per recipient), and a
 // member's bookkeeping is freed at its Stop record, a team's at its stop.
 package akotel
