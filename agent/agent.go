@@ -414,6 +414,9 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 				c.Report(actor.NewWarning("agent %s: no team member named %s; message %d skipped", c.Self().Name(), r.Recipient, i))
 				continue
 			}
+			if err := a.mayRoute(c, r.MessageType, member); err != nil {
+				return err
+			}
 			to = member
 		} else {
 			hired, err := a.hireMember(r.Recipient)
@@ -428,6 +431,43 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 	}
 	return nil
 }
+
+// mayRoute enforces the agent's card's routes_to when it hands work
+// (a request or an instruction) to an existing member (C4, B109): the
+// member's role must be one the card routes to. Hiring by a bare role is
+// checked by the hire (TeamTool). Never refused: the other intents (a
+// response, a notification, an acknowledgment), a person, the sender of the
+// message being handled and the agent's hirer (answering or asking back up
+// is not handing work out), and an agent whose role has no card or a card
+// with an empty routes_to (any role).
+func (a *BaseAgent) mayRoute(c *actor.Context, intent Intent, to *message.Address) error {
+	if intent != Request && intent != Instruction || to.IsUserProxy() {
+		return nil
+	}
+	for _, up := range []*message.Address{c.Sender(), c.Parent()} {
+		if up != nil && up.AgentID() == to.AgentID() {
+			return nil
+		}
+	}
+	self := c.Self()
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	defer cancel()
+	own, err := a.team.Card(ctx, self.Role())
+	if err != nil {
+		return fmt.Errorf("agent %s: route a %s to %s: look up the card of role %q: %w", self.Name(), intent, to.Name(), self.Role(), err)
+	}
+	if own == nil || own.CanRouteTo(to.Role()) {
+		return nil
+	}
+	return fmt.Errorf("agent %s: a %s to %s (role %s) is refused: the %s card's routes_to allows only %s: %w",
+		self.Name(), intent, to.Name(), to.Role(), self.Role(), strings.Join(own.RoutesTo, ", "), ErrRouteRefused)
+}
+
+// ErrRouteRefused is wrapped by the error of a turn whose output hands work
+// to a member whose role the agent's card does not route to (the card's
+// RoutesTo, C4). The messages before it in the output were delivered; it
+// and the ones after it were not.
+var ErrRouteRefused = errors.New("route outside the card's routes_to")
 
 // member returns the first member named name, nil for none: from roster
 // while it is alive there, else from the team.

@@ -17,7 +17,7 @@ import (
 func TestCardKeepsAPIKey(t *testing.T) {
 	cfg := agent.NewConfig("@Dev", "Developer")
 	cfg.Model.APIKey = "sk-team-key"
-	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: "dev", Config: cfg})
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: "dev", Config: cfg, CanBeHired: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func Example() {
 	var cards []*orchestrator.AgentCard
 	for _, role := range []string{"Manager", "Developer"} {
 		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{
-			AgentClass: agent.Kind, Description: role, Config: config(role)})
+			AgentClass: agent.Kind, Description: role, Config: config(role), CanBeHired: role != "Manager"})
 		if err != nil {
 			fmt.Println(err)
 			return

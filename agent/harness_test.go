@@ -85,7 +85,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		}
 		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{
 			AgentClass: agent.Kind, Description: role + " of the team", Skills: []string{strings.ToLower(role)},
-			Config: cfg, RoutesTo: map[string][]string{"Manager": {"Developer"}}[role],
+			Config: cfg, RoutesTo: map[string][]string{"Manager": {"Developer", "QA"}}[role], CanBeHired: role != "Manager",
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -162,3 +162,58 @@ func TestEndStrategy(t *testing.T) {
 		}
 	}
 }
+
+// C4, B109: work (a request or an instruction) handed to a member whose
+// role the agent's card does not route to fails the turn with an error
+// naming routes_to; what came before it was delivered, what comes after it
+// is not. A notification goes anywhere, and answering the sender of the
+// message being handled is never refused. The next turn runs.
+func TestRoutesToEnforcedC4(t *testing.T) {
+	h := newHarness(t) // the Manager's card routes to Developer and QA
+	designer := h.spawnAgent(h.config("@Designer", "Designer"))
+	h.srv.Model("@Designer").Enqueue(final(out(agent.Request, "@Manager", "review my mockup")))
+	h.srv.Model("@Manager").Enqueue(
+		// Handling @Designer's request: asking the sender back is allowed.
+		final(out(agent.Request, "@Designer", "which screen?")),
+		// Handling @Human's request: a notification passes, a request is refused.
+		final(out(agent.Notification, "@Designer", "fyi"), out(agent.Request, "@Designer", "draw it"), out(agent.Response, "@Human", "never sent")),
+		final(out(agent.Response, "@Human", "next")),
+	)
+	h.srv.Model("@Designer").Enqueue(final(), final(), final())
+	h.say(designer, agent.Request, "start")
+	h.sub.waitFor(t, "the manager's question to @Designer", func([]message.Message) bool { return len(h.sub.sentTo("@Designer")) == 2 })
+
+	h.say(h.manager, agent.Request, "go")
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
+	errs := of[*message.ErrorMessage](h.sub, h.manager)
+	if len(errs) != 1 || !strings.Contains(errs[0].Content, "routes_to allows only Developer, QA") || !strings.Contains(errs[0].Content, "@Designer (role Designer)") {
+		t.Fatalf("errors %+v, want one naming routes_to and the member", errs)
+	}
+	var got []string
+	for _, m := range h.sub.sentTo("@Designer") {
+		got = append(got, string(m.Type)+":"+m.Content)
+	}
+	if want := "request:start,request:which screen?,notification:fyi"; strings.Join(got, ",") != want {
+		t.Fatalf("to @Designer %v, want %s", got, want)
+	}
+	h.say(h.manager, agent.Request, "again")
+	if got := h.expectHuman(); got.Content != "next" {
+		t.Fatalf("after the refusal human got %q", got.Content)
+	}
+	h.noHuman()
+}
+
+// C4, B106: a bare role whose card is not hireable, or outside the
+// hirer's routes_to, is not hired: the turn fails naming the rule.
+func TestHireRulesThroughRoutingC4(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "Manager", "help")))
+	h.say(h.manager, agent.Request, "go")
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
+	if errs := of[*message.ErrorMessage](h.sub, h.manager); !strings.Contains(errs[0].Content, "can_be_hired is false") {
+		t.Fatalf("error %q does not name can_be_hired", errs[0].Content)
+	}
+	if members, _ := h.team.Members(h.ctx()); len(members) != 2 {
+		t.Fatalf("members after a refused hire: %v", members)
+	}
+}

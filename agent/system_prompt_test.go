@@ -64,7 +64,7 @@ func TestRolesShowCatalogChanges(t *testing.T) {
 	var cards []*orchestrator.AgentCard
 	for role, desc := range map[string]string{"Designer": "Draws the screens", "QA": "Quality gate"} {
 		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: desc,
-			Skills: []string{"review", strings.ToLower(role)}, Config: h.config("@"+role, role)})
+			Skills: []string{"review", strings.ToLower(role)}, Config: h.config("@"+role, role), CanBeHired: true})
 		if err != nil {
 			t.Fatal(err)
 		}

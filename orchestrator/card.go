@@ -59,8 +59,10 @@ type AgentCard struct {
 	Config any `json:"config"`
 
 	// RoutesTo lists the roles the agent may route work to; empty means
-	// any role (B104, B109). It is a label read with CanRouteTo: hiring and
-	// routing do not enforce it (decision C4); neither is CanBeHired.
+	// any role (B104, B109); CanRouteTo reads it. This package only carries
+	// it: the agents enforce it (C4): package agent refuses a request or an
+	// instruction to a member of another role, and TeamTool refuses to hire
+	// one.
 	RoutesTo []string `json:"routes_to"`
 
 	// Metadata is free-form data about the agent (B104). Defaults to empty.
@@ -69,8 +71,9 @@ type AgentCard struct {
 	Metadata map[string]any `json:"metadata"`
 
 	// CanBeHired says whether an agent may hire this role at runtime. It
-	// defaults to false and survives JSON and the worker hop, but nothing
-	// here enforces it: it is carried, not checked (B106).
+	// defaults to false and survives JSON and the worker hop (B106). This
+	// package carries it; TeamTool's hire refuses a card without it (C4).
+	// Team.Hire, the program building its team, does not check it.
 	CanBeHired bool `json:"can_be_hired"`
 }
 

@@ -325,7 +325,9 @@ func (t *Team) releaseName(ctx context.Context, name string) error {
 // the orchestrator: a new actor of the card's kind (NewActor) with a deep
 // copy of its config (ConfigCopy) whose role is the card's and whose name
 // is name, or the card config's name when name is empty. An unknown role is
-// an error listing the roles the catalog has.
+// an error listing the roles the catalog has. It is the program building its
+// team, so the card's CanBeHired is not checked (agents hiring through
+// TeamTool are refused a card without it).
 func (t *Team) Hire(ctx context.Context, role, name string, opts ...actor.SpawnOption) (*message.Address, error) {
 	if t == nil || t.addr == nil {
 		return nil, noTeam()

@@ -38,6 +38,10 @@ func TestRateLimitWithRetryAfter(t *testing.T) {
 	if len(h.requests()) != 2 || len(h.rec.usage()) != 1 {
 		t.Fatalf("attempts %d, usage %d", len(h.requests()), len(h.rec.usage()))
 	}
+	// Issue 15: the usage event says the call took two attempts and how long.
+	if u := h.rec.usage()[0]; u.Attempts != 2 || u.Latency <= 0 {
+		t.Fatalf("usage event: attempts %d, latency %v; want 2 and > 0", u.Attempts, u.Latency)
+	}
 	if len(h.rec.sleeps) != 1 || h.rec.sleeps[0] < time.Second {
 		t.Fatalf("sleeps %v, want ≥ 1s", h.rec.sleeps)
 	}

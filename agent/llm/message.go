@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"time"
+
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -138,6 +140,15 @@ type UsageEvent struct {
 	ReasoningTokens  int     `json:"reasoning_tokens"`
 	Requests         int     `json:"requests"`
 	Cost             float64 `json:"cost"`
+	// Latency is how long the model call took, from its first HTTP attempt
+	// to the decoded response (retry waits included); the event is emitted
+	// when it ends, so the call started Latency before the event's record.
+	// Zero in logs written before it was recorded (issue 15).
+	Latency time.Duration `json:"latency_ns,omitempty"`
+	// Attempts is the number of HTTP attempts the call took: 1, or more
+	// when a 429, a 5xx or a transport error was retried (A28). Zero in logs
+	// written before it was recorded (issue 15).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // ToolCallEvent reports one tool call of a response, in call order (A48).

@@ -35,6 +35,16 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // RuntimeConfig.HTTP.Timeout; such attempts are not retried (A28).
 var ErrAttemptTimeout = errors.New("llm: request timed out")
 
+// attemptCountKey is the context key of the counter a retryDoer sets to
+// the number of attempts it made (Runner.complete, UsageEvent.Attempts).
+type attemptCountKey struct{}
+
+// withAttemptCount returns ctx carrying n, which the retry doer sets to
+// the number of HTTP attempts of the request made with it.
+func withAttemptCount(ctx context.Context, n *int) context.Context {
+	return context.WithValue(ctx, attemptCountKey{}, n)
+}
+
 // retryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
 // 409, any 5xx and transport errors (connection reset, refused, EOF), with
 // random exponential backoff that a Retry-After header overrides (A28). It
@@ -66,7 +76,11 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
+	count, _ := ctx.Value(attemptCountKey{}).(*int)
 	for attempt := 1; ; attempt++ {
+		if count != nil {
+			*count = attempt
+		}
 		resp, err := d.attempt(ctx, req, body, cfg.Timeout)
 		if attempt >= cfg.MaxAttempts || !retryable(ctx, resp, err) || quotaExhausted(resp) {
 			return resp, err

@@ -90,8 +90,9 @@ type Runner struct {
 	history         []Message
 	pendingOps      []string // operator actions waiting for the next prompt (A11)
 	budget          agentBudget
-	lastInputTokens int    // prompt size of the latest response, 0 if unknown (A43)
-	lastRunID       string // the latest run's id: Conclude answers for it (A40)
+	lastInputTokens int       // prompt size of the latest response, 0 if unknown (A43)
+	lastCall        callStats // the latest model call's latency and HTTP attempts (UsageEvent)
+	lastRunID       string    // the latest run's id: Conclude answers for it (A40)
 	closed          bool
 }
 
@@ -283,7 +284,7 @@ func Conclude[T any](ctx context.Context, r *Runner, out *Output[T], breach erro
 	req := rs.request()
 	req.Messages = append(req.Messages, ask.toOpenAI())
 	req.Tools, req.ParallelToolCalls = nil, nil
-	resp, err := r.client.CreateChatCompletion(ctx, req)
+	resp, err := r.complete(ctx, req)
 	if err != nil {
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "llm: tool-free conclusion failed", slog.String("run_id", rs.id), slog.String("error", err.Error()))
 		return zero, breach
@@ -350,7 +351,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 			}
 			rs.promptIndex = promptAfter(rs.promptIndex, res)
 		}
-		resp, err := r.client.CreateChatCompletion(rs.ctx, rs.request())
+		resp, err := r.complete(rs.ctx, rs.request())
 		if err != nil {
 			if !isContextLength(err) {
 				return zero, fmt.Errorf("llm: chat completion with model %s: %w", r.client.model.Model, err)
@@ -483,9 +484,27 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 	return out
 }
 
+// complete sends one chat completion of a run and notes, for its usage
+// event, how long it took and how many HTTP attempts it needed (the retry
+// doer counts them through ctx).
+func (r *Runner) complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	var attempts int
+	start := time.Now()
+	resp, err := r.client.CreateChatCompletion(withAttemptCount(ctx, &attempts), req)
+	r.lastCall = callStats{latency: time.Since(start), attempts: attempts}
+	return resp, err
+}
+
+// callStats is what complete measured of the last call.
+type callStats struct {
+	latency  time.Duration
+	attempts int
+}
+
 func (r *Runner) usageEvent(runID string, resp openai.ChatCompletionResponse) UsageEvent {
 	e := UsageEvent{RunID: runID, ModelName: resp.Model, ProviderName: "openai", Requests: 1,
-		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens}
+		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens,
+		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts}
 	if e.ModelName == "" {
 		e.ModelName = r.client.model.Model
 	}

@@ -53,6 +53,7 @@ func Example() {
 		Description: "Writes code",
 		Skills:      []string{"go", "review"},
 		Config:      &actor.Config{Role: "Developer"},
+		CanBeHired:  true, // agents may hire it (TeamTool refuses a card without it)
 	})
 	if err != nil {
 		panic(err)

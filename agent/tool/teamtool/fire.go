@@ -51,7 +51,7 @@ func (b *binding) fireMember(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("teamtool: fire %q: get the roster: %w", name, err)
 	}
-	if why := b.fire(members, name, nil); why != "" {
+	if why := b.fire(ctx, members, name, nil); why != "" {
 		return "", &llm.RetryError{Message: why}
 	}
 	return "Member " + name + " has been fired.", nil
@@ -59,7 +59,7 @@ func (b *binding) fireMember(ctx context.Context, name string) (string, error) {
 
 // fire stops the member called name, or says why it cannot; gone are
 // names already fired, left out of the listing of current members.
-func (b *binding) fire(members []*message.Address, name string, gone []string) string {
+func (b *binding) fire(ctx context.Context, members []*message.Address, name string, gone []string) string {
 	if name == b.o.Agent.Self().Name() {
 		return fmt.Sprintf("cannot fire %s: that is you", name)
 	}
@@ -80,6 +80,9 @@ func (b *binding) fire(members []*message.Address, name string, gone []string) s
 	// its stop. An error means it is already gone, which is what firing
 	// wants.
 	_ = b.o.Agent.Send(members[i], message.StopRecursively{})
+	if b.card.OnFire != nil {
+		b.card.OnFire(ctx, members[i])
+	}
 	return ""
 }
 
@@ -111,7 +114,7 @@ func (b *binding) fireMembers(ctx context.Context, names []string) (string, erro
 		if slices.Contains(fired, name) {
 			continue
 		}
-		if why := b.fire(members, name, fired); why != "" {
+		if why := b.fire(ctx, members, name, fired); why != "" {
 			problems = append(problems, why)
 			continue
 		}

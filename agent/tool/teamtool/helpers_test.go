@@ -44,9 +44,9 @@ func catalog(t testing.TB) []*orchestrator.AgentCard {
 	var out []*orchestrator.AgentCard
 	for _, c := range []orchestrator.AgentCard{
 		{AgentClass: workerKind, Description: "Writes code", Skills: []string{"go", "review"},
-			Config: &actor.Config{Name: "template", Role: "Developer"}},
+			Config: &actor.Config{Name: "template", Role: "Developer"}, CanBeHired: true},
 		{AgentClass: workerKind, Description: "Analyses data",
-			Config: &actor.Config{Role: "Data Scientist"}},
+			Config: &actor.Config{Role: "Data Scientist"}, CanBeHired: true},
 	} {
 		card, err := orchestrator.NewAgentCard(c)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,13 @@ func (b *binding) hireTool(c tool.Capability) (*llm.Tool, error) {
 	return t, nil
 }
 
+// unknownRoleError is the retry error of a hire whose role has no card:
+// hire_members lists such roles together.
+type unknownRoleError struct{ llm.RetryError }
+
+// Unwrap makes it a *llm.RetryError for the model.
+func (e *unknownRoleError) Unwrap() error { return &e.RetryError }
+
 // hireMember is hire_member (A80).
 func (b *binding) hireMember(ctx context.Context, role, name string, named bool) (*message.Address, error) {
 	ctx, cancel := bounded(ctx)
@@ -66,7 +74,13 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 		if err != nil {
 			return nil, fmt.Errorf("teamtool: role %q not found, and the roles cannot be listed: %w", role, err)
 		}
-		return nil, llm.Retry("role %q not found. Available roles: %s", role, list(roles))
+		return nil, &unknownRoleError{llm.RetryError{Message: fmt.Sprintf("role %q not found. Available roles: %s", role, list(roles))}}
+	}
+	if why, err := b.refuse(ctx, card); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &llm.RetryError{Message: why}
 	}
 	if named {
 		name = strings.TrimSpace(name)
@@ -86,8 +100,34 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 	addr, err := b.spawn(card, name)
 	if err != nil {
 		_ = names.Release(b.o.Team, ctx, name)
+		return nil, err
 	}
-	return addr, err
+	if b.card.OnHire != nil {
+		b.card.OnHire(ctx, addr)
+	}
+	return addr, nil
+}
+
+// refuse says why the owner may not hire card's role, "" when it may (C4):
+// the card must be hireable (CanBeHired, B106), and the owner's own card,
+// the catalog's card for its role, must route to the role (RoutesTo,
+// B109). An owner whose role has no card in the catalog (a member spawned
+// by a program, not from a card) may hire any hireable role.
+func (b *binding) refuse(ctx context.Context, card *orchestrator.AgentCard) (string, error) {
+	role := card.Role()
+	if !card.CanBeHired {
+		return fmt.Sprintf("role %q cannot be hired: its card does not allow hiring (can_be_hired is false)", role), nil
+	}
+	self := b.o.Agent.Self()
+	own, err := b.o.Team.Card(ctx, self.Role())
+	if err != nil {
+		return "", fmt.Errorf("teamtool: hire %q: look up the card of %s (role %q): %w", role, self.Name(), self.Role(), err)
+	}
+	if own != nil && !own.CanRouteTo(role) {
+		return fmt.Sprintf("you (%s, role %s) cannot hire a %s: your card's routes_to allows only %s",
+			self.Name(), self.Role(), role, strings.Join(own.RoutesTo, ", ")), nil
+	}
+	return "", nil
 }
 
 // generateName reserves and returns "@" + role without spaces + a number
@@ -140,14 +180,20 @@ func (b *binding) hireMembers(ctx context.Context, roles []string) (string, erro
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	var hired, unknown []string
+	var hired, unknown, refused []string
 	for _, role := range roles {
 		addr, err := b.hireMember(ctx, role, "", false)
-		// Without a given name, the only retry error is an unknown role.
+		// Without a given name, a retry error is an unknown role or a
+		// refusal (C4).
 		var retry *llm.RetryError
+		var unknownRole *unknownRoleError
 		switch {
-		case errors.As(err, &retry):
+		case errors.As(err, &unknownRole):
 			unknown = append(unknown, role)
+		case errors.As(err, &retry):
+			if !slices.Contains(refused, retry.Message) {
+				refused = append(refused, retry.Message)
+			}
 		case err != nil:
 			if len(hired) > 0 {
 				return "", fmt.Errorf("%w (already hired: %s)", err, strings.Join(hired, ", "))
@@ -158,14 +204,19 @@ func (b *binding) hireMembers(ctx context.Context, roles []string) (string, erro
 		}
 	}
 	done := "Members hired: [" + strings.Join(hired, ", ") + "]"
-	if len(unknown) == 0 {
+	if len(unknown) == 0 && len(refused) == 0 {
 		return done, nil
 	}
-	available, err := b.o.Team.Roles(ctx)
-	if err != nil {
-		return "", fmt.Errorf("teamtool: unknown roles %s, and the roles cannot be listed: %w", strings.Join(unknown, ", "), err)
+	var problems []string
+	if len(unknown) > 0 {
+		available, err := b.o.Team.Roles(ctx)
+		if err != nil {
+			return "", fmt.Errorf("teamtool: unknown roles %s, and the roles cannot be listed: %w", strings.Join(unknown, ", "), err)
+		}
+		problems = append(problems, fmt.Sprintf("Unknown roles: %s. Available roles: %s", strings.Join(unknown, ", "), list(available)))
 	}
-	msg := fmt.Sprintf("Unknown roles: %s. Available roles: %s", strings.Join(unknown, ", "), list(available))
+	problems = append(problems, refused...)
+	msg := strings.Join(problems, ". ")
 	if len(hired) > 0 {
 		msg = done + ". " + msg
 	}

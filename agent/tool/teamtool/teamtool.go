@@ -9,6 +9,7 @@
 //	Fire        TOOL_CALL|COMMAND        fire_members    fire_member(name)         -
 //	Roster      SYSTEM_PROMPT|COMMAND    team_members    team_members()            roster
 //	Roles       SYSTEM_PROMPT|COMMAND    team_roles      team_roles()              role profiles
+//	Activity    none (opt-in)            team_activity   team_activity(member?, limit?)  -
 //
 // The card is registered (tool.Register) under the kind "TeamTool", which
 // labels its commands. hire_member's native result is the new member's
@@ -19,6 +20,12 @@
 // and the card gives its owner the same hire, typed, as
 // tool.Capabilities.Hire, which the agent routes a message to a bare role
 // with (A14).
+//
+// Hiring follows the catalog's rules (C4): a card must be hireable
+// (AgentCard.CanBeHired), and the hirer's own card (the catalog's card for
+// its role, when it has one) must route to the role (AgentCard.RoutesTo);
+// a refusal is a retry error naming the rule. The card's OnHire and OnFire
+// hooks run after each hire and fire.
 //
 // A hired member is a child of the hiring agent, in the same team: firing
 // the hiring agent (or stopping it) stops what it hired. Firing tells the
@@ -67,6 +74,8 @@ const (
 	// teamRolesName is the role-profiles command (and tool, when exposed
 	// on TOOL_CALL).
 	teamRolesName = "team_roles"
+	// teamActivityName is the activity command and tool.
+	teamActivityName = "team_activity"
 )
 
 // Default channels of each capability (A78).
@@ -75,6 +84,8 @@ const (
 	defaultFire   = tool.ToolCall | tool.Command
 	defaultRoster = tool.SystemPrompt | tool.Command
 	defaultRoles  = tool.SystemPrompt | tool.Command
+	// team_activity is opt-in: no default channel.
+	defaultActivity tool.Channel = 0
 )
 
 // Channels each capability can be exposed on: hiring and firing have no
@@ -102,10 +113,25 @@ type Card struct {
 	// Roles is the catalog's role profiles, team_roles. Default channels
 	// SYSTEM_PROMPT|COMMAND.
 	Roles tool.Capability `json:"roles"`
+	// Activity is team_activity(member?, limit?): the latest messages
+	// between members and who is working now. It is off unless exposed:
+	// set Expose to TOOL_CALL, COMMAND or both (an opt-in, so the tools and
+	// prompts of existing teams do not change).
+	Activity tool.Capability `json:"activity"`
 	// Rand returns a number in [0, n); it picks the number in a generated
 	// member name. Nil means math/rand/v2's IntN. It may be called from
 	// the goroutines of every agent the card is attached to.
 	Rand func(n int) int `json:"-"`
+	// OnHire, when set, is called after each successful hire with the new
+	// member's address (A80), on the owner's goroutine, before the hire
+	// returns: record it, brief the member, keep a registry. It must not
+	// block for long; ctx bounds the hire. Not serialized: a restored
+	// agent's card has none unless the restore sets it again.
+	OnHire func(ctx context.Context, hired *message.Address) `json:"-"`
+	// OnFire, when set, is called after each member is fired (A81): the
+	// member has been told to stop (with every member it hired) but may
+	// still be running. Same rules as OnHire.
+	OnFire func(ctx context.Context, fired *message.Address) `json:"-"`
 }
 
 var _ tool.Card = (*Card)(nil)
@@ -145,6 +171,10 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 	if err != nil {
 		return tool.Capabilities{}, err
 	}
+	activity, err := channels("activity", c.Activity, defaultActivity, actionChannels)
+	if err != nil {
+		return tool.Capabilities{}, err
+	}
 
 	b := &binding{card: c, o: o}
 	var caps tool.Capabilities
@@ -167,6 +197,9 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 	}
 	if roles&tool.ToolCall != 0 {
 		add(viewTool(teamRolesName, c.Roles.Describe(rolesDoc), b.roles))
+	}
+	if activity&tool.ToolCall != 0 {
+		add(b.activityTool(c.Activity))
 	}
 	if len(errs) > 0 {
 		return tool.Capabilities{}, errors.Join(errs...)
@@ -191,6 +224,9 @@ func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, erro
 	}
 	if roles&tool.Command != 0 {
 		caps.Commands = append(caps.Commands, viewCommand(teamRolesName, c.Roles.Describe(rolesDoc), b.roles))
+	}
+	if activity&tool.Command != 0 {
+		caps.Commands = append(caps.Commands, b.activityCommand(c.Activity))
 	}
 	return caps, nil
 }

@@ -1,0 +1,598 @@
+package akotel
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Attribute keys: the GenAI semantic conventions' and akgentic's own.
+const (
+	keyOperation    = attribute.Key("gen_ai.operation.name")
+	keySystem       = attribute.Key("gen_ai.system")
+	keyProvider     = attribute.Key("gen_ai.provider.name")
+	keyRequestModel = attribute.Key("gen_ai.request.model")
+	keyResponseMod  = attribute.Key("gen_ai.response.model")
+	keyInputTokens  = attribute.Key("gen_ai.usage.input_tokens")
+	keyOutputTokens = attribute.Key("gen_ai.usage.output_tokens")
+	keyTokenType    = attribute.Key("gen_ai.token.type")
+	keyAgentName    = attribute.Key("gen_ai.agent.name")
+	keyAgentID      = attribute.Key("gen_ai.agent.id")
+	keyToolName     = attribute.Key("gen_ai.tool.name")
+	keyToolCallID   = attribute.Key("gen_ai.tool.call.id")
+	keyToolArgs     = attribute.Key("gen_ai.tool.call.arguments")
+	keyToolResult   = attribute.Key("gen_ai.tool.call.result")
+	keyInputMsgs    = attribute.Key("gen_ai.input.messages")
+	keyOutputMsgs   = attribute.Key("gen_ai.output.messages")
+
+	keyActorName  = attribute.Key("akgentic.actor.name")
+	keyActorRole  = attribute.Key("akgentic.actor.role")
+	keyActorKind  = attribute.Key("akgentic.actor.kind")
+	keyActorID    = attribute.Key("akgentic.actor.id")
+	keyTeamID     = attribute.Key("akgentic.team.id")
+	keyMsgID      = attribute.Key("akgentic.message.id")
+	keyMsgType    = attribute.Key("akgentic.message.type")
+	keyMsgSender  = attribute.Key("akgentic.message.sender")
+	keyMsgContent = attribute.Key("akgentic.message.content")
+	keyRunID      = attribute.Key("akgentic.llm.run_id")
+	keyAttempts   = attribute.Key("akgentic.llm.attempts")
+	keyCost       = attribute.Key("akgentic.llm.cost")
+	keyCacheRead  = attribute.Key("akgentic.llm.cache_read_tokens")
+	keyContentTyp = attribute.Key("akgentic.notice.content_type")
+	keyContent    = attribute.Key("akgentic.notice.content")
+)
+
+// team is what the subscriber keeps of one team.
+type team struct {
+	id        uuid.UUID
+	restoring bool
+	live      int64     // members started and not stopped
+	last      time.Time // the latest record's time
+	members   map[uuid.UUID]*member
+	closing   []*member // members whose turn is processed and waits to settle
+	set       *attribute.Set
+}
+
+func (t *team) attrs() attribute.Set {
+	if t.set == nil {
+		s := attribute.NewSet(keyTeamID.String(t.id.String()))
+		t.set = &s
+	}
+	return *t.set
+}
+
+// member is what the subscriber keeps of one member: its open turn, the
+// messages sent to it and not yet received, and its last turn (for an
+// Error that comes after the turn's span ended).
+type member struct {
+	addr    *message.Address
+	metric  metric.MeasurementOption // kind and role
+	static  []attribute.KeyValue     // what every turn span of the member says of it
+	sends   map[string]metric.MeasurementOption
+	models  map[string]*modelAttrs
+	turn    *turn
+	inbox   map[uuid.UUID]pending
+	started bool // its Start record was seen: it counts as live
+	peak    int  // the inbox's largest size since it was made
+	full    bool // inbox reached maxPending (logged once)
+	lastMsg uuid.UUID
+	lastSC  trace.SpanContext
+}
+
+// modelAttrs are the metric attributes of a member's calls to one model,
+// made once: an attribute set costs allocations.
+type modelAttrs struct {
+	call, input, output, cost metric.MeasurementOption
+}
+
+// sendAttrs returns the attributes of the member's sent messages of type typ.
+func (mb *member) sendAttrs(typ string) metric.MeasurementOption {
+	if o, ok := mb.sends[typ]; ok {
+		return o
+	}
+	if mb.sends == nil {
+		mb.sends = map[string]metric.MeasurementOption{}
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(
+		keyActorKind.String(mb.addr.ActorType()), keyActorRole.String(mb.addr.Role()), keyMsgType.String(typ)))
+	mb.sends[typ] = o
+	return o
+}
+
+// modelAttrs returns the attributes of the member's calls to model.
+func (mb *member) modelAttrs(provider, model string) *modelAttrs {
+	key := provider + "\x00" + model
+	if a, ok := mb.models[key]; ok {
+		return a
+	}
+	if mb.models == nil {
+		mb.models = map[string]*modelAttrs{}
+	}
+	name := mb.addr.Name()
+	call := []attribute.KeyValue{keyOperation.String("chat"), keyProvider.String(provider),
+		keyRequestModel.String(model), keyAgentName.String(name)}
+	a := &modelAttrs{
+		call:   metric.WithAttributeSet(attribute.NewSet(call...)),
+		input:  metric.WithAttributeSet(attribute.NewSet(append(call, keyTokenType.String("input"))...)),
+		output: metric.WithAttributeSet(attribute.NewSet(append(call, keyTokenType.String("output"))...)),
+		cost:   metric.WithAttributeSet(attribute.NewSet(keyRequestModel.String(model), keyAgentName.String(name))),
+	}
+	mb.models[key] = a
+	return a
+}
+
+// pending is a sent message waiting for its turn: the sender's turn (the
+// parent of the message's turn) and what the turn's span says of it.
+type pending struct {
+	parent  trace.SpanContext
+	typ     string
+	sender  string
+	content string // with CaptureContent
+}
+
+// turn is an open turn.
+type turn struct {
+	msgID   uuid.UUID
+	span    trace.Span
+	ctx     context.Context // carries span
+	start   time.Time
+	end     time.Time // the Processed record's time, once closing
+	closing bool
+	mark    time.Time // when the next model call can have started
+	tools   map[string]trace.Span
+	input   []llm.Message // new model input since the last call (CaptureContent)
+	output  *llm.Message  // the latest assistant message (CaptureContent)
+	results map[string]string
+}
+
+// member returns the state of the member at a, made on first sight.
+func (t *team) member(a *message.Address) *member {
+	id := a.AgentID()
+	if mb, ok := t.members[id]; ok {
+		return mb
+	}
+	mb := &member{addr: a, metric: metric.WithAttributeSet(attribute.NewSet(
+		keyActorKind.String(a.ActorType()), keyActorRole.String(a.Role()))),
+		static: []attribute.KeyValue{keyActorName.String(a.Name()), keyActorRole.String(a.Role()),
+			keyActorKind.String(a.ActorType()), keyActorID.String(id.String()), keyTeamID.String(t.id.String())}}
+	t.members[id] = mb
+	return mb
+}
+
+// record turns one live record into spans and metrics (mu held).
+func (s *Subscriber) record(t *team, m message.Message) {
+	b := m.Envelope()
+	ts := b.Timestamp
+	if ts.After(t.last) {
+		t.last = ts
+	}
+	s.settle(t, ts)
+	if b.Sender.IsOrchestrator() {
+		return
+	}
+	mb := t.member(b.Sender)
+	if tu := mb.turn; tu != nil && tu.closing && !aboutTurn(m, tu.msgID) {
+		s.endTurn(t, mb, ts)
+	}
+	ctx := context.Background()
+	switch x := m.(type) {
+	case *message.StartMessage:
+		if !mb.started {
+			mb.started = true
+			t.live++
+		}
+	case *message.StopMessage:
+		s.endTurn(t, mb, ts)
+		if mb.started { // a member started before the subscriber came was not counted
+			t.live--
+		}
+		delete(t.members, b.Sender.AgentID())
+	case *message.SentMessage:
+		s.sent(t, mb, x)
+	case *message.ReceivedMessage:
+		s.received(t, mb, x.MessageID, ts)
+	case *message.ProcessedMessage:
+		if tu := mb.turn; tu != nil && tu.msgID == x.MessageID && !tu.closing {
+			tu.closing, tu.end = true, ts
+			t.closing = append(t.closing, mb)
+		}
+	case *message.HandledMessage:
+		s.handled(mb, x.MessageID, ts)
+	case *message.ErrorMessage:
+		s.inst.errors.Add(ctx, 1, mb.metric)
+		s.notice(t, mb, &x.NotificationMessage, ts, "error", func(sp trace.Span) {
+			sp.SetStatus(codes.Error, x.Content)
+			sp.AddEvent("exception", trace.WithTimestamp(ts), trace.WithAttributes(
+				attribute.String("exception.type", x.ContentType),
+				attribute.String("exception.message", x.Content),
+				attribute.String("exception.stacktrace", x.Traceback)))
+		})
+	case *message.WarningMessage:
+		s.inst.warnings.Add(ctx, 1, mb.metric)
+		s.notice(t, mb, &x.NotificationMessage, ts, "warning", func(sp trace.Span) {
+			sp.AddEvent("akgentic.warning", trace.WithTimestamp(ts), trace.WithAttributes(
+				keyContentTyp.String(x.ContentType), keyContent.String(x.Content)))
+		})
+	case *message.EventMessage:
+		s.event(mb, x.Event, ts)
+	}
+}
+
+// aboutTurn says whether m is the Error or Warning record of the turn on
+// message id (the record that may follow its Processed).
+func aboutTurn(m message.Message, id uuid.UUID) bool {
+	var n *message.NotificationMessage
+	switch x := m.(type) {
+	case *message.ErrorMessage:
+		n = &x.NotificationMessage
+	case *message.WarningMessage:
+		n = &x.NotificationMessage
+	default:
+		return false
+	}
+	return n.CurrentMessage != nil && n.CurrentMessage.Envelope().ID == id
+}
+
+// settle ends the turns processed more than settleAfter before now (record
+// time): their Error or Warning record would have come by then.
+func (s *Subscriber) settle(t *team, now time.Time) {
+	for i := 0; i < len(t.closing); {
+		mb := t.closing[i]
+		if mb.turn == nil || now.Sub(mb.turn.end) < settleAfter {
+			i++
+			continue
+		}
+		s.endTurn(t, mb, now) // removes mb from t.closing
+	}
+}
+
+// sent counts a sent message and, when its recipient is a member, keeps
+// what its turn will need: the sender's turn as its parent.
+func (s *Subscriber) sent(t *team, mb *member, x *message.SentMessage) {
+	if x.Message == nil {
+		return
+	}
+	typ := message.TypeName(x.Message)
+	s.inst.messages.Add(context.Background(), 1, mb.sendAttrs(typ))
+	to := x.Recipient
+	if to == nil || to.TeamID() != t.id || to.IsOrchestrator() {
+		return
+	}
+	sent := x.Message.Envelope()
+	p := pending{typ: typ, sender: mb.addr.Name()}
+	if tu := mb.turn; tu != nil && !tu.closing && sent.ParentID.Valid && sent.ParentID.UUID == tu.msgID {
+		p.parent = tu.span.SpanContext()
+	}
+	if s.content {
+		p.content = contentOf(x.Message)
+	}
+	rcpt := t.member(to)
+	if len(rcpt.inbox) >= maxPending {
+		if !rcpt.full {
+			rcpt.full = true
+			s.logger.Warn("akotel: too many messages waiting for a member; the turns of later ones start new traces",
+				"member", to.Name(), "waiting", len(rcpt.inbox))
+		}
+		return
+	}
+	if rcpt.inbox == nil {
+		rcpt.inbox = map[uuid.UUID]pending{}
+	}
+	rcpt.inbox[sent.ID] = p
+	rcpt.peak = max(rcpt.peak, len(rcpt.inbox))
+}
+
+// contentOf returns the text of the messages that have one.
+func contentOf(m message.Message) string {
+	switch x := m.(type) {
+	case *agent.AgentMessage:
+		return x.Content
+	case *message.UserMessage:
+		return x.Content
+	case *message.ResultMessage:
+		return x.Content
+	}
+	return ""
+}
+
+// received opens the span of a turn, under the turn that sent its message.
+func (s *Subscriber) received(t *team, mb *member, id uuid.UUID, ts time.Time) {
+	if mb.turn != nil { // no Processed record for the previous turn
+		s.endTurn(t, mb, ts)
+	}
+	p := mb.inbox[id]
+	delete(mb.inbox, id)
+	if len(mb.inbox) == 0 && mb.peak > 64 {
+		mb.inbox, mb.peak, mb.full = nil, 0, false // a map keeps its buckets: drop a big one when empty
+	}
+	parent := context.Background()
+	if p.parent.IsValid() {
+		parent = trace.ContextWithSpanContext(parent, p.parent)
+	}
+	a := mb.addr
+	attrs := make([]attribute.KeyValue, 0, len(mb.static)+4)
+	attrs = append(append(attrs, mb.static...), keyMsgID.String(id.String()))
+	if p.typ != "" {
+		attrs = append(attrs, keyMsgType.String(p.typ), keyMsgSender.String(p.sender))
+	}
+	if p.content != "" {
+		attrs = append(attrs, keyMsgContent.String(p.content))
+	}
+	ctx, span := s.tracer.Start(parent, "turn "+a.Name(), trace.WithTimestamp(ts),
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	mb.turn = &turn{msgID: id, span: span, ctx: ctx, start: ts, mark: ts}
+}
+
+// handled notes a message a running turn consumed from the mailbox: an
+// event of that turn, linked to the turn that sent it.
+func (s *Subscriber) handled(mb *member, id uuid.UUID, ts time.Time) {
+	p := mb.inbox[id]
+	delete(mb.inbox, id)
+	tu := mb.turn
+	if tu == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{keyMsgID.String(id.String())}
+	if p.typ != "" {
+		attrs = append(attrs, keyMsgType.String(p.typ))
+	}
+	tu.span.AddEvent("akgentic.message.handled", trace.WithTimestamp(ts), trace.WithAttributes(attrs...))
+	if p.parent.IsValid() {
+		tu.span.AddLink(trace.Link{SpanContext: p.parent})
+	}
+}
+
+// notice applies an Error or Warning record to the turn of its message:
+// the open one, or as a short span under the member's last turn when that
+// turn has already ended.
+func (s *Subscriber) notice(t *team, mb *member, n *message.NotificationMessage, ts time.Time, name string, apply func(trace.Span)) {
+	if n.CurrentMessage == nil {
+		return
+	}
+	id := n.CurrentMessage.Envelope().ID
+	if tu := mb.turn; tu != nil && tu.msgID == id {
+		apply(tu.span)
+		if tu.closing { // the failure's record: the turn is over
+			s.endTurn(t, mb, ts)
+		}
+		return
+	}
+	if mb.lastMsg != id || !mb.lastSC.IsValid() {
+		return
+	}
+	_, sp := s.tracer.Start(trace.ContextWithSpanContext(context.Background(), mb.lastSC), name,
+		trace.WithTimestamp(ts))
+	apply(sp)
+	sp.End(trace.WithTimestamp(ts))
+}
+
+// endTurn ends mb's turn, if any: at its Processed time when it has one,
+// else at end with an Error status (it never finished).
+func (s *Subscriber) endTurn(t *team, mb *member, end time.Time) {
+	tu := mb.turn
+	if tu == nil {
+		return
+	}
+	mb.turn = nil
+	if i := slices.Index(t.closing, mb); i >= 0 {
+		t.closing = slices.Delete(t.closing, i, i+1)
+	}
+	for id, sp := range tu.tools {
+		sp.SetStatus(codes.Error, "the turn ended before the tool returned")
+		sp.End(trace.WithTimestamp(end))
+		delete(tu.tools, id)
+	}
+	if tu.closing {
+		end = tu.end
+	} else {
+		tu.span.SetStatus(codes.Error, "the turn did not finish (no Processed record)")
+	}
+	if end.Before(tu.start) {
+		end = tu.start
+	}
+	tu.span.End(trace.WithTimestamp(end))
+	mb.lastMsg, mb.lastSC = tu.msgID, tu.span.SpanContext()
+	ctx := context.Background()
+	s.inst.turns.Add(ctx, 1, mb.metric)
+	s.inst.turnDuration.Record(ctx, end.Sub(tu.start).Seconds(), mb.metric)
+}
+
+// event records the LLM events of a member's model calls and tool calls.
+func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
+	switch e := ev.(type) { // a decoded log holds pointers
+	case *llm.UsageEvent:
+		ev = *e
+	case *llm.ToolCallEvent:
+		ev = *e
+	case *llm.ToolReturnEvent:
+		ev = *e
+	case *llm.MessageEvent:
+		ev = *e
+	case *llm.CompactedEvent:
+		ev = *e
+	}
+	tu := mb.turn
+	if tu != nil && tu.closing {
+		tu = nil
+	}
+	switch e := ev.(type) {
+	case llm.UsageEvent:
+		s.usage(mb, tu, e, ts)
+	case llm.ToolCallEvent:
+		if tu != nil {
+			s.toolCall(mb, tu, e, ts)
+		}
+	case llm.ToolReturnEvent:
+		if tu != nil {
+			s.toolReturn(tu, e, ts)
+		}
+	case llm.MessageEvent:
+		if tu == nil {
+			return
+		}
+		if e.Message.Role != "assistant" {
+			tu.mark = ts
+		}
+		if !s.content {
+			return
+		}
+		switch e.Message.Role {
+		case "assistant":
+			msg := e.Message
+			tu.output = &msg
+		case "tool":
+			if tu.results == nil {
+				tu.results = map[string]string{}
+			}
+			tu.results[e.Message.ToolCallID] = e.Message.Text()
+			tu.input = append(tu.input, e.Message)
+		default:
+			tu.input = append(tu.input, e.Message)
+		}
+	case llm.CompactedEvent:
+		if tu != nil {
+			tu.mark = ts
+		}
+	}
+}
+
+// usage records one model call: a span under the turn and its metrics.
+func (s *Subscriber) usage(mb *member, tu *turn, e llm.UsageEvent, ts time.Time) {
+	agentName := mb.addr.Name()
+	ctx := context.Background()
+	ma := mb.modelAttrs(e.ProviderName, e.ModelName)
+	s.inst.tokens.Record(ctx, int64(e.InputTokens), ma.input)
+	s.inst.tokens.Record(ctx, int64(e.OutputTokens), ma.output)
+	s.inst.cost.Add(ctx, e.Cost, ma.cost)
+	if tu == nil {
+		if e.Latency > 0 {
+			s.inst.modelDuration.Record(ctx, e.Latency.Seconds(), ma.call)
+		}
+		return
+	}
+	// The call started Latency before its record, but not before the
+	// record that preceded it (the record clock is coarse: 1 ms).
+	start := tu.mark
+	if e.Latency > 0 && ts.Add(-e.Latency).After(start) {
+		start = ts.Add(-e.Latency)
+	}
+	s.inst.modelDuration.Record(ctx, ts.Sub(start).Seconds(), ma.call)
+	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs = append(attrs,
+		keyOperation.String("chat"), keySystem.String(e.ProviderName), keyProvider.String(e.ProviderName),
+		keyRequestModel.String(e.ModelName), keyResponseMod.String(e.ModelName),
+		keyInputTokens.Int(e.InputTokens), keyOutputTokens.Int(e.OutputTokens),
+		keyAgentName.String(agentName), keyAgentID.String(mb.static[3].Value.AsString()), // the actor id
+		keyRunID.String(e.RunID), keyCost.Float64(e.Cost),
+	)
+	if e.Attempts > 0 {
+		attrs = append(attrs, keyAttempts.Int(e.Attempts))
+	}
+	if e.CacheReadTokens > 0 {
+		attrs = append(attrs, keyCacheRead.Int(e.CacheReadTokens))
+	}
+	if s.content {
+		attrs = append(attrs, keyInputMsgs.String(messagesJSON(tu.input)))
+		if tu.output != nil {
+			attrs = append(attrs, keyOutputMsgs.String(messagesJSON([]llm.Message{*tu.output})))
+		}
+		tu.input, tu.output = nil, nil
+	}
+	_, sp := s.tracer.Start(tu.ctx, "chat "+e.ModelName, trace.WithTimestamp(start),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if e.Attempts > 1 {
+		sp.AddEvent("akgentic.llm.retried", trace.WithTimestamp(ts), trace.WithAttributes(keyAttempts.Int(e.Attempts)))
+	}
+	sp.End(trace.WithTimestamp(ts))
+	tu.mark = ts
+}
+
+// toolCall opens a tool call's span under the turn.
+func (s *Subscriber) toolCall(mb *member, tu *turn, e llm.ToolCallEvent, ts time.Time) {
+	attrs := []attribute.KeyValue{
+		keyOperation.String("execute_tool"), keyToolName.String(e.ToolName), keyToolCallID.String(e.ToolCallID),
+		keyAgentName.String(mb.addr.Name()), keyRunID.String(e.RunID),
+	}
+	if s.content {
+		attrs = append(attrs, keyToolArgs.String(e.Arguments))
+	}
+	_, sp := s.tracer.Start(tu.ctx, "execute_tool "+e.ToolName, trace.WithTimestamp(ts),
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	if old, ok := tu.tools[e.ToolCallID]; ok { // a reused call id: the first never returned
+		old.SetStatus(codes.Error, "no return recorded")
+		old.End(trace.WithTimestamp(ts))
+	}
+	if tu.tools == nil {
+		tu.tools = map[string]trace.Span{}
+	}
+	tu.tools[e.ToolCallID] = sp
+}
+
+// toolReturn ends a tool call's span; a failed call (an error, or
+// feedback the model must act on) gets an Error status.
+func (s *Subscriber) toolReturn(tu *turn, e llm.ToolReturnEvent, ts time.Time) {
+	tu.mark = ts
+	sp, ok := tu.tools[e.ToolCallID]
+	if !ok {
+		return
+	}
+	delete(tu.tools, e.ToolCallID)
+	if s.content {
+		if r, ok := tu.results[e.ToolCallID]; ok {
+			sp.SetAttributes(keyToolResult.String(r))
+			delete(tu.results, e.ToolCallID)
+		}
+	}
+	if !e.Success {
+		sp.SetStatus(codes.Error, "the tool call failed")
+	}
+	sp.End(trace.WithTimestamp(ts))
+}
+
+// messagesJSON renders messages as the GenAI conventions' message list:
+// [{"role": …, "parts": [{"type": "text", "content": …}, {"type":
+// "tool_call", …}]}].
+func messagesJSON(msgs []llm.Message) string {
+	type part struct {
+		Type      string `json:"type"`
+		Content   string `json:"content,omitempty"`
+		ID        string `json:"id,omitempty"`
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments,omitempty"`
+	}
+	type msg struct {
+		Role  string `json:"role"`
+		Parts []part `json:"parts"`
+	}
+	out := make([]msg, 0, len(msgs))
+	for _, m := range msgs {
+		w := msg{Role: m.Role, Parts: []part{}}
+		if t := m.Text(); t != "" {
+			typ := "text"
+			if m.Role == "tool" {
+				typ = "tool_call_response"
+			}
+			w.Parts = append(w.Parts, part{Type: typ, Content: t, ID: m.ToolCallID})
+		}
+		for _, c := range m.ToolCalls {
+			w.Parts = append(w.Parts, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		out = append(out, w)
+	}
+	b, err := json.Marshal(out)
+	if err != nil { // strings only: cannot fail
+		return "[]"
+	}
+	return string(b)
+}
