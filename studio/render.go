@@ -39,6 +39,7 @@ type event struct {
 	In     int             `json:"in,omitempty"`
 	Out    int             `json:"out,omitempty"`
 	Cost   float64         `json:"cost,omitempty"`
+	Ms     int64           `json:"ms,omitempty"` // a model call's latency
 	Person bool            `json:"person,omitempty"`
 	Reset  bool            `json:"reset,omitempty"`
 	Live   bool            `json:"live,omitempty"`
@@ -170,7 +171,7 @@ func sent(ev event, t *message.SentMessage) (event, bool) {
 // domainEvent renders the events of the model loop and the team.
 func domainEvent(ev event, t *message.EventMessage) (event, bool) {
 	if u, ok := message.EventAs[llm.UsageEvent](t); ok {
-		ev.K, ev.Model, ev.In, ev.Out, ev.Cost = "model", u.ModelName, u.InputTokens, u.OutputTokens, u.Cost
+		ev.K, ev.Model, ev.In, ev.Out, ev.Cost, ev.Ms = "model", u.ModelName, u.InputTokens, u.OutputTokens, u.Cost, u.Latency.Milliseconds()
 		return ev, true
 	}
 	if c, ok := message.EventAs[llm.ToolCallEvent](t); ok {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/agent"
@@ -633,6 +634,9 @@ func TestRender(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%T: %q; want %q", c.m, got, c.want)
 		}
+	}
+	if e, _ := render(ev(llm.UsageEvent{ModelName: "m", InputTokens: 1, Latency: 1500 * time.Millisecond})); e.K != "model" || e.Ms != 1500 {
+		t.Errorf("a model call's latency: %+v", e)
 	}
 	e, _ := render(sentOf(message.NewUserMessage(long)))
 	if !strings.HasSuffix(e.Text, "more bytes)") || len(e.Text) > maxText+64 || !utf8.ValidString(e.Text) {

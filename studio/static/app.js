@@ -151,7 +151,8 @@ const handlers = {
     u.requests++; u.in += ev.in || 0; u.out += ev.out || 0; u.cost += ev.cost || 0;
     S.usage.set(ev.name, u);
     renderUsage();
-    addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost)));
+    const took = !ev.ms ? "" : ev.ms < 1000 ? " in " + ev.ms + " ms" : " in " + (ev.ms / 1000).toFixed(1) + " s";
+    addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost) + took));
   },
   commands(ev) {
     const m = S.members.get(ev.who);
