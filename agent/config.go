@@ -190,6 +190,10 @@ type Env struct {
 	// Sleep waits between HTTP retries (default: a timer that honours the
 	// context).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Guards are the team's guard rails: loop limits, the team spend
+	// ceiling and the shared rate limiter (nil: the default loop limits
+	// only).
+	Guards *Guards
 	// Rand, when set, returns a number in [0, n): it makes generated member
 	// names (TeamTool) reproducible, e.g. for a recorded demo.
 	Rand func(n int) int
