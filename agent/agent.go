@@ -144,6 +144,10 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
+	teamBudget, err := env.Guards.teamBudget(ctx, a.team, env.Prices)
+	if err != nil {
+		return err
+	}
 	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
@@ -151,6 +155,8 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		SystemPrompts: caps.SystemPrompts,
 		Observer:      func(e llm.Event) { c.NotifyEvent(e) },
 		Prices:        env.Prices,
+		TeamBudget:    teamBudget,
+		RateLimiter:   env.Guards.rateLimiter(),
 		Logger:        c.Logger(),
 		Now:           env.Now,
 		NewRunID:      env.NewRunID,

@@ -117,6 +117,7 @@ func (c *AgentConfig) CopyConfig() (any, error) {
 	run.TotalTokensLimit = clonePtr(run.TotalTokensLimit)
 	ag.RequestLimit, ag.InputTokensLimit = clonePtr(ag.RequestLimit), clonePtr(ag.InputTokensLimit)
 	ag.OutputTokensLimit, ag.TotalTokensLimit = clonePtr(ag.OutputTokensLimit), clonePtr(ag.TotalTokensLimit)
+	ag.SpendLimit = clonePtr(ag.SpendLimit)
 	out.Tools = tool.Cards{}
 	if len(c.Tools) > 0 {
 		data, err := json.Marshal(c.Tools)

@@ -24,20 +24,20 @@ func (h *harness) processedBy(who *message.Address, n int) {
 func TestLoopPingPongStoppedAtMaxRounds(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		guards    agent.Guards
+		guards    *agent.Guards
 		managerIn int // the Manager's model calls before the stop
 		hops      int
 		what      string
 	}{
 		// Hops: person → M, M → D, D → M (round 1), M → D, D → M (2), M → D,
 		// D → M (3 > 2): stopped at the sixth hop between agents.
-		{"rounds", agent.Guards{MaxRounds: 2}, 3, 6, "the chain came back to @Manager 3 times (limit 2)"},
+		{"rounds", &agent.Guards{MaxRounds: 2}, 3, 6, "the chain came back to @Manager 3 times (limit 2)"},
 		// M → D, D → M, M → D, D → M: the fourth message between them passes 3.
-		{"pair", agent.Guards{MaxRounds: -1, MaxPairMessages: 3}, 2, 4, "@Developer and @Manager exchanged 4 messages (limit 3)"},
+		{"pair", &agent.Guards{MaxRounds: -1, MaxPairMessages: 3}, 2, 4, "@Developer and @Manager exchanged 4 messages (limit 3)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.env.Guards = &tc.guards
+			h.env.Guards = tc.guards
 			h.spawnAgent(h.config("@Developer", "Developer"))
 			h.srv.Model("@Manager").Otherwise(final(out(agent.Request, "@Developer", "check it again")))
 			h.srv.Model("@Developer").Otherwise(final(out(agent.Response, "@Manager", "checked")))
