@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
 // steppingClock is a limiter clock whose sleeps return at once and move
@@ -108,5 +109,35 @@ func TestRateLimiterRejectsNegativeLimits(t *testing.T) {
 	_, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4o": {TokensPerMinute: -1}}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `"gpt-4o"`) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// Issue 16: a 429 with Retry-After answered to one runner pauses the next
+// call of another runner sharing the limiter (the retry doer tells it).
+func TestRateLimiterShares429AcrossRunners(t *testing.T) {
+	l, c := newLimiter(t, nil)
+	h := newHarness(t, nil)
+	newRunner := func() *llm.Runner {
+		r, err := llm.NewRunner(testConfig(h.srv), llm.Options{HTTPClient: h.srv.HTTPClient(), Sleep: h.rec.sleep,
+			SystemPrompts: rosterPrompt, RateLimiter: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	}
+	a, b := newRunner(), newRunner()
+	h.model.Enqueue(llmtest.RateLimited("7"), llmtest.Final(`{"messages":[]}`), llmtest.Final(`{"messages":[]}`))
+	if _, err := llm.Run(t.Context(), a, llm.UserText("a"), h.out); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.waits) != 0 {
+		t.Fatalf("the first runner waited on the limiter: %v", c.waits)
+	}
+	if _, err := llm.Run(t.Context(), b, llm.UserText("b"), h.out); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.waits) != 1 || c.waits[0] != 7*time.Second {
+		t.Fatalf("the second runner's waits %v, want the 7s Retry-After", c.waits)
 	}
 }

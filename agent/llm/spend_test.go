@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
 // Issue 16: a budget counts the reservations of the calls in flight: with
@@ -68,4 +69,54 @@ func TestPriceMaxOutput(t *testing.T) {
 	if _, err := llm.ParsePriceTable(strings.NewReader(`{"models":{"m":{"input":1,"output":1,"max_output":-1}}}`)); err == nil {
 		t.Fatal("a negative max_output was accepted")
 	}
+}
+
+// Issue 16: without max_tokens a call reserves the model's default maximum
+// output (gpt-4.1: 32,768 tokens at $8 per 1M, $0.262): under a $0.25
+// ceiling the call is not made; with max_tokens 1,000 it is, and its real
+// cost is what is spent; a restored runner recomputes that spend.
+func TestAgentSpendCeilingReservesTheDefaultMaxOutput(t *testing.T) {
+	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.SpendLimit = new(0.25) })
+	_, err := h.run("go")
+	var le *llm.UsageLimitError
+	if !errors.As(err, &le) || le.Tier != "agent" || !strings.Contains(err.Error(), "agent spend ceiling of $0.250000: spent $0.000000") {
+		t.Fatalf("run: %v", err)
+	}
+	worst := strings.SplitAfter(err.Error(), "worst case $")[1]
+	if !strings.HasPrefix(worst, "0.26") {
+		t.Fatalf("worst case $%s, want the prompt plus $0.262 of output", worst)
+	}
+	if n := len(h.requests()); n != 0 {
+		t.Fatalf("%d requests made past the ceiling", n)
+	}
+
+	h = newHarness(t, func(c *llm.Config) {
+		c.AgentLimits.SpendLimit = new(0.25)
+		c.Model.MaxTokens = 1000
+	})
+	h.model.Enqueue(llmtest.Final(`{"messages":[]}`).WithUsage(50_000, 1000, 0)) // $0.108
+	h.mustRun("go")
+	restored, err := llm.NewRunner(testConfigWith(h.srv, func(c *llm.Config) {
+		c.AgentLimits.SpendLimit = new(0.22) // $0.216 spent leaves less than a call's worst case
+		c.Model.MaxTokens = 1000
+	}), llm.Options{HTTPClient: h.srv.HTTPClient(), SystemPrompts: rosterPrompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = restored.Close() })
+	var events []llm.Event
+	for _, u := range h.rec.usage() {
+		events = append(events, u, u) // spent twice: $0.216
+	}
+	restored.Restore(events)
+	_, err = llm.Run(t.Context(), restored, llm.UserText("again"), h.out)
+	if err == nil || !strings.Contains(err.Error(), "agent spend ceiling of $0.220000: spent $0.216000") {
+		t.Fatalf("restored run: %v, want the ceiling with the recomputed spend", err)
+	}
+}
+
+func testConfigWith(srv *llmtest.Server, mutate func(*llm.Config)) llm.Config {
+	cfg := testConfig(srv)
+	mutate(&cfg)
+	return cfg
 }
