@@ -77,15 +77,17 @@ func (h *harness) restoreFromFile(env *agent.Env) (*actor.System, *orchestrator.
 func TestTeamSpendCeiling(t *testing.T) {
 	const ceiling = 0.025
 	guards := &agent.Guards{TeamSpendLimit: ceiling}
-	h := newHarness(t, capped, func(h *harness, _ *agent.AgentConfig) { h.env.Guards = guards })
-	dev := h.config("@Developer", "Developer")
-	dev.Model.MaxTokens = maxTokens
-	h.spawnAgent(dev)
-	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Developer", "write it")).WithUsage(callPrompt, callCompletion, 0))
-	h.srv.Model("@Developer").Enqueue(final(out(agent.Response, "@Manager", "written")).WithUsage(callPrompt, callCompletion, 0))
+	h := newHarness(t, capped, func(h *harness, _ *agent.AgentConfig) {
+		h.env.Guards = guards
+		h.env.Rand = func(int) int { return 0 } // the hire is @Developer100
+	})
+	// The manager hires a developer (who inherits its Env, and so the
+	// team's Guards) by naming the role.
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "Developer", "write it")).WithUsage(callPrompt, callCompletion, 0))
+	h.srv.Model("@Developer100").Enqueue(final(out(agent.Response, "@Manager", "written")).WithUsage(callPrompt, callCompletion, 0))
 	h.say(h.manager, agent.Request, "build it")
-	// The manager's call ($0.010) and the developer's ($0.010) were made;
-	// the manager's next one, for the developer's answer, could pass
+	// The manager's call ($0.010) and the hired developer's ($0.010) were
+	// made; the manager's next one, for the developer's answer, could pass
 	// $0.025 and is not.
 	n := h.expectHuman()
 	if n.Type != agent.Notification || !strings.Contains(n.Content, "The agent @Manager has exceeded its usage limits") ||
@@ -102,8 +104,8 @@ func TestTeamSpendCeiling(t *testing.T) {
 	if worst < 0.008 || 0.02+worst <= ceiling {
 		t.Fatalf("worst case %v: want at least the completion cap's $0.008 and past the ceiling", worst)
 	}
-	if got := len(h.srv.RequestsFor("@Manager")); got != 1 {
-		t.Fatalf("the manager made %d model calls, want 1: the call past the ceiling was made", got)
+	if got, dev := len(h.srv.RequestsFor("@Manager")), len(h.srv.RequestsFor("@Developer100")); got != 1 || dev != 1 {
+		t.Fatalf("the manager made %d model calls and the hire %d, want 1 each: the call past the ceiling was made", got, dev)
 	}
 	h.sub.waitFor(t, "the manager's warning", func([]message.Message) bool {
 		w := of[*message.WarningMessage](h.sub, h.manager)
