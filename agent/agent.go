@@ -81,6 +81,7 @@ type BaseAgent struct {
 	team     *orchestrator.Team
 	startErr error
 	ctx      context.Context // the actor's context: cancelled when its stop is requested (model calls end early)
+	chain    []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
 }
 
 var (
@@ -143,6 +144,10 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
+	teamBudget, err := env.Guards.teamBudget(ctx, a.team, env.Prices)
+	if err != nil {
+		return err
+	}
 	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
@@ -150,6 +155,8 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		SystemPrompts: caps.SystemPrompts,
 		Observer:      func(e llm.Event) { c.NotifyEvent(e) },
 		Prices:        env.Prices,
+		TeamBudget:    teamBudget,
+		RateLimiter:   env.Guards.rateLimiter(),
 		Logger:        c.Logger(),
 		Now:           env.Now,
 		NewRunID:      env.NewRunID,
@@ -288,6 +295,9 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 			return err
 		}
 	}
+	if err := a.guardLoop(c, m); err != nil {
+		return err
+	}
 	err := a.turn(c, m)
 	if err != nil && a.ctx.Err() != nil {
 		return &actor.WarningError{Msg: fmt.Sprintf("agent %s: turn ended: the agent is stopping", c.Self().Name()), Err: err}
@@ -425,7 +435,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 			}
 			to = hired
 		}
-		if err := c.Send(to, &AgentMessage{Type: r.MessageType, Content: r.Message}); err != nil {
+		if err := c.Send(to, &AgentMessage{Type: r.MessageType, Content: r.Message, Chain: a.chain}); err != nil {
 			c.Report(actor.NewWarning("agent %s: send to %s failed: %v", c.Self().Name(), to.Name(), err))
 		}
 	}
@@ -497,25 +507,30 @@ func (a *BaseAgent) hireMember(role string) (*message.Address, error) {
 	return a.hire(ctx, role)
 }
 
-// notifyHuman tells the team's person about a usage-limit breach (A38):
-// the first member whose address is a user proxy, whatever its role.
+// notifyHuman tells the team's person about a usage-limit breach (A38).
 func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
+	a.tellPerson(c, "usage limit exceeded", fmt.Sprintf("The agent %s has exceeded its usage limits (%v). \nPlease review the agent's activity and give your instruction.",
+		c.Self().Name(), cause))
+}
+
+// tellPerson sends text as a notification to the team's person (A38): the
+// first member whose address is a user proxy, whatever its role. what
+// names the occasion in the log lines of a failure.
+func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
 	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
 	members, err := a.team.Members(ctx)
 	if err != nil {
-		c.Logger().Warn("agent: usage limit exceeded; cannot reach the team to tell a person", "error", err)
+		c.Logger().Warn("agent: "+what+"; cannot reach the team to tell a person", "error", err)
 		return
 	}
 	for _, m := range members {
 		if m.IsUserProxy() {
-			text := fmt.Sprintf("The agent %s has exceeded its usage limits (%v). \nPlease review the agent's activity and give your instruction.",
-				c.Self().Name(), cause)
 			if err := c.Send(m, &AgentMessage{Type: Notification, Content: text}); err != nil {
-				c.Logger().Warn("agent: usage limit exceeded; telling the person failed", "error", err)
+				c.Logger().Warn("agent: "+what+"; telling the person failed", "error", err)
 			}
 			return
 		}
 	}
-	c.Logger().Warn("agent: usage limit exceeded and the team has no person to tell") // the turn's warning says why
+	c.Logger().Warn("agent: " + what + " and the team has no person to tell") // the turn's warning says why
 }

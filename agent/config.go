@@ -117,6 +117,7 @@ func (c *AgentConfig) CopyConfig() (any, error) {
 	run.TotalTokensLimit = clonePtr(run.TotalTokensLimit)
 	ag.RequestLimit, ag.InputTokensLimit = clonePtr(ag.RequestLimit), clonePtr(ag.InputTokensLimit)
 	ag.OutputTokensLimit, ag.TotalTokensLimit = clonePtr(ag.OutputTokensLimit), clonePtr(ag.TotalTokensLimit)
+	ag.SpendLimit = clonePtr(ag.SpendLimit)
 	out.Tools = tool.Cards{}
 	if len(c.Tools) > 0 {
 		data, err := json.Marshal(c.Tools)
@@ -190,6 +191,10 @@ type Env struct {
 	// Sleep waits between HTTP retries (default: a timer that honours the
 	// context).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Guards are the team's guard rails: loop limits, the team spend
+	// ceiling and the shared rate limiter (nil: the default loop limits
+	// only).
+	Guards *Guards
 	// Rand, when set, returns a number in [0, n): it makes generated member
 	// names (TeamTool) reproducible, e.g. for a recorded demo.
 	Rand func(n int) int

@@ -30,8 +30,10 @@
 //	notification    Informational message. No reply is expected.
 //	acknowledgment  No further action needed.
 //
-// A usage-limit breach (either tier of AgentConfig) notifies the team's
-// person and ends the turn with a warning. HumanProxy is the person in the
+// A usage-limit breach (either tier of AgentConfig, or a spend ceiling)
+// notifies the team's person and ends the turn with a warning; so does a
+// loop between agents (ErrLoop). The team's guard rails (loop limits, the
+// team spend ceiling, a shared rate limiter) are its Env's Guards. HumanProxy is the person in the
 // team; orchestrator.ProcessHumanInput answers an agent's question on their
 // behalf and Say sends their message. UsageSummary prices an agent's usage from the
 // team's log, and a restored agent gets its model context back from it.

@@ -48,6 +48,11 @@ type AgentMessage struct {
 	message.Base
 	Type    Intent `json:"type"`
 	Content string `json:"content"`
+	// Chain is set by the agent that sends the message from a turn: the
+	// names of the agents its chain of turns went through since the last
+	// message from a person or the program, oldest first, the sender last
+	// (loop detection, issue 16). Leave it empty.
+	Chain []string `json:"chain,omitempty"`
 }
 
 func init() { message.Register[AgentMessage]("AgentMessage") }

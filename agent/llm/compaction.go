@@ -218,4 +218,5 @@ func (r *Runner) Restore(events []Event) {
 	budget.runs = len(runs)
 	h = repairToolResults(h, "Tool call aborted: the agent stopped before it executed.")
 	r.history, r.budget = h, budget
+	r.restoreSpend(events)
 }

@@ -200,6 +200,11 @@ type AgentUsageLimits struct {
 	OutputTokensLimit *int `json:"output_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 	// TotalTokensLimit caps lifetime prompt + completion tokens.
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
+	// SpendLimit caps the agent's lifetime model spend in USD, priced
+	// with the runner's price table (issue 16): before each model call its
+	// worst case is reserved; a call that could pass the ceiling is not
+	// made. A restore recomputes the spend from the usage events.
+	SpendLimit *float64 `json:"spend_limit_usd,omitempty" validate:"omitempty,gt=0"`
 }
 
 // Compaction strategies (A54, A55).

@@ -23,6 +23,12 @@
 //     Options.Observer; [Runner.Restore] folds them back into a history and
 //     a lifetime budget.
 //   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
+//   - Guard rails (issue 16), checked before every model call: spend
+//     ceilings in USD, the agent's (AgentUsageLimits.SpendLimit) and a
+//     team's shared [Budget] ([Options].TeamBudget), each reserving the
+//     call's worst case and settled from its usage; and a shared
+//     [RateLimiter] ([RateLimit] per model; a 429's Retry-After pauses
+//     every runner sharing it).
 //   - Compaction: [Runner.Compact] and [Runner.Clear], and the auto-trigger
 //     when the model's context length is known.
 //

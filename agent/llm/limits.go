@@ -12,8 +12,9 @@ const (
 // errors.As; Limit names the limit (e.g. "run_request_limit") and the text
 // says which value was crossed.
 type UsageLimitError struct {
-	// Tier is the budget crossed: "run" ([RunUsageLimits]) or "agent"
-	// ([AgentUsageLimits]).
+	// Tier is the budget crossed: "run" ([RunUsageLimits]), "agent"
+	// ([AgentUsageLimits]) or "team" (a team spend ceiling,
+	// [Options].TeamBudget).
 	Tier   string
 	Limit  string
 	Reason string

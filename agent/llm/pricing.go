@@ -19,6 +19,10 @@ type Price struct {
 	Output     float64 `json:"output"`
 	CacheRead  float64 `json:"cache_read"`
 	CacheWrite float64 `json:"cache_write"`
+	// MaxOutput is the model's default maximum completion in tokens:
+	// what a spend ceiling reserves for a call without max_tokens
+	// (issue 16); 0 assumes 16,384.
+	MaxOutput int `json:"max_output,omitempty"`
 }
 
 // PriceTable maps model-name keys to prices. A model's price is the entry
@@ -50,7 +54,7 @@ func parsePriceTable(r io.Reader) (*PriceTable, error) {
 	t := newPriceTable(doc.Version, doc.Models)
 	for _, k := range t.keys {
 		p := t.prices[k]
-		if k == "" || p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
+		if k == "" || p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 || p.MaxOutput < 0 {
 			return nil, fmt.Errorf("llm: price table: model %q: empty key or negative price", k)
 		}
 	}

@@ -86,6 +86,7 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		wait := d.backoff(cfg, attempt, resp)
+		sharePause(ctx, resp, wait) // a Retry-After pauses the team's other calls too (issue 16)
 		d.logger().LogAttrs(ctx, slog.LevelDebug, "llm: retrying request", slog.Int("attempt", attempt),
 			slog.Int("status", statusOf(resp)), slog.String("error", errString(err)), slog.Duration("wait", wait))
 		if resp != nil {

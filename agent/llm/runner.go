@@ -68,6 +68,12 @@ type Options struct {
 	Now func() time.Time
 	// NewRunID makes run ids (default random UUIDs).
 	NewRunID func() string
+	// TeamBudget, when set, is the team's spend ceiling, shared with the
+	// other runners of the team: each model call reserves its worst case
+	// against it (issue 16).
+	TeamBudget *Budget
+	// RateLimiter, when set, paces the model calls (issue 16).
+	RateLimiter *RateLimiter
 }
 
 // Runner is the ReAct loop of one agent: its history, tools, budgets and
@@ -94,6 +100,8 @@ type Runner struct {
 	lastCall        callStats // the latest model call's latency and HTTP attempts (UsageEvent)
 	lastRunID       string    // the latest run's id: Conclude answers for it (A40)
 	closed          bool
+	own, team       *Budget      // the agent's and the team's spend ceilings, nil for none (spend.go)
+	limiter         *RateLimiter // nil for none
 }
 
 // NewRunner validates cfg and builds a runner.
@@ -108,7 +116,11 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{cfg: cfg, client: c, system: opts.SystemPrompts, observer: opts.Observer,
-		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID}
+		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID,
+		team: opts.TeamBudget, limiter: opts.RateLimiter}
+	if l := cfg.AgentLimits.SpendLimit; l != nil {
+		r.own = NewBudget(*l, 0)
+	}
 	if r.prices == nil {
 		r.prices = DefaultPriceTable()
 	}
@@ -488,10 +500,15 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 // event, how long it took and how many HTTP attempts it needed (the retry
 // doer counts them through ctx).
 func (r *Runner) complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	ctx, settle, err := r.admit(ctx, req) // spend ceilings and rate limit (issue 16)
+	if err != nil {
+		return openai.ChatCompletionResponse{}, err
+	}
 	var attempts int
 	start := time.Now()
 	resp, err := r.client.CreateChatCompletion(withAttemptCount(ctx, &attempts), req)
 	r.lastCall = callStats{latency: time.Since(start), attempts: attempts}
+	settle(resp)
 	return resp, err
 }
 

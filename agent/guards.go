@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// Guards are a team's guard rails (issue 16): loop limits, a spend ceiling
+// for the whole team and a rate limiter shared by its agents. Set them on
+// the Env the team's agents share (Env.Guards): hired agents inherit their
+// hirer's Env and orchestrator.Restore gives every recreated agent the one
+// of WithEnv, so every agent of the team uses the same values and the
+// same counters. An agent without Guards has the default loop limits, no
+// team ceiling and no rate limiter. The per-agent spend ceiling is the
+// agent's own: llm.AgentUsageLimits.SpendLimit in its config.
+//
+// A Guards is safe for concurrent use; do not copy one once used. Several
+// teams may share one: the team spend is counted per team.
+type Guards struct {
+	// MaxRounds is how many times a chain of messages between agents may
+	// come back to the same agent without a message from a person in it
+	// (default 5; negative: no limit). The message that would take it
+	// around once more is not given to the model: the person is told and
+	// the turn ends with a warning (ErrLoop).
+	MaxRounds int
+	// MaxPairMessages is how many messages two agents may exchange in one
+	// chain without a message from a person (default 10; negative: no
+	// limit).
+	MaxPairMessages int
+	// TeamSpendLimit is the team's ceiling on model spend in USD, priced
+	// with the agents' Env.Prices (0: none). Before each model call the
+	// call's worst case is reserved against it; a call that could pass it
+	// is not made and the person is told, with the amounts. A restored
+	// team starts from what its log says it spent.
+	TeamSpendLimit float64
+	// RateLimiter, when set, paces every model call of the agents that
+	// share it (llm.NewRateLimiter): requests and tokens per minute per
+	// provider and model, and a 429's Retry-After pausing all of them.
+	// Give several teams the same one to share the provider's limits
+	// across the process.
+	RateLimiter *llm.RateLimiter
+
+	mu    sync.Mutex
+	teams map[uuid.UUID]*llm.Budget // the team spend, per team id
+}
+
+// loopLimits returns the loop limits of g, nil meaning the defaults.
+func (g *Guards) loopLimits() (rounds, pair int) {
+	rounds, pair = defaultMaxRounds, defaultMaxPairMessages
+	if g == nil {
+		return rounds, pair
+	}
+	if g.MaxRounds != 0 {
+		rounds = g.MaxRounds
+	}
+	if g.MaxPairMessages != 0 {
+		pair = g.MaxPairMessages
+	}
+	return rounds, pair
+}
+
+// teamBudget returns the spend ceiling of team shared by the agents of g
+// (nil for none). The first agent of a team to ask (in this process)
+// makes it, with what the team's log says the team spent: its usage
+// events, priced with prices, whoever emitted them (fired agents
+// included), so a restored team goes on from there.
+func (g *Guards) teamBudget(ctx context.Context, team *orchestrator.Team, prices *llm.PriceTable) (*llm.Budget, error) {
+	if g == nil || g.TeamSpendLimit == 0 {
+		return nil, nil
+	}
+	if g.TeamSpendLimit < 0 {
+		return nil, fmt.Errorf("agent: Guards.TeamSpendLimit is %g USD: want 0 (none) or a positive ceiling", g.TeamSpendLimit)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.teams[team.ID()]; b != nil {
+		return b, nil
+	}
+	evs, err := team.Events(ctx, orchestrator.EventFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("agent: the team's spend so far: %w", err)
+	}
+	if prices == nil {
+		prices = llm.DefaultPriceTable()
+	}
+	spent := 0.0
+	for _, ev := range evs {
+		if u, ok := asLLMEvent(ev.Event).(llm.UsageEvent); ok {
+			spent += prices.Cost(u.ModelName, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+		}
+	}
+	b := llm.NewBudget(g.TeamSpendLimit, spent)
+	if g.teams == nil {
+		g.teams = map[uuid.UUID]*llm.Budget{}
+	}
+	g.teams[team.ID()] = b
+	return b, nil
+}
+
+// rateLimiter returns g's rate limiter, nil for none.
+func (g *Guards) rateLimiter() *llm.RateLimiter {
+	if g == nil {
+		return nil
+	}
+	return g.RateLimiter
+}

@@ -1,0 +1,192 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RateLimit is a provider's limit on one model (issue 16): requests and
+// tokens (prompt plus completion cap) per minute; 0 is no limit.
+type RateLimit struct {
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int `json:"tokens_per_minute,omitempty"`
+}
+
+// RateLimiter paces the model calls of every runner that shares it (a
+// team's, or several teams'): one token bucket of requests and one of
+// tokens per provider endpoint and model, each holding a minute's worth
+// and refilling continuously; and a 429 answered with Retry-After to any
+// of them pauses every call to that endpoint and model until then,
+// instead of each runner discovering it alone. A call waits for its turn
+// before it is sent, as long as its context lets it (a stop or a cancel
+// ends the wait with the context's error). It is safe for concurrent use.
+//
+// A call is charged its estimated prompt plus its completion cap (the
+// estimate of the spend ceilings; capped at the bucket's size), and the
+// unused part is given back when the response reports its usage.
+type RateLimiter struct {
+	limits map[string]RateLimit
+	keys   []string // longest first
+	now    func() time.Time
+	sleep  func(ctx context.Context, d time.Duration) error
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+// NewRateLimiter returns a limiter with limits per model name, matched as
+// the price table matches (the longest key that is a substring of the
+// model name; the key "" matches every model). A model without a limit is
+// paced by Retry-After pauses only. now and sleep are its clock (nil: the
+// real time and a timer that ends early with its context); a test injects
+// a fake one. A negative limit is an error naming it.
+func NewRateLimiter(limits map[string]RateLimit, now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) (*RateLimiter, error) {
+	for k, l := range limits {
+		if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 {
+			return nil, fmt.Errorf("llm: rate limit for model %q: negative limit (requests_per_minute %d, tokens_per_minute %d)",
+				k, l.RequestsPerMinute, l.TokensPerMinute)
+		}
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = sleepContext
+	}
+	l := &RateLimiter{limits: maps.Clone(limits), now: now, sleep: sleep, buckets: map[string]*bucket{}}
+	l.keys = slices.SortedFunc(maps.Keys(l.limits), func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return l, nil
+}
+
+// bucket is one endpoint and model's state.
+type bucket struct {
+	limit      RateLimit
+	reqs, toks float64   // available
+	at         time.Time // of the last refill
+	until      time.Time // paused until (a Retry-After)
+}
+
+// bucket returns the bucket of key, made full at now on first use.
+func (l *RateLimiter) bucket(key, model string, now time.Time) *bucket {
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{at: now}
+		for _, k := range l.keys {
+			if strings.Contains(model, k) {
+				b.limit = l.limits[k]
+				break
+			}
+		}
+		b.reqs, b.toks = float64(b.limit.RequestsPerMinute), float64(b.limit.TokensPerMinute)
+		l.buckets[key] = b
+	}
+	return b
+}
+
+// take charges one request of tokens at now, or returns how long to wait
+// before trying again.
+func (b *bucket) take(now time.Time, tokens int) time.Duration {
+	if now.Before(b.until) {
+		return b.until.Sub(now)
+	}
+	rpm, tpm := float64(b.limit.RequestsPerMinute), float64(b.limit.TokensPerMinute)
+	if el := now.Sub(b.at); el > 0 {
+		b.reqs = min(rpm, b.reqs+rpm*el.Minutes())
+		b.toks = min(tpm, b.toks+tpm*el.Minutes())
+		b.at = now
+	}
+	t := min(float64(tokens), tpm)
+	var wait time.Duration
+	if rpm > 0 && b.reqs < 1 {
+		wait = max(wait, time.Duration((1-b.reqs)/rpm*float64(time.Minute))+1)
+	}
+	if tpm > 0 && b.toks < t {
+		wait = max(wait, time.Duration((t-b.toks)/tpm*float64(time.Minute))+1)
+	}
+	if wait > 0 {
+		return wait
+	}
+	if rpm > 0 {
+		b.reqs--
+	}
+	if tpm > 0 {
+		b.toks -= t
+	}
+	return 0
+}
+
+// pauseKey is the context key of the pause a 429's Retry-After applies
+// (retryDoer.Do).
+type pauseKey struct{}
+
+// wait waits for the turn of one call of model at the endpoint of mc,
+// charged tokens. It returns the context to send the call with, which
+// carries the bucket's pause, and refund, to call with the tokens the
+// response used. A nil limiter does nothing.
+func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, tokens int) (context.Context, func(used int), error) {
+	if l == nil {
+		return ctx, func(int) {}, nil
+	}
+	key := mc.provider() + " " + mc.BaseURL + " " + model
+	var charged float64
+	for {
+		if err := ctx.Err(); err != nil {
+			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, err)
+		}
+		l.mu.Lock()
+		now := l.now()
+		b := l.bucket(key, model, now)
+		d := b.take(now, tokens)
+		charged = min(float64(tokens), float64(b.limit.TokensPerMinute))
+		l.mu.Unlock()
+		if d <= 0 {
+			break
+		}
+		if err := l.sleep(ctx, d); err != nil {
+			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, err)
+		}
+	}
+	pause := func(d time.Duration) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if b := l.buckets[key]; b != nil {
+			if until := l.now().Add(d); until.After(b.until) {
+				b.until = until
+			}
+		}
+	}
+	refund := func(used int) {
+		if used <= 0 || float64(used) >= charged {
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if b := l.buckets[key]; b != nil {
+			b.toks = min(float64(b.limit.TokensPerMinute), b.toks+charged-float64(used))
+		}
+	}
+	return context.WithValue(ctx, pauseKey{}, pause), refund, nil
+}
+
+// sharePause tells the rate limiter of the request's context (if any)
+// that the provider answered 429 with a Retry-After: every call to that
+// endpoint and model waits wait.
+func sharePause(ctx context.Context, resp *http.Response, wait time.Duration) {
+	if resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		return
+	}
+	if pause, ok := ctx.Value(pauseKey{}).(func(time.Duration)); ok {
+		pause(wait)
+	}
+}
