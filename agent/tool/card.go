@@ -168,6 +168,13 @@ type AgentContext interface {
 	// Send tells msg to the actor at to, as the agent (the agent is its
 	// sender).
 	Send(to *message.Address, msg any) error
+	// Report records err on the team's ledger as the runtime records a
+	// failed handler, naming the message the agent is handling: a
+	// WarningMessage for an *actor.WarningError, an ErrorMessage otherwise;
+	// the agent goes on. Unlike the other methods, a tool may call it while
+	// it runs in parallel during the agent's turn (an MCP server that
+	// died).
+	Report(err error)
 }
 
 var _ AgentContext = (*actor.Context)(nil)

@@ -1,0 +1,261 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// terminateWait is how long closing a stdio server waits for it to exit
+// after its stdin is closed, before SIGTERM (and as long again before
+// SIGKILL).
+const terminateWait = 2 * time.Second
+
+// connectWait bounds connecting to a server (a process started, the MCP
+// handshake), unless Server.Timeout is longer.
+const connectWait = 30 * time.Second
+
+// inheritedEnv are the variables a stdio server gets from the agent's
+// process (as the MCP SDKs' default environments do); the rest, API keys
+// among them, only when named in Server.Env.
+var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"}
+
+// conn is one server's connection: made at Attach, dropped when the server
+// dies or a call times out, made again by the next call.
+type conn struct {
+	cfg    Server
+	report func(error) // the owner's Report; nil without an owner
+	client *sdk.Client
+	http   *http.Transport // URL servers: closed with the card
+
+	mu      sync.Mutex
+	session *sdk.ClientSession // nil: not connected
+	closed  bool
+	closing sync.WaitGroup // dropped sessions being closed; close waits
+}
+
+func newConn(s Server, report func(error)) *conn {
+	cn := &conn{cfg: s, report: report,
+		client: sdk.NewClient(&sdk.Implementation{Name: "akgentic-go", Version: "1"}, nil)}
+	if s.URL != "" {
+		cn.http = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return cn
+}
+
+func (cn *conn) timeout() time.Duration {
+	if cn.cfg.Timeout > 0 {
+		return cn.cfg.Timeout
+	}
+	return defaultTimeout
+}
+
+// transport returns a new transport to the server: a child process for a
+// command (not bound to any context: it lives as long as the session),
+// streamable HTTP for a URL.
+func (cn *conn) transport() sdk.Transport {
+	if len(cn.cfg.Command) > 0 {
+		cmd := exec.Command(cn.cfg.Command[0], cn.cfg.Command[1:]...)
+		cmd.Env = childEnv(cn.cfg.Env)
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
+	}
+	var rt http.RoundTripper = cn.http
+	if len(cn.cfg.Headers) > 0 {
+		rt = headers{base: cn.http, h: cn.cfg.Headers}
+	}
+	// No standalone SSE stream (the card listens to nothing the server
+	// sends unasked) and no resumption of a broken stream: a broken call
+	// fails and the next call connects again.
+	return &sdk.StreamableClientTransport{Endpoint: cn.cfg.URL, HTTPClient: &http.Client{Transport: rt},
+		MaxRetries: -1, DisableStandaloneSSE: true}
+}
+
+// childEnv is a stdio server's environment: inheritedEnv, then extra.
+func childEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, override := extra[k]; !override {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}
+
+// headers adds fixed headers to every request.
+type headers struct {
+	base http.RoundTripper
+	h    map[string]string
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// get returns the session, connecting first when there is none (for
+// connectWait, or the server's timeout if longer).
+func (cn *conn) get(ctx context.Context) (*sdk.ClientSession, error) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.closed {
+		return nil, errors.New("the card is closed (its agent stopped)")
+	}
+	if cn.session != nil {
+		return cn.session, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(connectWait, cn.timeout()))
+	defer cancel()
+	cs, err := cn.client.Connect(ctx, cn.transport(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	cn.session = cs
+	return cs, nil
+}
+
+// drop forgets cs, unless another call already replaced it, so that the
+// next call connects again, and closes it in the background (the model
+// need not wait for a hung server to be stopped: stdin, SIGTERM after
+// terminateWait, SIGKILL; or an HTTP DELETE, 5 s at most); close waits
+// for it. The error of closing a dead server is of no use.
+func (cn *conn) drop(cs *sdk.ClientSession) {
+	cn.mu.Lock()
+	if cn.session == cs {
+		cn.session = nil
+	}
+	cn.mu.Unlock()
+	cn.closing.Go(func() { _ = cs.Close() })
+}
+
+// close ends the session for good: a stdio server is stopped (stdin
+// closed, then SIGTERM, then SIGKILL) and reaped.
+func (cn *conn) close() error {
+	cn.mu.Lock()
+	cs := cn.session
+	cn.session, cn.closed = nil, true
+	cn.mu.Unlock()
+	var err error
+	if cs != nil {
+		if err = cs.Close(); err != nil {
+			err = fmt.Errorf("mcp: server %s: close: %w", cn.cfg.Name, err)
+		}
+	}
+	cn.closing.Wait()
+	if cn.http != nil {
+		cn.http.CloseIdleConnections()
+	}
+	return err
+}
+
+// tools connects, lists the server's tools (every page) and returns those
+// the allow and deny lists let through, as model tools.
+func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, error) {
+	fail := func(err error) ([]*llm.Tool, error) {
+		return nil, fmt.Errorf("mcp: server %s: %w", cn.cfg.Name, err)
+	}
+	cs, err := cn.get(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cn.timeout())
+	defer cancel()
+	var (
+		out     []*llm.Tool
+		offered []string
+	)
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fail(fmt.Errorf("list tools: %w", err))
+		}
+		offered = append(offered, t.Name)
+		if (len(cn.cfg.Allow) > 0 && !slices.Contains(cn.cfg.Allow, t.Name)) || slices.Contains(cn.cfg.Deny, t.Name) {
+			continue
+		}
+		description := t.Description
+		if description == "" {
+			description = t.Title
+		}
+		mt, err := cn.modelTool(t.Name, description, t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mt)
+	}
+	for _, name := range cn.cfg.Allow {
+		if !slices.Contains(offered, name) {
+			return fail(fmt.Errorf("allow names tool %q, which the server does not offer (it offers: %s)",
+				name, strings.Join(offered, ", ")))
+		}
+	}
+	return out, nil
+}
+
+// call calls the MCP tool name. The server's answer comes back as the
+// tool's result, an error result as a retry error; a server that fails to
+// answer (it died, the connection broke, the call timed out) is a retry
+// error too, and a warning record, and its connection is dropped: the
+// next call connects again. The end of the run's ctx is returned as is.
+func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	cctx, cancel := context.WithCancel(ctx) // the timeout starts once connected
+	defer cancel()
+	cs, err := cn.get(ctx)
+	if err == nil {
+		var res *sdk.CallToolResult
+		cctx, cancel = context.WithTimeout(ctx, cn.timeout())
+		defer cancel()
+		res, err = cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err == nil {
+			return answer(cn.cfg.Name, name, res)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	if cs != nil && answered(err) {
+		return nil, llm.Retry("MCP server %s refused the call of %s: %v", cn.cfg.Name, name, err)
+	}
+	if cs != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s", cn.timeout())
+	}
+	if cs != nil {
+		cn.drop(cs)
+	}
+	if cn.report != nil {
+		cn.report(&actor.WarningError{Msg: fmt.Sprintf("mcp: server %s failed during a call of %s; it is reconnected on the next call", cn.cfg.Name, name), Err: err})
+	}
+	return nil, llm.Retry("MCP server %s failed during the call of %s: %v. It is reconnected on the next call.", cn.cfg.Name, name, err)
+}
+
+// answered reports whether err is the server's own JSON-RPC error answer
+// (an unknown tool, invalid parameters): the connection is sound.
+func answered(err error) bool {
+	var w *jsonrpc.Error
+	if !errors.As(err, &w) {
+		return false
+	}
+	// The SDK's own codes for a connection going away.
+	return w.Code != -32003 && w.Code != -32004
+}

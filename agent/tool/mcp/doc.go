@@ -1,0 +1,58 @@
+// Package mcp is the MCPTool card (issue 16): the tools of MCP (Model
+// Context Protocol) servers as model tools of an agent, on the official Go
+// SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// # Servers
+//
+// A [Server] is a command run as a child process that speaks MCP on its
+// stdin and stdout (Command, Env), or a streamable HTTP endpoint (URL,
+// Headers). When the agent starts, the card connects to each server, lists
+// its tools and offers the model those its Allow and Deny lists let
+// through; a server that cannot be reached is a start error naming it.
+// When the agent stops, the connections are closed: a child's stdin is
+// closed, it is sent SIGTERM after 2 s and SIGKILL 2 s later, and it is
+// reaped.
+//
+// # Tool names
+//
+// An MCP tool t of server s is the model tool "s_t", with every character
+// outside A-Z, a-z, 0-9, '_' and '-' replaced by '_' and the whole cut to
+// 64 bytes (OpenAI's rules). The prefix keeps two servers' tools, and the
+// other cards' tools, apart; two tools of a card that still end up with
+// one name are a start error naming both, as is a name another card of the
+// agent provides.
+//
+// # Schemas
+//
+// Each tool's input schema is sent strict when OpenAI's strict mode can
+// say it without changing what the server accepts, else as the server
+// wrote it, non-strict (the rule is toolSchema's, in schema.go): only the
+// keywords strict mode takes; additionalProperties false on every object
+// (an object with free-form keys stays non-strict); optional properties
+// made required and nullable, a null the model sends for one being dropped
+// before the call, so the server sees the property absent; a default
+// folded into the description. A schema with minimum, pattern, format,
+// oneOf, allOf and the like is sent non-strict.
+//
+// # Results and failures
+//
+// A result's text items are joined one per line; images, audio and binary
+// resources are described ("[image image/png, 1234 bytes]": the chat API's
+// tool message is text only); an embedded text resource comes as a
+// "[resource uri]" line and its text; structured content follows as JSON
+// unless a text item already holds it. A result the server flags as an
+// error (isError) reaches the model as a retry error (llm.Retry) carrying
+// that text, as does a JSON-RPC error answer (an unknown tool, invalid
+// parameters).
+//
+// A server that fails to answer (its process died, the connection broke,
+// the call outlasted Server.Timeout, 60 s by default) gives the model a
+// retry error saying so, and the agent a warning record
+// (a WarningMessage on the team's ledger, through tool.AgentContext's
+// Report); the connection is dropped and the next call connects again (a
+// new child process for a command). The end of the run's own context
+// (the agent stopping) ends the call and the run, as with every tool.
+//
+// The tools do not touch the owning agent except to report, so an agent
+// may run them concurrently.
+package mcp
