@@ -119,7 +119,7 @@ func transports(t *testing.T, f func(t *testing.T, s mcp.Server, release func())
 // names, schemas (strict where strict mode can say them) and results.
 func TestServerTools(t *testing.T) {
 	transports(t, func(t *testing.T, s mcp.Server, _ func()) {
-		tools, _, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
+		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
 		names := make([]string, 0, len(tools))
 		for n := range tools {
 			names = append(names, n)
@@ -154,6 +154,15 @@ func TestServerTools(t *testing.T) {
 		_, err := call(t, tools["s_fail"], `{}`)
 		if err == nil || err.Error() != "MCP tool fail of server s reported an error: the disk is full" {
 			t.Errorf("fail: %v", err)
+		}
+		// A JSON-RPC error answer: a tool error, the connection kept, no
+		// warning.
+		_, err = call(t, tools["s_stats"], `{"n": "three"}`)
+		if err == nil || !strings.HasPrefix(err.Error(), "MCP server s refused the call of stats: ") {
+			t.Errorf("stats with a bad n: %v", err)
+		}
+		if w := owner.warnings(); len(w) != 0 {
+			t.Errorf("warnings %q", w)
 		}
 	})
 }

@@ -256,6 +256,8 @@ func answered(err error) bool {
 	if !errors.As(err, &w) {
 		return false
 	}
-	// The SDK's own codes for a connection going away.
-	return w.Code != -32003 && w.Code != -32004
+	// The SDK's own codes for a connection going away (client closing,
+	// server closing) and for a request the transport could not deliver
+	// (an HTTP request that failed).
+	return !slices.Contains([]int64{-32003, -32004, -32005}, w.Code)
 }
