@@ -89,7 +89,7 @@ func toolSchema(in any) (schema, error) {
 func strictify(node any, path string, track bool) (map[string]any, *optional, string) {
 	m, ok := node.(map[string]any)
 	if !ok {
-		return nil, nil, path + ": a boolean schema"
+		return nil, nil, path + ": not a schema object (a boolean schema or a list)"
 	}
 	out := make(map[string]any, len(m)+3)
 	for _, k := range sortedKeys(m) {
