@@ -9,8 +9,9 @@
 // TeamTool (hire, fire, roster, roles), PlanningTool (a shared task board),
 // WorkspaceTool (files under a per-team root, media references) and
 // SearchTool (web_search through Tavily, Brave, SearXNG or fixed results;
-// web_fetch with SSRF checks) are the cards of the subpackages teamtool,
-// planning, workspace and search.
+// web_fetch with SSRF checks) and MCPTool (the tools of MCP servers) are
+// the cards of the subpackages teamtool, planning, workspace, search and
+// mcp.
 package tool
 
 import (
