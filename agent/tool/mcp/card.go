@@ -157,18 +157,18 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 	for _, s := range c.Servers {
 		cn := newConn(s, report)
 		conns = append(conns, cn)
-		ts, err := cn.tools(ctx)
+		ts, mcpNames, err := cn.tools(ctx)
 		if err != nil {
 			_ = closeAll()
 			return tool.Capabilities{}, err
 		}
-		for _, t := range ts {
+		for i, t := range ts {
 			if prev, dup := names[t.Name]; dup {
 				_ = closeAll()
-				return tool.Capabilities{}, fmt.Errorf("mcp: tools %s and %s/%s are both offered as %s; rename a server",
-					prev, s.Name, t.Name, t.Name)
+				return tool.Capabilities{}, fmt.Errorf("mcp: tools %s and %s/%s are both offered as %s (deny one, or rename a server)",
+					prev, s.Name, mcpNames[i], t.Name)
 			}
-			names[t.Name] = s.Name + "/" + t.Name
+			names[t.Name] = s.Name + "/" + mcpNames[i]
 		}
 		out.Tools = append(out.Tools, ts...)
 	}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -342,5 +346,22 @@ func TestCardJSON(t *testing.T) {
 	b2, _ := json.Marshal(out)
 	if string(b) != string(b2) || out[0].Kind() != "MCPTool" {
 		t.Fatalf("round trip:\n%s\n%s", b, b2)
+	}
+}
+
+// Issue 16: two tools of a card that end up with one model name (after
+// the characters OpenAI refuses are replaced) are a start error naming
+// both.
+func TestNameCollision(t *testing.T) {
+	ms := sdk.NewServer(&sdk.Implementation{Name: "dots", Version: "1"}, nil)
+	for _, name := range []string{"get.item", "get_item"} {
+		ms.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text(name), nil })
+	}
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil))
+	t.Cleanup(srv.Close)
+	_, err := (&mcp.Card{Servers: []mcp.Server{{Name: "d", URL: srv.URL}}}).Attach(ctxT(t), nil)
+	if err == nil || err.Error() != "mcp: tools d/get.item and d/get_item are both offered as d_get_item (deny one, or rename a server)" {
+		t.Fatalf("collision: %v", err)
 	}
 }

@@ -171,10 +171,11 @@ func (cn *conn) close() error {
 }
 
 // tools connects, lists the server's tools (every page) and returns those
-// the allow and deny lists let through, as model tools.
-func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, error) {
-	fail := func(err error) ([]*llm.Tool, error) {
-		return nil, fmt.Errorf("mcp: server %s: %w", cn.cfg.Name, err)
+// the allow and deny lists let through, as model tools, with their MCP
+// names.
+func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
+	fail := func(err error) ([]*llm.Tool, []string, error) {
+		return nil, nil, fmt.Errorf("mcp: server %s: %w", cn.cfg.Name, err)
 	}
 	cs, err := cn.get(ctx)
 	if err != nil {
@@ -183,14 +184,14 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, cn.timeout())
 	defer cancel()
 	var (
-		out     []*llm.Tool
-		offered []string
+		out          []*llm.Tool
+		names, offer []string
 	)
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return fail(fmt.Errorf("list tools: %w", err))
 		}
-		offered = append(offered, t.Name)
+		offer = append(offer, t.Name)
 		if (len(cn.cfg.Allow) > 0 && !slices.Contains(cn.cfg.Allow, t.Name)) || slices.Contains(cn.cfg.Deny, t.Name) {
 			continue
 		}
@@ -200,17 +201,17 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, error) {
 		}
 		mt, err := cn.modelTool(t.Name, description, t.InputSchema)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, mt)
+		out, names = append(out, mt), append(names, t.Name)
 	}
 	for _, name := range cn.cfg.Allow {
-		if !slices.Contains(offered, name) {
+		if !slices.Contains(offer, name) {
 			return fail(fmt.Errorf("allow names tool %q, which the server does not offer (it offers: %s)",
-				name, strings.Join(offered, ", ")))
+				name, strings.Join(offer, ", ")))
 		}
 	}
-	return out, nil
+	return out, names, nil
 }
 
 // call calls the MCP tool name. The server's answer comes back as the

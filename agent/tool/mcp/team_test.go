@@ -39,13 +39,18 @@ func TestAgentUsesMCPTools(t *testing.T) {
 }
 
 func agentConversation(t *testing.T, s mcp.Server, afterAnswer func()) {
+	// Made before the system: it closes after the agent has ended its
+	// session (an HTTP server closed first keeps the SDK's session alive).
+	other, _, _ := httpServer(t, "t", nil)
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
 	srv.Model("@Assistant").Enqueue(
 		llmtest.ToolCalls(
 			llmtest.Call("c1", "s_echo", `{"text": "hello", "upper": true}`),
 			llmtest.Call("c2", "s_picture", `{}`)),
-		llmtest.ToolCalls(llmtest.Call("c3", "s_crash", `{}`)),
+		// The crash runs in parallel with a call of another server: the
+		// warning is reported from a tool goroutine.
+		llmtest.ToolCalls(llmtest.Call("c3", "s_crash", `{}`), llmtest.Call("c3b", "t_echo", `{"text": "unharmed"}`)),
 		llmtest.ToolCalls(llmtest.Call("c4", "s_echo", `{"text": "again", "upper": null}`)),
 		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"HELLO, again"}]}`),
 	)
@@ -66,7 +71,7 @@ func agentConversation(t *testing.T, s mcp.Server, afterAnswer func()) {
 	}
 	cfg := agent.NewConfig("@Assistant", "Assistant")
 	cfg.Model = srv.ModelConfig("gpt-4.1")
-	cfg.Tools = tool.Cards{&mcp.Card{Servers: []mcp.Server{s}}}
+	cfg.Tools = tool.Cards{&mcp.Card{Servers: []mcp.Server{s, other}}}
 	assistant, err := team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: srv.HTTPClient()}}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +105,10 @@ func agentConversation(t *testing.T, s mcp.Server, afterAnswer func()) {
 	}
 	results := toolMessages(reqs[3])
 	for id, want := range map[string]string{
-		"c1": "HELLO",
-		"c2": "a red dot\n[image image/png, 4 bytes]",
-		"c4": "again",
+		"c1":  "HELLO",
+		"c2":  "a red dot\n[image image/png, 4 bytes]",
+		"c3b": "unharmed",
+		"c4":  "again",
 	} {
 		if results[id] != want {
 			t.Errorf("tool result %s: %q, want %q", id, results[id], want)
