@@ -314,16 +314,22 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// Issue 16: a server that cannot be reached is a start error naming it.
+// Issue 16: a server that cannot be reached or started is a start error
+// naming it.
 func TestUnreachable(t *testing.T) {
 	_, srv, _ := httpServer(t, "gone", nil)
 	srv.Close()
 	for _, s := range []mcp.Server{
 		{Name: "gone", URL: srv.URL + "/mcp"},
 		{Name: "nocmd", Command: []string{"/nonexistent/mcp-server"}},
+		{Name: "badflag", Command: []string{"sh", "-c", "echo 'unknown flag: --x' >&2; exit 2"}},
 	} {
 		_, err := (&mcp.Card{Servers: []mcp.Server{s}}).Attach(ctxT(t), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "mcp: server "+s.Name+": connect: ") {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		// What a server that exits says on stderr is in the error.
+		if s.Name == "badflag" && !strings.HasSuffix(err.Error(), " (stderr: unknown flag: --x)") {
 			t.Errorf("%s: %v", s.Name, err)
 		}
 	}

@@ -43,7 +43,7 @@ type conn struct {
 	http   *http.Transport // URL servers: closed with the card
 
 	mu      sync.Mutex
-	session *sdk.ClientSession // nil: not connected
+	session *session // nil: not connected
 	closed  bool
 	closing sync.WaitGroup // dropped sessions being closed; close waits
 }
@@ -64,13 +64,15 @@ func (cn *conn) timeout() time.Duration {
 	return defaultTimeout
 }
 
-// transport returns a new transport to the server: a child process for a
-// command (not bound to any context: it lives as long as the session),
-// streamable HTTP for a URL.
-func (cn *conn) transport() sdk.Transport {
+// transport returns a new transport to the server for s: a child process
+// for a command (not bound to any context: it lives as long as the
+// session; its stderr's tail kept in s), streamable HTTP for a URL.
+func (cn *conn) transport(s *session) sdk.Transport {
 	if len(cn.cfg.Command) > 0 {
 		cmd := exec.Command(cn.cfg.Command[0], cn.cfg.Command[1:]...)
 		cmd.Env = childEnv(cn.cfg.Env)
+		s.stderr = &tail{}
+		cmd.Stderr = s.stderr
 		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
 	}
 	var rt http.RoundTripper = cn.http
@@ -115,9 +117,52 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
+// session is one connection to the server.
+type session struct {
+	cs     *sdk.ClientSession
+	stderr *tail // a stdio server's; nil for HTTP
+}
+
+// explain adds to err what a stdio server last wrote on its stderr.
+func (s *session) explain(err error) error {
+	if s == nil || s.stderr == nil {
+		return err
+	}
+	if t := s.stderr.String(); t != "" {
+		return fmt.Errorf("%w (stderr: %s)", err, t)
+	}
+	return err
+}
+
+// tailSize is how much of a stdio server's stderr is kept, for errors.
+const tailSize = 1024
+
+// tail keeps the last tailSize bytes written to it.
+type tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if n := len(t.b); n > tailSize {
+		t.b = append(t.b[:0:0], t.b[n-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+// String is the tail, its whitespace collapsed.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(strings.Fields(string(t.b)), " ")
+}
+
 // get returns the session, connecting first when there is none (for
 // connectWait, or the server's timeout if longer).
-func (cn *conn) get(ctx context.Context) (*sdk.ClientSession, error) {
+func (cn *conn) get(ctx context.Context) (*session, error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.closed {
@@ -128,12 +173,14 @@ func (cn *conn) get(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(connectWait, cn.timeout()))
 	defer cancel()
-	cs, err := cn.client.Connect(ctx, cn.transport(), nil)
+	s := &session{}
+	cs, err := cn.client.Connect(ctx, cn.transport(s), nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, s.explain(fmt.Errorf("connect: %w", err))
 	}
-	cn.session = cs
-	return cs, nil
+	s.cs = cs
+	cn.session = s
+	return s, nil
 }
 
 // drop forgets cs, unless another call already replaced it, so that the
@@ -141,25 +188,25 @@ func (cn *conn) get(ctx context.Context) (*sdk.ClientSession, error) {
 // need not wait for a hung server to be stopped: stdin, SIGTERM after
 // terminateWait, SIGKILL; or an HTTP DELETE, 5 s at most); close waits
 // for it. The error of closing a dead server is of no use.
-func (cn *conn) drop(cs *sdk.ClientSession) {
+func (cn *conn) drop(s *session) {
 	cn.mu.Lock()
-	if cn.session == cs {
+	if cn.session == s {
 		cn.session = nil
 	}
 	cn.mu.Unlock()
-	cn.closing.Go(func() { _ = cs.Close() })
+	cn.closing.Go(func() { _ = s.cs.Close() })
 }
 
 // close ends the session for good: a stdio server is stopped (stdin
 // closed, then SIGTERM, then SIGKILL) and reaped.
 func (cn *conn) close() error {
 	cn.mu.Lock()
-	cs := cn.session
+	s := cn.session
 	cn.session, cn.closed = nil, true
 	cn.mu.Unlock()
 	var err error
-	if cs != nil {
-		if err = cs.Close(); err != nil {
+	if s != nil {
+		if err = s.cs.Close(); err != nil {
 			err = fmt.Errorf("mcp: server %s: close: %w", cn.cfg.Name, err)
 		}
 	}
@@ -177,7 +224,7 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 	fail := func(err error) ([]*llm.Tool, []string, error) {
 		return nil, nil, fmt.Errorf("mcp: server %s: %w", cn.cfg.Name, err)
 	}
-	cs, err := cn.get(ctx)
+	s, err := cn.get(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -187,9 +234,9 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 		out          []*llm.Tool
 		names, offer []string
 	)
-	for t, err := range cs.Tools(ctx, nil) {
+	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
-			return fail(fmt.Errorf("list tools: %w", err))
+			return fail(s.explain(fmt.Errorf("list tools: %w", err)))
 		}
 		offer = append(offer, t.Name)
 		if (len(cn.cfg.Allow) > 0 && !slices.Contains(cn.cfg.Allow, t.Name)) || slices.Contains(cn.cfg.Deny, t.Name) {
@@ -220,29 +267,32 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 // error too, and a warning record, and its connection is dropped: the
 // next call connects again. The end of the run's ctx is returned as is.
 func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	cctx, cancel := context.WithCancel(ctx) // the timeout starts once connected
+	s, err := cn.get(ctx)
+	if err != nil {
+		return cn.failed(ctx, name, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, cn.timeout())
 	defer cancel()
-	cs, err := cn.get(ctx)
-	if err == nil {
-		var res *sdk.CallToolResult
-		cctx, cancel = context.WithTimeout(ctx, cn.timeout())
-		defer cancel()
-		res, err = cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err == nil {
-			return answer(cn.cfg.Name, name, res)
-		}
-	}
-	if ctx.Err() != nil {
+	res, err := s.cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	switch {
+	case err == nil:
+		return answer(cn.cfg.Name, name, res)
+	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
-	}
-	if cs != nil && answered(err) {
+	case answered(err):
 		return nil, llm.Retry("MCP server %s refused the call of %s: %v", cn.cfg.Name, name, err)
-	}
-	if cs != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	case cctx.Err() != nil:
 		err = fmt.Errorf("no answer within %s", cn.timeout())
 	}
-	if cs != nil {
-		cn.drop(cs)
+	cn.drop(s)
+	return cn.failed(ctx, name, s.explain(err))
+}
+
+// failed is a server's failure during a call of name: a warning record
+// for the team, a retry error for the model.
+func (cn *conn) failed(ctx context.Context, name string, err error) (any, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
 	}
 	if cn.report != nil {
 		cn.report(&actor.WarningError{Msg: fmt.Sprintf("mcp: server %s failed during a call of %s; it is reconnected on the next call", cn.cfg.Name, name), Err: err})

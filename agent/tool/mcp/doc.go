@@ -9,9 +9,12 @@
 // Headers). When the agent starts, the card connects to each server, lists
 // its tools and offers the model those its Allow and Deny lists let
 // through; a server that cannot be reached is a start error naming it.
-// When the agent stops, the connections are closed: a child's stdin is
-// closed, it is sent SIGTERM after 2 s and SIGKILL 2 s later, and it is
-// reaped.
+// The list is taken once: tools a server adds later are not offered until
+// the agent starts again. A child's stderr is not logged; its last 1 KiB
+// is quoted in the errors about that child (a server that exits at once
+// says why). When the agent stops, the connections are closed: a child's
+// stdin is closed, it is sent SIGTERM after 2 s and SIGKILL 2 s later,
+// and it is reaped.
 //
 // # Tool names
 //
