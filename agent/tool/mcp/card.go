@@ -45,12 +45,16 @@ type Server struct {
 	// Env is added to the child's environment, which otherwise holds only
 	// HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG and TMPDIR from the
 	// agent's process (API keys of the agent are not passed on unless
-	// named here). Command servers only.
+	// named here). A value's ${NAME} is replaced by the agent process's
+	// variable NAME when connecting ("$$" is a "$"), so that the config,
+	// which the team's log keeps, need not hold a secret:
+	// {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}. Command servers only.
 	Env map[string]string `json:"env,omitempty"`
 	// URL is the streamable HTTP endpoint (http or https).
 	URL string `json:"url,omitempty"`
-	// Headers are sent with every HTTP request (an Authorization header).
-	// URL servers only.
+	// Headers are sent with every HTTP request, their values' ${NAME}
+	// expanded as Env's: {"Authorization": "Bearer ${DOCS_TOKEN}"}. URL
+	// servers only.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Allow, when not empty, lists the server's tools (by their MCP names)
 	// the agent gets; a name the server does not offer is a start error.

@@ -171,12 +171,14 @@ func TestServerTools(t *testing.T) {
 	})
 }
 
-// Issue 16: a stdio server gets a small environment plus Env (not the
-// agent's secrets), and is reaped when the card closes.
+// Issue 16: a stdio server gets a small environment plus Env, its
+// ${NAME} expanded (not the agent's secrets), and is reaped when the card
+// closes.
 func TestStdioEnvironmentAndReaping(t *testing.T) {
 	t.Setenv("MCP_TEST_KEY", "sk-not-for-servers")
+	t.Setenv("MCP_TEST_HELLO", "hello")
 	s := stdioServer(t, "s")
-	s.Env["MCP_TEST_GREETING"] = "hello"
+	s.Env["MCP_TEST_GREETING"] = "${MCP_TEST_HELLO} for $$5"
 	tools, _, closeCard := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
 	out, err := call(t, tools["s_pid"], `{}`)
 	if err != nil {
@@ -190,7 +192,7 @@ func TestStdioEnvironmentAndReaping(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Greeting != "hello" || got.Key != "" || got.PID <= 0 {
+	if got.Greeting != "hello for $5" || got.Key != "" || got.PID <= 0 {
 		t.Fatalf("server saw %+v", got)
 	}
 	if err := closeCard(); err != nil {
@@ -369,5 +371,40 @@ func TestNameCollision(t *testing.T) {
 	_, err := (&mcp.Card{Servers: []mcp.Server{{Name: "d", URL: srv.URL}}}).Attach(ctxT(t), nil)
 	if err == nil || err.Error() != "mcp: tools d/get.item and d/get_item are both offered as d_get_item (deny one, or rename a server)" {
 		t.Fatalf("collision: %v", err)
+	}
+}
+
+// Issue 16: an HTTP server gets the card's headers, their ${NAME}
+// expanded; a header it refuses, or a variable that is not set, is a
+// start error naming it.
+func TestHeaders(t *testing.T) {
+	t.Setenv("MCP_TEST_TOKEN", "k1")
+	ms := sdk.NewServer(&sdk.Implementation{Name: "auth", Version: "1"}, nil)
+	ms.AddTool(&sdk.Tool{Name: "who", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("you"), nil })
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k1" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	server := func(auth string) mcp.Server {
+		return mcp.Server{Name: "a", URL: srv.URL, Headers: map[string]string{"Authorization": auth}}
+	}
+	tools, _, _ := attach(t, &mcp.Card{Servers: []mcp.Server{server("Bearer ${MCP_TEST_TOKEN}")}})
+	if out, err := call(t, tools["a_who"], `{}`); err != nil || out != "you" {
+		t.Fatalf("who: %q %v", out, err)
+	}
+	for auth, want := range map[string]string{
+		"Bearer k2":                  "mcp: server a: connect: ",
+		"Bearer ${MCP_TEST_UNSET_X}": "mcp: server a: headers: Authorization: ${MCP_TEST_UNSET_X}: the environment variable is not set",
+	} {
+		_, err := (&mcp.Card{Servers: []mcp.Server{server(auth)}}).Attach(ctxT(t), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", auth, err, want)
+		}
 	}
 }

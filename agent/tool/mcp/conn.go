@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // terminateWait is how long closing a stdio server waits for it to exit
@@ -66,28 +66,42 @@ func (cn *conn) timeout() time.Duration {
 
 // transport returns a new transport to the server for s: a child process
 // for a command (not bound to any context: it lives as long as the
-// session; its stderr's tail kept in s), streamable HTTP for a URL.
-func (cn *conn) transport(s *session) sdk.Transport {
+// session; its stderr's tail kept in s), streamable HTTP for a URL. The
+// ${NAME} references of Env and Headers are expanded now.
+func (cn *conn) transport(s *session) (sdk.Transport, error) {
 	if len(cn.cfg.Command) > 0 {
+		env, err := childEnv(cn.cfg.Env)
+		if err != nil {
+			return nil, err
+		}
 		cmd := exec.Command(cn.cfg.Command[0], cn.cfg.Command[1:]...)
-		cmd.Env = childEnv(cn.cfg.Env)
+		cmd.Env = env
 		s.stderr = &tail{}
 		cmd.Stderr = s.stderr
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, nil
 	}
 	var rt http.RoundTripper = cn.http
 	if len(cn.cfg.Headers) > 0 {
-		rt = headers{base: cn.http, h: cn.cfg.Headers}
+		h := make(map[string]string, len(cn.cfg.Headers))
+		for k, v := range cn.cfg.Headers {
+			x, err := expand(v)
+			if err != nil {
+				return nil, fmt.Errorf("headers: %s: %w", k, err)
+			}
+			h[k] = x
+		}
+		rt = headers{base: cn.http, h: h}
 	}
 	// No standalone SSE stream (the card listens to nothing the server
 	// sends unasked) and no resumption of a broken stream: a broken call
 	// fails and the next call connects again.
 	return &sdk.StreamableClientTransport{Endpoint: cn.cfg.URL, HTTPClient: &http.Client{Transport: rt},
-		MaxRetries: -1, DisableStandaloneSSE: true}
+		MaxRetries: -1, DisableStandaloneSSE: true}, nil
 }
 
-// childEnv is a stdio server's environment: inheritedEnv, then extra.
-func childEnv(extra map[string]string) []string {
+// childEnv is a stdio server's environment: inheritedEnv, then extra
+// (its ${NAME} references expanded).
+func childEnv(extra map[string]string) ([]string, error) {
 	var env []string
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -97,10 +111,53 @@ func childEnv(extra map[string]string) []string {
 		}
 	}
 	for k, v := range extra {
-		env = append(env, k+"="+v)
+		x, err := expand(v)
+		if err != nil {
+			return nil, fmt.Errorf("env: %s: %w", k, err)
+		}
+		env = append(env, k+"="+x)
 	}
 	slices.Sort(env)
-	return env
+	return env, nil
+}
+
+// expand replaces each ${NAME} of s by the environment variable NAME of
+// the agent's process (so that a config, which the team's log keeps, need
+// not hold a secret); "$$" is a "$". Any other "$" is kept as it is. An
+// unset variable or an unclosed "${" is an error naming it.
+func expand(s string) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 || i == len(s)-1 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			s = s[i+2:]
+		case '{':
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("unclosed ${ in %q", s[i:])
+			}
+			name := s[i+2 : i+2+end]
+			v, ok := os.LookupEnv(name)
+			if !ok || name == "" {
+				return "", fmt.Errorf("${%s}: the environment variable is not set", name)
+			}
+			b.WriteString(v)
+			s = s[i+3+end:]
+		default:
+			b.WriteByte('$')
+			s = s[i+1:]
+		}
+	}
 }
 
 // headers adds fixed headers to every request.
@@ -174,7 +231,11 @@ func (cn *conn) get(ctx context.Context) (*session, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(connectWait, cn.timeout()))
 	defer cancel()
 	s := &session{}
-	cs, err := cn.client.Connect(ctx, cn.transport(s), nil)
+	t, err := cn.transport(s)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := cn.client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("connect: %w", err))
 	}

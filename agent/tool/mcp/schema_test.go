@@ -190,3 +190,41 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
 }
+
+// Issue 16: ${NAME} in Env and Headers values.
+func TestExpand(t *testing.T) {
+	t.Setenv("MCP_TEST_A", "alpha")
+	for in, want := range map[string]string{
+		"plain":                         "plain",
+		"${MCP_TEST_A}":                 "alpha",
+		"x-${MCP_TEST_A}-${MCP_TEST_A}": "x-alpha-alpha",
+		"$$5 and $HOME and $":           "$5 and $HOME and $",
+		"p@$$w0rd$":                     "p@$w0rd$",
+	} {
+		if got, err := expand(in); err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"${MCP_TEST_UNSET_Y}": "${MCP_TEST_UNSET_Y}: the environment variable is not set",
+		"a ${MCP_TEST_A":      `unclosed ${ in "${MCP_TEST_A"`,
+		"${}":                 "${}: the environment variable is not set",
+	} {
+		if _, err := expand(in); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// expand never panics, and a value without "$" comes back as it is.
+func FuzzExpand(f *testing.F) {
+	for _, seed := range []string{"", "$", "$$", "${", "${}", "${PATH}", "a$b${c", "$${PATH}"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := expand(s)
+		if !strings.Contains(s, "$") && (err != nil || out != s) {
+			t.Fatalf("%q: %q %v", s, out, err)
+		}
+	})
+}
