@@ -122,6 +122,7 @@ func transports(t *testing.T, f func(t *testing.T, s mcp.Server, release func())
 // Issue 16: the tools of a server, over both transports, with their
 // names, schemas (strict where strict mode can say them) and results.
 func TestServerTools(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, s mcp.Server, _ func()) {
 		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
 		names := make([]string, 0, len(tools))
@@ -210,6 +211,7 @@ func TestStdioEnvironmentAndReaping(t *testing.T) {
 // Issue 16: a call that outlasts the server's timeout is a tool error and
 // a warning; the next call connects again and works.
 func TestTimeoutReconnects(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, s mcp.Server, release func()) {
 		s.Timeout = 300 * time.Millisecond
 		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
@@ -230,6 +232,7 @@ func TestTimeoutReconnects(t *testing.T) {
 // Issue 16: a stdio server that dies mid-call (its process exits) is a
 // tool error and a warning; the next call starts a new process.
 func TestStdioCrashReconnects(t *testing.T) {
+	t.Parallel()
 	tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{stdioServer(t, "s")}})
 	pid := func() int {
 		out, err := call(t, tools["s_pid"], `{}`)
@@ -258,6 +261,7 @@ func TestStdioCrashReconnects(t *testing.T) {
 // Issue 16: allow and deny lists, per server, by MCP tool name; two
 // servers' tools are kept apart by their prefixes.
 func TestAllowDeny(t *testing.T) {
+	t.Parallel()
 	a, _, _ := httpServer(t, "a", nil)
 	a.Allow = []string{"echo"}
 	a.Deny = []string{"no-such-tool"} // a name the server does not offer: nothing to deny

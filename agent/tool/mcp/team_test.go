@@ -20,6 +20,7 @@ import (
 // model sees as a retry tool message and the team as a warning record;
 // the next call reconnects, and the answer uses its result.
 func TestAgentUsesMCPTools(t *testing.T) {
+	t.Parallel()
 	t.Run("stdio", func(t *testing.T) { agentConversation(t, stdioServer(t, "s"), func() {}) })
 	t.Run("http", func(t *testing.T) {
 		crashed := make(chan struct{})
