@@ -6,7 +6,10 @@
 //
 // A [Server] is a command run as a child process that speaks MCP on its
 // stdin and stdout (Command, Env), or a streamable HTTP endpoint (URL,
-// Headers). When the agent starts, the card connects to each server, lists
+// Headers; "${NAME}" in their values is read from the agent's environment
+// when connecting, so that the config, which the team's log keeps, need
+// not hold a secret). When the agent starts, the card connects to each
+// server, lists
 // its tools and offers the model those its Allow and Deny lists let
 // through; a server that cannot be reached is a start error naming it.
 // The list is taken once: tools a server adds later are not offered until
@@ -28,14 +31,27 @@
 // # Schemas
 //
 // Each tool's input schema is sent strict when OpenAI's strict mode can
-// say it without changing what the server accepts, else as the server
-// wrote it, non-strict (the rule is toolSchema's, in schema.go): only the
-// keywords strict mode takes; additionalProperties false on every object
-// (an object with free-form keys stays non-strict); optional properties
-// made required and nullable, a null the model sends for one being dropped
-// before the call, so the server sees the property absent; a default
-// folded into the description. A schema with minimum, pattern, format,
-// oneOf, allOf and the like is sent non-strict.
+// say it without changing what the server accepts, else exactly as the
+// server wrote it, non-strict. The rule:
+//
+//   - only the keywords type, enum, const, title, description, $ref,
+//     properties, required, additionalProperties, items (one schema),
+//     anyOf and $defs; annotations ($schema, $id, $comment, examples,
+//     deprecated, readOnly, writeOnly) are dropped, and a default is
+//     folded into the description as "(default: ...)";
+//   - additionalProperties false on every object; an object whose
+//     additionalProperties is true or a schema (free-form keys, a map)
+//     keeps the schema non-strict;
+//   - every property required: one that was optional becomes nullable
+//     (type [T, "null"], or anyOf with {"type": "null"}) and a null the
+//     model sends for it is dropped before the call, so the server sees
+//     the property absent. This is done along properties and items from
+//     the root; an optional property inside anyOf or $defs keeps the
+//     schema non-strict.
+//
+// Any other keyword (minimum, pattern, format, oneOf, allOf, ...) keeps it
+// non-strict: the server then checks the arguments itself, and its refusal
+// reaches the model as a tool error.
 //
 // # Results and failures
 //
@@ -53,8 +69,10 @@
 // retry error saying so, and the agent a warning record
 // (a WarningMessage on the team's ledger, through tool.AgentContext's
 // Report); the connection is dropped and the next call connects again (a
-// new child process for a command). The end of the run's own context
-// (the agent stopping) ends the call and the run, as with every tool.
+// new child process for a command). Retry errors count against the run's
+// retry budget per tool (llm.RuntimeConfig.Retries): a tool that keeps
+// failing ends the run. The end of the run's own context (the agent
+// stopping) ends the call and the run, as with every tool.
 //
 // The tools do not touch the owning agent except to report, so an agent
 // may run them concurrently.

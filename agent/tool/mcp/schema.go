@@ -37,26 +37,10 @@ var (
 )
 
 // toolSchema turns an MCP tool's input schema (as the SDK client decodes
-// it: JSON values) into what the model gets. The rule: the schema is made
-// strict when it can be said in strict mode without changing what the
-// server accepts:
-//
-//   - only the keywords type, enum, const, title, description, $ref,
-//     properties, required, additionalProperties, items (one schema),
-//     anyOf and $defs; annotations ($schema, $id, $comment, examples,
-//     deprecated, readOnly, writeOnly) are dropped and a default is
-//     folded into the description as "(default: ...)";
-//   - every object gets additionalProperties false (an object whose
-//     additionalProperties is true or a schema, a map, cannot be strict);
-//   - every property becomes required; one that was optional becomes
-//     nullable (type [T, "null"], or anyOf with {"type": "null"}), and a
-//     null the model sends for it is dropped from the arguments. Optional
-//     properties are handled this way along properties and items from the
-//     root only: one inside anyOf or $defs keeps the schema non-strict.
-//
-// Any other keyword (minimum, pattern, format, oneOf, allOf, ...) keeps
-// the schema non-strict: it is then sent exactly as the server wrote it,
-// with strict false. Only a schema that is not a JSON object is an error.
+// it: JSON values) into what the model gets, by the rule of the package
+// documentation (# Schemas): strict when strict mode can say it without
+// changing what the server accepts, else as the server wrote it. Only a
+// schema that is not a JSON object is an error.
 func toolSchema(in any) (schema, error) {
 	raw, err := json.Marshal(in)
 	if err != nil {
