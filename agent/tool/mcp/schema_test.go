@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 16: which MCP input schemas are sent strict, and how (the rule of
@@ -105,37 +103,6 @@ func TestArgumentsDropNulls(t *testing.T) {
 	}
 }
 
-// Issue 16: what each kind of content becomes in the model's tool message.
-func TestRender(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		r    *sdk.CallToolResult
-		want string
-	}{
-		{"empty", &sdk.CallToolResult{}, "(no content)"},
-		{"texts", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}}, "a\nb"},
-		{"media", &sdk.CallToolResult{Content: []sdk.Content{
-			&sdk.ImageContent{MIMEType: "image/jpeg", Data: make([]byte, 10)},
-			&sdk.AudioContent{Data: make([]byte, 3)}}},
-			"[image image/jpeg, 10 bytes]\n[audio of unknown type, 3 bytes]"},
-		{"resources", &sdk.CallToolResult{Content: []sdk.Content{
-			&sdk.ResourceLink{Name: "readme", URI: "file:///r.md"},
-			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a.txt", Text: "hello"}},
-			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///b.bin", MIMEType: "application/zip", Blob: make([]byte, 7)}}}},
-			"[resource link readme: file:///r.md]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin, application/zip, 7 bytes]"},
-		{"structured content repeated in a text", &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: `{"sum": 6, "n": 3}`}},
-			StructuredContent: map[string]any{"n": 3, "sum": 6}}, `{"sum": 6, "n": 3}`},
-		{"structured content alone", &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: "done"}},
-			StructuredContent: map[string]any{"n": 3}}, "done\n{\"n\":3}"},
-	} {
-		if got := render(tc.r); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
 // Issue 16: toolSchema takes any JSON without panicking; what it sends is
 // JSON; a strict schema is its own strict form (the rule is idempotent);
 // and arguments of any shape are handled.
@@ -189,42 +156,4 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ja, _ := json.Marshal(x)
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
-}
-
-// Issue 16: ${NAME} in Env and Headers values.
-func TestExpand(t *testing.T) {
-	t.Setenv("MCP_TEST_A", "alpha")
-	for in, want := range map[string]string{
-		"plain":                         "plain",
-		"${MCP_TEST_A}":                 "alpha",
-		"x-${MCP_TEST_A}-${MCP_TEST_A}": "x-alpha-alpha",
-		"$$5 and $HOME and $":           "$5 and $HOME and $",
-		"p@$$w0rd$":                     "p@$w0rd$",
-	} {
-		if got, err := expand(in); err != nil || got != want {
-			t.Errorf("%q: %q %v, want %q", in, got, err, want)
-		}
-	}
-	for in, want := range map[string]string{
-		"${MCP_TEST_UNSET_Y}": "${MCP_TEST_UNSET_Y}: the environment variable is not set",
-		"a ${MCP_TEST_A":      `unclosed ${ in "${MCP_TEST_A"`,
-		"${}":                 "${}: the environment variable is not set",
-	} {
-		if _, err := expand(in); err == nil || err.Error() != want {
-			t.Errorf("%q: %v, want %q", in, err, want)
-		}
-	}
-}
-
-// expand never panics, and a value without "$" comes back as it is.
-func FuzzExpand(f *testing.F) {
-	for _, seed := range []string{"", "$", "$$", "${", "${}", "${PATH}", "a$b${c", "$${PATH}"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out, err := expand(s)
-		if !strings.Contains(s, "$") && (err != nil || out != s) {
-			t.Fatalf("%q: %q %v", s, out, err)
-		}
-	})
 }
