@@ -18,8 +18,11 @@ import (
 // kind is the card's registered kind.
 const kind = "MCPTool"
 
-// defaultTimeout bounds a call when Server.Timeout is 0.
-const defaultTimeout = 60 * time.Second
+// Defaults of Server.Timeout and Server.MaxResultBytes.
+const (
+	defaultTimeout     = 60 * time.Second
+	defaultResultBytes = 64 << 10
+)
 
 func init() { tool.Register(kind, func() tool.Card { return &Card{} }) }
 
@@ -67,6 +70,10 @@ type Server struct {
 	// call. Connecting (the process started, the MCP handshake) may take
 	// 30 s, or Timeout if longer.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxResultBytes caps the text of one result the model gets; 0 means
+	// 64 KiB. A longer one is cut (at a character boundary) and ends with
+	// a line "[truncated at N bytes]".
+	MaxResultBytes int `json:"max_result_bytes,omitempty"`
 }
 
 var _ tool.Card = (*Card)(nil)
@@ -125,6 +132,9 @@ func (s *Server) validate() error {
 	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout %s is negative", s.Timeout)
+	}
+	if s.MaxResultBytes < 0 {
+		return fmt.Errorf("max_result_bytes %d is negative", s.MaxResultBytes)
 	}
 	for _, name := range s.Allow {
 		if slices.Contains(s.Deny, name) {

@@ -310,6 +310,7 @@ func TestBadConfig(t *testing.T) {
 		{with(func(s *mcp.Server) { s.Env = map[string]string{"K": "v"} }), "env is for command servers, not url servers"},
 		{with(func(s *mcp.Server) { s.URL, s.Command, s.Headers = "", []string{"srv"}, map[string]string{"A": "b"} }), "headers are for url servers"},
 		{with(func(s *mcp.Server) { s.Timeout = -time.Second }), "timeout -1s is negative"},
+		{with(func(s *mcp.Server) { s.MaxResultBytes = -1 }), "max_result_bytes -1 is negative"},
 		{with(func(s *mcp.Server) { s.Allow, s.Deny = []string{"x"}, []string{"x"} }), `tool "x" is both allowed and denied`},
 		{[]mcp.Server{ok, ok}, `mcp: servers[1]: name "s" is used twice`},
 	} {

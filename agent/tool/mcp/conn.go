@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -337,7 +338,7 @@ func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (an
 	res, err := s.cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	switch {
 	case err == nil:
-		return answer(cn.cfg.Name, name, res)
+		return answer(cn.cfg.Name, name, res, cmp.Or(cn.cfg.MaxResultBytes, defaultResultBytes))
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
 	case answered(err):

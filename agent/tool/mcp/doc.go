@@ -59,7 +59,9 @@
 // resources are described ("[image image/png, 1234 bytes]": the chat API's
 // tool message is text only); an embedded text resource comes as a
 // "[resource uri]" line and its text; structured content follows as JSON
-// unless a text item already holds it. A result the server flags as an
+// unless a text item already holds it. The text is cut at
+// Server.MaxResultBytes (64 KiB by default), ending then with a line
+// "[truncated at N bytes]". A result the server flags as an
 // error (isError) reaches the model as a retry error (llm.Retry) carrying
 // that text, as does a JSON-RPC error answer (an unknown tool, invalid
 // parameters).

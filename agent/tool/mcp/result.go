@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,10 +13,10 @@ import (
 )
 
 // answer is the model's tool message for r, a result of tool of server:
-// its text (see render), or a retry error carrying it when the server
-// flagged the result as an error.
-func answer(server, tool string, r *sdk.CallToolResult) (any, error) {
-	text := render(r)
+// its text (see render) cut to max bytes, or a retry error carrying it
+// when the server flagged the result as an error.
+func answer(server, tool string, r *sdk.CallToolResult, max int) (any, error) {
+	text := truncate(render(r), max)
 	if r.IsError {
 		return nil, llm.Retry("MCP tool %s of server %s reported an error: %s", tool, server, text)
 	}
@@ -96,4 +97,17 @@ func repeated(texts []string, v any) bool {
 		}
 	}
 	return false
+}
+
+// truncate cuts s to at most max bytes, at a character boundary, and
+// says so on a last line.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("\n[truncated at %d bytes]", n)
 }

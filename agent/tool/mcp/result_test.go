@@ -36,3 +36,24 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+// Issue 16: a long result is cut at a character boundary and says so.
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdef", 4, "abcd\n[truncated at 4 bytes]"},
+		{"ab\u00e9cd", 3, "ab\n[truncated at 2 bytes]"}, // é is 2 bytes
+	} {
+		if got := truncate(tc.in, tc.max); got != tc.want {
+			t.Errorf("%q/%d: %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "0123456789"}}}
+	if out, err := answer("s", "t", r, 5); err != nil || out != "01234\n[truncated at 5 bytes]" {
+		t.Errorf("answer: %q %v", out, err)
+	}
+}
