@@ -1,14 +1,22 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
 // Issue 16: which MCP input schemas are sent strict, and how (the rule of
 // toolSchema); the others are sent as the server wrote them.
 func TestToolSchemaStrictness(t *testing.T) {
+	var strict []json.RawMessage
+	defer func() { acceptedAsStrict(t, strict) }()
 	for _, tc := range []struct {
 		name, in string
 		strict   bool
@@ -58,6 +66,7 @@ func TestToolSchemaStrictness(t *testing.T) {
 				t.Fatalf("strict %v (%s), want %v", s.strict, s.why, tc.strict)
 			}
 			if tc.strict {
+				strict = append(strict, s.wire)
 				if string(s.wire) != tc.want {
 					t.Fatalf("wire\n%s\nwant\n%s", s.wire, tc.want)
 				}
@@ -73,6 +82,44 @@ func TestToolSchemaStrictness(t *testing.T) {
 	}
 	if _, err := toolSchema("not a schema"); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Errorf("a string schema: %v", err)
+	}
+}
+
+// acceptedAsStrict sends the schemas as strict tools to llmtest's
+// server, which refuses a request with a schema OpenAI's strict mode
+// would refuse (400).
+func acceptedAsStrict(t *testing.T, schemas []json.RawMessage) {
+	t.Helper()
+	if len(schemas) == 0 {
+		t.Fatal("no strict schema")
+	}
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.Model("").Enqueue(llmtest.Final("done"))
+	type function struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+		Strict     bool            `json:"strict"`
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	req := map[string]any{"model": "gpt-4.1", "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	var tools []tool
+	for i, sch := range schemas {
+		tools = append(tools, tool{Type: "function", Function: function{Name: fmt.Sprintf("t%d", i), Parameters: sch, Strict: true}})
+	}
+	req["tools"] = tools
+	body, _ := json.Marshal(req)
+	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("llmtest refused the strict schemas: %d %s", resp.StatusCode, b)
 	}
 }
 
