@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -411,5 +412,39 @@ func TestHeaders(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", auth, err, want)
 		}
+	}
+}
+
+// Issue 16: an HTTP server that restarted (it no longer knows the
+// session: 404) gets the call again on a new session; the model sees the
+// answer, and no warning is recorded.
+func TestRestartedServer(t *testing.T) {
+	t.Parallel()
+	var servers []*sdk.Server
+	newHandler := func() http.Handler {
+		ms := newServer(nil, nil)
+		servers = append(servers, ms)
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+	}
+	var current atomic.Pointer[http.Handler]
+	h := newHandler()
+	current.Store(&h)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{{Name: "s", URL: srv.URL}}})
+	for i, text := range []string{"before", "after"} {
+		if i == 1 { // the restart: the sessions end, the new server knows none
+			for ss := range servers[0].Sessions() {
+				_ = ss.Close()
+			}
+			h := newHandler()
+			current.Store(&h)
+		}
+		if out, err := call(t, tools["s_echo"], `{"text": "`+text+`", "upper": null}`); err != nil || out != text {
+			t.Fatalf("echo %s: %q %v", text, out, err)
+		}
+	}
+	if w := owner.warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q", w)
 	}
 }

@@ -328,14 +328,19 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 // answer (it died, the connection broke, the call timed out) is a retry
 // error too, and a warning record, and its connection is dropped: the
 // next call connects again. The end of the run's ctx is returned as is.
+//
+// An HTTP server that no longer knows the session (it restarted: 404) ran
+// nothing: the call is made once more on a new session, unseen by the
+// model.
 func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	s, err := cn.get(ctx)
-	if err != nil {
+	res, s, timedOut, err := cn.callOnce(ctx, name, args)
+	if err != nil && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
+		cn.drop(s)
+		res, s, timedOut, err = cn.callOnce(ctx, name, args)
+	}
+	if s == nil { // not connected
 		return cn.failed(ctx, name, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, cn.timeout())
-	defer cancel()
-	res, err := s.cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	switch {
 	case err == nil:
 		return answer(cn.cfg.Name, name, res, cmp.Or(cn.cfg.MaxResultBytes, defaultResultBytes))
@@ -343,11 +348,24 @@ func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (an
 		return nil, context.Cause(ctx)
 	case answered(err):
 		return nil, llm.Retry("MCP server %s refused the call of %s: %v", cn.cfg.Name, name, err)
-	case cctx.Err() != nil:
+	case timedOut:
 		err = fmt.Errorf("no answer within %s", cn.timeout())
 	}
 	cn.drop(s)
 	return cn.failed(ctx, name, s.explain(err))
+}
+
+// callOnce connects if need be and calls name once. s is nil when
+// connecting failed; timedOut says the call outlasted the timeout.
+func (cn *conn) callOnce(ctx context.Context, name string, args json.RawMessage) (res *sdk.CallToolResult, s *session, timedOut bool, err error) {
+	s, err = cn.get(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, cn.timeout())
+	defer cancel()
+	res, err = s.cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	return res, s, errors.Is(cctx.Err(), context.DeadlineExceeded), err
 }
 
 // failed is a server's failure during a call of name: a warning record

@@ -71,7 +71,10 @@
 // retry error saying so, and the agent a warning record
 // (a WarningMessage on the team's ledger, through tool.AgentContext's
 // Report); the connection is dropped and the next call connects again (a
-// new child process for a command). Retry errors count against the run's
+// new child process for a command). An HTTP server that no longer knows
+// the session (it restarted) ran nothing: the call is made again at once
+// on a new session, without the model or a warning. Retry errors count
+// against the run's
 // retry budget per tool (llm.RuntimeConfig.Retries): a tool that keeps
 // failing ends the run. The end of the run's own context (the agent
 // stopping) ends the call and the run, as with every tool.
