@@ -152,7 +152,7 @@ func (c Capability) Describe(description string) string {
 // *actor.Context implements it). Use it only on the agent's goroutine: in
 // Attach, in commands, in system-prompt sections and in tools marked
 // Serial (the agent runs those itself); tools that may run in parallel must
-// not touch it.
+// not touch it, except Report.
 type AgentContext interface {
 	// Self is the agent's address (its name, agent id, team id).
 	Self() *message.Address
@@ -174,7 +174,8 @@ type AgentContext interface {
 	// WarningMessage for an *actor.WarningError, an ErrorMessage otherwise;
 	// the agent goes on. Unlike the other methods, a tool may call it while
 	// it runs in parallel during the agent's turn (an MCP server that
-	// died).
+	// died): the message does not change during the turn, and records are
+	// appended under the ledger's lock.
 	Report(err error)
 }
 
