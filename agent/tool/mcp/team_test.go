@@ -56,13 +56,8 @@ func agentConversation(t *testing.T, s mcp.Server, afterAnswer func()) {
 		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"HELLO, again"}]}`),
 	)
 
-	rec := actortest.NewRecorder()
-	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
-	t.Cleanup(func() { actortest.Shutdown(t, sys) })
-	team, err := orchestrator.New(sys, orchestrator.WithSubscribers(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec, root := actortest.Team(t)
+	team := orchestrator.Of(root)
 	ctx := ctxT(t)
 	answers := make(chan *agent.AgentMessage, 1)
 	human, err := team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) { answers <- m }},
