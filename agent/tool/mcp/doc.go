@@ -31,8 +31,9 @@
 // # Schemas
 //
 // Each tool's input schema is sent strict when OpenAI's strict mode can
-// say it without changing what the server accepts, else exactly as the
-// server wrote it, non-strict. The rule:
+// say it without changing what the server accepts, else as the server
+// wrote it (with "type": "object" added at the root if it left it out),
+// non-strict. The rule:
 //
 //   - only the keywords type, enum, const, title, description, $ref,
 //     properties, required, additionalProperties, items (one schema),

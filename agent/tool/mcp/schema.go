@@ -51,7 +51,12 @@ func toolSchema(in any) (schema, error) {
 		return schema{}, fmt.Errorf("input schema %.100s: not a JSON object", raw)
 	}
 	if _, typed := doc["type"]; !typed {
+		// OpenAI takes only "type": "object" parameters (MCP asks for it
+		// too); a server that leaves it out gets it added.
 		doc["type"] = "object"
+		if raw, err = json.Marshal(doc); err != nil {
+			return schema{}, fmt.Errorf("input schema: %w", err)
+		}
 	}
 	if !isObject(doc["type"]) {
 		return schema{wire: raw, why: "#: the root is not an object"}, nil

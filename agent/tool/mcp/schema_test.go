@@ -42,6 +42,8 @@ func TestToolSchemaStrictness(t *testing.T) {
 			false, `#/properties/n: keyword "minimum" is not accepted in strict mode`},
 		{"oneOf", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`,
 			false, `#/properties/v: keyword "oneOf" is not accepted in strict mode`},
+		{"pattern, no type at the root (added)", `{"properties":{"id":{"type":"string","pattern":"^[a-z]+$"}}}`,
+			false, `#/properties/id: keyword "pattern" is not accepted in strict mode`},
 		{"free-form keys", `{"type":"object","additionalProperties":true}`,
 			false, `#: additionalProperties is true (free-form keys)`},
 		{"a map", `{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}}`,
@@ -75,7 +77,12 @@ func TestToolSchemaStrictness(t *testing.T) {
 			if s.why != tc.want {
 				t.Errorf("why %q, want %q", s.why, tc.want)
 			}
-			if !jsonEqual(t, s.wire, []byte(tc.in)) {
+			var written map[string]any
+			_ = json.Unmarshal([]byte(tc.in), &written)
+			if _, typed := written["type"]; !typed {
+				written["type"] = "object"
+			}
+			if want, _ := json.Marshal(written); !jsonEqual(t, s.wire, want) {
 				t.Errorf("a non-strict schema is not sent as written: %s", s.wire)
 			}
 		})
