@@ -245,7 +245,7 @@ func (cn *conn) get(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// drop forgets cs, unless another call already replaced it, so that the
+// drop forgets s, unless another call already replaced it, so that the
 // next call connects again, and closes it in the background (the model
 // need not wait for a hung server to be stopped: stdin, SIGTERM after
 // terminateWait, SIGKILL; or an HTTP DELETE, 5 s at most); close waits
@@ -255,8 +255,19 @@ func (cn *conn) drop(s *session) {
 	if cn.session == s {
 		cn.session = nil
 	}
+	closed := cn.closed
+	if !closed { // counted under mu: close's Wait sees it
+		cn.closing.Add(1)
+	}
 	cn.mu.Unlock()
-	cn.closing.Go(func() { _ = s.cs.Close() })
+	if closed { // the card is closing: no one to wait for a goroutine
+		_ = s.cs.Close()
+		return
+	}
+	go func() {
+		defer cn.closing.Done()
+		_ = s.cs.Close()
+	}()
 }
 
 // close ends the session for good: a stdio server is stopped (stdin
