@@ -206,6 +206,7 @@ func (x cardContext) Self() *message.Address                  { return x.c.Self(
 func (x cardContext) Parent() *message.Address                { return x.c.Parent() }
 func (x cardContext) Context() context.Context                { return x.c.Context() }
 func (x cardContext) Send(to *message.Address, msg any) error { return x.c.Send(to, msg) }
+func (x cardContext) Report(err error)                        { x.c.Report(err) }
 
 func (x cardContext) Spawn(a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {
 	giveEnv(a, x.a.env())

@@ -157,7 +157,13 @@ func (r *Runner) setTools(tools ...*Tool) error {
 		index[t.Name] = t
 		// The schema is encoded once, here, not on every request.
 		params := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"required":[]}`)
-		if t.Parameters != nil {
+		switch {
+		case len(t.RawParameters) > 0:
+			if !json.Valid(t.RawParameters) {
+				return fmt.Errorf("llm: tool %s: its raw parameters schema is not valid JSON", t.Name)
+			}
+			params = t.RawParameters
+		case t.Parameters != nil:
 			b, err := json.Marshal(t.Parameters)
 			if err != nil {
 				return fmt.Errorf("llm: tool %s: encoding its parameters schema: %w", t.Name, err)

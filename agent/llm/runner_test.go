@@ -452,10 +452,11 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 	h := newHarness(t, nil)
 	ok := funcTool("ok", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
 	for name, tools := range map[string][]*llm.Tool{
-		"nil":       {nil},
-		"no call":   {{Name: "x"}},
-		"bad name":  {funcTool("a b", ok.Call)},
-		"duplicate": {ok, ok},
+		"nil":                 {nil},
+		"no call":             {{Name: "x"}},
+		"bad name":            {funcTool("a b", ok.Call)},
+		"duplicate":           {ok, ok},
+		"raw schema not JSON": {{Name: "raw", Call: ok.Call, RawParameters: json.RawMessage(`{"type":`)}},
 	} {
 		if err := h.runner.SetTools(tools...); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -472,6 +473,17 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 	h.mustRun("x")
 	if p := string(h.requests()[0].Tools[0].Function.Parameters); !strings.Contains(p, `"type":"object"`) {
 		t.Fatalf("parameters %s", p)
+	}
+	// RawParameters (an MCP server's schema) are sent byte for byte,
+	// keywords Parameters cannot hold included (issue 16).
+	raw := `{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`
+	if err := h.runner.SetTools(&llm.Tool{Name: "raw", Call: ok.Call, RawParameters: json.RawMessage(raw)}); err != nil {
+		t.Fatal(err)
+	}
+	h.model.Enqueue(llmtest.Final(finalPlan))
+	h.mustRun("y")
+	if p := string(h.requests()[1].Tools[0].Function.Parameters); p != raw {
+		t.Fatalf("raw parameters sent as %s", p)
 	}
 }
 

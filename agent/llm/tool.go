@@ -17,6 +17,10 @@ type Tool struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments object.
 	Parameters *jsonschema.Definition
+	// RawParameters, when set, is sent as the schema instead of Parameters,
+	// byte for byte: a schema written elsewhere (an MCP server's), with
+	// keywords Parameters cannot hold.
+	RawParameters json.RawMessage
 	// Strict is sent as the function's strict flag; [NewTool] sets it when
 	// the schema allows.
 	Strict bool

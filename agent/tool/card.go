@@ -9,8 +9,9 @@
 // TeamTool (hire, fire, roster, roles), PlanningTool (a shared task board),
 // WorkspaceTool (files under a per-team root, media references) and
 // SearchTool (web_search through Tavily, Brave, SearXNG or fixed results;
-// web_fetch with SSRF checks) are the cards of the subpackages teamtool,
-// planning, workspace and search.
+// web_fetch with SSRF checks) and MCPTool (the tools of MCP servers) are
+// the cards of the subpackages teamtool, planning, workspace, search and
+// mcp.
 package tool
 
 import (
@@ -151,7 +152,7 @@ func (c Capability) Describe(description string) string {
 // *actor.Context implements it). Use it only on the agent's goroutine: in
 // Attach, in commands, in system-prompt sections and in tools marked
 // Serial (the agent runs those itself); tools that may run in parallel must
-// not touch it.
+// not touch it, except Report.
 type AgentContext interface {
 	// Self is the agent's address (its name, agent id, team id).
 	Self() *message.Address
@@ -168,6 +169,14 @@ type AgentContext interface {
 	// Send tells msg to the actor at to, as the agent (the agent is its
 	// sender).
 	Send(to *message.Address, msg any) error
+	// Report records err on the team's ledger as the runtime records a
+	// failed handler, naming the message the agent is handling: a
+	// WarningMessage for an *actor.WarningError, an ErrorMessage otherwise;
+	// the agent goes on. Unlike the other methods, a tool may call it while
+	// it runs in parallel during the agent's turn (an MCP server that
+	// died): the message does not change during the turn, and records are
+	// appended under the ledger's lock.
+	Report(err error)
 }
 
 var _ AgentContext = (*actor.Context)(nil)

@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Issue 16: what each kind of content becomes in the model's tool message.
+func TestRender(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *sdk.CallToolResult
+		want string
+	}{
+		{"empty", &sdk.CallToolResult{}, "(no content)"},
+		{"texts", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}}, "a\nb"},
+		{"media", &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ImageContent{MIMEType: "image/jpeg", Data: make([]byte, 10)},
+			&sdk.AudioContent{Data: make([]byte, 3)}}},
+			"[image image/jpeg, 10 bytes]\n[audio of unknown type, 3 bytes]"},
+		{"resources", &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ResourceLink{Name: "readme", URI: "file:///r.md"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a.txt", Text: "hello"}},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///b.bin", MIMEType: "application/zip", Blob: make([]byte, 7)}}}},
+			"[resource link readme: file:///r.md]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin, application/zip, 7 bytes]"},
+		{"structured content repeated in a text", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: `{"sum": 6, "n": 3}`}},
+			StructuredContent: map[string]any{"n": 3, "sum": 6}}, `{"sum": 6, "n": 3}`},
+		{"structured content alone", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: "done"}},
+			StructuredContent: map[string]any{"n": 3}}, "done\n{\"n\":3}"},
+	} {
+		if got := render(tc.r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Issue 16: a long result is cut at a character boundary and says so.
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdef", 4, "abcd\n[truncated at 4 bytes]"},
+		{"ab\u00e9cd", 3, "ab\n[truncated at 2 bytes]"}, // é is 2 bytes
+	} {
+		if got := truncate(tc.in, tc.max); got != tc.want {
+			t.Errorf("%q/%d: %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "0123456789"}}}
+	if out, err := answer("s", "t", r, 5); err != nil || out != "01234\n[truncated at 5 bytes]" {
+		t.Errorf("answer: %q %v", out, err)
+	}
+}
