@@ -77,6 +77,15 @@ type lifecycle struct {
 	cause  error // why the stop was requested; nil while none was
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+
+	// The running turn's context, made only when its handler asks for it
+	// (Context.Context), and the last cancel a CancelMessage asked for: by
+	// turn number, so that a cancel that arrives between two turns cancels
+	// neither.
+	turnCancel  context.CancelCauseFunc // nil unless the running turn made its context
+	turnNo      uint64                  // the turn turnCancel belongs to
+	cancelNo    uint64                  // the turn the last CancelMessage asked to cancel
+	cancelCause error                   // its cause (a *turnCancelled); nil while none came
 }
 
 // requestStop records the first stop cause and cancels the context.
@@ -96,6 +105,11 @@ func (l *lifecycle) requestStop(cause error) {
 func (l *lifecycle) context() context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.actorContext()
+}
+
+// actorContext is context with l.mu held.
+func (l *lifecycle) actorContext() context.Context {
 	if l.ctx == nil {
 		l.ctx, l.cancel = context.WithCancelCause(context.Background())
 		if l.cause != nil {
@@ -104,6 +118,58 @@ func (l *lifecycle) context() context.Context {
 	}
 	return l.ctx
 }
+
+// turnContext makes the context of turn no, a child of the actor's: it is
+// cancelled at once when a CancelMessage for that turn came before it was
+// made.
+func (l *lifecycle) turnContext(no uint64) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(l.actorContext())
+	l.turnCancel, l.turnNo = cancel, no
+	if l.cancelCause != nil && l.cancelNo == no {
+		cancel(l.cancelCause)
+	}
+	return ctx
+}
+
+// cancelTurn cancels turn no with cause, now if its context exists, else
+// when it is made.
+func (l *lifecycle) cancelTurn(no uint64, cause error) {
+	l.mu.Lock()
+	l.cancelNo, l.cancelCause = no, cause
+	if l.turnCancel != nil && l.turnNo == no {
+		l.turnCancel(cause)
+	}
+	l.mu.Unlock()
+}
+
+// endTurn releases the context of the turn that just ended.
+func (l *lifecycle) endTurn() {
+	l.mu.Lock()
+	l.turnCancel(errTurnEnded)
+	l.turnCancel = nil
+	l.mu.Unlock()
+}
+
+// errTurnEnded is the cause a turn's context ends with when its handler
+// returned.
+var errTurnEnded = errors.New("actor: the turn ended")
+
+// turnCancelled is the cause of a turn cancelled by a CancelMessage
+// (DESIGN 12): it names the sender, and is a context.Canceled.
+type turnCancelled struct {
+	by, reason string
+}
+
+func (e *turnCancelled) Error() string {
+	if e.reason == "" {
+		return "turn cancelled by " + e.by
+	}
+	return "turn cancelled by " + e.by + ": " + e.reason
+}
+
+func (e *turnCancelled) Unwrap() error { return context.Canceled }
 
 // release cancels the context once the actor has ended.
 func (l *lifecycle) release(cause error) {
@@ -290,6 +356,11 @@ type cell struct {
 	current  message.Message
 	ctx      Context
 	finished bool
+	inTurn   bool            // a handler's Receive is running
+	turnCtx  context.Context // the running turn's context, once asked for
+	// turnNo numbers the turns; a sender of a CancelMessage reads it to
+	// name the turn it cancels.
+	turnNo atomic.Uint64
 
 	// The stop, in order: stopping once it began (children told), tools
 	// told once no other child is left, finishing once the marker is queued.
@@ -325,10 +396,14 @@ type cell struct {
 
 // enqueue appends env to the mailbox; it never blocks (B38a). A stop
 // request (a StopRecursively, a stop asked from outside) also cancels the
-// actor's context at once, so that a handler doing long work ends early.
+// actor's context at once, and a CancelMessage the context of the turn
+// running now (DESIGN 12), so that a handler doing long work ends early;
+// both are still queued and handled in order.
 func (c *cell) enqueue(env envelope) error {
 	if cause := stopCause(env); cause != nil {
 		c.life.requestStop(cause)
+	} else if m, ok := env.msg.(*message.CancelMessage); ok && env.kind == envMsg {
+		c.cancelTurn(m)
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -346,6 +421,16 @@ func (c *cell) enqueue(env envelope) error {
 		c.wake <- struct{}{}
 	}
 	return nil
+}
+
+// cancelTurn cancels the turn running now (none: nothing) with a cause
+// naming m's sender.
+func (c *cell) cancelTurn(m *message.CancelMessage) {
+	by := "the program"
+	if s := m.Sender; s != nil {
+		by = s.Name()
+	}
+	c.life.cancelTurn(c.turnNo.Load(), &turnCancelled{by: by, reason: m.Reason})
 }
 
 // errStopMessage is the cause of a stop requested by a StopRecursively.
@@ -550,7 +635,14 @@ func (c *cell) turn(env envelope) {
 		c.current = m
 		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
 	}
+	c.turnNo.Add(1)
+	c.inTurn = true
 	res, err := c.dispatch(env.msg)
+	c.inTurn = false
+	if c.turnCtx != nil { // the handler asked for its context: release it
+		c.turnCtx = nil
+		c.life.endTurn()
+	}
 	if err != nil && errors.Is(err, ErrUnhandled) {
 		c.sys.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.Sender()),
 			"actor", c.self.Name())
