@@ -42,6 +42,7 @@ func init() {
 	message.Register[llm.ToolReturnEvent]("ToolReturnEvent")
 	message.Register[llm.CompactedEvent]("LlmContextCompactedEvent")
 	message.Register[llm.ClearedEvent]("LlmContextClearedEvent")
+	message.Register[llm.TextDeltaEvent]("LlmTextDeltaEvent") // ephemeral: for live subscribers, never logged
 }
 
 // errNotStarted is returned for messages an agent cannot handle because

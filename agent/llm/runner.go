@@ -283,7 +283,7 @@ func Conclude[T any](ctx context.Context, r *Runner, out *Output[T], breach erro
 	req := rs.request()
 	req.Messages = append(req.Messages, ask.toOpenAI())
 	req.Tools, req.ParallelToolCalls = nil, nil
-	resp, err := r.client.CreateChatCompletion(ctx, req)
+	resp, err := r.complete(ctx, rs.id, req)
 	if err != nil {
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "llm: tool-free conclusion failed", slog.String("run_id", rs.id), slog.String("error", err.Error()))
 		return zero, breach
@@ -350,7 +350,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 			}
 			rs.promptIndex = promptAfter(rs.promptIndex, res)
 		}
-		resp, err := r.client.CreateChatCompletion(rs.ctx, rs.request())
+		resp, err := r.complete(rs.ctx, rs.id, rs.request())
 		if err != nil {
 			if !isContextLength(err) {
 				return zero, fmt.Errorf("llm: chat completion with model %s: %w", r.client.model.Model, err)

@@ -322,6 +322,14 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())
 		return
 	}
+	if req.Stream {
+		cutAt := -1
+		if step.cut {
+			cutAt = step.cutAfter
+		}
+		s.writeStream(w, req, body, cutAt)
+		return
+	}
 	s.writeRecorded(w, req, http.StatusOK, nil, body)
 }
 
@@ -335,6 +343,11 @@ func (s *Server) writeRecorded(w http.ResponseWriter, req *Request, status int, 
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+	s.record(req, status, header, body)
+}
+
+// record appends the exchange to the transcript, when recording.
+func (s *Server) record(req *Request, status int, header http.Header, body []byte) {
 	if s.recorder == nil {
 		return
 	}
