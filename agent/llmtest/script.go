@@ -60,10 +60,10 @@ type Step struct {
 	cut      bool // streamed: cut after cutAfter chunks (CutAfter)
 	cutAfter int
 	content  string
-	calls   []ToolCall
-	status  int
-	header  http.Header
-	body    []byte
+	calls    []ToolCall
+	status   int
+	header   http.Header
+	body     []byte
 }
 
 func newStep(kind stepKind) Step {
