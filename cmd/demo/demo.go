@@ -48,7 +48,7 @@ type options struct {
 	model       string
 	workspace   string
 	timeout     time.Duration
-	color       bool
+	color       bool // stdout is a terminal: colours, and the agents stream their answers to the printer
 	getenv      func(string) string
 	stdin       io.Reader
 	stdout      io.Writer
@@ -124,7 +124,7 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 }
 
 // cards are the team's roles; the Developer also searches the web (sc).
-func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card) ([]*orchestrator.AgentCard, error) {
+func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card, stream bool) ([]*orchestrator.AgentCard, error) {
 	roles := []struct{ role, desc, prompt string }{
 		{"Manager", "Project manager who plans, delegates to specialists and reports to the person",
 			"You are {name}, a project manager. Keep the team plan up to date, delegate the work to specialists (hire them by role), and report to @Human when it is done."},
@@ -136,6 +136,7 @@ func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card) ([]*orche
 		cfg := agent.NewConfig("@"+r.role, r.role)
 		cfg.Prompt = agent.PromptTemplate{Template: r.prompt, Params: map[string]string{"name": "@" + r.role}}
 		cfg.Model = model
+		cfg.Runtime.Stream = stream // on a terminal the printer shows the answers as they are written
 		cfg.Tools = tool.Cards{planning.New(), ws}
 		if r.role == "Developer" {
 			cfg.Tools = append(cfg.Tools, sc)
@@ -242,7 +243,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		}
 		// The catalog is not in the log (it is not telemetry): register it
 		// again, so that the restored agents can hire by role.
-		cs, err := cards(model, ws, sc)
+		cs, err := cards(model, ws, sc, d.opt.color)
 		if err != nil {
 			return err
 		}
@@ -262,7 +263,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		return err
 	}
 	d.team = team
-	cs, err := cards(model, ws, sc)
+	cs, err := cards(model, ws, sc, d.opt.color)
 	if err != nil {
 		return err
 	}
