@@ -53,7 +53,8 @@ func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // WithRecorder writes every exchange to w as one JSON line, the format
 // [Server.Replay] reads: {"agent": the routing key, "request": the request
 // body, "status": the answer's HTTP status, "retry_after": its Retry-After
-// header if any, "response": the answer body}.
+// header if any, "response": the answer body; for a streamed answer, the
+// chat completion it streamed}.
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
 // WithReporter reports each request the server could not accept because

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -81,5 +86,67 @@ func TestLiveLine(t *testing.T) {
 	p.OnMessage(w)
 	if !strings.HasPrefix(out.String(), eraseLine) || !strings.Contains(out.String(), "careful") {
 		t.Fatalf("the next record's line %q does not erase the live line first", out.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the printer's and the input
+// loop's writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Issue 15: with -i, a /cancel typed while the manager is busy (its model
+// call held open) cancels that turn at once; the warning names the person.
+func TestInteractiveCancel(t *testing.T) {
+	var out lockedBuffer
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	inFlight := make(chan struct{}, 1)
+	m := modeOffline
+	opt := options{stdout: &out, stdin: pr, getenv: func(string) string { return "" },
+		logger: slog.New(slog.DiscardHandler), interactive: true, forceMode: &m,
+		script: func(srv *llmtest.Server) {
+			hang := llmtest.Hang()
+			hang.Check = func(*llmtest.Request) error { inFlight <- struct{}{}; return nil }
+			srv.Model("").Enqueue(hang)
+		}}
+	done := make(chan error, 1)
+	go func() { done <- run(context.Background(), opt) }()
+	write := func(s string) {
+		if _, err := io.WriteString(pw, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("think very hard\n")
+	select {
+	case <-inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the manager's model call did not start")
+	}
+	write("/cancel enough\n")
+	write("/quit\n")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the demo did not end:\n%s", out.String())
+	}
+	if want := "! @Manager: agent @Manager: turn cancelled by @Human: enough"; !strings.Contains(out.String(), want) {
+		t.Fatalf("output lacks %q:\n%s", want, out.String())
 	}
 }
