@@ -45,7 +45,7 @@ func (c *Context) Context() context.Context {
 		return cl.life.context()
 	}
 	if cl.turnCtx == nil { // made on first use: most handlers never ask
-		cl.turnCtx = cl.life.turnContext(cl.turnNo.Load())
+		cl.turnCtx = cl.life.turnContext()
 	}
 	return cl.turnCtx
 }

@@ -157,8 +157,14 @@ func TestStreamCutNeverRouted(t *testing.T) {
 		t.Fatalf("a cut answer was routed: %+v", sent[0])
 	}
 	h.noHuman()
-	if got := answers(deltasOf(h, h.manager)); len(got) != 2 || got[0] != got[1] || got[0] == "" {
-		t.Fatalf("deltas of the cut attempts %q", got)
+	starts := 0 // a Seq 0 starts an answer: one per attempt
+	for _, d := range deltasOf(h, h.manager) {
+		if d.Seq == 0 {
+			starts++
+		}
+	}
+	if starts != 2 {
+		t.Fatalf("%d streamed attempts, want 2", starts)
 	}
 	h.say(h.manager, agent.Request, "second")
 	if got := h.expectHuman(); got.Content != "Whole answer" {
@@ -167,16 +173,4 @@ func TestStreamCutNeverRouted(t *testing.T) {
 	if f := h.srv.Failures(); len(f) > 0 {
 		t.Fatalf("server refused requests: %v", f)
 	}
-}
-
-// answers joins deltas into answers: a Seq 0 starts a new one.
-func answers(ds []llm.TextDeltaEvent) []string {
-	var out []string
-	for _, d := range ds {
-		if d.Seq == 0 {
-			out = append(out, "")
-		}
-		out[len(out)-1] += d.Delta
-	}
-	return out
 }

@@ -21,17 +21,7 @@ import (
 func streaming(c *llm.Config) { c.Runtime.Stream = true }
 
 // deltas returns the TextDeltaEvents recorded so far.
-func (r *recorder) deltas() []llm.TextDeltaEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []llm.TextDeltaEvent
-	for _, e := range r.events {
-		if d, ok := e.(llm.TextDeltaEvent); ok {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+func (r *recorder) deltas() []llm.TextDeltaEvent { return eventsOf[llm.TextDeltaEvent](r) }
 
 // answers joins the deltas into answers: a Seq 0 starts a new one.
 func answers(ds []llm.TextDeltaEvent) []string {
