@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,5 +210,44 @@ func TestStreamCancelled(t *testing.T) {
 	}
 	if n := len(h.requests()); n != 1 {
 		t.Fatalf("%d requests after a cancel, want 1", n)
+	}
+}
+
+// Tool-call fragments are merged by their index; a server that omits the
+// index (some OpenAI-compatible ones do) starts a new call with each id. A
+// streamed refusal is a refusal: validation feedback, as unstreamed.
+func TestStreamToolCallsWithoutIndexAndRefusal(t *testing.T) {
+	var hired []string
+	h := newHarness(t, streaming, hireTool(t, &hired))
+	chunk := func(delta string) string {
+		return `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	noIndex := chunk(`{"role":"assistant","tool_calls":[{"id":"call_a","type":"function","function":{"name":"hire_members","arguments":""}}]}`) +
+		chunk(`{"tool_calls":[{"function":{"arguments":"{\"roles\":"}}]}`) +
+		chunk(`{"tool_calls":[{"function":{"arguments":"[\"QA\"]}"}}]}`) +
+		chunk(`{"tool_calls":[{"id":"call_b","type":"function","function":{"name":"hire_members","arguments":"{\"roles\":[\"Dev\"]}"}}]}`) +
+		`data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	h.model.Enqueue(
+		llmtest.Raw(http.StatusOK, http.Header{"Content-Type": {"text/event-stream"}}, noIndex),
+		llmtest.Refusal("I cannot help with that."),
+		llmtest.Final(finalPlan),
+	)
+	h.mustRun("hire and plan")
+	slices.Sort(hired) // the two calls run in parallel
+	if len(hired) != 2 || hired[0] != "Dev" || hired[1] != "QA" {
+		t.Fatalf("tools called with %q, want the two calls assembled", hired)
+	}
+	var refused, answered bool
+	for _, m := range h.history(2) {
+		if m.Role == "assistant" && m.Refusal == "I cannot help with that." {
+			refused = true
+		}
+		if m.Role == "user" && strings.Contains(m.Text(), "the model refused: I cannot help with that.") {
+			answered = true
+		}
+	}
+	if !refused || !answered {
+		t.Fatalf("the streamed refusal was not handled as a refusal: %+v", h.history(2))
 	}
 }
