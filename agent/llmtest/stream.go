@@ -85,8 +85,8 @@ func (s *Server) writeStream(w http.ResponseWriter, req *Request, body []byte, c
 		send(errorBody("server_error", "", "", "The server had an error while processing your request. Sorry about that!"))
 		return
 	}
+	s.record(req, http.StatusOK, nil, body) // before [DONE]: a client stops reading there
 	send([]byte("[DONE]"))
-	s.record(req, http.StatusOK, nil, body)
 }
 
 // streamChunks cuts a chat completion into the chunks that stream it.
