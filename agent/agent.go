@@ -299,13 +299,14 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	ctx := c.Context()
 	c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
 		slog.String("type", string(m.Type)), slog.String("from", senderOf(m.Sender)), slog.Int("length", len(m.Content)))
+	var err error
+	done := false
 	if strings.HasPrefix(m.Content, "/") {
-		done, err := a.slash(ctx, c, m)
-		if done || err != nil {
-			return err
-		}
+		done, err = a.slash(ctx, c, m)
 	}
-	err := a.turn(ctx, c, m)
+	if !done && err == nil {
+		err = a.turn(ctx, c, m)
+	}
 	if err != nil && a.ctx.Err() != nil {
 		return &actor.WarningError{Msg: fmt.Sprintf("agent %s: turn ended: the agent is stopping", c.Self().Name()), Err: err}
 	}
@@ -347,6 +348,12 @@ func (a *BaseAgent) slash(ctx context.Context, c *actor.Context, m *AgentMessage
 	}
 	if err != nil {
 		return true, err
+	}
+	if ctx.Err() != nil {
+		// Cancelled while it ran (issue 15): the sender gets the command's
+		// answer (its failure), the history no operator action, and the
+		// turn its cancel warning (handle).
+		return true, errors.Join(a.answer(c, m, res), context.Cause(ctx))
 	}
 	a.runner.RecordOperatorAction(m.Content, res)
 	return true, a.answer(c, m, res)

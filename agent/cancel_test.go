@@ -239,3 +239,37 @@ func TestCancelFromPersonReply(t *testing.T) {
 		t.Fatalf("%d model requests, want 2 (the idle /cancel is not a prompt)", n)
 	}
 }
+
+// A slash command is cancelled the same way: /compact waiting for its
+// summarizer ends with the cancel warning and leaves the history whole
+// (a failed summary would otherwise truncate it).
+func TestCancelDuringCommand(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "one")), final(out(agent.Response, "@Human", "two")))
+	h.say(h.manager, agent.Request, "first")
+	h.say(h.manager, agent.Request, "second")
+	h.expectHuman()
+	h.expectHuman()
+	hang, inFlight := arrived()
+	h.srv.Summarizer().Enqueue(hang)
+	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/compact"}); err != nil {
+		t.Fatal(err)
+	}
+	h.await("the summarizer call", inFlight)
+	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.expectHuman().Content; !strings.HasPrefix(got, "Command 'compact' failed") {
+		t.Fatalf("the person got %q, want the command's failure", got)
+	}
+	h.cancelWarning(h.manager, "agent @Manager: turn cancelled by @Human")
+	h.sync(h.manager)
+	if errs := of[*message.ErrorMessage](h.sub, h.manager); len(errs) != 0 {
+		t.Fatalf("errors %+v: the cancelled command should end with the warning only", errs)
+	}
+	// Nothing was compacted: the history is whole, not truncated.
+	n, err := proxy.Ask(h.ctx(), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (int, error) { return len(a.Runner().History()), nil })
+	if err != nil || n != 4 {
+		t.Fatalf("history of %d entries (%v) after a cancelled /compact, want the 4 it had", n, err)
+	}
+}
