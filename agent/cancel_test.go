@@ -75,14 +75,8 @@ func (h *harness) await(what string, ch <-chan struct{}) {
 // records' own timestamps, so the subscriber's delay is not counted).
 func (h *harness) cancelWarning(who *message.Address, want string) *message.WarningMessage {
 	h.t.Helper()
-	ms := h.sub.waitFor(h.t, "the cancel warning", func(ms []message.Message) bool {
-		for _, m := range ms {
-			if w, ok := m.(*message.WarningMessage); ok && w.Sender.AgentID() == who.AgentID() {
-				return true
-			}
-		}
-		return false
-	})
+	waitFrom[*message.WarningMessage](h, who, "the cancel warning")
+	ms := h.sub.all()
 	var warn *message.WarningMessage
 	var sent time.Time
 	for _, m := range ms {

@@ -127,6 +127,7 @@ func TestConclusionFailsThenEscalates(t *testing.T) {
 	if len(reqs) != 2 || len(reqs[1].Tools) != 0 {
 		t.Fatalf("%d requests, want the run's one and a tool-free conclusion", len(reqs))
 	}
+	waitFrom[*message.WarningMessage](h, h.manager, "the turn's warning")
 	h.barrier()
 	if w := of[*message.WarningMessage](h.sub, h.manager); len(w) != 1 || !strings.Contains(w[0].Content, "LLM usage limit exceeded") {
 		t.Fatalf("warnings %+v", w)

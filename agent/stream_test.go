@@ -148,14 +148,7 @@ func TestStreamCutNeverRouted(t *testing.T) {
 	answer := final(out(agent.Response, "@Human", "Whole answer"))
 	h.srv.Model("@Manager").Enqueue(answer.CutAfter(6), answer.CutAfter(6), answer)
 	h.say(h.manager, agent.Request, "first")
-	h.sub.waitFor(t, "the failed turn's error", func(ms []message.Message) bool { // it follows the Processed record
-		for _, m := range ms {
-			if e, ok := m.(*message.ErrorMessage); ok && e.Sender.AgentID() == h.manager.AgentID() {
-				return true
-			}
-		}
-		return false
-	})
+	waitFrom[*message.ErrorMessage](h, h.manager, "the failed turn's error")
 	errs := of[*message.ErrorMessage](h.sub, h.manager)
 	if len(errs) != 1 || !strings.Contains(errs[0].Content, "stream was cut") {
 		t.Fatalf("errors %+v, want the cut stream reported", errs)
