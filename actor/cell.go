@@ -77,6 +77,15 @@ type lifecycle struct {
 	cause  error // why the stop was requested; nil while none was
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+
+	// The running turn's context, made only when its handler asks for it
+	// (Context.Context), and the cancel a CancelMessage asked for since the
+	// turn began: a turn clears a cancel left from before it (one that
+	// came between two turns cancels neither), so the turn's hot path reads
+	// one flag and takes no lock.
+	turnCancel  context.CancelCauseFunc // nil unless the running turn made its context
+	cancelCause error                   // a *turnCancelled; nil while none came
+	cancelled   atomic.Bool             // cancelCause != nil, read without the lock
 }
 
 // requestStop records the first stop cause and cancels the context.
@@ -96,6 +105,11 @@ func (l *lifecycle) requestStop(cause error) {
 func (l *lifecycle) context() context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.actorContext()
+}
+
+// actorContext is context with l.mu held.
+func (l *lifecycle) actorContext() context.Context {
 	if l.ctx == nil {
 		l.ctx, l.cancel = context.WithCancelCause(context.Background())
 		if l.cause != nil {
@@ -104,6 +118,68 @@ func (l *lifecycle) context() context.Context {
 	}
 	return l.ctx
 }
+
+// beginTurn forgets a cancel that came before the turn began.
+func (l *lifecycle) beginTurn() {
+	if l.cancelled.Load() {
+		l.mu.Lock()
+		l.cancelCause = nil
+		l.cancelled.Store(false)
+		l.mu.Unlock()
+	}
+}
+
+// turnContext makes the running turn's context, a child of the actor's:
+// cancelled at once when a CancelMessage came since the turn began.
+func (l *lifecycle) turnContext() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(l.actorContext())
+	l.turnCancel = cancel
+	if l.cancelCause != nil {
+		cancel(l.cancelCause)
+	}
+	return ctx
+}
+
+// cancelTurn cancels the running turn with cause: now if its context
+// exists, else when it is made; a turn that begins later clears it.
+func (l *lifecycle) cancelTurn(cause error) {
+	l.mu.Lock()
+	l.cancelCause = cause
+	l.cancelled.Store(true)
+	if l.turnCancel != nil {
+		l.turnCancel(cause)
+	}
+	l.mu.Unlock()
+}
+
+// endTurn releases the context of the turn that just ended.
+func (l *lifecycle) endTurn() {
+	l.mu.Lock()
+	l.turnCancel(errTurnEnded)
+	l.turnCancel = nil
+	l.mu.Unlock()
+}
+
+// errTurnEnded is the cause a turn's context ends with when its handler
+// returned.
+var errTurnEnded = errors.New("actor: the turn ended")
+
+// turnCancelled is the cause of a turn cancelled by a CancelMessage
+// (DESIGN 12): it names the sender, and is a context.Canceled.
+type turnCancelled struct {
+	by, reason string
+}
+
+func (e *turnCancelled) Error() string {
+	if e.reason == "" {
+		return "turn cancelled by " + e.by
+	}
+	return "turn cancelled by " + e.by + ": " + e.reason
+}
+
+func (e *turnCancelled) Unwrap() error { return context.Canceled }
 
 // release cancels the context once the actor has ended.
 func (l *lifecycle) release(cause error) {
@@ -290,6 +366,8 @@ type cell struct {
 	current  message.Message
 	ctx      Context
 	finished bool
+	inTurn   bool            // a handler's Receive is running
+	turnCtx  context.Context // the running turn's context, once asked for
 
 	// The stop, in order: stopping once it began (children told), tools
 	// told once no other child is left, finishing once the marker is queued.
@@ -325,10 +403,14 @@ type cell struct {
 
 // enqueue appends env to the mailbox; it never blocks (B38a). A stop
 // request (a StopRecursively, a stop asked from outside) also cancels the
-// actor's context at once, so that a handler doing long work ends early.
+// actor's context at once, and a CancelMessage the context of the turn
+// running now (DESIGN 12), so that a handler doing long work ends early;
+// both are still queued and handled in order.
 func (c *cell) enqueue(env envelope) error {
 	if cause := stopCause(env); cause != nil {
 		c.life.requestStop(cause)
+	} else if m, ok := env.msg.(*message.CancelMessage); ok && env.kind == envMsg {
+		c.cancelTurn(m)
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -346,6 +428,16 @@ func (c *cell) enqueue(env envelope) error {
 		c.wake <- struct{}{}
 	}
 	return nil
+}
+
+// cancelTurn cancels the turn running now (none: nothing) with a cause
+// naming m's sender.
+func (c *cell) cancelTurn(m *message.CancelMessage) {
+	by := "the program"
+	if s := m.Sender; s != nil {
+		by = s.Name()
+	}
+	c.life.cancelTurn(&turnCancelled{by: by, reason: m.Reason})
 }
 
 // errStopMessage is the cause of a stop requested by a StopRecursively.
@@ -550,7 +642,14 @@ func (c *cell) turn(env envelope) {
 		c.current = m
 		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
 	}
+	c.life.beginTurn()
+	c.inTurn = true
 	res, err := c.dispatch(env.msg)
+	c.inTurn = false
+	if c.turnCtx != nil { // the handler asked for its context: release it
+		c.turnCtx = nil
+		c.life.endTurn()
+	}
 	if err != nil && errors.Is(err, ErrUnhandled) {
 		c.sys.logger.Warn(fmt.Sprintf("Unknown message %s from %s", message.TypeName(env.msg), c.ctx.Sender()),
 			"actor", c.self.Name())

@@ -31,7 +31,24 @@ func (c *Context) Self() *message.Address { return c.cell.self }
 // in a handler (a model call, a tool, a wait) should use it, so that a stop
 // does not wait for it. What is queued is still handled before the stop, as
 // always.
-func (c *Context) Context() context.Context { return c.cell.life.context() }
+//
+// In a handler (Receive) it is the turn's context, a child of the actor's:
+// also cancelled as soon as a message.CancelMessage is sent to the actor
+// while this turn runs (DESIGN 12; the cause, a context.Canceled, names the
+// CancelMessage's sender and reason), and once the handler returns, like an
+// http.Request's. The CancelMessage is then handled in its turn as any
+// message; a cancel sent while no turn runs cancels nothing. In OnStart,
+// OnStop, hooks and proxy calls it is the actor's context.
+func (c *Context) Context() context.Context {
+	cl := c.cell
+	if !cl.inTurn {
+		return cl.life.context()
+	}
+	if cl.turnCtx == nil { // made on first use: most handlers never ask
+		cl.turnCtx = cl.life.turnContext()
+	}
+	return cl.turnCtx
+}
 
 // Sender returns the sender of the message being handled (nil for raw
 // values, proxy calls and messages told without a sender).

@@ -47,7 +47,10 @@
 // Context.Context with its cause at once; when the request is reached in the
 // mailbox the optional StopRequestHook runs, the children are told to stop
 // (tools, Config.Tool, last) without blocking, and once they have all ended
-// the actor drains what was queued and runs OnStop, exactly once.
+// the actor drains what was queued and runs OnStop, exactly once. A
+// message.CancelMessage cancels only the running turn, the same way: in a
+// handler Context.Context is the turn's own context, cancelled at once
+// when one is sent to the actor (issue 15).
 //
 // Telemetry: every actor spawned in a team (orchestrator.New creates one)
 // reports Start, Sent, Received, Processed, Handled, Error, Warning,

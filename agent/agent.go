@@ -42,6 +42,7 @@ func init() {
 	message.Register[llm.ToolReturnEvent]("ToolReturnEvent")
 	message.Register[llm.CompactedEvent]("LlmContextCompactedEvent")
 	message.Register[llm.ClearedEvent]("LlmContextClearedEvent")
+	message.Register[llm.TextDeltaEvent]("LlmTextDeltaEvent") // ephemeral: for live subscribers, never logged
 }
 
 // errNotStarted is returned for messages an agent cannot handle because
@@ -80,7 +81,7 @@ type BaseAgent struct {
 	registry *command.Registry
 	team     *orchestrator.Team
 	startErr error
-	ctx      context.Context // the actor's context: cancelled when its stop is requested (model calls end early)
+	ctx      context.Context // the actor's context: cancelled when its stop is requested (a turn uses its own, c.Context())
 	chain    []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
 }
 
@@ -268,12 +269,29 @@ func (a *BaseAgent) OnStop(c *actor.Context) {
 	}
 }
 
-// Receive handles AgentMessages; anything else is unhandled.
+// Receive handles AgentMessages and CancelMessages; anything else is
+// unhandled. A CancelMessage has done its work by the time its turn comes:
+// the runtime cancelled the turn that was running when it was sent (its
+// model call and tool calls end at once, the turn ends with a warning
+// naming the sender); its own turn only logs it.
 func (a *BaseAgent) Receive(c *actor.Context, msg any) (any, error) {
-	if m, ok := msg.(*AgentMessage); ok {
+	switch m := msg.(type) {
+	case *AgentMessage:
 		return nil, a.handle(c, m)
+	case *message.CancelMessage:
+		c.Logger().Debug("agent: cancel received; the turn it found running (if any) was cancelled when it was sent",
+			"from", senderOf(m.Sender))
+		return nil, nil
 	}
 	return nil, fmt.Errorf("agent: %T: %w", msg, actor.ErrUnhandled)
+}
+
+// senderOf names a sender for a log line ("unknown" for none).
+func senderOf(s *message.Address) string {
+	if s == nil {
+		return "unknown"
+	}
+	return s.Name()
 }
 
 // handle runs the receive path for one AgentMessage (A9): slash command
@@ -284,24 +302,30 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if a.runner == nil {
 		return fmt.Errorf("%w: %v", errNotStarted, a.startErr)
 	}
-	from := "unknown"
-	if s := m.Sender; s != nil {
-		from = s.Name()
-	}
-	c.Logger().LogAttrs(a.ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
-		slog.String("type", string(m.Type)), slog.String("from", from), slog.Int("length", len(m.Content)))
+	// The turn's context: cancelled by a CancelMessage sent while it runs
+	// (DESIGN 12), and with the actor's when the agent's stop is requested.
+	ctx := c.Context()
+	c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
+		slog.String("type", string(m.Type)), slog.String("from", senderOf(m.Sender)), slog.Int("length", len(m.Content)))
+	var err error
+	done := false
 	if strings.HasPrefix(m.Content, "/") {
-		done, err := a.slash(c, m)
-		if done || err != nil {
+		done, err = a.slash(ctx, c, m)
+	}
+	if !done && err == nil {
+		if err := a.guardLoop(c, m); err != nil {
 			return err
 		}
+		err = a.turn(ctx, c, m)
 	}
-	if err := a.guardLoop(c, m); err != nil {
-		return err
-	}
-	err := a.turn(c, m)
 	if err != nil && a.ctx.Err() != nil {
 		return &actor.WarningError{Msg: fmt.Sprintf("agent %s: turn ended: the agent is stopping", c.Self().Name()), Err: err}
+	}
+	if err != nil && ctx.Err() != nil {
+		// Cancelled (issue 15): the cause names who cancelled. The run
+		// left a history the next request can send (llm.Run heals it).
+		c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: turn cancelled", slog.String("error", err.Error()))
+		return &actor.WarningError{Msg: "agent " + c.Self().Name(), Err: context.Cause(ctx)}
 	}
 	var limit *llm.UsageLimitError
 	if errors.As(err, &limit) {
@@ -315,7 +339,7 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 
 // slash runs a slash command when the sender may (A10-A12); done means the
 // message was a command and is answered.
-func (a *BaseAgent) slash(c *actor.Context, m *AgentMessage) (bool, error) {
+func (a *BaseAgent) slash(ctx context.Context, c *actor.Context, m *AgentMessage) (bool, error) {
 	if !a.mayCommand(c, m.Sender) {
 		if first := strings.Fields(m.Content); len(first) > 0 && a.registry.Has(strings.TrimPrefix(first[0], "/")) {
 			c.Report(actor.NewWarning("agent %s: slash command %q from agent %s refused: commands are taken from a person or the program only (AgentConfig.AllowAgentCommands); passed to the model as text",
@@ -323,19 +347,36 @@ func (a *BaseAgent) slash(c *actor.Context, m *AgentMessage) (bool, error) {
 		}
 		return false, nil
 	}
-	res, err := a.registry.Dispatch(a.ctx, m.Content)
+	if isCancel(m.Content) {
+		// A /cancel that reached the agent as text (not through Say or
+		// HumanProxy.Reply, which send a CancelMessage) finds no turn to
+		// cancel: this is the agent's own turn.
+		return true, a.answer(c, m, "Nothing to cancel: no turn was running.")
+	}
+	res, err := a.registry.Dispatch(ctx, m.Content)
 	if errors.Is(err, command.ErrNotRecognized) {
 		return false, nil // A12: a sentence that starts with a slash
 	}
 	if err != nil {
 		return true, err
 	}
-	a.runner.RecordOperatorAction(m.Content, res)
-	if m.Sender == nil || !m.Sender.IsAlive() {
-		return true, nil
+	if ctx.Err() != nil {
+		// Cancelled while it ran (issue 15): the sender gets the command's
+		// answer (its failure), the history no operator action, and the
+		// turn its cancel warning (handle).
+		return true, errors.Join(a.answer(c, m, res), context.Cause(ctx))
 	}
-	reply := &AgentMessage{Type: Notification, Content: res}
-	return true, c.Send(m.Sender, reply)
+	a.runner.RecordOperatorAction(m.Content, res)
+	return true, a.answer(c, m, res)
+}
+
+// answer sends a command's result to the sender of m, if it is still
+// there.
+func (a *BaseAgent) answer(c *actor.Context, m *AgentMessage, res string) error {
+	if m.Sender == nil || !m.Sender.IsAlive() {
+		return nil
+	}
+	return c.Send(m.Sender, &AgentMessage{Type: Notification, Content: res})
 }
 
 // mayCommand says whether a slash command from sender is obeyed: a user
@@ -352,15 +393,15 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 // turn prompts the model and routes its output (A7, A13, A17). A run that
 // ends on a run-tier usage limit gets one tool-free request to conclude
 // (conclude, A40) before the breach is escalated (handle, A38).
-func (a *BaseAgent) turn(c *actor.Context, m *AgentMessage) error {
-	ctx, roster := cards.WithTurnRoster(a.ctx)
+func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage) error {
+	ctx, roster := cards.WithTurnRoster(ctx)
 	out, err := Act(ctx, a, prefix(m), structured)
 	if err != nil {
 		if out, err = a.conclude(ctx, c, err); err != nil {
 			return err
 		}
 	}
-	return a.route(c, out, roster)
+	return a.route(ctx, c, out, roster)
 }
 
 // conclude is the guard's answer to a run-tier usage-limit breach (A40):
@@ -409,7 +450,7 @@ func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Outpu
 // intent (A8). A hire that fails ends the routing with that error. A name
 // is looked up in the roster the run showed the model while that member
 // is alive, else asked of the team.
-func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
 	for i, r := range out.Messages {
 		if !r.MessageType.Valid() {
 			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
@@ -417,7 +458,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 		}
 		var to *message.Address
 		if strings.HasPrefix(r.Recipient, "@") {
-			member, err := a.member(roster, r.Recipient)
+			member, err := a.member(ctx, roster, r.Recipient)
 			if err != nil {
 				return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
 			}
@@ -425,12 +466,12 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 				c.Report(actor.NewWarning("agent %s: no team member named %s; message %d skipped", c.Self().Name(), r.Recipient, i))
 				continue
 			}
-			if err := a.mayRoute(c, r.MessageType, member); err != nil {
+			if err := a.mayRoute(ctx, c, r.MessageType, member); err != nil {
 				return err
 			}
 			to = member
 		} else {
-			hired, err := a.hireMember(r.Recipient)
+			hired, err := a.hireMember(ctx, r.Recipient)
 			if err != nil {
 				return err
 			}
@@ -451,7 +492,7 @@ func (a *BaseAgent) route(c *actor.Context, out StructuredOutput, roster *cards.
 // message being handled and the agent's hirer (answering or asking back up
 // is not handing work out), and an agent whose role has no card or a card
 // with an empty routes_to (any role).
-func (a *BaseAgent) mayRoute(c *actor.Context, intent Intent, to *message.Address) error {
+func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Intent, to *message.Address) error {
 	if intent != Request && intent != Instruction || to.IsUserProxy() {
 		return nil
 	}
@@ -461,7 +502,7 @@ func (a *BaseAgent) mayRoute(c *actor.Context, intent Intent, to *message.Addres
 		}
 	}
 	self := c.Self()
-	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
 	defer cancel()
 	own, err := a.team.Card(ctx, self.Role())
 	if err != nil {
@@ -482,11 +523,11 @@ var ErrRouteRefused = errors.New("route outside the card's routes_to")
 
 // member returns the first member named name, nil for none: from roster
 // while it is alive there, else from the team.
-func (a *BaseAgent) member(roster *cards.TurnRoster, name string) (*message.Address, error) {
+func (a *BaseAgent) member(ctx context.Context, roster *cards.TurnRoster, name string) (*message.Address, error) {
 	if m := roster.Find(name); m != nil {
 		return m, nil
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
 	defer cancel()
 	return a.team.Member(ctx, name)
 }
@@ -499,11 +540,11 @@ var errNoHire = errors.New("agent: hire_member command not available (TeamTool h
 // hireMember hires a member of role with the hire its cards give it
 // (TeamTool's hire_member, tool.Capabilities.Hire; A14) and returns its
 // address. Call it on the agent's goroutine.
-func (a *BaseAgent) hireMember(role string) (*message.Address, error) {
+func (a *BaseAgent) hireMember(ctx context.Context, role string) (*message.Address, error) {
 	if a.hire == nil {
 		return nil, errNoHire
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
 	defer cancel()
 	return a.hire(ctx, role)
 }

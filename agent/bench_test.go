@@ -29,8 +29,17 @@ import (
 // the telemetry itself, and the two team queries the system sections make
 // at the start of each run (A19; about 0.1x: skipping them needs a roster
 // and catalog change signal from the orchestrator).
-func BenchmarkAgentTurn(b *testing.B) {
-	h := newHarness(b)
+func BenchmarkAgentTurn(b *testing.B) { benchTurn(b) }
+
+// BenchmarkAgentTurnStreamed is BenchmarkAgentTurn with the answer
+// streamed (AgentConfig.Runtime.Stream, issue 15): the same request with
+// stream and include_usage, the answer in server-sent chunks, each piece
+// of text one ephemeral TextDeltaEvent through the team's ledger to its
+// subscriber.
+func BenchmarkAgentTurnStreamed(b *testing.B) { benchTurn(b, streamingAgents) }
+
+func benchTurn(b *testing.B, opts ...option) {
+	h := newHarness(b, opts...)
 	model := h.srv.Model("@Manager")
 	ctx := context.Background()
 	b.ReportAllocs()

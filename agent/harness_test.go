@@ -164,6 +164,21 @@ func (h *harness) waitProcessed(by *message.Address, id [16]byte) {
 	})
 }
 
+// waitFrom waits until who has emitted a record of type T: for what
+// follows the Processed record that say waits for (a failed turn's
+// WarningMessage or ErrorMessage), which a barrier may come before.
+func waitFrom[T message.Message](h *harness, who *message.Address, what string) {
+	h.t.Helper()
+	h.sub.waitFor(h.t, what, func(ms []message.Message) bool {
+		for _, m := range ms {
+			if _, ok := m.(T); ok && m.Envelope().Sender != nil && m.Envelope().Sender.AgentID() == who.AgentID() {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // barrier returns once every subscriber has seen all telemetry emitted
 // before the call (a team query consumes the ledger first).
 func (h *harness) barrier() {

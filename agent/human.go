@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
@@ -62,16 +63,34 @@ func (h *HumanProxy) Receive(c *actor.Context, msg any) (any, error) {
 // overrides orchestrator.UserProxy's Reply, so orchestrator.ProcessHumanInput
 // on a HumanProxy sends an AgentMessage. Call it on the proxy's goroutine,
 // or use orchestrator.ProcessHumanInput.
+//
+// A person's "/cancel [reason]" is sent as a message.CancelMessage instead
+// (see Say).
 func (h *HumanProxy) Reply(c *actor.Context, content string, original message.Message) error {
+	if cm, ok := asCancel(content); ok {
+		return h.Answer(c, original, cm)
+	}
 	return h.Answer(c, original, &AgentMessage{Type: Response, Content: content})
 }
 
 // Say sends a person's message from the human proxy at proxy to an agent
 // (A61): the team's log records the proxy as the sender. An empty intent
 // means request.
+//
+// A person's "/cancel" (optionally followed by a reason) is sent as a
+// message.CancelMessage{Reason: reason} instead of msg, which is not sent:
+// the runtime cancels the agent's running turn the moment it is sent,
+// even though the agent is busy with that turn (its model call and tool
+// calls end at once; the turn ends with a warning naming the person), and
+// what was queued behind it is still handled (issue 15).
 func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) error {
 	if msg == nil {
 		return errors.New("agent: Say(nil)")
+	}
+	if cm, ok := asCancel(msg.Content); ok {
+		return proxy.Do(ctx, from, func(c *actor.Context, _ actor.Actor) error {
+			return c.Send(to, cm)
+		})
 	}
 	if msg.Type == "" {
 		msg.Type = Request
@@ -82,4 +101,23 @@ func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) erro
 	return proxy.Do(ctx, from, func(c *actor.Context, _ actor.Actor) error {
 		return c.Send(to, msg)
 	})
+}
+
+// cancelCommand is what a person types to cancel an agent's running turn.
+const cancelCommand = "/cancel"
+
+// asCancel returns the CancelMessage a person's "/cancel [reason]" stands
+// for.
+func asCancel(content string) (*message.CancelMessage, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(content), cancelCommand)
+	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\n') {
+		return nil, false
+	}
+	return &message.CancelMessage{Reason: strings.TrimSpace(rest)}, true
+}
+
+// isCancel reports whether content is a person's "/cancel [reason]".
+func isCancel(content string) bool {
+	_, ok := asCancel(content)
+	return ok
 }

@@ -127,8 +127,7 @@ func TestConclusionFailsThenEscalates(t *testing.T) {
 	if len(reqs) != 2 || len(reqs[1].Tools) != 0 {
 		t.Fatalf("%d requests, want the run's one and a tool-free conclusion", len(reqs))
 	}
-	// The person is told during the turn; its warning record comes after the turn's Processed.
-	h.sub.waitFor(t, "the warning", func([]message.Message) bool { return len(of[*message.WarningMessage](h.sub, h.manager)) > 0 })
+	waitFrom[*message.WarningMessage](h, h.manager, "the turn's warning")
 	h.barrier()
 	if w := of[*message.WarningMessage](h.sub, h.manager); len(w) != 1 || !strings.Contains(w[0].Content, "LLM usage limit exceeded") {
 		t.Fatalf("warnings %+v", w)

@@ -24,9 +24,14 @@ func NewResultMessage(content string) *ResultMessage {
 	return &ResultMessage{Base: Base{DisplayType: DisplayAI}, Content: content}
 }
 
-// CancelMessage asks an agent to abandon its current run. Core gives it no
-// behaviour: agents that implement run cancellation honour it, others treat
-// it as any unknown message.
+// CancelMessage asks an actor to abandon the turn it is running (issue 15).
+// The runtime acts on it when it is sent, not when the actor reaches it in
+// its mailbox: the running turn's context (actor.Context.Context) is
+// cancelled at once, with a cause naming the sender and Reason, so that
+// the model call or tool in flight ends; the message is then delivered in
+// order like any other (an agent.BaseAgent ends the cancelled turn with a
+// warning; an actor that does not handle it reports it as unknown). Sent
+// while no turn runs, it cancels nothing.
 type CancelMessage struct {
 	Base
 	Reason string `json:"reason"`

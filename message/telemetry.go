@@ -94,6 +94,16 @@ type EventMessage struct {
 	Event any `json:"event"`
 }
 
+// Ephemeral is implemented by an event payload that is live only, such as
+// a piece of an answer being streamed (issue 15): a team's subscribers get
+// its EventMessage as any other, but the team keeps it in no index (its
+// events queries) and the durable log (orchestrator/eventlog) does not
+// write it, so a restored team never sees it.
+type Ephemeral interface {
+	// Ephemeral marks the type; it does nothing.
+	Ephemeral()
+}
+
 // EventAs returns m's event as a T, whether it holds a T or a *T (the one
 // rule for event payloads: a live event is often a value, a decoded one a
 // pointer); false when it holds neither or m is nil.

@@ -166,7 +166,9 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 			o.states[who.AgentID()] = e.rec.Value
 		}
 	case telemetry.Event:
-		o.events.add(e, id)
+		if _, live := e.rec.Value.(message.Ephemeral); !live { // subscribers only (issue 15)
+			o.events.add(e, id)
+		}
 	}
 	if len(o.subs) > 0 {
 		// One view per record, reused: its message is materialized at most

@@ -567,7 +567,9 @@ type EventFilter struct {
 	Payload string
 }
 
-// Events returns the EventMessages of the log, filtered (B83).
+// Events returns the EventMessages of the log, filtered (B83); an event
+// that is message.Ephemeral (a streamed answer's text deltas) reached the
+// subscribers only and is not among them.
 func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessage, error) {
 	return query(ctx, t, func(r reader) ([]*message.EventMessage, error) {
 		var out []*message.EventMessage

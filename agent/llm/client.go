@@ -20,6 +20,7 @@ type client struct {
 	oa        *openai.Client
 	model     ModelConfig
 	bottom    openai.HTTPDoer
+	retry     *retryDoer // its backoff also paces a cut stream's retries
 	closeOnce sync.Once
 }
 
@@ -35,7 +36,8 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 	if bottom == nil {
 		bottom = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	var doer openai.HTTPDoer = &retryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
+	retry := &retryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
+	var doer openai.HTTPDoer = retry
 	if model.Temperature != nil && *model.Temperature == 0 {
 		doer = zeroTemperatureDoer{next: doer}
 	}
@@ -53,7 +55,7 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 		}
 	}
 	cfg.HTTPClient = doer
-	return &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom}, nil
+	return &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom, retry: retry}, nil
 }
 
 // Model returns the client's model config (its API key included; do not log

@@ -107,6 +107,11 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (compac
 			return compactResult{}, err
 		}
 		res = compactResult{replaced: n, summary: r.summarize(ctx, r.history[:n])}
+		if err := ctx.Err(); err != nil {
+			// Cancelled (or stopping) while summarizing: the history stays
+			// whole rather than truncated (issue 15).
+			return compactResult{}, fmt.Errorf("llm: compaction: %w", err)
+		}
 	}
 	ev := CompactedEvent{RunID: runID, StrategyID: strategy, Summary: res.summary, ReplacedMessageCount: res.replaced,
 		TokensBefore: r.lastInputTokens, TokensAfter: (len(summaryPrefix) + len(res.summary)) / 4}

@@ -156,6 +156,13 @@ type RuntimeConfig struct {
 	// nothing (C8). Tool calls of one response run concurrently unless it
 	// is false or a tool is marked Serial; results keep call order (A26).
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// Stream, when true, streams each answer (stream: true with
+	// stream_options.include_usage, issue 15): its text is reported piece by
+	// piece as TextDeltaEvents while it is written, and the whole answer is
+	// then validated and recorded exactly as an unstreamed one. A stream cut
+	// mid-way is sent again (HTTP.MaxAttempts in all), never taken as an
+	// answer. Off by default. HTTP.Timeout bounds each whole stream.
+	Stream bool `json:"stream,omitempty"`
 	// HTTP tunes timeouts and retries (A28); zero fields take the defaults.
 	HTTP struct {
 		// Timeout bounds each attempt (default 120 s). A timed-out

@@ -59,13 +59,16 @@ func (r *recorder) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func (r *recorder) usage() []llm.UsageEvent {
+func (r *recorder) usage() []llm.UsageEvent { return eventsOf[llm.UsageEvent](r) }
+
+// eventsOf returns the recorded events of type T, in order.
+func eventsOf[T llm.Event](r *recorder) []T {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []llm.UsageEvent
+	var out []T
 	for _, e := range r.events {
-		if u, ok := e.(llm.UsageEvent); ok {
-			out = append(out, u)
+		if x, ok := e.(T); ok {
+			out = append(out, x)
 		}
 	}
 	return out

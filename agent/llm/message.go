@@ -114,8 +114,9 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 }
 
 // Event is what a [Runner] reports to its Options.Observer: [MessageEvent],
-// [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent] and
-// [ClearedEvent]. The set is closed.
+// [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent],
+// [ClearedEvent] and, when the answers are streamed, [TextDeltaEvent]. The
+// set is closed.
 type Event interface{ llmEvent() }
 
 // MessageEvent reports one history append (A50); replaying these rebuilds

@@ -302,7 +302,7 @@ func Conclude[T any](ctx context.Context, r *Runner, out *Output[T], breach erro
 	req := rs.request()
 	req.Messages = append(req.Messages, ask.toOpenAI())
 	req.Tools, req.ParallelToolCalls = nil, nil
-	resp, err := r.complete(ctx, req)
+	resp, err := r.complete(ctx, rs.id, req)
 	if err != nil {
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "llm: tool-free conclusion failed", slog.String("run_id", rs.id), slog.String("error", err.Error()))
 		return zero, breach
@@ -369,7 +369,7 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 			}
 			rs.promptIndex = promptAfter(rs.promptIndex, res)
 		}
-		resp, err := r.complete(rs.ctx, rs.request())
+		resp, err := r.complete(rs.ctx, rs.id, rs.request())
 		if err != nil {
 			if !isContextLength(err) {
 				return zero, fmt.Errorf("llm: chat completion with model %s: %w", r.client.model.Model, err)
@@ -502,17 +502,18 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 	return out
 }
 
-// complete sends one chat completion of a run and notes, for its usage
+// complete sends one chat completion of run runID, once the guards admit
+// it (spend ceilings and rate limit, issue 16), and notes, for its usage
 // event, how long it took and how many HTTP attempts it needed (the retry
-// doer counts them through ctx).
-func (r *Runner) complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	ctx, settle, err := r.admit(ctx, req) // spend ceilings and rate limit (issue 16)
+// doer counts them through ctx; for a stream, those of its last sending).
+func (r *Runner) complete(ctx context.Context, runID string, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	ctx, settle, err := r.admit(ctx, req)
 	if err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	var attempts int
 	start := time.Now()
-	resp, err := r.client.CreateChatCompletion(withAttemptCount(ctx, &attempts), req)
+	resp, err := r.send(withAttemptCount(ctx, &attempts), runID, req)
 	r.lastCall = callStats{latency: time.Since(start), attempts: attempts}
 	settle(resp)
 	return resp, err

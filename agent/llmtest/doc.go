@@ -33,4 +33,13 @@
 // ([WithRecorder]) and replay one ([Server.Replay]): each request must match
 // the next recorded one, and any request the transcript does not expect
 // fails with a 400 and is reported.
+//
+// A request with "stream": true is answered as OpenAI streams (issue 15):
+// server-sent "data:" chunks carrying the answer in small pieces (a tool
+// call's id and name first, then its arguments, each fragment with its
+// index), the finish_reason, a last chunk with the usage when
+// stream_options.include_usage asks for it, and "data: [DONE]". Scripted
+// and replayed answers stream alike; a streamed answer is recorded as the
+// chat completion it streamed. [Step.CutAfter] cuts a stream with an error
+// event, as a server failing mid-answer does.
 package llmtest

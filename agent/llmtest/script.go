@@ -56,12 +56,14 @@ type Step struct {
 	// failure ([Server.Failures], [WithReporter]).
 	Check func(*Request) error
 
-	kind    stepKind
-	content string
-	calls   []ToolCall
-	status  int
-	header  http.Header
-	body    []byte
+	kind     stepKind
+	cut      bool // streamed: cut after cutAfter chunks (CutAfter)
+	cutAfter int
+	content  string
+	calls    []ToolCall
+	status   int
+	header   http.Header
+	body     []byte
 }
 
 func newStep(kind stepKind) Step {
@@ -162,6 +164,17 @@ func Hang() Step { return newStep(kindHang) }
 // (PromptTokens, CompletionTokens, CachedTokens).
 func (s Step) WithUsage(prompt, completion, cached int) Step {
 	s.PromptTokens, s.CompletionTokens, s.CachedTokens = prompt, completion, cached
+	return s
+}
+
+// CutAfter returns s cut mid-stream: when its request asks for a stream,
+// the server sends the answer's first n chunks, then an error event (a
+// server_error, as OpenAI reports a failure mid-stream) and ends the
+// response without "data: [DONE]". An unstreamed request gets the answer
+// whole. It applies to the answers the server builds (Final, ToolCalls,
+// Refusal).
+func (s Step) CutAfter(n int) Step {
+	s.cut, s.cutAfter = true, max(n, 0)
 	return s
 }
 

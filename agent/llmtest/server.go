@@ -53,7 +53,8 @@ func withAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // WithRecorder writes every exchange to w as one JSON line, the format
 // [Server.Replay] reads: {"agent": the routing key, "request": the request
 // body, "status": the answer's HTTP status, "retry_after": its Retry-After
-// header if any, "response": the answer body}.
+// header if any, "response": the answer body; for a streamed answer, the
+// chat completion it streamed}.
 func WithRecorder(w io.Writer) Option { return func(s *Server) { s.recorder = w } }
 
 // WithReporter reports each request the server could not accept because
@@ -322,6 +323,14 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())
 		return
 	}
+	if req.Stream {
+		cutAt := -1
+		if step.cut {
+			cutAt = step.cutAfter
+		}
+		s.writeStream(w, req, body, cutAt)
+		return
+	}
 	s.writeRecorded(w, req, http.StatusOK, nil, body)
 }
 
@@ -335,6 +344,11 @@ func (s *Server) writeRecorded(w http.ResponseWriter, req *Request, status int, 
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+	s.record(req, status, header, body)
+}
+
+// record appends the exchange to the transcript, when recording.
+func (s *Server) record(req *Request, status int, header http.Header, body []byte) {
 	if s.recorder == nil {
 		return
 	}

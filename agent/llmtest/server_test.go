@@ -258,7 +258,7 @@ func TestOtherBadRequests(t *testing.T) {
 		"not json":               {`{`, "could not parse the JSON body"},
 		"no model":               {`{"messages":[{"role":"user","content":"x"}]}`, "model"},
 		"no messages":            {`{"model":"m","messages":[]}`, "too short"},
-		"stream":                 {`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`, "streaming"},
+		"stream_options alone":   {`{"model":"m","stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`, "stream_options"},
 		"max_tokens on gpt-5":    {`{"model":"gpt-5.2","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, "max_completion_tokens"},
 		"effort on gpt-4.1":      {`{"model":"gpt-4.1","reasoning_effort":"low","messages":[{"role":"user","content":"x"}]}`, "reasoning_effort"},
 		"bad tool name":          {`{"model":"m","tools":[{"type":"function","function":{"name":"a b"}}],"messages":[{"role":"user","content":"x"}]}`, "does not match pattern"},

@@ -129,8 +129,8 @@ func (b *badRequest) Error() string { return b.message }
 // validateRequest applies the checks the real API makes that our client
 // could get wrong; nil means the request is acceptable.
 func validateRequest(r *Request) *badRequest {
-	if r.Stream {
-		return &badRequest{param: "stream", message: "llmtest: streaming is not supported by the fake server"}
+	if !r.Stream && r.StreamOptions != nil {
+		return &badRequest{param: "stream_options", message: "The 'stream_options' parameter is only allowed when 'stream' is enabled."}
 	}
 	if r.Model == "" {
 		return &badRequest{param: "model", message: "you must provide a model parameter"}

@@ -97,6 +97,10 @@ func (s *Server) serveReplay(w http.ResponseWriter, req *Request) {
 	if next.RetryAfter != "" {
 		header = http.Header{"Retry-After": []string{next.RetryAfter}}
 	}
+	if req.Stream && next.Status == http.StatusOK {
+		s.writeStream(w, req, next.Response, -1) // a recorded completion, streamed
+		return
+	}
 	s.writeRecorded(w, req, next.Status, header, next.Response)
 }
 

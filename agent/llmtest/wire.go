@@ -28,6 +28,11 @@ type Request struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
 	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
 	Stream              bool            `json:"stream"`
+	// StreamOptions is stream_options; with IncludeUsage a streamed answer
+	// ends with a usage chunk.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
 
 	// Tools are the tool declarations, in order.
 	Tools []struct {

@@ -159,8 +159,10 @@ type AgentContext interface {
 	// Parent is the agent's parent: the member that hired it, or the
 	// orchestrator.
 	Parent() *message.Address
-	// Context is cancelled as soon as the agent's stop is requested: work
-	// on its behalf (a hire) ends early.
+	// Context is cancelled as soon as the agent's stop is requested, and,
+	// during one of the agent's turns, as soon as that turn is cancelled
+	// (a CancelMessage: actor.Context.Context): work on its behalf (a
+	// hire) ends early.
 	Context() context.Context
 	// Spawn creates an actor as the agent's child, in its team (a hired
 	// member); the agent passes on what a kind's factory cannot know (its

@@ -48,14 +48,15 @@ type options struct {
 	model       string
 	workspace   string
 	timeout     time.Duration
-	color       bool
+	color       bool // stdout is a terminal: colours, and the agents stream their answers to the printer
 	getenv      func(string) string
 	stdin       io.Reader
 	stdout      io.Writer
 	logger      *slog.Logger
 	record      io.Writer // scripted mode: where the transcript goes
 	forceMode   *mode
-	web         webOptions // -web (web.go)
+	web         webOptions            // -web (web.go)
+	script      func(*llmtest.Server) // tests: steps for the offline model, before its fixed reply
 }
 
 // demo is one run.
@@ -122,12 +123,15 @@ func (d *demo) modelConfig() (llm.ModelConfig, error) {
 		script(d.srv)
 	case modeOffline:
 		d.srv.Model("").Otherwise(llmtest.Final(offlineReply))
+		if d.opt.script != nil {
+			d.opt.script(d.srv)
+		}
 	}
 	return d.srv.ModelConfig("gpt-4.1"), nil
 }
 
 // cards are the team's roles; the Developer also searches the web (sc).
-func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card) ([]*orchestrator.AgentCard, error) {
+func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card, stream bool) ([]*orchestrator.AgentCard, error) {
 	roles := []struct{ role, desc, prompt string }{
 		{"Manager", "Project manager who plans, delegates to specialists and reports to the person",
 			"You are {name}, a project manager. Keep the team plan up to date, delegate the work to specialists (hire them by role), and report to @Human when it is done."},
@@ -139,6 +143,7 @@ func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card) ([]*orche
 		cfg := agent.NewConfig("@"+r.role, r.role)
 		cfg.Prompt = agent.PromptTemplate{Template: r.prompt, Params: map[string]string{"name": "@" + r.role}}
 		cfg.Model = model
+		cfg.Runtime.Stream = stream // on a terminal the printer shows the answers as they are written
 		cfg.Tools = tool.Cards{planning.New(), ws}
 		if r.role == "Developer" {
 			cfg.Tools = append(cfg.Tools, sc)
@@ -247,7 +252,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		}
 		// The catalog is not in the log (it is not telemetry): register it
 		// again, so that the restored agents can hire by role.
-		cs, err := cards(model, ws, sc)
+		cs, err := cards(model, ws, sc, d.opt.color)
 		if err != nil {
 			return err
 		}
@@ -267,7 +272,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		return err
 	}
 	d.team = team
-	cs, err := cards(model, ws, sc)
+	cs, err := cards(model, ws, sc, d.opt.color)
 	if err != nil {
 		return err
 	}
@@ -404,12 +409,38 @@ func (d *demo) settle(ctx context.Context) {
 	_, _ = d.team.Members(ctx)
 }
 
+// settleOrCancel is settle, except that a /cancel typed meanwhile is sent
+// at once (agent.Say sends it as a CancelMessage, which cancels the
+// manager's running turn); the other lines typed meanwhile are held for
+// after. closed is set when the input ended.
+func (d *demo) settleOrCancel(ctx context.Context, lines <-chan string, held *[]string, closed *bool) {
+	done := make(chan struct{})
+	go func() { d.settle(ctx); close(done) }()
+	for {
+		select {
+		case <-done:
+			return
+		case line, ok := <-lines:
+			switch {
+			case !ok:
+				*closed, lines = true, nil
+			case strings.HasPrefix(strings.TrimSpace(line), "/cancel"):
+				if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(strings.TrimSpace(line))); err != nil {
+					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+				}
+			default:
+				*held = append(*held, line)
+			}
+		}
+	}
+}
+
 // interact sends the person's lines to the manager; a line answers the
-// last question an agent asked the person; /usage prints the table; /quit
-// or the end of input stops.
+// last question an agent asked the person; /cancel cancels the manager's
+// running turn; /usage prints the table; /quit or the end of input stops.
 func (d *demo) interact(ctx context.Context) error {
 	d.settle(ctx)
-	fmt.Fprintln(d.opt.stdout, "Type a message for @Manager, a /command (/help lists them), /usage, or /quit.")
+	fmt.Fprintln(d.opt.stdout, "Type a message for @Manager, a /command (/help), /cancel, /usage, or /quit.")
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	stop, readerDone := make(chan struct{}), make(chan struct{})
@@ -435,37 +466,58 @@ func (d *demo) interact(ctx context.Context) error {
 		}
 	}()
 	var question *agent.AgentMessage
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case m := <-d.inbox:
-			if m.Type == agent.Request || m.Type == agent.Instruction {
-				question = m
-				fmt.Fprintf(d.opt.stdout, "(your next line answers %s)\n", name(m.Sender))
-			}
-		case line, ok := <-lines:
-			if !ok {
-				return <-readErr
-			}
-			line = strings.TrimSpace(line)
-			switch {
-			case line == "":
-			case line == "/quit" || line == "/exit":
-				return nil
-			case line == "/usage":
-				d.print.table(d.opt.stdout)
-			case question != nil && !strings.HasPrefix(line, "/"):
-				if err := orchestrator.ProcessHumanInput(ctx, d.human, line, question); err != nil {
-					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
-				}
-				question = nil
-			default:
-				if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(line)); err != nil {
-					fmt.Fprintf(d.opt.stdout, "! %v\n", err)
-				}
-			}
-			d.settle(ctx)
+	asked := func(m *agent.AgentMessage) {
+		if m.Type == agent.Request || m.Type == agent.Instruction {
+			question = m
+			fmt.Fprintf(d.opt.stdout, "(your next line answers %s)\n", name(m.Sender))
 		}
+	}
+	var held []string // lines typed while the manager was busy
+	closed := false
+	for {
+		var line string
+		switch {
+		case len(held) > 0:
+			select {
+			case m := <-d.inbox: // what came first is seen first
+				asked(m)
+				continue
+			default:
+			}
+			line, held = held[0], held[1:]
+		case closed:
+			return <-readErr
+		default:
+			var ok bool
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case m := <-d.inbox:
+				asked(m)
+				continue
+			case line, ok = <-lines:
+				if !ok {
+					return <-readErr
+				}
+			}
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case line == "/quit" || line == "/exit":
+			return nil
+		case line == "/usage":
+			d.print.table(d.opt.stdout)
+		case question != nil && !strings.HasPrefix(line, "/"):
+			if err := orchestrator.ProcessHumanInput(ctx, d.human, line, question); err != nil {
+				fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+			}
+			question = nil
+		default:
+			if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(line)); err != nil {
+				fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+			}
+		}
+		d.settleOrCancel(ctx, lines, &held, &closed)
 	}
 }

@@ -9,12 +9,13 @@
 // recorded conversation over the real OpenAI wire format, in process, and
 // the agents reach it through the real go-openai client. With
 // OPENAI_API_KEY set (and optionally OPENAI_BASE_URL and AKGENTIC_MODEL or
-// -model) the same team runs on a real model.
+// -model) the same team runs on a real model. On a terminal the agents
+// stream their answers and each is shown as it is written.
 //
 // Usage:
 //
 //	go run ./cmd/demo                  # the recorded conversation
-//	go run ./cmd/demo -i               # type to @Manager; /team_members, /hire_member QA, /usage, /help
+//	go run ./cmd/demo -i               # type to @Manager; /team_members, /hire_member QA, /usage, /cancel, /help
 //	go run ./cmd/demo -log team.log    # keep the durable event log
 //	go run ./cmd/demo -restore team.log -i   # resume a team from its log
 //	go run ./cmd/demo -web :8080       # watch the team and talk to it in the browser

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -23,7 +25,8 @@ type printer struct {
 	mu     sync.Mutex
 	muted  bool
 	out    io.Writer
-	color  bool
+	color  bool // a terminal: colours, and the live line of an answer being streamed
+	live   live
 	usage  map[string][]llm.UsageEvent
 	agents []string // in order of first usage
 	prices *llm.PriceTable
@@ -70,6 +73,15 @@ func (p *printer) OnMessage(m message.Message) {
 		out = io.Discard
 	}
 	from := name(m.Envelope().Sender)
+	if ev, ok := m.(*message.EventMessage); ok {
+		if d, ok := message.EventAs[llm.TextDeltaEvent](ev); ok {
+			if p.color && !p.muted {
+				p.live.show(out, from, d)
+			}
+			return
+		}
+	}
+	out = clearing{w: out, l: &p.live} // a record line replaces the live line
 	switch t := m.(type) {
 	case *message.SentMessage:
 		am, ok := t.Message.(*agent.AgentMessage)
@@ -172,4 +184,69 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// live is the one line that shows, on a terminal, the answer an agent is
+// streaming (its TextDeltaEvents): the text of the messages it is writing,
+// its end kept in view, redrawn in place and erased before the next line.
+type live struct {
+	agent string
+	raw   strings.Builder // the answer so far: structured-output JSON
+	shown bool
+}
+
+// eraseLine returns to the line's start and clears it.
+const eraseLine = "\r\x1b[2K"
+
+func (l *live) show(out io.Writer, from string, d llm.TextDeltaEvent) {
+	if d.Seq == 0 || from != l.agent { // a new answer (or one sent again)
+		l.agent = from
+		l.raw.Reset()
+	}
+	l.raw.WriteString(d.Delta)
+	text := strings.Join(strings.Fields(messageText(l.raw.String())), " ")
+	prefix := "  " + from + " ✎ "
+	if room := width - utf8.RuneCountInString(prefix) - 1; utf8.RuneCountInString(text) > room {
+		r := []rune(text)
+		text = "…" + string(r[len(r)-room+1:])
+	}
+	fmt.Fprint(out, eraseLine+styleDim+prefix+text+styleReset)
+	l.shown = true
+}
+
+func (l *live) clear(out io.Writer) {
+	if l.shown {
+		fmt.Fprint(out, eraseLine)
+		l.shown = false
+	}
+}
+
+// messageField finds the "message" values of a structured output, the last
+// one possibly not closed yet (the answer is still being written).
+var messageField = regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)`)
+
+// messageText is the text of the messages in a partial structured output
+// (its JSON so far), joined by " · "; escapes are decoded as far as they
+// are complete.
+func messageText(raw string) string {
+	var parts []string
+	for _, m := range messageField.FindAllStringSubmatch(raw, -1) {
+		s := strings.TrimSuffix(m[1], "\\")
+		if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
+			s = u
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// clearing erases the live line before the first write of a record line.
+type clearing struct {
+	w io.Writer
+	l *live
+}
+
+func (c clearing) Write(b []byte) (int, error) {
+	c.l.clear(c.w)
+	return c.w.Write(b)
 }

@@ -343,8 +343,15 @@ func (w *Writer) syncDir() {
 
 // OnMessage appends msg to the log: one line, one write(2), then an fsync
 // under SyncEvery; under SyncBuffered the line joins the buffer. During a
-// restore replay (SetRestoring) it writes nothing.
+// restore replay (SetRestoring) it writes nothing. An EventMessage whose
+// event is message.Ephemeral (a streamed answer's text deltas) is never
+// written.
 func (w *Writer) OnMessage(msg message.Message) {
+	if ev, ok := msg.(*message.EventMessage); ok {
+		if _, live := ev.Event.(message.Ephemeral); live {
+			return // live only, never logged (a streamed answer's pieces, issue 15)
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {

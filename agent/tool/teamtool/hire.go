@@ -149,7 +149,10 @@ func (b *binding) generateName(ctx context.Context, role string) (string, error)
 
 // spawn creates the card's agent named name as a child of the owner.
 func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Address, error) {
-	if b.o.Agent.Context().Err() != nil {
+	if ctx := b.o.Agent.Context(); ctx.Err() != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) { // the turn was cancelled (a CancelMessage)
+			return nil, fmt.Errorf("teamtool: hire %s as %s: %w", card.Role(), name, cause)
+		}
 		return nil, fmt.Errorf("teamtool: hire %s as %s: %s is stopping: %w", card.Role(), name, b.o.Agent.Self().Name(), actor.ErrActorDead)
 	}
 	a, err := card.NewActor()
