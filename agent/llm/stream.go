@@ -103,7 +103,9 @@ func (c *client) streamOnce(ctx context.Context, req openai.ChatCompletionReques
 			}
 			return openai.ChatCompletionResponse{}, fmt.Errorf("%w after %d chunks: %w", errStreamCut, acc.chunks, err)
 		}
-		acc.add(chunk, onDelta)
+		if err := acc.add(chunk, onDelta); err != nil {
+			return openai.ChatCompletionResponse{}, err // not a cut: the same stream again would fail again
+		}
 	}
 	if acc.finish == "" {
 		return openai.ChatCompletionResponse{}, fmt.Errorf("%w after %d chunks: the stream ended without a finish_reason", errStreamCut, acc.chunks)
@@ -123,7 +125,7 @@ type streamAnswer struct {
 	chunks, seq      int
 }
 
-func (a *streamAnswer) add(chunk openai.ChatCompletionStreamResponse, onDelta func(int, string)) {
+func (a *streamAnswer) add(chunk openai.ChatCompletionStreamResponse, onDelta func(int, string)) error {
 	a.chunks++
 	if a.id == "" {
 		a.id, a.model, a.created = chunk.ID, chunk.Model, chunk.Created
@@ -143,18 +145,23 @@ func (a *streamAnswer) add(chunk openai.ChatCompletionStreamResponse, onDelta fu
 		}
 		a.refusal.WriteString(d.Refusal)
 		for _, tc := range d.ToolCalls {
-			a.addCall(tc)
+			if err := a.addCall(tc); err != nil {
+				return err
+			}
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
 		}
 	}
+	return nil
 }
 
 // addCall merges one tool-call fragment, by its index (a fragment after
 // the first carries only a piece of the arguments). A server that omits
-// the index starts a new call with each id.
-func (a *streamAnswer) addCall(tc openai.ToolCall) {
+// the index starts a new call with each id. An index must name a call
+// already begun or the next one: anything else (negative, or a gap, which
+// could also make the answer grow without bound) is a malformed stream.
+func (a *streamAnswer) addCall(tc openai.ToolCall) error {
 	i := len(a.calls) - 1
 	switch {
 	case tc.Index != nil:
@@ -162,7 +169,10 @@ func (a *streamAnswer) addCall(tc openai.ToolCall) {
 	case tc.ID != "" || i < 0:
 		i = len(a.calls)
 	}
-	for len(a.calls) <= i {
+	if i < 0 || i > len(a.calls) {
+		return fmt.Errorf("llm: malformed stream: tool call index %d after %d calls", i, len(a.calls))
+	}
+	if i == len(a.calls) {
 		a.calls = append(a.calls, openai.ToolCall{Type: openai.ToolTypeFunction})
 	}
 	c := &a.calls[i]
@@ -174,6 +184,7 @@ func (a *streamAnswer) addCall(tc openai.ToolCall) {
 	}
 	c.Function.Name += tc.Function.Name
 	c.Function.Arguments += tc.Function.Arguments
+	return nil
 }
 
 // response is the answer as one chat completion.

@@ -251,3 +251,24 @@ func TestStreamToolCallsWithoutIndexAndRefusal(t *testing.T) {
 		t.Fatalf("the streamed refusal was not handled as a refusal: %+v", h.history(2))
 	}
 }
+
+// Issue 15 (review): a stream whose tool call index is negative or leaves
+// a gap is malformed: the run fails naming it, no panic, no unbounded
+// growth, and it is not sent again as a cut stream would be.
+func TestStreamMalformedToolCallIndex(t *testing.T) {
+	for _, index := range []string{"-1", "5", "1099511627776"} {
+		t.Run(index, func(t *testing.T) {
+			h := newHarness(t, streaming)
+			body := `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":` + index + `,"id":"call_a","type":"function","function":{"name":"hire_members","arguments":"{}"}}]},"finish_reason":null}]}` + "\n\n" +
+				`data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" + "data: [DONE]\n\n"
+			h.model.Enqueue(llmtest.Raw(http.StatusOK, http.Header{"Content-Type": {"text/event-stream"}}, body))
+			_, err := h.run("go")
+			if err == nil || !strings.Contains(err.Error(), "malformed stream: tool call index "+index) {
+				t.Fatalf("run error %v, want a malformed stream naming index %s", err, index)
+			}
+			if n := len(h.srv.Requests()); n != 1 {
+				t.Fatalf("%d requests, want 1 (a malformed stream is not sent again)", n)
+			}
+		})
+	}
+}
