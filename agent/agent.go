@@ -74,15 +74,16 @@ type BaseAgent struct {
 	// orchestrator.Restore with WithEnv.
 	Env *Env
 
-	hire     func(ctx context.Context, role string) (*message.Address, error) // tool.Capabilities.Hire
-	expand   func(ctx context.Context, prompt string) ([]llm.Part, error)     // tool.Capabilities.ExpandMedia
-	runner   *llm.Runner
-	release  func() error // the cards' Close
-	registry *command.Registry
-	team     *orchestrator.Team
-	startErr error
-	ctx      context.Context // the actor's context: cancelled when its stop is requested (a turn uses its own, c.Context())
-	chain    []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
+	hire      func(ctx context.Context, role string) (*message.Address, error) // tool.Capabilities.Hire
+	expand    func(ctx context.Context, prompt string) ([]llm.Part, error)     // tool.Capabilities.ExpandMedia
+	runner    *llm.Runner
+	release   func() error // the cards' Close
+	registry  *command.Registry
+	team      *orchestrator.Team
+	startErr  error
+	ctx       context.Context // the actor's context: cancelled when its stop is requested (a turn uses its own, c.Context())
+	chain     []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
+	cancelled bool            // the last turn ended cancelled: the CancelMessage that did it comes next
 }
 
 var (
@@ -279,8 +280,13 @@ func (a *BaseAgent) Receive(c *actor.Context, msg any) (any, error) {
 	case *AgentMessage:
 		return nil, a.handle(c, m)
 	case *message.CancelMessage:
-		c.Logger().Debug("agent: cancel received; the turn it found running (if any) was cancelled when it was sent",
-			"from", senderOf(m.Sender))
+		cancelled := a.cancelled
+		a.cancelled = false
+		c.Logger().Debug("agent: cancel received", "from", senderOf(m.Sender), "cancelled_a_turn", cancelled)
+		if !cancelled && m.Sender != nil && m.Sender.IsUserProxy() && m.Sender.IsAlive() {
+			// A person is told when the cancel found nothing to cancel.
+			return nil, c.Send(m.Sender, &AgentMessage{Type: Notification, Content: "Nothing to cancel: no turn was running."})
+		}
 		return nil, nil
 	}
 	return nil, fmt.Errorf("agent: %T: %w", msg, actor.ErrUnhandled)
@@ -325,6 +331,7 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 		// Cancelled (issue 15): the cause names who cancelled. The run
 		// left a history the next request can send (llm.Run heals it).
 		c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: turn cancelled", slog.String("error", err.Error()))
+		a.cancelled = true // the CancelMessage's own turn, next, knows it found one
 		return &actor.WarningError{Msg: "agent " + c.Self().Name(), Err: context.Cause(ctx)}
 	}
 	var limit *llm.UsageLimitError
@@ -401,7 +408,12 @@ func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage)
 			return err
 		}
 	}
-	return a.route(ctx, c, out, roster)
+	// The model's answer is in the history: deliver all of it, even if a
+	// cancel comes now (a stop still ends the routing).
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	defer context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })()
+	return a.route(rctx, c, out, roster)
 }
 
 // conclude is the guard's answer to a run-tier usage-limit breach (A40):

@@ -156,6 +156,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 	if cancels != 1 || processed != 1 {
 		t.Fatalf("%d CancelMessages sent, %d processed; want 1 and 1", cancels, processed)
 	}
+	h.noHuman() // a cancel that cancelled a turn is not answered "nothing to cancel"
 }
 
 // A tool call blocked on its context is cancelled the same way; the next
@@ -231,6 +232,14 @@ func TestCancelFromPersonReply(t *testing.T) {
 	}
 	if n := len(h.srv.RequestsFor("@Manager")); n != 2 {
 		t.Fatalf("%d model requests, want 2 (the idle /cancel is not a prompt)", n)
+	}
+	// Idle: a person's CancelMessage (agent.Say turns "/cancel" into one)
+	// finds no turn and the person is told (review finding).
+	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.expectHuman(); got.Content != "Nothing to cancel: no turn was running." {
+		t.Fatalf("idle CancelMessage answered %q", got.Content)
 	}
 }
 
