@@ -98,6 +98,9 @@ func (h *hub) drop(c *client) {
 	c.done = true
 	delete(h.clients, c)
 	h.n.Add(-1)
+	if len(h.clients) == 0 { // nothing is kept while no page is open
+		clear(h.answers)
+	}
 }
 
 // OnRecord renders a record and queues it on every stream. It runs on the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -223,5 +224,18 @@ func TestStreamedAnswerCoalesced(t *testing.T) {
 	final := read(func(g got) bool { return g.k() == "msg" && g.s("name") == "@Manager" })
 	if got := final[len(final)-1].s("text"); got != text {
 		t.Errorf("the final message %q, want %q", got, text)
+	}
+}
+
+// Issue 17: the text of a long answer being written keeps its end (what
+// is new), cut on a rune boundary.
+func TestClipStart(t *testing.T) {
+	if got := clipStart("short"); got != "short" {
+		t.Errorf("clipStart(short) = %q", got)
+	}
+	long := strings.Repeat("é", maxText) + "the end" // 2 bytes a rune
+	got := clipStart(long)
+	if !strings.HasPrefix(got, "… ") || !strings.HasSuffix(got, "the end") || !utf8.ValidString(got) || len(got) > maxText+len("… ") {
+		t.Errorf("clipStart of %d bytes: %d bytes, %q…%q", len(long), len(got), got[:8], got[len(got)-8:])
 	}
 }

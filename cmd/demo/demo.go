@@ -56,7 +56,7 @@ type options struct {
 	record      io.Writer // scripted mode: where the transcript goes
 	forceMode   *mode
 	web         webOptions            // -web (web.go)
-	script      func(*llmtest.Server) // tests: steps for the offline model, before its fixed reply
+	script      func(*llmtest.Server) // tests: steps for the offline model (with -web: after the recorded task), before its fixed reply
 }
 
 // demo is one run.
