@@ -27,6 +27,15 @@
 // further behind is sent a "reload" event and catches up from its last
 // event.
 //
+// An answer an agent streams (its config's Runtime.Stream: the
+// llm.TextDeltaEvents) is shown as it is written: "@Agent is writing…"
+// with the text of its messages so far, until its message, or the end of
+// its turn, arrives. That text is sent live only, as events of their own
+// SSE type ("writing", without id): never queued with the records (a
+// stream holds at most one per agent, the latest, however many deltas
+// came meanwhile), never in the history a page catches up from. A page
+// that misses some simply shows the next, or the message.
+//
 // # Security
 //
 // Requests from loopback (peer and Host both loopback) are served as they

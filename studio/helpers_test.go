@@ -50,6 +50,21 @@ type fixture struct {
 // readOnly.
 func newFixture(t *testing.T, opt Options, readOnly bool, teamOpts ...orchestrator.Option) *fixture {
 	t.Helper()
+	return buildFixture(t, opt, readOnly, func(*agent.AgentConfig) {}, teamOpts...)
+}
+
+// newStreamingFixture is newFixture with @Manager streaming its answers
+// (a cut stream is sent again at once).
+func newStreamingFixture(t *testing.T, opt Options) *fixture {
+	t.Helper()
+	return buildFixture(t, opt, false, func(cfg *agent.AgentConfig) {
+		cfg.Runtime.Stream = true
+		cfg.Runtime.HTTP.BackoffBase = time.Nanosecond
+	})
+}
+
+func buildFixture(t *testing.T, opt Options, readOnly bool, configure func(*agent.AgentConfig), teamOpts ...orchestrator.Option) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	f := &fixture{t: t, ctx: ctx, model: llmtest.NewServer(), answers: make(chan *agent.AgentMessage, 64)}
@@ -78,6 +93,7 @@ func newFixture(t *testing.T, opt Options, readOnly bool, teamOpts ...orchestrat
 	cfg := agent.NewConfig("@Manager", "Manager")
 	cfg.Model = f.model.ModelConfig("gpt-4.1")
 	cfg.Tools = tool.Cards{planning.New()}
+	configure(cfg)
 	f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: f.model.HTTPClient()}}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -136,10 +152,10 @@ type sse struct {
 	r    *bufio.Reader
 }
 
-// got is one event: its SSE id and its JSON fields.
+// got is one event: its SSE id and type, and its JSON fields.
 type got struct {
-	id string
-	ev map[string]any
+	id, typ string
+	ev      map[string]any
 }
 
 func (g got) k() string { s, _ := g.ev["k"].(string); return s }
@@ -183,19 +199,36 @@ func (s *sse) next() got {
 			s.t.Fatalf("reading the stream: %v", err)
 		}
 		line = strings.TrimRight(line, "\n")
-		switch {
-		case line == "":
-			if g.ev != nil {
-				return g
-			}
-		case strings.HasPrefix(line, "id: "):
-			g.id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &g.ev); err != nil {
-				s.t.Fatalf("event data %q: %v", line, err)
-			}
+		if line == "" && g.ev != nil {
+			return g
+		}
+		g.add(s.t, line)
+	}
+}
+
+// add reads one line of an event.
+func (g *got) add(t *testing.T, line string) {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(line, "id: "):
+		g.id = strings.TrimPrefix(line, "id: ")
+	case strings.HasPrefix(line, "event: "):
+		g.typ = strings.TrimPrefix(line, "event: ")
+	case strings.HasPrefix(line, "data: "):
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &g.ev); err != nil {
+			t.Fatalf("event data %q: %v", line, err)
 		}
 	}
+}
+
+// parseFrame reads one SSE frame as the studio wrote it.
+func parseFrame(t *testing.T, p string) got {
+	t.Helper()
+	var g got
+	for line := range strings.Lines(p) {
+		g.add(t, strings.TrimRight(line, "\n"))
+	}
+	return g
 }
 
 // until reads events until one satisfies ok, and returns all read.

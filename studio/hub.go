@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -21,10 +23,16 @@ type frame struct {
 // client is one open event stream: a bounded queue the hub fills without
 // ever waiting. A client that falls further behind than its queue holds
 // is cut off (behind is closed) and told to catch up from its last event.
+//
+// The answers being streamed do not go through the queue: writing marks
+// the agents whose answer grew since the stream last wrote it (one mark
+// per agent, however many deltas came), and wake tells the stream so.
 type client struct {
-	ch     chan frame
-	behind chan struct{}
-	done   bool // cut off or left (under hub.mu)
+	ch      chan frame
+	behind  chan struct{}
+	done    bool               // cut off or left (under hub.mu)
+	writing map[uuid.UUID]bool // agents whose answer grew (under hub.mu)
+	wake    chan struct{}      // capacity 1: writing has marks
 }
 
 // hub is the studio's team subscriber: it renders each record once and
@@ -34,8 +42,24 @@ type hub struct {
 	n       atomic.Int32 // open streams, read without the lock
 	mu      sync.Mutex
 	clients map[*client]struct{}
-	stopped bool // the team has stopped
-	size    int  // per-client queue size
+	answers map[uuid.UUID]*answer // the answers being streamed, by agent
+	gen     uint64                // the last answer's number
+	stopped bool                  // the team has stopped
+	size    int                   // per-client queue size
+}
+
+// answer is an agent's answer being streamed (its TextDeltaEvents).
+type answer struct {
+	name string
+	gen  uint64 // numbers the answers: a new one (Seq 0) gets the next
+	streamtext.Answer
+}
+
+// writing is a snapshot of an answer being streamed, for one page.
+type writing struct {
+	who       uuid.UUID
+	gen       uint64
+	name, raw string
 }
 
 var (
@@ -44,13 +68,13 @@ var (
 )
 
 func newHub(size int) *hub {
-	return &hub{clients: map[*client]struct{}{}, size: size}
+	return &hub{clients: map[*client]struct{}{}, answers: map[uuid.UUID]*answer{}, size: size}
 }
 
 // join opens a stream: from now on every record reaches it. stopped says
 // whether the team had already stopped.
 func (h *hub) join() (c *client, stopped bool) {
-	c = &client{ch: make(chan frame, h.size), behind: make(chan struct{})}
+	c = &client{ch: make(chan frame, h.size), behind: make(chan struct{}), writing: map[uuid.UUID]bool{}, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.clients[c] = struct{}{}
 	h.n.Add(1)
@@ -74,16 +98,100 @@ func (h *hub) drop(c *client) {
 	c.done = true
 	delete(h.clients, c)
 	h.n.Add(-1)
+	if len(h.clients) == 0 { // nothing is kept while no page is open
+		clear(h.answers)
+	}
 }
 
 // OnRecord renders a record and queues it on every stream. It runs on the
 // team's orchestrator goroutine and never waits: a stream whose queue is
-// full is cut off and told to catch up.
+// full is cut off and told to catch up. A streamed answer's delta is not
+// queued: it marks the answer as grown on every stream (see client).
 func (h *hub) OnRecord(r *orchestrator.Record) {
 	if h.n.Load() == 0 {
 		return
 	}
-	h.publish(r.Message())
+	m := r.Message()
+	if ev, ok := m.(*message.EventMessage); ok {
+		if d, ok := message.EventAs[llm.TextDeltaEvent](ev); ok {
+			h.delta(ev.Sender, d)
+			return
+		}
+	}
+	h.publish(m)
+}
+
+// delta adds a piece of an answer being streamed, and marks it on every
+// stream. The text is decoded by each stream, not here: the team's
+// goroutine only appends.
+func (h *hub) delta(who *message.Address, d llm.TextDeltaEvent) {
+	if !shown(who) {
+		return
+	}
+	id := who.AgentID()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.answers[id]
+	if a == nil {
+		a = &answer{name: who.Name()}
+		h.answers[id] = a
+	}
+	if !a.Add(d) { // its beginning was missed (no page was open)
+		return
+	}
+	if d.Seq == 0 {
+		h.gen++
+		a.gen = h.gen
+	}
+	for c := range h.clients {
+		c.writing[id] = true
+		select {
+		case c.wake <- struct{}{}:
+		default: // already told
+		}
+	}
+}
+
+// takeWriting returns the answers that grew since c last took them, and
+// how many records c had queued then: the stream writes those records
+// first, so an answer is never shown after the record that ended it.
+func (h *hub) takeWriting(c *client) (queued int, ws []writing) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id := range c.writing {
+		if a := h.answers[id]; a != nil {
+			ws = append(ws, writing{who: id, gen: a.gen, name: a.name, raw: a.Raw()})
+		}
+	}
+	clear(c.writing)
+	return len(c.ch), ws
+}
+
+// ended forgets the answer the record m ends, if any (under h.mu): the
+// agent sent its messages or called a tool (the answer is whole), or its
+// turn ended, or it stopped. The page removes its bubble on the same
+// records.
+func (h *hub) ended(m message.Message) {
+	var who *message.Address
+	switch t := m.(type) {
+	case *message.SentMessage, *message.ProcessedMessage, *message.HandledMessage, *message.StopMessage:
+		who = m.Envelope().Sender
+	case *message.EventMessage:
+		if _, ok := message.EventAs[llm.ToolCallEvent](t); ok {
+			who = t.Sender
+		}
+	}
+	if who == nil {
+		return
+	}
+	id := who.AgentID()
+	if _, ok := h.answers[id]; !ok {
+		return
+	}
+	delete(h.answers, id)
+	for c := range h.clients {
+		delete(c.writing, id)
+	}
 }
 
 // OnMessage receives what is not a record (metadata changes): not shown.
@@ -99,13 +207,16 @@ func (h *hub) OnStop(uuid.UUID) {
 
 func (h *hub) publish(m message.Message) {
 	ev, ok := render(m)
-	if !ok {
-		return
+	var f frame
+	if ok {
+		f = encode(ev)
 	}
-	f := encode(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.broadcast(f)
+	h.ended(m)
+	if ok {
+		h.broadcast(f)
+	}
 }
 
 // broadcast queues f on every stream (under h.mu).
@@ -139,6 +250,16 @@ func encode(ev event) frame {
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
 	return frame{id: ev.id, state: ev.state, data: b}
+}
+
+// writingFrame encodes the text so far of an answer being streamed: a
+// "writing" event of its own SSE type, live only. It has no id (a page
+// resuming from its last event is never sent it again: the answer's
+// records are), and it is not in the history.
+func writingFrame(w writing, text string) frame {
+	f := control(event{K: "writing", Who: w.who.String(), Name: w.name, Text: clipStart(text)})
+	f.data = append([]byte("event: writing\n"), f.data...)
+	return f
 }
 
 // control encodes an event that is not a record (no SSE id).

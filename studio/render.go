@@ -81,6 +81,19 @@ func clip(s string) string {
 	return s[:cut] + "\n… (cut: " + itoa(len(s)-cut) + " more bytes)"
 }
 
+// clipStart keeps the last maxText bytes of s (on a rune boundary): the
+// end of an answer being written is what is new.
+func clipStart(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := len(s) - maxText
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return "… " + s[cut:]
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // shown reports whether a is a member the page shows: not the

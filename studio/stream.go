@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
+	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -120,6 +121,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipState map[uuid.UUID]bool) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	drawn := map[uuid.UUID]shownText{} // the answers' text last written, by agent
 	for st.err == nil {
 		select {
 		case <-ctx.Done():
@@ -139,11 +141,33 @@ func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipSt
 				s.forward(st, <-c.ch, skip, skipState)
 			}
 			st.flush()
+		case <-c.wake:
+			// The records queued before the answers were taken go first:
+			// one that ended an answer is never followed by its text.
+			queued, ws := s.hub.takeWriting(c)
+			for range queued {
+				s.forward(st, <-c.ch, skip, skipState)
+			}
+			for _, w := range ws {
+				text := streamtext.Text(w.raw)
+				if last, ok := drawn[w.who]; ok && last.gen == w.gen && last.text == text {
+					continue // the answer grew, its messages' text did not
+				}
+				drawn[w.who] = shownText{w.gen, text}
+				st.write(writingFrame(w, text))
+			}
+			st.flush()
 		case <-tick.C:
 			st.write(frame{data: []byte(": ping\n\n")})
 			st.flush()
 		}
 	}
+}
+
+// shownText is the text of an answer a stream last wrote.
+type shownText struct {
+	gen  uint64
+	text string
 }
 
 // forward writes f unless the history already had it. Once a record is

@@ -56,7 +56,7 @@ type options struct {
 	record      io.Writer // scripted mode: where the transcript goes
 	forceMode   *mode
 	web         webOptions            // -web (web.go)
-	script      func(*llmtest.Server) // tests: steps for the offline model, before its fixed reply
+	script      func(*llmtest.Server) // tests: steps for the offline model (with -web: after the recorded task), before its fixed reply
 }
 
 // demo is one run.
@@ -143,7 +143,7 @@ func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card, stream bo
 		cfg := agent.NewConfig("@"+r.role, r.role)
 		cfg.Prompt = agent.PromptTemplate{Template: r.prompt, Params: map[string]string{"name": "@" + r.role}}
 		cfg.Model = model
-		cfg.Runtime.Stream = stream // on a terminal the printer shows the answers as they are written
+		cfg.Runtime.Stream = stream // the printer (on a terminal) and the page (-web) show the answers as they are written
 		cfg.Tools = tool.Cards{planning.New(), ws}
 		if r.role == "Developer" {
 			cfg.Tools = append(cfg.Tools, sc)
@@ -231,6 +231,10 @@ func run(ctx context.Context, opt options) (err error) {
 	return err
 }
 
+// streams reports whether the agents stream their answers: on a terminal
+// (the printer's live line) and with -web (the page's "is writing" bubble).
+func (d *demo) streams() bool { return d.opt.color || d.opt.web.addr != "" }
+
 func (d *demo) describe() string {
 	switch d.mode {
 	case modeReal:
@@ -252,7 +256,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		}
 		// The catalog is not in the log (it is not telemetry): register it
 		// again, so that the restored agents can hire by role.
-		cs, err := cards(model, ws, sc, d.opt.color)
+		cs, err := cards(model, ws, sc, d.streams())
 		if err != nil {
 			return err
 		}
@@ -272,7 +276,7 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		return err
 	}
 	d.team = team
-	cs, err := cards(model, ws, sc, d.opt.color)
+	cs, err := cards(model, ws, sc, d.streams())
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,9 @@
 // recorded conversation over the real OpenAI wire format, in process, and
 // the agents reach it through the real go-openai client. With
 // OPENAI_API_KEY set (and optionally OPENAI_BASE_URL and AKGENTIC_MODEL or
-// -model) the same team runs on a real model. On a terminal the agents
-// stream their answers and each is shown as it is written.
+// -model) the same team runs on a real model. On a terminal, and with
+// -web, the agents stream their answers and each is shown as it is
+// written.
 //
 // Usage:
 //

@@ -3,15 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -190,21 +189,23 @@ func clip(s string, n int) string {
 // streaming (its TextDeltaEvents): the text of the messages it is writing,
 // its end kept in view, redrawn in place and erased before the next line.
 type live struct {
-	agent string
-	raw   strings.Builder // the answer so far: structured-output JSON
-	shown bool
+	agent  string
+	answer streamtext.Answer // the answer so far: structured-output JSON
+	shown  bool
 }
 
 // eraseLine returns to the line's start and clears it.
 const eraseLine = "\r\x1b[2K"
 
 func (l *live) show(out io.Writer, from string, d llm.TextDeltaEvent) {
-	if d.Seq == 0 || from != l.agent { // a new answer (or one sent again)
+	if from != l.agent { // another agent's answer
 		l.agent = from
-		l.raw.Reset()
+		l.answer.Reset()
 	}
-	l.raw.WriteString(d.Delta)
-	text := strings.Join(strings.Fields(messageText(l.raw.String())), " ")
+	if !l.answer.Add(d) {
+		return
+	}
+	text := strings.Join(strings.Fields(streamtext.Text(l.answer.Raw())), " ")
 	prefix := "  " + from + " ✎ "
 	if room := width - utf8.RuneCountInString(prefix) - 1; utf8.RuneCountInString(text) > room {
 		r := []rune(text)
@@ -219,25 +220,6 @@ func (l *live) clear(out io.Writer) {
 		fmt.Fprint(out, eraseLine)
 		l.shown = false
 	}
-}
-
-// messageField finds the "message" values of a structured output, the last
-// one possibly not closed yet (the answer is still being written).
-var messageField = regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)`)
-
-// messageText is the text of the messages in a partial structured output
-// (its JSON so far), joined by " · "; escapes are decoded as far as they
-// are complete.
-func messageText(raw string) string {
-	var parts []string
-	for _, m := range messageField.FindAllStringSubmatch(raw, -1) {
-		s := strings.TrimSuffix(m[1], "\\")
-		if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
-			s = u
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, " · ")
 }
 
 // clearing erases the live line before the first write of a record line.

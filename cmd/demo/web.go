@@ -56,6 +56,9 @@ func (d *demo) serveWeb(ctx context.Context) error {
 		for _, who := range []string{"", "@Manager", developer, reviewer} {
 			d.srv.Model(who).Otherwise(llmtest.Final(offlineReply))
 		}
+		if d.opt.script != nil {
+			d.opt.script(d.srv)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

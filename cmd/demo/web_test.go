@@ -16,6 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
 // -web ADDR: a port alone is loopback; another host needs the token.
@@ -76,8 +78,11 @@ func chromium() string {
 // headless Chromium. The page shows the members and the conversation as
 // they happen; the person answers the reviewer's question from the page,
 // then sends /team_members (completed from the announced commands) and a
-// message from the input box, and sees the answers. Assertions are on the
-// rendered text. STUDIO_SCREENSHOT=path also writes the screenshot there
+// message from the input box, and sees the answers; the last answer is
+// streamed and held half-written (its first stream cut, the request sent
+// again held in its Check), so the page shows "@Manager is writing…" with
+// the text so far, then the message when it is whole. Assertions are on
+// the rendered text. STUDIO_SCREENSHOT=path also writes the screenshot there
 // (the README's docs/studio.png).
 func TestWebInBrowser(t *testing.T) {
 	bin := chromium()
@@ -92,6 +97,23 @@ func TestWebInBrowser(t *testing.T) {
 	opt := options{stdout: &out, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, logger: slog.New(slog.DiscardHandler)}
 	urls := make(chan string, 1)
 	opt.web = webOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}
+	// The answer to the message sent from the page: streamed, its first
+	// stream cut after a few pieces of text, the request sent again held
+	// until the page has shown what was written.
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	opt.script = func(srv *llmtest.Server) {
+		again := llmtest.Final(offlineReply)
+		again.Check = func(*llmtest.Request) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+		srv.Model("@Manager").Enqueue(llmtest.Final(offlineReply).CutAfter(16), again)
+	}
 	demoCtx, stopDemo := context.WithCancel(ctx)
 	defer stopDemo()
 	demoErr := make(chan error, 1)
@@ -108,6 +130,7 @@ func TestWebInBrowser(t *testing.T) {
 			t.Errorf("the demo: %v", err)
 		}
 	}()
+	defer free() // first: the model server waits for the held request
 
 	// The browser: a fresh profile, closed (and its process waited for)
 	// before the test ends.
@@ -121,10 +144,11 @@ func TestWebInBrowser(t *testing.T) {
 	bctx, closeTab := chromedp.NewContext(actx)
 	defer closeTab()
 
-	// shows waits until the element's rendered text contains want.
+	// shows waits until the element's rendered text contains want (an
+	// element not there yet shows nothing).
 	shows := func(sel, want string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](
-			"document.querySelector("+js(sel)+").innerText.includes("+js(want)+")",
+			"(document.querySelector("+js(sel)+")?.innerText ?? \"\").includes("+js(want)+")",
 			chromedp.WithPollingTimeout(20*time.Second))
 	}
 	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -159,9 +183,18 @@ func TestWebInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#text"), kb.Enter),
 		shows("#feed", "Team members:"))
 
-	step("send a message from the input box",
+	step("send a message from the input box: its answer shows as it is written",
 		chromedp.SendKeys(chromedp.CSS("#text"), "hello from the browser"+kb.Enter),
 		shows("#feed", "hello from the browser"),
+		shows("#feed .writing", "@Manager is writing…"),
+		shows("#feed .writing", "I am the offline demo"))
+	if w := text(t, bctx, "#feed .writing"); strings.Contains(w, "Set OPENAI_API_KEY") {
+		t.Errorf("the writing bubble shows more than was written: %q", w)
+	}
+	free()
+	step("the whole answer replaces the writing bubble",
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#feed .writing") && document.getElementById("feed").innerText.includes("Set OPENAI_API_KEY")`,
+			chromedp.WithPollingTimeout(20*time.Second)),
 		shows("#feed", "I am the offline demo model"))
 
 	// What the page shows, read back as rendered text.

@@ -36,6 +36,7 @@ function resetState() {
     tools: new Map(),   // tool call id -> {details, summary, res}
     questions: new Map(), // message id -> {card, from}
     answering: null,    // {mid, from, text}
+    writing: new Map(), // agent id -> {card, body}: the answers being streamed
     stopped: false,
     lastId: "",
   };
@@ -63,6 +64,13 @@ function connect(after) {
     try { ev = JSON.parse(e.data); } catch (err) { return; }
     handle(ev);
   };
+  // A streamed answer's text so far: its own event type, live only (no
+  // id: a reconnecting page is not sent it again, the final message is).
+  source.addEventListener("writing", (e) => {
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (err) { return; }
+    handle(ev);
+  });
   source.onerror = () => {
     if (!S.stopped) setConn("wait", "reconnecting…");
   };
@@ -97,6 +105,7 @@ const handlers = {
   },
   stopped() {
     S.stopped = true;
+    for (const who of [...S.writing.keys()]) doneWriting(who);
     setConn("stop", "team stopped");
     for (const m of S.members.values()) setStatus(m, "stopped");
     updateCompose();
@@ -111,13 +120,16 @@ const handlers = {
     addItem(el("div", "item sys", "+ " + ev.name + " (" + ev.role + ") joined the team" + by));
   },
   leave(ev) {
+    doneWriting(ev.who);
     const m = S.members.get(ev.who);
     if (m) setStatus(m, "stopped");
   },
   busy(ev) { status(ev.who, "thinking"); },
-  idle(ev) { status(ev.who, "idle"); },
-  msg(ev) { addMessage(ev); },
+  idle(ev) { doneWriting(ev.who); status(ev.who, "idle"); },
+  msg(ev) { doneWriting(ev.who); addMessage(ev); },
+  writing(ev) { showWriting(ev); },
   tool(ev) {
+    doneWriting(ev.who);
     status(ev.who, "tool", ev.tool);
     const d = el("details", "item tool");
     const s = el("summary");
@@ -171,11 +183,42 @@ function pretty(s) {
 
 // ---- the feed ----
 
+// addItem adds a record's node to the feed, above the answers being
+// written (they stay at the bottom).
 function addItem(node) {
   const feed = $("feed");
   const atBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
-  feed.append(node);
+  const w = S.writing.values().next();
+  feed.insertBefore(node, w.done ? null : w.value.card);
   if (atBottom) feed.scrollTop = feed.scrollHeight;
+}
+
+// showWriting shows an answer being streamed: "@Agent is writing…" and
+// the text of its messages so far, until its message (or its turn's end)
+// arrives.
+function showWriting(ev) {
+  const feed = $("feed");
+  const atBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
+  let w = S.writing.get(ev.who);
+  if (!w) {
+    const card = el("div", "item msg writing");
+    const head = el("div", "head");
+    head.append(el("span", "who", ev.name), document.createTextNode(" is writing…"));
+    w = { card, body: el("div", "body") };
+    card.append(head, w.body);
+    S.writing.set(ev.who, w);
+    feed.append(card);
+  }
+  w.body.textContent = ev.text || "";
+  if (atBottom) feed.scrollTop = feed.scrollHeight;
+}
+
+function doneWriting(who) {
+  const w = S.writing.get(who);
+  if (w) {
+    w.card.remove();
+    S.writing.delete(who);
+  }
 }
 
 function addMessage(ev) {
