@@ -21,6 +21,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -128,6 +129,12 @@ func (f *fixture) answer() *agent.AgentMessage {
 	f.t.Helper()
 	select {
 	case m := <-f.answers:
+		// The manager's turn is over (a call queues behind it, and the
+		// turn's Processed record is emitted before the next mailbox entry
+		// runs), then the team has consumed every record so far.
+		if err := proxy.Do(f.ctx, f.manager, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+			f.t.Fatal(err)
+		}
 		f.sync()
 		return m
 	case <-f.ctx.Done():

@@ -88,6 +88,9 @@ func (s *Studio) sendErr(r *http.Request) error {
 		}
 		return refuse(http.StatusBadRequest, "the body is not a message: %v (want {\"to\": member, \"text\": …} or {\"answer\": question id, \"text\": …})", err)
 	}
+	if dec.More() {
+		return refuse(http.StatusBadRequest, "the body has more than one JSON value: send one message per request")
+	}
 	if strings.TrimSpace(in.Text) == "" {
 		return refuse(http.StatusBadRequest, "text is empty: there is nothing to send")
 	}

@@ -205,8 +205,16 @@ func token(r *http.Request) string {
 
 // isLoopback reports whether both the peer and the Host the request was
 // addressed to are loopback (a browser tricked by DNS rebinding sends the
-// attacker's host name, which is refused).
+// attacker's host name, which is refused), and the request did not come
+// through a proxy: a reverse proxy on the same machine (nginx and Apache
+// rewrite Host to the upstream's by default) connects from loopback for
+// anyone, so a request with a forwarding header needs the token.
 func isLoopback(r *http.Request) bool {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip", "Via"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
 	peer, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		peer = r.RemoteAddr
