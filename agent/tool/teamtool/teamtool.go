@@ -125,8 +125,11 @@ type Card struct {
 	// OnHire, when set, is called after each successful hire with the new
 	// member's address (A80), on the owner's goroutine, before the hire
 	// returns: record it, brief the member, keep a registry. It must not
-	// block for long; ctx bounds the hire. Not serialized: a restored
-	// agent's card has none unless the restore sets it again.
+	// block for long; ctx bounds the hire. Not serialized, so not copied:
+	// agent configs are copied through JSON, so a member hired from a card
+	// (or an agent restored from a log) has a TeamTool without hooks
+	// unless its config is given one again (a kind factory, or
+	// orchestrator.WithPrepare for a restore).
 	OnHire func(ctx context.Context, hired *message.Address) `json:"-"`
 	// OnFire, when set, is called after each member is fired (A81): the
 	// member has been told to stop (with every member it hired) but may
