@@ -35,9 +35,12 @@ type Guards struct {
 	MaxPairMessages int
 	// TeamSpendLimit is the team's ceiling on model spend in USD, priced
 	// with the agents' Env.Prices (0: none). Before each model call the
-	// call's worst case is reserved against it; a call that could pass it
-	// is not made and the person is told, with the amounts. A restored
-	// team starts from what its log says it spent.
+	// call's worst case is reserved against it (its prompt plus the
+	// agent's Model.MaxTokens, else the model's whole default output:
+	// gpt-5's 128,000 tokens are $1.02, so give the agents a MaxTokens
+	// under a small ceiling); a call that could pass it is not made and
+	// the person is told, with the amounts. A restored team starts from
+	// what its log says it spent.
 	TeamSpendLimit float64
 	// RateLimiter, when set, paces every model call of the agents that
 	// share it (llm.NewRateLimiter): requests and tokens per minute per
