@@ -12,7 +12,7 @@ import (
 )
 
 // RateLimit is a provider's limit on one model (issue 16): requests and
-// tokens (prompt plus completion cap) per minute; 0 is no limit.
+// tokens (prompt plus completion) per minute; 0 is no limit.
 type RateLimit struct {
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int `json:"tokens_per_minute,omitempty"`
@@ -53,7 +53,9 @@ type RateLimiter struct {
 // model name; the key "" matches every model). A model without a limit is
 // paced by Retry-After pauses only. now and sleep are its clock (nil: the
 // real time and a timer that ends early with its context); a test injects
-// a fake one. A negative limit is an error naming it.
+// a fake one. sleep must end early, with the context's error, when its
+// context is done: that is also how a call giving tokens back wakes the
+// calls waiting for them. A negative limit is an error naming it.
 func NewRateLimiter(limits map[string]RateLimit, now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) (*RateLimiter, error) {
 	for k, l := range limits {
 		if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 {

@@ -208,31 +208,44 @@ func TestRateLimiterREADMELimitsOverlappingCalls(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): a call waiting for tokens is woken when another call
-// gives its unused tokens back, instead of sleeping the whole computed
-// wait. In a synctest bubble: no fake time passes before it goes.
-func TestRateLimiterRefundWakesWaiter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4.1": {TokensPerMinute: 6000}}, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, reconcile, err := l.Wait(t.Context(), endpoint, "gpt-4.1", 6000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
+// emptiedBucket is a limiter on the real clock (a synctest bubble's) of
+// 6,000 gpt-4.1 tokens a minute, emptied by one call: reconcile is that
+// call's. waiting is a second call of tokens, waiting in a goroutine: its
+// result arrives on the channel.
+func emptiedBucket(t *testing.T) (reconcile func(int), waiting func(ctx context.Context, tokens int) <-chan error) {
+	t.Helper()
+	l, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4.1": {TokensPerMinute: 6000}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reconcile, err = l.Wait(t.Context(), endpoint, "gpt-4.1", 6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reconcile, func(ctx context.Context, tokens int) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, _, err := l.Wait(t.Context(), endpoint, "gpt-4.1", 3000)
+			_, _, err := l.Wait(ctx, endpoint, "gpt-4.1", tokens)
 			done <- err
 		}()
-		synctest.Wait() // the second call sleeps: the bucket is empty
+		synctest.Wait() // it sleeps: the bucket is empty
 		select {
 		case err := <-done:
 			t.Fatalf("the second call did not wait: %v", err)
 		default:
 		}
+		return done
+	}
+}
+
+// Issue 16 (review): a call waiting for tokens is woken when another call
+// gives its unused tokens back, instead of sleeping the whole computed
+// wait. In a synctest bubble: no fake time passes before it goes.
+func TestRateLimiterRefundWakesWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reconcile, waiting := emptiedBucket(t)
+		start := time.Now()
+		done := waiting(t.Context(), 3000)
 		reconcile(2000) // 4,000 tokens back
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -247,21 +260,9 @@ func TestRateLimiterRefundWakesWaiter(t *testing.T) {
 // again; its context still ends it.
 func TestRateLimiterWokenWaiterHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4.1": {TokensPerMinute: 6000}}, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, reconcile, err := l.Wait(t.Context(), endpoint, "gpt-4.1", 6000)
-		if err != nil {
-			t.Fatal(err)
-		}
+		reconcile, waiting := emptiedBucket(t)
 		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() {
-			_, _, err := l.Wait(ctx, endpoint, "gpt-4.1", 6000)
-			done <- err
-		}()
-		synctest.Wait()
+		done := waiting(ctx, 6000)
 		reconcile(5000) // 1,000 back: not enough, it sleeps again
 		synctest.Wait()
 		select {
