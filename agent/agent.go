@@ -78,6 +78,7 @@ type BaseAgent struct {
 	expand    func(ctx context.Context, prompt string) ([]llm.Part, error)     // tool.Capabilities.ExpandMedia
 	runner    *llm.Runner
 	release   func() error // the cards' Close
+	unbudget  func()       // gives back the team's spend ceiling (Guards.teamBudget)
 	registry  *command.Registry
 	team      *orchestrator.Team
 	startErr  error
@@ -146,10 +147,15 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	}
 	c.NotifyEvent(CommandsAnnouncedEvent{Agent: c.Self(), Commands: a.registry.Descriptors()})
 	env := a.env()
-	teamBudget, err := env.Guards.teamBudget(ctx, a.team, env.Prices)
+	if a.unbudget != nil { // started again without a stop: one hold only
+		a.unbudget()
+		a.unbudget = nil
+	}
+	teamBudget, unbudget, err := env.Guards.teamBudget(ctx, a.team, env.Prices)
 	if err != nil {
 		return err
 	}
+	a.unbudget = unbudget
 	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
@@ -254,8 +260,8 @@ func (a *BaseAgent) builtins() []*command.Command {
 	}
 }
 
-// OnStop closes the runner (A101) and releases the tool cards; a failure
-// is logged.
+// OnStop closes the runner (A101), releases the tool cards and its hold
+// on the team's spend ceiling (Guards); a failure is logged.
 func (a *BaseAgent) OnStop(c *actor.Context) {
 	if a.runner != nil {
 		if err := a.runner.Close(); err != nil {
@@ -267,6 +273,10 @@ func (a *BaseAgent) OnStop(c *actor.Context) {
 			c.Logger().Warn("agent: releasing tool cards failed", "error", err)
 		}
 		a.release = nil
+	}
+	if a.unbudget != nil {
+		a.unbudget()
+		a.unbudget = nil
 	}
 }
 

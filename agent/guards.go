@@ -21,7 +21,9 @@ import (
 // agent's own: llm.AgentUsageLimits.SpendLimit in its config.
 //
 // A Guards is safe for concurrent use; do not copy one once used. Several
-// teams may share one: the team spend is counted per team.
+// teams may share one: the team spend is counted per team, and a team's
+// count is dropped when its last agent stops (the next agent of that team
+// to start recounts it from the team's log).
 type Guards struct {
 	// MaxRounds is how many times a chain of messages between agents may
 	// come back to the same agent without a message from a person in it
@@ -35,9 +37,12 @@ type Guards struct {
 	MaxPairMessages int
 	// TeamSpendLimit is the team's ceiling on model spend in USD, priced
 	// with the agents' Env.Prices (0: none). Before each model call the
-	// call's worst case is reserved against it; a call that could pass it
-	// is not made and the person is told, with the amounts. A restored
-	// team starts from what its log says it spent.
+	// call's worst case is reserved against it (its prompt plus the
+	// agent's Model.MaxTokens, else the model's whole default output:
+	// gpt-5's 128,000 tokens are $1.02, so give the agents a MaxTokens
+	// under a small ceiling); a call that could pass it is not made and
+	// the person is told, with the amounts. A restored team starts from
+	// what its log says it spent.
 	TeamSpendLimit float64
 	// RateLimiter, when set, paces every model call of the agents that
 	// share it (llm.NewRateLimiter): requests and tokens per minute per
@@ -47,7 +52,15 @@ type Guards struct {
 	RateLimiter *llm.RateLimiter
 
 	mu    sync.Mutex
-	teams map[uuid.UUID]*llm.Budget // the team spend, per team id
+	teams map[uuid.UUID]*teamSpend // per team id, while one of its agents runs
+}
+
+// teamSpend is one team's spend ceiling and how many of its agents (in
+// this process) use it: the last one to stop removes it, so a Guards
+// shared by many teams over a long process holds only the running ones.
+type teamSpend struct {
+	budget *llm.Budget
+	agents int
 }
 
 // loopLimits returns the loop limits of g, nil meaning the defaults.
@@ -66,41 +79,55 @@ func (g *Guards) loopLimits() (rounds, pair int) {
 }
 
 // teamBudget returns the spend ceiling of team shared by the agents of g
-// (nil for none). The first agent of a team to ask (in this process)
-// makes it, with what the team's log says the team spent: its usage
-// events, priced with prices, whoever emitted them (fired agents
-// included), so a restored team goes on from there.
-func (g *Guards) teamBudget(ctx context.Context, team *orchestrator.Team, prices *llm.PriceTable) (*llm.Budget, error) {
+// (nil for none) and release, which the agent calls once when it stops.
+// The first agent of a team to ask (in this process, since the team's
+// last agent stopped) makes it, with what the team's log says the team
+// spent: its usage events, priced with prices, whoever emitted them (fired
+// agents included), so a restored team goes on from there. The last
+// agent's release drops it; the next one to start recomputes it from the
+// log.
+func (g *Guards) teamBudget(ctx context.Context, team *orchestrator.Team, prices *llm.PriceTable) (*llm.Budget, func(), error) {
 	if g == nil || g.TeamSpendLimit == 0 {
-		return nil, nil
+		return nil, func() {}, nil
 	}
 	if g.TeamSpendLimit < 0 {
-		return nil, fmt.Errorf("agent: Guards.TeamSpendLimit is %g USD: want 0 (none) or a positive ceiling", g.TeamSpendLimit)
+		return nil, nil, fmt.Errorf("agent: Guards.TeamSpendLimit is %g USD: want 0 (none) or a positive ceiling", g.TeamSpendLimit)
 	}
+	id := team.ID()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if b := g.teams[team.ID()]; b != nil {
-		return b, nil
-	}
-	evs, err := team.Events(ctx, orchestrator.EventFilter{})
-	if err != nil {
-		return nil, fmt.Errorf("agent: the team's spend so far: %w", err)
-	}
-	if prices == nil {
-		prices = llm.DefaultPriceTable()
-	}
-	spent := 0.0
-	for _, ev := range evs {
-		if u, ok := asLLMEvent(ev.Event).(llm.UsageEvent); ok {
-			spent += prices.Cost(u.ModelName, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	ts := g.teams[id]
+	if ts == nil {
+		evs, err := team.Events(ctx, orchestrator.EventFilter{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: the team's spend so far: %w", err)
 		}
+		if prices == nil {
+			prices = llm.DefaultPriceTable()
+		}
+		spent := 0.0
+		for _, ev := range evs {
+			if u, ok := asLLMEvent(ev.Event).(llm.UsageEvent); ok {
+				spent += prices.Cost(u.ModelName, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+			}
+		}
+		ts = &teamSpend{budget: llm.NewBudget(g.TeamSpendLimit, spent)}
+		if g.teams == nil {
+			g.teams = map[uuid.UUID]*teamSpend{}
+		}
+		g.teams[id] = ts
 	}
-	b := llm.NewBudget(g.TeamSpendLimit, spent)
-	if g.teams == nil {
-		g.teams = map[uuid.UUID]*llm.Budget{}
-	}
-	g.teams[team.ID()] = b
-	return b, nil
+	ts.agents++
+	var once sync.Once
+	return ts.budget, func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if ts.agents--; ts.agents == 0 && g.teams[id] == ts {
+				delete(g.teams, id)
+			}
+		})
+	}, nil
 }
 
 // rateLimiter returns g's rate limiter, nil for none.

@@ -23,6 +23,12 @@ import (
 // times before the chain is stopped), and the chain survives a restore in
 // the log, since it is part of the message.
 //
+// With both limits off (negative) nothing keeps a chain short, so it
+// carries only its last maxChainHops agents (the oldest are dropped): it
+// is stored in every message and in the log. With a limit on, the limit
+// keeps it short (at most about the team's size times the limit) and the
+// chain is whole, so the counts are exact.
+//
 // A chain is a path, not a tree: a message that fans out to ten members
 // gives ten chains of two agents each, so a wide fan-out is never a loop.
 // The counts are by name: two members with the same name count as one,
@@ -34,6 +40,10 @@ const (
 	defaultMaxPairMessages = 10
 )
 
+// maxChainHops is how many agents a chain carries when both loop limits
+// are off: the last ones.
+const maxChainHops = 64
+
 // ErrLoop is wrapped by the warning of a turn that was not given to the
 // model because its message continued a loop between agents (issue 16):
 // a chain that came back to the same agent more than Guards.MaxRounds
@@ -43,10 +53,11 @@ const (
 var ErrLoop = errors.New("loop between agents stopped")
 
 // chainOf returns the chain of m as received by self: the sender's chain
-// plus self. A message from a person, from the program (no sender) or from
-// outside self's team starts a new chain; one from an agent that sent no
-// chain (not a BaseAgent) starts with that agent.
-func chainOf(self string, selfTeam uuid.UUID, m *AgentMessage) []string {
+// plus self, its last keep agents only when keep > 0. A message from a
+// person, from the program (no sender) or from outside self's team starts
+// a new chain; one from an agent that sent no chain (not a BaseAgent)
+// starts with that agent.
+func chainOf(self string, selfTeam uuid.UUID, m *AgentMessage, keep int) []string {
 	s := m.Sender
 	if s == nil || s.IsUserProxy() || s.TeamID() != selfTeam {
 		return []string{self}
@@ -54,6 +65,9 @@ func chainOf(self string, selfTeam uuid.UUID, m *AgentMessage) []string {
 	prev := m.Chain
 	if len(prev) == 0 {
 		prev = []string{s.Name()}
+	}
+	if keep > 0 && len(prev) >= keep {
+		prev = prev[len(prev)-keep+1:]
 	}
 	out := make([]string, len(prev)+1)
 	copy(out, prev)
@@ -95,8 +109,12 @@ func loopIn(chain []string, rounds, pair int) string {
 // not called.
 func (a *BaseAgent) guardLoop(c *actor.Context, m *AgentMessage) error {
 	self := c.Self()
-	a.chain = chainOf(self.Name(), self.TeamID(), m)
 	rounds, pair := a.env().Guards.loopLimits()
+	keep := 0
+	if rounds < 0 && pair < 0 {
+		keep = maxChainHops
+	}
+	a.chain = chainOf(self.Name(), self.TeamID(), m, keep)
 	what := loopIn(a.chain, rounds, pair)
 	if what == "" {
 		return nil

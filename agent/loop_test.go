@@ -98,3 +98,29 @@ func TestLoopFanOutIsNotALoop(t *testing.T) {
 	}
 	h.noHuman()
 }
+
+// Issue 16 (review): with both limits off a ping-pong goes on, and its
+// chain, carried in every message and stored in the log, keeps only the
+// last agent.MaxChainHops agents instead of growing with each hop.
+func TestLoopChainCappedWithLimitsOff(t *testing.T) {
+	h := newHarness(t)
+	h.env.Guards = &agent.Guards{MaxRounds: -1, MaxPairMessages: -1}
+	h.spawnAgent(h.config("@Developer", "Developer"))
+	h.srv.Model("@Manager").Otherwise(final(out(agent.Request, "@Developer", "check it again")))
+	h.srv.Model("@Developer").Otherwise(final(out(agent.Response, "@Manager", "checked")))
+	h.say(h.manager, agent.Request, "review the code")
+	const answers = agent.MaxChainHops/2 + 4 // more hops than a chain carries
+	h.sub.waitFor(t, "the ping-pong to pass the cap", func([]message.Message) bool {
+		return len(h.sub.sentTo("@Manager")) >= answers
+	})
+	if err := h.team.Stop(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, m := range append(h.sub.sentTo("@Manager"), h.sub.sentTo("@Developer")...) {
+		longest = max(longest, len(m.Chain))
+	}
+	if longest != agent.MaxChainHops {
+		t.Fatalf("the longest chain carried %d agents, want the cap of %d", longest, agent.MaxChainHops)
+	}
+}

@@ -51,7 +51,8 @@ type AgentMessage struct {
 	// Chain is set by the agent that sends the message from a turn: the
 	// names of the agents its chain of turns went through since the last
 	// message from a person or the program, oldest first, the sender last
-	// (loop detection, issue 16). Leave it empty.
+	// (loop detection, issue 16); with both loop limits off, only the
+	// last 64 of them. Leave it empty.
 	Chain []string `json:"chain,omitempty"`
 }
 

@@ -175,3 +175,35 @@ func TestAgentSpendCeiling(t *testing.T) {
 	}
 	h.syncAll(team2)
 }
+
+// Issue 16 (review): a Guards shared by several teams holds a team's
+// spend only while one of its agents runs: one agent stopping keeps it,
+// the team stopping drops it (a long process does not keep every team it
+// ever ran).
+func TestGuardsDropATeamsSpendWhenItStops(t *testing.T) {
+	guards := &agent.Guards{TeamSpendLimit: 1}
+	share := func(h *harness, _ *agent.AgentConfig) { h.env.Guards = guards }
+	h1, h2 := newHarness(t, capped, share), newHarness(t, capped, share)
+	if n := guards.TeamsHeld(); n != 2 {
+		t.Fatalf("%d teams held, want 2", n)
+	}
+	dev := h1.spawnAgent(h1.config("@Developer", "Developer"))
+	if err := h1.sys.Stop(h1.ctx(), dev); err != nil {
+		t.Fatal(err)
+	}
+	if n := guards.TeamsHeld(); n != 2 {
+		t.Fatalf("%d teams held after one agent stopped, want 2 (the manager runs)", n)
+	}
+	if err := h1.team.Stop(h1.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if n := guards.TeamsHeld(); n != 1 {
+		t.Fatalf("%d teams held after a team stopped, want 1", n)
+	}
+	if err := h2.team.Stop(h2.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if n := guards.TeamsHeld(); n != 0 {
+		t.Fatalf("%d teams held after both stopped, want 0", n)
+	}
+}

@@ -209,8 +209,12 @@ type AgentUsageLimits struct {
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 	// SpendLimit caps the agent's lifetime model spend in USD, priced
 	// with the runner's price table (issue 16): before each model call its
-	// worst case is reserved; a call that could pass the ceiling is not
-	// made. A restore recomputes the spend from the usage events.
+	// worst case is reserved: its prompt plus Model.MaxTokens, or without
+	// it the model's whole default output (gpt-5: 128,000 tokens, $1.02),
+	// so set Model.MaxTokens with a ceiling of less than that or no call
+	// is ever made (the refusal says so). A call that could pass the
+	// ceiling is not made. A restore recomputes the spend from the usage
+	// events.
 	SpendLimit *float64 `json:"spend_limit_usd,omitempty" validate:"omitempty,gt=0"`
 }
 

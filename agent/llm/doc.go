@@ -27,8 +27,9 @@
 //     ceilings in USD, the agent's (AgentUsageLimits.SpendLimit) and a
 //     team's shared [Budget] ([Options].TeamBudget), each reserving the
 //     call's worst case and settled from its usage; and a shared
-//     [RateLimiter] ([RateLimit] per model; a 429's Retry-After pauses
-//     every runner sharing it).
+//     [RateLimiter] ([RateLimit] per model; each call charged an estimate
+//     reconciled with its usage; a 429's Retry-After pauses every runner
+//     sharing it).
 //   - Compaction: [Runner.Compact] and [Runner.Clear], and the auto-trigger
 //     when the model's context length is known.
 //

@@ -12,7 +12,7 @@ import (
 )
 
 // RateLimit is a provider's limit on one model (issue 16): requests and
-// tokens (prompt plus completion cap) per minute; 0 is no limit.
+// tokens (prompt plus completion) per minute; 0 is no limit.
 type RateLimit struct {
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int `json:"tokens_per_minute,omitempty"`
@@ -27,9 +27,16 @@ type RateLimit struct {
 // before it is sent, as long as its context lets it (a stop or a cancel
 // ends the wait with the context's error). It is safe for concurrent use.
 //
-// A call is charged its estimated prompt plus its completion cap (the
-// estimate of the spend ceilings; capped at the bucket's size), and the
-// unused part is given back when the response reports its usage.
+// A call is charged, before it is sent, its estimated prompt (the spend
+// ceilings' estimate) plus its max_tokens when it has one, else
+// rateOutputEstimate (1,024) completion tokens, not the model's maximum
+// output; the charge is capped at the bucket's size. When the response
+// comes the charge is reconciled with what the call really used: the
+// difference is charged, or given back, and a refund wakes the calls
+// waiting for that bucket at once. An answer without usage (a stream
+// whose server sent no usage chunk) is reconciled with an estimate: the
+// prompt's plus its answer's size, at the same bytes per token; a failed
+// call with its prompt's.
 type RateLimiter struct {
 	limits map[string]RateLimit
 	keys   []string // longest first
@@ -38,6 +45,7 @@ type RateLimiter struct {
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	waiter  int // the id of the last wait registered in a bucket
 }
 
 // NewRateLimiter returns a limiter with limits per model name, matched as
@@ -45,7 +53,9 @@ type RateLimiter struct {
 // model name; the key "" matches every model). A model without a limit is
 // paced by Retry-After pauses only. now and sleep are its clock (nil: the
 // real time and a timer that ends early with its context); a test injects
-// a fake one. A negative limit is an error naming it.
+// a fake one. sleep must end early, with the context's error, when its
+// context is done: that is also how a call giving tokens back wakes the
+// calls waiting for them. A negative limit is an error naming it.
 func NewRateLimiter(limits map[string]RateLimit, now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) (*RateLimiter, error) {
 	for k, l := range limits {
 		if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 {
@@ -75,6 +85,19 @@ type bucket struct {
 	reqs, toks float64   // available
 	at         time.Time // of the last refill
 	until      time.Time // paused until (a Retry-After)
+	// waiters ends the sleep of each call waiting for this bucket, by the
+	// id the limiter gave it: a refund calls them all.
+	waiters map[int]context.CancelFunc
+}
+
+// refund gives back tokens (up to the bucket's size) and wakes the calls
+// waiting for it, to try again at once.
+func (b *bucket) refund(tokens float64) {
+	b.toks = min(float64(b.limit.TokensPerMinute), b.toks+tokens)
+	for _, wake := range b.waiters {
+		wake()
+	}
+	clear(b.waiters)
 }
 
 // bucket returns the bucket of key, made full at now on first use.
@@ -132,8 +155,10 @@ type pauseKey struct{}
 
 // wait waits for the turn of one call of model at the endpoint of mc,
 // charged tokens. It returns the context to send the call with, which
-// carries the bucket's pause, and refund, to call with the tokens the
-// response used. A nil limiter does nothing.
+// carries the bucket's pause, and reconcile, to call once with the tokens
+// the call used (or an estimate of them): the difference with the charge
+// is charged or given back. A wait ends early when another call gives
+// tokens back. A nil limiter does nothing.
 func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, tokens int) (context.Context, func(used int), error) {
 	if l == nil {
 		return ctx, func(int) {}, nil
@@ -148,12 +173,28 @@ func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, to
 		now := l.now()
 		b := l.bucket(key, model, now)
 		d := b.take(now, tokens)
-		charged = min(float64(tokens), float64(b.limit.TokensPerMinute))
-		l.mu.Unlock()
 		if d <= 0 {
+			charged = min(float64(tokens), float64(b.limit.TokensPerMinute))
+			l.mu.Unlock()
 			break
 		}
-		if err := l.sleep(ctx, d); err != nil {
+		sleepCtx, wake := context.WithCancel(ctx)
+		l.waiter++
+		id := l.waiter
+		if b.waiters == nil {
+			b.waiters = map[int]context.CancelFunc{}
+		}
+		b.waiters[id] = wake
+		l.mu.Unlock()
+		err := l.sleep(sleepCtx, d)
+		l.mu.Lock()
+		delete(b.waiters, id)
+		l.mu.Unlock()
+		wake()
+		if ctx.Err() != nil {
+			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, ctx.Err())
+		}
+		if err != nil && sleepCtx.Err() == nil { // not woken: the sleep itself failed
 			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, err)
 		}
 	}
@@ -166,17 +207,21 @@ func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, to
 			}
 		}
 	}
-	refund := func(used int) {
-		if used <= 0 || float64(used) >= charged {
-			return
-		}
+	reconcile := func(used int) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if b := l.buckets[key]; b != nil {
-			b.toks = min(float64(b.limit.TokensPerMinute), b.toks+charged-float64(used))
+		b := l.buckets[key]
+		if b == nil || b.limit.TokensPerMinute == 0 {
+			return
+		}
+		switch diff := float64(max(used, 0)) - charged; {
+		case diff < 0:
+			b.refund(-diff)
+		case diff > 0:
+			b.toks -= diff // a debt the refill pays before the next call
 		}
 	}
-	return context.WithValue(ctx, pauseKey{}, pause), refund, nil
+	return context.WithValue(ctx, pauseKey{}, pause), reconcile, nil
 }
 
 // sharePause tells the rate limiter of the request's context (if any)

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -139,5 +142,169 @@ func TestRateLimiterShares429AcrossRunners(t *testing.T) {
 	}
 	if len(c.waits) != 1 || c.waits[0] != 7*time.Second {
 		t.Fatalf("the second runner's waits %v, want the 7s Retry-After", c.waits)
+	}
+}
+
+// guardedRunner is a runner of model gpt-4.1 (no max_tokens unless mutate
+// sets it) with the given guards.
+func guardedRunner(t *testing.T, mutate func(*llm.Config), opts llm.Options) *llm.Runner {
+	t.Helper()
+	h := newHarness(t, nil)
+	cfg := testConfig(h.srv)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	opts.HTTPClient, opts.SystemPrompts = h.srv.HTTPClient(), rosterPrompt
+	r, err := llm.NewRunner(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// promptOf is a request of about n bytes of prompt (n/3 tokens estimated).
+func promptOf(n int) openai.ChatCompletionRequest {
+	return openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("x", n)}}}
+}
+
+// answered is a response with content and, unless prompt is 0, usage.
+func answered(content string, prompt, completion int) openai.ChatCompletionResponse {
+	return openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{Role: "assistant", Content: content}}},
+		Usage: openai.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
+}
+
+// Issue 16 (review): under the README's limits (gpt-4.1, 500 requests and
+// 30,000 tokens a minute) a call without max_tokens was charged the
+// model's whole maximum output (32,768 tokens, capped at the bucket): two
+// overlapping calls and the second waited a minute. It is charged its
+// prompt plus a modest estimate now: several overlap without waiting, and
+// each is reconciled with its real usage.
+func TestRateLimiterREADMELimitsOverlappingCalls(t *testing.T) {
+	l, c := newLimiter(t, map[string]llm.RateLimit{"gpt-4.1": {RequestsPerMinute: 500, TokensPerMinute: 30_000}})
+	r := guardedRunner(t, nil, llm.Options{RateLimiter: l})
+	var dones []func(openai.ChatCompletionResponse, error)
+	for range 4 { // 4 × (3,000 prompt + 1,024) fit in 30,000
+		_, done, err := r.Admit(t.Context(), promptOf(9000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, done)
+	}
+	if len(c.waits) != 0 {
+		t.Fatalf("overlapping calls under the README's limits waited %v", c.waits)
+	}
+	for _, done := range dones {
+		done(answered("ok", 2500, 500), nil) // 3,000 used, about what was charged
+	}
+	// 4 × 3,000 used: 18,000 left, enough for four more without a wait.
+	for range 4 {
+		if _, _, err := r.Admit(t.Context(), promptOf(9000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.waits) != 0 {
+		t.Fatalf("after reconciling, calls waited %v", c.waits)
+	}
+}
+
+// emptiedBucket is a limiter on the real clock (a synctest bubble's) of
+// 6,000 gpt-4.1 tokens a minute, emptied by one call: reconcile is that
+// call's. waiting is a second call of tokens, waiting in a goroutine: its
+// result arrives on the channel.
+func emptiedBucket(t *testing.T) (reconcile func(int), waiting func(ctx context.Context, tokens int) <-chan error) {
+	t.Helper()
+	l, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4.1": {TokensPerMinute: 6000}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reconcile, err = l.Wait(t.Context(), endpoint, "gpt-4.1", 6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reconcile, func(ctx context.Context, tokens int) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := l.Wait(ctx, endpoint, "gpt-4.1", tokens)
+			done <- err
+		}()
+		synctest.Wait() // it sleeps: the bucket is empty
+		select {
+		case err := <-done:
+			t.Fatalf("the second call did not wait: %v", err)
+		default:
+		}
+		return done
+	}
+}
+
+// Issue 16 (review): a call waiting for tokens is woken when another call
+// gives its unused tokens back, instead of sleeping the whole computed
+// wait. In a synctest bubble: no fake time passes before it goes.
+func TestRateLimiterRefundWakesWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reconcile, waiting := emptiedBucket(t)
+		start := time.Now()
+		done := waiting(t.Context(), 3000)
+		reconcile(2000) // 4,000 tokens back
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Fatalf("the woken call went after %v, want at once (the refill alone takes 30s)", waited)
+		}
+	})
+}
+
+// Issue 16: a wait that a refund wakes but that still does not fit sleeps
+// again; its context still ends it.
+func TestRateLimiterWokenWaiterHonoursContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reconcile, waiting := emptiedBucket(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := waiting(ctx, 6000)
+		reconcile(5000) // 1,000 back: not enough, it sleeps again
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("the call went with 1,000 of its 6,000 tokens: %v", err)
+		default:
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled wait: %v", err)
+		}
+	})
+}
+
+// Issue 16 (review): reconciling. With max_tokens a call is charged its
+// prompt plus max_tokens; an answer without usage (a stream with no usage
+// chunk) is reconciled with the estimate of its prompt and answer, not
+// left charged at the worst case; a call that used more than it was
+// charged leaves a debt the next call waits for.
+func TestRateLimiterReconcilesWithUsageOrEstimate(t *testing.T) {
+	l, c := newLimiter(t, map[string]llm.RateLimit{"gpt-4.1": {TokensPerMinute: 6000}})
+	r := guardedRunner(t, func(c *llm.Config) { c.Model.MaxTokens = 5000 }, llm.Options{RateLimiter: l})
+	_, done, err := r.Admit(t.Context(), promptOf(300)) // about 100 + 5,000 charged
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(answered("a short answer", 0, 0), nil) // no usage: about 100 + 5 tokens
+	_, done, err = r.Admit(t.Context(), promptOf(300))
+	if err != nil || len(c.waits) != 0 {
+		t.Fatalf("the answer without usage stayed charged at its worst case: %v, waits %v", err, c.waits)
+	}
+	done(answered("", 100, 5000), nil)
+	c.now = c.now.Add(time.Minute) // full again
+	_, done, err = r.Admit(t.Context(), promptOf(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(answered("long", 6000, 3000), nil) // 9,000 used: 900 left less a debt of 3,900
+	if _, _, err := r.Admit(t.Context(), promptOf(300)); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.waits) != 1 || c.waits[0] < 80*time.Second || c.waits[0] > 82*time.Second {
+		t.Fatalf("waits %v, want one of about 81s (a debt of 3,000 and a charge of 5,100 at 6,000 a minute)", c.waits)
 	}
 }

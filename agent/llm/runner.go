@@ -515,7 +515,7 @@ func (r *Runner) complete(ctx context.Context, runID string, req openai.ChatComp
 	start := time.Now()
 	resp, err := r.send(withAttemptCount(ctx, &attempts), runID, req)
 	r.lastCall = callStats{latency: time.Since(start), attempts: attempts}
-	settle(resp)
+	settle(resp, err)
 	return resp, err
 }
 

@@ -2,9 +2,12 @@ package llm_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -119,4 +122,115 @@ func testConfigWith(srv *llmtest.Server, mutate func(*llm.Config)) llm.Config {
 	cfg := testConfig(srv)
 	mutate(&cfg)
 	return cfg
+}
+
+// Issue 16 (review): without max_tokens gpt-5's worst case is its whole
+// default output (128,000 tokens at $8 per 1M, $1.02): the README's $0.50
+// agent ceiling refused every call without saying why. The refusal says
+// that no such call can ever be made and names the setting; the README's
+// example, which sets Model.MaxTokens, makes its calls.
+func TestSpendCeilingBelowTheWorstCaseNamesMaxTokens(t *testing.T) {
+	h := newHarness(t, func(c *llm.Config) {
+		c.Model.Model = "gpt-5"
+		c.AgentLimits.SpendLimit = new(0.50)
+	})
+	_, err := h.run("go")
+	var le *llm.UsageLimitError
+	if !errors.As(err, &le) || le.Tier != "agent" ||
+		!strings.Contains(err.Error(), "no call like it can ever be made") ||
+		!strings.Contains(err.Error(), "default output (128000 tokens for gpt-5): set Model.MaxTokens (JSON model_cfg.max_tokens)") {
+		t.Fatalf("run: %v", err)
+	}
+	if n := len(h.requests()); n != 0 {
+		t.Fatalf("%d requests made past the ceiling", n)
+	}
+
+	// The README's example: gpt-4.1, max_tokens 4,096, $0.50.
+	h = newHarness(t, func(c *llm.Config) {
+		c.AgentLimits.SpendLimit = new(0.50)
+		c.Model.MaxTokens = 4096
+	})
+	h.model.Enqueue(llmtest.Final(`{"messages":[]}`))
+	h.mustRun("go")
+
+	// A cap set too high for the ceiling: the error says to lower it.
+	h = newHarness(t, func(c *llm.Config) {
+		c.AgentLimits.SpendLimit = new(0.01)
+		c.Model.MaxTokens = 4096
+	})
+	if _, err := h.run("go"); err == nil || !strings.Contains(err.Error(), "Lower the completion cap (4096 tokens; Model.MaxTokens") {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// Issue 16: a ceiling the call's worst case fits under, with others in
+// flight, is refused without the "never" hint: waiting may let it pass.
+func TestSpendRefusalInFlightHasNoHint(t *testing.T) {
+	b := llm.NewBudget(1.0, 0.75)
+	_, err := b.Reserve("team", 0.5)
+	if err == nil || strings.Contains(err.Error(), "never") || strings.Contains(err.Error(), "(what to do)") {
+		t.Fatalf("err %v", err)
+	}
+	_, err = b.Reserve("team", 1.5)
+	if err == nil || !strings.Contains(err.Error(), "no call like it can ever be made. (what to do)") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Issue 16 (review): an answer without usage (a stream whose server sent
+// no usage chunk) is settled at its worst case, not at $0; a failed call
+// at $0; an answer with usage at its real cost.
+func TestSpendSettlesAnswerWithoutUsageAtWorstCase(t *testing.T) {
+	team := llm.NewBudget(10, 0)
+	r := guardedRunner(t, func(c *llm.Config) { c.Model.MaxTokens = 1000 }, llm.Options{TeamBudget: team})
+	req := promptOf(3000) // about 1,010 prompt tokens
+	_, done, err := r.Admit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(answered("hi", 0, 0), nil)
+	// 1,000 × $8/M = $0.008 of output plus the prompt's ~1,010 × $2/M.
+	if got := team.Spent(); got < 0.008+0.002 || got > 0.008+0.0021 {
+		t.Fatalf("spent $%v, want the worst case (about $0.010)", got)
+	}
+	_, done, err = r.Admit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := team.Spent()
+	done(openai.ChatCompletionResponse{}, errors.New("connection refused"))
+	if team.Spent() != before {
+		t.Fatalf("a failed call was charged $%v", team.Spent()-before)
+	}
+	_, done, err = r.Admit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(answered("hi", 1000, 100), nil) // $0.002 + $0.0008
+	if got := team.Spent() - before; math.Abs(got-0.0028) > 1e-9 {
+		t.Fatalf("spent $%v, want $0.0028", got)
+	}
+}
+
+// Issue 16 (review): end to end, a streamed answer without a usage chunk
+// is settled at its worst case.
+func TestSpendStreamWithoutUsageChunk(t *testing.T) {
+	team := llm.NewBudget(10, 0)
+	h := newHarness(t, nil)
+	cfg := testConfig(h.srv)
+	cfg.Runtime.Stream, cfg.Model.MaxTokens = true, 1000
+	r, err := llm.NewRunner(cfg, llm.Options{HTTPClient: h.srv.HTTPClient(), SystemPrompts: rosterPrompt, TeamBudget: team})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	bare := llmtest.Final(`{"messages":[]}`)
+	bare.NoUsage = true
+	h.model.Enqueue(bare)
+	if _, err := llm.Run(t.Context(), r, llm.UserText("go"), h.out); err != nil {
+		t.Fatal(err)
+	}
+	if got := team.Spent(); got < 0.008 {
+		t.Fatalf("spent $%v, want at least the $0.008 of the 1,000-token cap", got)
+	}
 }
