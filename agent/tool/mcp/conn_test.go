@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -65,6 +66,39 @@ func TestModelName(t *testing.T) {
 	} {
 		if got := modelName(tc.server, tc.tool); got != tc.want {
 			t.Errorf("%s/%s: %q, want %q", tc.server, tc.tool, got, tc.want)
+		}
+	}
+}
+
+// Issue 16 (review): the origin the card's headers are limited to: the
+// scheme, the host in any case and the port, a default one made explicit.
+func TestOrigin(t *testing.T) {
+	o := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return origin(u)
+	}
+	same := [][2]string{
+		{"http://Example.com/mcp", "http://example.com:80/other?q"},
+		{"https://example.com/mcp", "HTTPS://EXAMPLE.COM:443"},
+		{"http://[::1]:8080/mcp", "http://[::1]:8080/"},
+	}
+	for _, p := range same {
+		if o(p[0]) != o(p[1]) {
+			t.Errorf("%s and %s: origins %s and %s, want the same", p[0], p[1], o(p[0]), o(p[1]))
+		}
+	}
+	differ := [][2]string{
+		{"http://example.com/mcp", "https://example.com/mcp"},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp"},
+		{"http://localhost:8080/mcp", "http://127.0.0.1:8080/mcp"},
+		{"https://example.com/mcp", "https://example.com.evil.io/mcp"},
+	}
+	for _, p := range differ {
+		if o(p[0]) == o(p[1]) {
+			t.Errorf("%s and %s: the same origin %s", p[0], p[1], o(p[0]))
 		}
 	}
 }

@@ -8,7 +8,8 @@
 // stdin and stdout (Command, Env), or a streamable HTTP endpoint (URL,
 // Headers; "${NAME}" in their values is read from the agent's environment
 // when connecting, so that the config, which the team's log keeps, need
-// not hold a secret). When the agent starts, the card connects to each
+// not hold a secret; Headers go only to the URL's scheme, host and port,
+// not to another host a redirect leads to). When the agent starts, the card connects to each
 // server, lists
 // its tools and offers the model those its Allow and Deny lists let
 // through; a server that cannot be reached is a start error naming it.
