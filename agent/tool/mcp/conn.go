@@ -107,9 +107,11 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 }
 
 // childEnv is a stdio server's environment: inheritedEnv, then extra
-// (its ${NAME} references expanded).
+// (its ${NAME} references expanded). Never nil, even when empty: os/exec
+// gives a child with a nil Env the whole environment of the agent's
+// process.
 func childEnv(extra map[string]string) ([]string, error) {
-	var env []string
+	env := []string{}
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			if _, override := extra[k]; !override {
