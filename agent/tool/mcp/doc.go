@@ -41,9 +41,16 @@
 //     anyOf and $defs; annotations ($schema, $id, $comment, examples,
 //     deprecated, readOnly, writeOnly) are dropped, and a default is
 //     folded into the description as "(default: ...)";
+//   - every schema typed: a type, anyOf, $ref, enum or const; one
+//     without (any value: {} or a description alone) keeps the schema
+//     non-strict, as OpenAI's strict mode refuses it;
 //   - additionalProperties false on every object; an object whose
 //     additionalProperties is true or a schema (free-form keys, a map)
-//     keeps the schema non-strict;
+//     keeps the schema non-strict, as does an object below the root with
+//     no properties (or empty ones) and no additionalProperties false,
+//     which JSON Schema reads as free-form keys and strict mode would
+//     narrow to {} (a root without properties is a tool without
+//     arguments, strict);
 //   - every property required: one that was optional becomes nullable
 //     (type [T, "null"], or anyOf with {"type": "null"}) and a null the
 //     model sends for it is dropped before the call, so the server sees
