@@ -214,6 +214,10 @@ func TestStrictSchemaRejected(t *testing.T) {
 		"in anyOf":                     `{"anyOf":[{"type":"string","pattern":"x"}]}`,
 		"in defs":                      `{"$defs":{"X":{"type":"object","properties":{}}},"$ref":"#/$defs/X"}`,
 		"not an object":                `{"type":"object","additionalProperties":false,"properties":{"a":true},"required":["a"]}`,
+		"a property without a type":    `{"type":"object","additionalProperties":false,"properties":{"a":{"description":"any"}},"required":["a"]}`,
+		"items without a type":         `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","items":{}}},"required":["a"]}`,
+		"a $defs entry without a type": `{"type":"object","additionalProperties":false,"properties":{"a":{"$ref":"#/$defs/A"}},"required":["a"],"$defs":{"A":{}}}`,
+		"no type at the root":          `{"description":"any"}`,
 	}
 	_, c := newServer(t)
 	for name, schema := range cases {
@@ -238,6 +242,19 @@ func TestStrictSchemaRejected(t *testing.T) {
 	}
 	if err := llmtest.CheckStrictSchema(json.RawMessage(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")
+	}
+}
+
+// Schemas strict mode accepts: each node typed by type, anyOf, $ref, enum
+// or const.
+func TestStrictSchemaAccepted(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","additionalProperties":false,"properties":{},"required":[]}`,
+		`{"type":"object","additionalProperties":false,"properties":{"e":{"enum":["a","b"]},"c":{"const":1},"u":{"anyOf":[{"type":"string"},{"type":"null"}]},"r":{"$ref":"#/$defs/R"}},"required":["c","e","r","u"],"$defs":{"R":{"type":"array","items":{"type":"integer"}}}}`,
+	} {
+		if err := llmtest.CheckStrictSchema(json.RawMessage(schema)); err != nil {
+			t.Errorf("%s: %v", schema, err)
+		}
 	}
 }
 

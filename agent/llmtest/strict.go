@@ -19,10 +19,15 @@ var strictKeywords = map[string]bool{
 	"additionalProperties": true, "title": true,
 }
 
+// typingKeywords: every schema in strict mode has one of them (a schema
+// without says any value, which strict mode refuses).
+var typingKeywords = []string{"type", "anyOf", "$ref", "enum", "const"}
+
 // checkStrictSchema reports why schema (a JSON Schema document) would be
 // rejected by OpenAI's strict mode, or nil if it would be accepted: every
-// object needs "additionalProperties": false and a "required" array naming
-// every property, and only a subset of keywords is allowed.
+// schema needs a type (or anyOf, $ref, enum or const), every object
+// "additionalProperties": false and a "required" array naming every
+// property, and only a subset of keywords is allowed.
 func checkStrictSchema(schema json.RawMessage) error {
 	var doc any
 	if err := json.Unmarshal(schema, &doc); err != nil {
@@ -45,6 +50,9 @@ func checkStrictNode(node any, path string) error {
 		if !strictKeywords[k] {
 			return fmt.Errorf("%s: '%s' is not permitted", path, k)
 		}
+	}
+	if !slices.ContainsFunc(typingKeywords, func(k string) bool { _, ok := obj[k]; return ok }) {
+		return fmt.Errorf("%s: schema must have a 'type' key", path)
 	}
 	props, _ := obj["properties"].(map[string]any)
 	if isObjectType(obj["type"]) || len(props) > 0 {

@@ -55,7 +55,8 @@ type Server struct {
 	Env map[string]string `json:"env,omitempty"`
 	// URL is the streamable HTTP endpoint (http or https).
 	URL string `json:"url,omitempty"`
-	// Headers are sent with every HTTP request, their values' ${NAME}
+	// Headers are sent with every HTTP request to URL's scheme, host and
+	// port (not to another a redirect leads to), their values' ${NAME}
 	// expanded as Env's: {"Authorization": "Bearer ${DOCS_TOKEN}"}. URL
 	// servers only.
 	Headers map[string]string `json:"headers,omitempty"`

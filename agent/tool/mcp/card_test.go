@@ -448,3 +448,44 @@ func TestRestartedServer(t *testing.T) {
 		t.Fatalf("warnings %q", w)
 	}
 }
+
+// Issue 16 (review): the card's headers go only to the configured URL's
+// scheme and host: a server that redirects (307) to another host does not
+// get the token passed on with the request.
+func TestHeadersNotSentAcrossRedirect(t *testing.T) {
+	t.Setenv("MCP_TEST_TOKEN", "s3cret")
+	var mu sync.Mutex
+	seen := map[string][]string{} // server -> Authorization headers it got
+	record := func(server string, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[server] = append(seen[server], r.Header.Get("Authorization"))
+	}
+	ms := sdk.NewServer(&sdk.Implementation{Name: "b", Version: "1"}, nil)
+	ms.AddTool(&sdk.Tool{Name: "who", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("b"), nil })
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("b", r)
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(b.Close)
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("a", r)
+		http.Redirect(w, r, b.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(a.Close)
+	tools, _, _ := attach(t, &mcp.Card{Servers: []mcp.Server{{Name: "a", URL: a.URL + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer ${MCP_TEST_TOKEN}"}}}})
+	if out, err := call(t, tools["a_who"], `{}`); err != nil || out != "b" {
+		t.Fatalf("who: %q %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen["a"]) == 0 || slices.ContainsFunc(seen["a"], func(h string) bool { return h != "Bearer s3cret" }) {
+		t.Errorf("the configured server got Authorization %q, want the token every time", seen["a"])
+	}
+	if len(seen["b"]) == 0 || slices.ContainsFunc(seen["b"], func(h string) bool { return h != "" }) {
+		t.Errorf("the server redirected to got Authorization %q, want none", seen["b"])
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -91,7 +93,11 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 			}
 			h[k] = x
 		}
-		rt = headers{base: cn.http, h: h}
+		u, err := url.Parse(cn.cfg.URL) // validated: parses
+		if err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
+		rt = headers{base: cn.http, origin: origin(u), h: h}
 	}
 	// No standalone SSE stream (the card listens to nothing the server
 	// sends unasked) and no resumption of a broken stream: a broken call
@@ -101,9 +107,11 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 }
 
 // childEnv is a stdio server's environment: inheritedEnv, then extra
-// (its ${NAME} references expanded).
+// (its ${NAME} references expanded). Never nil, even when empty: os/exec
+// gives a child with a nil Env the whole environment of the agent's
+// process.
 func childEnv(extra map[string]string) ([]string, error) {
-	var env []string
+	env := []string{}
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			if _, override := extra[k]; !override {
@@ -161,18 +169,35 @@ func expand(s string) (string, error) {
 	}
 }
 
-// headers adds fixed headers to every request.
+// headers adds fixed headers to the requests to origin, the configured
+// URL's: not to another host a redirect leads to (http.Client hands each
+// hop to the RoundTripper), which must not get a token meant for the
+// server.
 type headers struct {
-	base http.RoundTripper
-	h    map[string]string
+	base   http.RoundTripper
+	origin string
+	h      map[string]string
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if origin(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// origin is u's scheme, host (lower case) and port (the scheme's default
+// when absent).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // session is one connection to the server.

@@ -1,8 +1,12 @@
 package mcp
 
 import (
+	"net/url"
+	"os"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 16: ${NAME} in Env and Headers values.
@@ -66,5 +70,71 @@ func TestModelName(t *testing.T) {
 		if got := modelName(tc.server, tc.tool); got != tc.want {
 			t.Errorf("%s/%s: %q, want %q", tc.server, tc.tool, got, tc.want)
 		}
+	}
+}
+
+// Issue 16 (review): the origin the card's headers are limited to: the
+// scheme, the host in any case and the port, a default one made explicit.
+func TestOrigin(t *testing.T) {
+	o := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return origin(u)
+	}
+	same := [][2]string{
+		{"http://Example.com/mcp", "http://example.com:80/other?q"},
+		{"https://example.com/mcp", "HTTPS://EXAMPLE.COM:443"},
+		{"http://[::1]:8080/mcp", "http://[::1]:8080/"},
+	}
+	for _, p := range same {
+		if o(p[0]) != o(p[1]) {
+			t.Errorf("%s and %s: origins %s and %s, want the same", p[0], p[1], o(p[0]), o(p[1]))
+		}
+	}
+	differ := [][2]string{
+		{"http://example.com/mcp", "https://example.com/mcp"},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp"},
+		{"http://localhost:8080/mcp", "http://127.0.0.1:8080/mcp"},
+		{"https://example.com/mcp", "https://example.com.evil.io/mcp"},
+	}
+	for _, p := range differ {
+		if o(p[0]) == o(p[1]) {
+			t.Errorf("%s and %s: the same origin %s", p[0], p[1], o(p[0]))
+		}
+	}
+}
+
+// Issue 16 (review): with none of the inherited variables set and no Env,
+// a stdio server's environment is empty, not nil: os/exec gives a child
+// with a nil Env the agent's whole environment, API keys included.
+func TestChildEnvNeverInheritsAll(t *testing.T) {
+	for _, k := range inheritedEnv {
+		t.Setenv(k, "") // restored when the test ends
+		if err := os.Unsetenv(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MCP_TEST_KEY", "sk-secret")
+	env, err := childEnv(nil)
+	if err != nil || env == nil || len(env) != 0 {
+		t.Errorf("childEnv: %q (nil: %v) %v, want an empty, non-nil environment", env, env == nil, err)
+	}
+	// The child itself: env(1) prints what it got.
+	const printEnv = "/usr/bin/env"
+	if _, err := os.Stat(printEnv); err != nil {
+		t.Skipf("no %s to run as the child: %v", printEnv, err)
+	}
+	tr, err := newConn(Server{Name: "s", Command: []string{printEnv}}, nil).transport(&session{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := tr.(*sdk.CommandTransport).Command
+	out, err := cmd.Output()
+	if err != nil || strings.Contains(string(out), "sk-secret") || len(out) != 0 {
+		// Not printed: it may hold the test process's secrets.
+		t.Fatalf("the child saw an environment of %d bytes (MCP_TEST_KEY in it: %v; %v), want an empty one",
+			len(out), strings.Contains(string(out), "sk-secret"), err)
 	}
 }

@@ -8,7 +8,8 @@
 // stdin and stdout (Command, Env), or a streamable HTTP endpoint (URL,
 // Headers; "${NAME}" in their values is read from the agent's environment
 // when connecting, so that the config, which the team's log keeps, need
-// not hold a secret). When the agent starts, the card connects to each
+// not hold a secret; Headers go only to the URL's scheme, host and port,
+// not to another host a redirect leads to). When the agent starts, the card connects to each
 // server, lists
 // its tools and offers the model those its Allow and Deny lists let
 // through; a server that cannot be reached is a start error naming it.
@@ -40,9 +41,16 @@
 //     anyOf and $defs; annotations ($schema, $id, $comment, examples,
 //     deprecated, readOnly, writeOnly) are dropped, and a default is
 //     folded into the description as "(default: ...)";
+//   - every schema typed: a type, anyOf, $ref, enum or const; one
+//     without (any value: {} or a description alone) keeps the schema
+//     non-strict, as OpenAI's strict mode refuses it;
 //   - additionalProperties false on every object; an object whose
 //     additionalProperties is true or a schema (free-form keys, a map)
-//     keeps the schema non-strict;
+//     keeps the schema non-strict, as does an object below the root with
+//     no properties (or empty ones) and no additionalProperties false,
+//     which JSON Schema reads as free-form keys and strict mode would
+//     narrow to {} (a root without properties is a tool without
+//     arguments, strict);
 //   - every property required: one that was optional becomes nullable
 //     (type [T, "null"], or anyOf with {"type": "null"}) and a null the
 //     model sends for it is dropped before the call, so the server sees

@@ -34,6 +34,8 @@ var (
 	keptKeywords    = []string{"type", "enum", "const", "title", "description", "$ref"}
 	handledKeywords = []string{"properties", "required", "additionalProperties", "items", "anyOf", "$defs", "default"}
 	droppedKeywords = []string{"$schema", "$id", "$comment", "examples", "deprecated", "readOnly", "writeOnly"}
+	// typingKeywords: a strict schema has one of them (else it is any value).
+	typingKeywords = []string{"type", "anyOf", "$ref", "enum", "const"}
 )
 
 // toolSchema turns an MCP tool's input schema (as the SDK client decodes
@@ -138,6 +140,10 @@ func strictify(node any, path string, track bool) (map[string]any, *optional, st
 		}
 		out["$defs"] = outDefs
 	}
+	if !slices.ContainsFunc(typingKeywords, func(k string) bool { _, ok := out[k]; return ok }) {
+		// Any value: strict mode wants a type, and no type says it.
+		return nil, nil, path + ": no type (any value)"
+	}
 	if opt.props == nil && opt.sub == nil && opt.items == nil {
 		opt = nil
 	}
@@ -159,6 +165,11 @@ func strictObject(m, out map[string]any, opt *optional, path string, track bool)
 	props, ok := m["properties"].(map[string]any)
 	if !ok && m["properties"] != nil {
 		return path + ": properties is not an object"
+	}
+	if len(props) == 0 && m["additionalProperties"] != false && path != "#" {
+		// Any keys (JSON Schema's default), which strict mode would narrow
+		// to {}. At the root it is a tool without arguments.
+		return path + ": an object without properties (free-form keys)"
 	}
 	required := map[string]bool{}
 	if r, ok := m["required"]; ok {
