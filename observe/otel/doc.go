@@ -48,7 +48,7 @@
 // can reach a span.
 //
 // A turn's span ends when the actor's next record arrives, when a record of
-// the team comes 2 ms (record time) after the turn's end, or when the team
+// the team comes 1 s (record time) after the turn's end, or when the team
 // stops, whichever is first: the record that fails a turn comes right
 // after its Processed record. An Error that arrives later still shows, as a
 // short "error" span under the turn.

@@ -20,8 +20,11 @@ const scope = "github.com/akgentic/akgentic-go/observe/otel"
 
 // settleAfter is how long (in record time) a turn's span waits, after its
 // Processed record, for the Error or Warning record that may follow it: the
-// runtime emits that record right after Processed, on the same goroutine.
-const settleAfter = 2 * time.Millisecond
+// runtime emits that record right after Processed, on the same goroutine,
+// but other members' records can come between the two (a loaded machine,
+// a GC pause): a second of record time is far more than that gap, and a
+// turn's span still ends without waiting for the team's stop.
+const settleAfter = time.Second
 
 // maxPending bounds the sent messages remembered per recipient until it
 // receives them (a member that never drains its mailbox): past it, a
