@@ -1,0 +1,53 @@
+// Package cluster runs teams on NATS JetStream (issue 14): the ledger of
+// every team in one JetStream stream, written by a team subscriber and read
+// back for orchestrator.Restore, with fencing so that a team taken over by
+// another process can no longer be written by its old owner.
+//
+// # What exists
+//
+//   - RunEmbedded starts an in-process NATS server with JetStream (file
+//     storage in a directory, loopback, a random port), so one machine
+//     needs no install; against a real cluster the same code takes a
+//     connection to its URL.
+//   - OpenLedger claims a team and returns its Ledger, the team subscriber
+//     that publishes every record to the stream, with the records the
+//     stream already holds for orchestrator.Restore. ReadTeam reads a
+//     team's records without claiming it.
+//
+// # Stream layout
+//
+// One stream (Config.Stream, "AKGENTIC" by default, file storage,
+// Config.Replicas replicas) holds two subjects per team:
+//
+//   - <prefix>.rec.<team id>: the team's records, one JetStream message per
+//     record, its data message.Marshal's encoding (the event log's codec),
+//     its Nats-Msg-Id the record's id (a record published twice is stored
+//     once, within the stream's duplicate window) and its Akgentic-Index
+//     header its place in the team's ledger (1, 2, ...);
+//   - <prefix>.own.<team id>: the team's claims, one message per owner that
+//     took the team (OpenLedger).
+//
+// # Fencing
+//
+// Every record is published with Nats-Expected-Last-Subject-Sequence set to
+// the sequence of its owner's claim, checked on the team's claims subject
+// (jetstream.WithExpectLastSequenceForSubject). The claims subject changes
+// only when another process claims the team, so the check costs nothing
+// while the owner keeps the team, lets records be published without
+// waiting for each other's acknowledgement, and refuses every record of the
+// old owner as soon as a new claim is stored. The old owner's Ledger then
+// stops its copy of the team and logs why (ErrFenced).
+//
+// Records are acknowledged out of order when publishes are retried (a
+// connection lost, a server restarted); the Akgentic-Index header puts them
+// back in ledger order when the team is read, and a missing index is an
+// error, never a silent gap.
+//
+// # Not built yet
+//
+// Leases in a key-value bucket, cluster.Worker and placement, the durable
+// inbox, the client, the three-server cluster tests and the benchmarks of
+// issue 14 are not built: OpenLedger takes a team over unconditionally
+// (whoever calls it wins), so deciding who should own a team is the
+// caller's job for now.
+package cluster
