@@ -52,6 +52,7 @@ func connect(t *testing.T, e *Embedded) *conn {
 			}
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}), // not the default's stderr
 	)
 	if err != nil {
 		t.Fatal(err)
