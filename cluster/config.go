@@ -45,11 +45,17 @@ type Config struct {
 	// FlushTimeout bounds how long the team's stop waits for the records
 	// still unacknowledged (10 s when 0).
 	FlushTimeout time.Duration
+	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
+	// when 0); the Worker renews it every third of that. A team whose
+	// worker died is resumed elsewhere about one lease later.
+	Lease time.Duration
 	// Owner names this process in its claims of teams; the host name and
 	// process id when empty.
 	Owner string
 	// Logger receives the Ledger's failures; slog.Default() when nil.
 	Logger *slog.Logger
+
+	resumed func(uuid.UUID) // tests: a Worker took a team over
 }
 
 // withDefaults checks c and fills its zero fields.
@@ -94,6 +100,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.AckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.AckTimeout %v: must be positive", c.AckTimeout))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("Config.Lease %v: must be positive", c.Lease))
 	}
 	if c.FlushTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.FlushTimeout %v: must be positive", c.FlushTimeout))

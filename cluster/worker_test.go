@@ -1,0 +1,181 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// childEnv makes the test binary run as a worker child process; its value
+// is the NATS URL.
+const childEnv = "AKGENTIC_CLUSTER_WORKER_CHILD"
+
+// testLease is the lease of the failover tests: a dead worker's team is
+// resumed about this long after its last renewal.
+const testLease = 600 * time.Millisecond
+
+// hireCounters is the team template of the worker tests.
+func hireCounters(ctx context.Context, t *orchestrator.Team) error {
+	if _, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "a", Role: "Counter"}, Step: 2}); err != nil {
+		return err
+	}
+	_, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "b", Role: "Counter"}, Step: 7})
+	return err
+}
+
+// runWorkerChild is the child: a worker with one team, some work, every
+// record acknowledged, then "ready <team> <a's total> <a's id> <records acknowledged>" on stdout;
+// then it keeps working until it is killed.
+func runWorkerChild(url string) {
+	fail := func(err error) {
+		fmt.Println("error:", err)
+		os.Exit(3)
+	}
+	ctx := context.Background()
+	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		fail(err)
+	}
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: discard, Lease: testLease, Owner: "child"}, hireCounters)
+	if err != nil {
+		fail(err)
+	}
+	team, err := w.Create(ctx)
+	if err != nil {
+		fail(err)
+	}
+	a, err := team.Member(ctx, "a")
+	if err != nil {
+		fail(err)
+	}
+	b, err := team.Member(ctx, "b")
+	if err != nil {
+		fail(err)
+	}
+	var total any
+	for i := range 10 {
+		if total, err = sys.Ask(ctx, a, message.NewUserMessage(fmt.Sprint("a", i))); err != nil {
+			fail(err)
+		}
+	}
+	w.mu.Lock()
+	l := w.teams[team.ID()].ledger
+	w.mu.Unlock()
+	acked, err := l.ReadHistory(ctx) // every record so far acknowledged
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("ready", team.ID(), total, a.AgentID(), len(acked))
+	for i := 0; ; i++ { // records that may or may not make it
+		if _, err := sys.Ask(ctx, b, message.NewUserMessage(fmt.Sprint("more", i))); err != nil {
+			fail(err)
+		}
+	}
+}
+
+// Issue 14 (failover across processes): a worker in a child process owns a
+// team mid-conversation; it is killed with SIGKILL; a second worker takes
+// the team once the lease expired, restores it from the stream with every
+// record acknowledged before the kill (no duplicate, no hole: ReadTeam
+// fails on a hole), and the
+// team goes on from its state.
+func TestWorkerFailover(t *testing.T) {
+	if url := os.Getenv(childEnv); url != "" {
+		runWorkerChild(url)
+		return
+	}
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerFailover$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+e.URL())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 5 || f[0] != "ready" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	teamID, aID := uuid.MustParse(f[1]), uuid.MustParse(f[3])
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	resumed := make(chan uuid.UUID, 1)
+	sys := system(t)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
+	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	select {
+	case id := <-resumed:
+		if id != teamID {
+			t.Fatalf("resumed team %s, want %s", id, teamID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the dead worker's team was not resumed")
+	}
+	team := w.team(teamID)
+	if team == nil {
+		t.Fatal("the resumed team is not among the worker's")
+	}
+	a, err := team.Member(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AgentID() != aID {
+		t.Fatalf("resumed a has id %s, want %s", a.AgentID(), aID)
+	}
+	total, err := sys.Ask(ctx, a, message.NewUserMessage("after the failover"))
+	if err != nil || fmt.Sprint(total) != fmt.Sprint(atoi(t, f[2])+2) {
+		t.Fatalf("resumed a answered %v, %v; want %s + 2", total, err, f[2])
+	}
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadTeam(ctx, nc.Conn, teamID, Config{})
+	if err != nil {
+		t.Fatalf("the stream after the failover: %v", err)
+	}
+	if len(log) < atoi(t, f[4]) {
+		t.Fatalf("the stream holds %d records; the child had %d acknowledged before the kill", len(log), atoi(t, f[4]))
+	}
+	assertUnique(t, log)
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
