@@ -56,14 +56,14 @@ type owned struct {
 // worker's teams spread over the survivors; the lease's compare-and-set
 // decides between workers that try at the same time.
 type Worker struct {
-	nc      *nats.Conn
-	sys     *actor.System
-	cfg     Config
-	build   func(ctx context.Context, t *orchestrator.Team) error
-	opts    []orchestrator.Option
-	kv      jetstream.KeyValue
-	logger  *slog.Logger
-	beat    time.Duration
+	nc     *nats.Conn
+	sys    *actor.System
+	cfg    Config
+	build  func(ctx context.Context, t *orchestrator.Team) error
+	opts   []orchestrator.Option
+	kv     jetstream.KeyValue
+	logger *slog.Logger
+	beat   time.Duration
 
 	mu     sync.Mutex
 	teams  map[uuid.UUID]*owned
