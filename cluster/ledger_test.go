@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -171,18 +172,7 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	e := embedded(t)
 	ctx := ctxT(t)
 	nc := connect(t, e)
-	cfg := Config{Logger: discard}
-	teamID := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, teamID, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := system(t)
-	team, err := orchestrator.New(sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(l))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Attach(team)
+	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard})
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 3)
 	before, err := l.ReadHistory(ctx) // every record acknowledged
@@ -219,12 +209,7 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	if !slices.Equal(ids(after), ids(before)) {
 		t.Fatalf("history after the retry: %d records, before: %d", len(after), len(before))
 	}
-	if err := team.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Err(); err != nil {
-		t.Fatal(err)
-	}
+	stopClean(t, ctx, team, l)
 }
 
 // Issue 14: with the NATS server down, the team keeps working while the
@@ -234,18 +219,7 @@ func TestLedgerServerDownWithinWindow(t *testing.T) {
 	e := embedded(t)
 	ctx := ctxT(t)
 	nc := connect(t, e)
-	cfg := Config{Logger: discard, Window: 256}
-	teamID := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, teamID, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := system(t)
-	team, err := orchestrator.New(sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(l))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Attach(team)
+	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard, Window: 256})
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 5)
 
@@ -272,12 +246,7 @@ func TestLedgerServerDownWithinWindow(t *testing.T) {
 		t.Fatalf("stream: %d records; the team's %d are not all there in order", len(got), len(want))
 	}
 	assertUnique(t, got)
-	if err := team.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Err(); err != nil {
-		t.Fatal(err)
-	}
+	stopClean(t, ctx, team, l)
 }
 
 // Issue 14: past the window, the failure is reported: Err wraps
@@ -289,18 +258,9 @@ func TestLedgerWindowFullIsReported(t *testing.T) {
 	ctx := ctxT(t)
 	nc := connect(t, e)
 	cfg := Config{Logger: discard, Window: 8}
-	teamID := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, teamID, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	warned := make(warnings, 1)
-	sys := system(t)
-	team, err := orchestrator.New(sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(l, warned))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Attach(team)
+	l, team, sys := newTeam(t, ctx, nc, cfg, warned)
+	teamID := team.ID()
 	a, _ := spawnCounters(t, ctx, team)
 	if _, err := l.ReadHistory(ctx); err != nil { // the start acknowledged
 		t.Fatal(err)
@@ -370,3 +330,35 @@ func assertUnique(t *testing.T, msgs []message.Message) {
 }
 
 var _ actor.Actor = (*counter)(nil)
+
+// newTeam claims a new team with cfg and starts it on a system of its own
+// with its Ledger (and subs) attached.
+func newTeam(t *testing.T, ctx context.Context, nc *conn, cfg Config, subs ...orchestrator.Subscriber) (*Ledger, *orchestrator.Team, *actor.System) {
+	t.Helper()
+	teamID := uuid.New()
+	l, log, err := OpenLedger(ctx, nc.Conn, teamID, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 0 {
+		t.Fatalf("a new team has %d records", len(log))
+	}
+	sys := system(t)
+	team, err := orchestrator.New(sys, orchestrator.WithTeamID(teamID), orchestrator.WithSubscribers(append([]orchestrator.Subscriber{l}, subs...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Attach(team)
+	return l, team, sys
+}
+
+// stopClean stops the team and checks its Ledger stored every record.
+func stopClean(t *testing.T, ctx context.Context, team *orchestrator.Team, l *Ledger) {
+	t.Helper()
+	if err := team.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Err(); err != nil {
+		t.Fatalf("Ledger.Err after the stop: %v", err)
+	}
+}

@@ -1,19 +1,15 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 
-	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -30,17 +26,8 @@ func runPausedChild(url string) {
 		os.Exit(3)
 	}
 	ctx := context.Background()
-	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
-	if err != nil {
-		fail(err)
-	}
 	var logs logCapture
-	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
-	w, err := StartWorker(ctx, nc, sys, Config{Logger: logs.logger(), Lease: testLease, Owner: "paused"}, hireCounters)
-	if err != nil {
-		fail(err)
-	}
-	team, err := w.Create(ctx)
+	_, sys, team, err := childTeam(ctx, url, logs.logger())
 	if err != nil {
 		fail(err)
 	}
@@ -80,49 +67,16 @@ func TestPausedWorkerIsFenced(t *testing.T) {
 	ctx := ctxT(t)
 	nc := connect(t, e)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPausedWorkerIsFenced$", "-test.count=1")
-	cmd.Env = append(os.Environ(), pausedEnv+"="+e.URL())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	child := bufio.NewReader(out)
-	line, err := child.ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) != 2 || f[0] != "ready" {
-		t.Fatalf("child said %q, %v", line, err)
-	}
+	cmd, child, f := startChild(t, "TestPausedWorkerIsFenced", pausedEnv, e.URL(), 2)
 	teamID := uuid.MustParse(f[1])
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 
-	resumed := make(chan uuid.UUID, 1)
 	seen := &idSet{m: map[uuid.UUID]bool{}} // every record the new owner's team has
 	sys := system(t)
-	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
-	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters, orchestrator.WithSubscribers(seen))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	select {
-	case <-resumed:
-	case <-ctx.Done():
-		t.Fatal("the paused worker's team was not taken over")
-	}
-	team := w.team(teamID)
+	w, resumed := startParent(t, ctx, nc, sys, orchestrator.WithSubscribers(seen))
+	team := takenOver(t, ctx, w, resumed, teamID)
 	a, err := team.Member(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +86,7 @@ func TestPausedWorkerIsFenced(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	line, err = child.ReadString('\n')
+	line, err := child.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "stopped") {
 		t.Fatalf("the resumed child said %q, %v; want it to stop its team", line, err)
 	}

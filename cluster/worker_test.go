@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -44,16 +45,7 @@ func runWorkerChild(url string) {
 		os.Exit(3)
 	}
 	ctx := context.Background()
-	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
-	if err != nil {
-		fail(err)
-	}
-	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
-	w, err := StartWorker(ctx, nc, sys, Config{Logger: discard, Lease: testLease, Owner: "child"}, hireCounters)
-	if err != nil {
-		fail(err)
-	}
-	team, err := w.Create(ctx)
+	w, sys, team, err := childTeam(ctx, url, discard)
 	if err != nil {
 		fail(err)
 	}
@@ -101,52 +93,16 @@ func TestWorkerFailover(t *testing.T) {
 	ctx := ctxT(t)
 	nc := connect(t, e)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerFailover$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+e.URL())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) != 5 || f[0] != "ready" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("child said %q, %v", line, err)
-	}
+	cmd, _, f := startChild(t, "TestWorkerFailover", childEnv, e.URL(), 5)
 	teamID, aID := uuid.MustParse(f[1]), uuid.MustParse(f[3])
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 
-	resumed := make(chan uuid.UUID, 1)
 	sys := system(t)
-	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
-	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	select {
-	case id := <-resumed:
-		if id != teamID {
-			t.Fatalf("resumed team %s, want %s", id, teamID)
-		}
-	case <-ctx.Done():
-		t.Fatal("the dead worker's team was not resumed")
-	}
-	team := w.team(teamID)
-	if team == nil {
-		t.Fatal("the resumed team is not among the worker's")
-	}
+	w, resumed := startParent(t, ctx, nc, sys)
+	team := takenOver(t, ctx, w, resumed, teamID)
 	a, err := team.Member(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -178,4 +134,82 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// startChild runs the test binary as the child of test (env=url) and
+// returns it with its stdout once it said "ready" and n-1 more fields; it
+// is killed at the end of the test if still running.
+func startChild(t *testing.T, test, env, url string, n int) (*exec.Cmd, *bufio.Reader, []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	child := bufio.NewReader(out)
+	line, err := child.ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != n || f[0] != "ready" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	return cmd, child, f
+}
+
+// startParent starts the test's own worker on sys; the channel receives
+// the id of each team it takes over. It is closed at the end of the test.
+func startParent(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, opts ...orchestrator.Option) (*Worker, chan uuid.UUID) {
+	t.Helper()
+	resumed := make(chan uuid.UUID, 16)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
+	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return w, resumed
+}
+
+// takenOver waits until w took the team over and returns it.
+func takenOver(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid.UUID, teamID uuid.UUID) *orchestrator.Team {
+	t.Helper()
+	select {
+	case id := <-resumed:
+		if id != teamID {
+			t.Fatalf("resumed team %s, want %s", id, teamID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the team was not taken over")
+	}
+	team := w.team(teamID)
+	if team == nil {
+		t.Fatal("the resumed team is not among the worker's")
+	}
+	return team
+}
+
+// childTeam is a child process's worker and its one new team.
+func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *actor.System, *orchestrator.Team, error) {
+	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: testLease, Owner: "child"}, hireCounters)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	team, err := w.Create(ctx)
+	return w, sys, team, err
 }
