@@ -190,10 +190,28 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	l.unacked[id] = m
 	if _, err := l.js.PublishMsgAsync(m, jetstream.WithMsgID(id),
 		jetstream.WithExpectLastSequenceForSubject(l.claimSeq, l.ownSubj)); err != nil {
-		l.failingLocked(err)
-		l.retry = append(l.retry, m)
-		l.wakeLocked()
+		l.notSentLocked(err, m)
 	}
+}
+
+// notSentLocked handles a publish the client did not take: sent again
+// later, unless the connection is closed for good, which loses every
+// record not yet acknowledged.
+func (l *Ledger) notSentLocked(err error, m ...*nats.Msg) {
+	if !errors.Is(err, nats.ErrConnectionClosed) {
+		l.failingLocked(err)
+		l.retry = append(l.retry, m...)
+		l.wakeLocked()
+		return
+	}
+	n := len(l.unacked)
+	l.lost += uint64(n)
+	clear(l.unacked)
+	l.retry = nil
+	l.broken = true
+	l.failLocked(fmt.Errorf("cluster: the NATS connection is closed: %d records of team %s not acknowledged are lost, later ones not published: %w", n, l.team, err),
+		fmt.Sprintf("the team's ledger stopped: the NATS connection is closed (%d records not stored)", n))
+	l.signalLocked()
 }
 
 // encode is message.Marshal with a payload's panic turned into an error.
@@ -263,9 +281,7 @@ func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 		l.failLocked(fmt.Errorf("cluster: JetStream refused record %s of team %s: %w; later records are not published", m.Header.Get(indexHeader), l.team, err),
 			fmt.Sprintf("the team's ledger stopped at record %s: JetStream refused it (%v)", m.Header.Get(indexHeader), err))
 	default:
-		l.failingLocked(err)
-		l.retry = append(l.retry, m)
-		l.wakeLocked()
+		l.notSentLocked(err, m)
 	}
 	l.signalLocked()
 }
@@ -386,8 +402,7 @@ func (l *Ledger) resend() bool {
 			continue
 		}
 		if _, err := l.js.PublishMsgAsync(m); err != nil {
-			l.retry = append(l.retry, todo[i:]...)
-			l.wakeLocked()
+			l.notSentLocked(err, todo[i:]...)
 			return false
 		}
 	}
