@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -88,7 +89,12 @@ func TestLostWorkerTeamsSpread(t *testing.T) {
 			t.Fatalf("team %s taken over but on no worker", id)
 		}
 		if ms, err := on2.Members(ctx); err != nil || len(ms) != 2 {
-			t.Fatalf("team %s resumed with members %v, %v; want a and b", id, ms, err)
+			log, rerr := ReadTeam(ctx, conns[1].Conn, id, Config{})
+			var types []string
+			for _, m := range log {
+				types = append(types, message.TypeName(m)+"/"+m.Envelope().Sender.Name())
+			}
+			t.Fatalf("team %s resumed with members %v, %v; want a and b; log %v %v", id, ms, err, types, rerr)
 		}
 	}
 	if took["w1"] == 0 || took["w2"] == 0 {

@@ -118,7 +118,8 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		teams:  map[uuid.UUID]*owned{},
 		quit:   make(chan struct{}),
 	}
-	w.wg.Go(w.heartbeat)
+	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
+	w.wg.Go(func() { w.heartbeat(cfg.Lease, w.takeExpired) }) // a restore may take a while
 	return w, nil
 }
 
@@ -192,15 +193,15 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, until time.T
 	return t, nil
 }
 
-// heartbeat renews this worker's leases and takes expired teams, every
-// third of the lease, until Close.
-func (w *Worker) heartbeat() {
+// heartbeat runs f every third of the lease until Close, with a context
+// bounded by bound. Renewals and takeovers run on heartbeats of
+// their own, so that a slow restore never delays a renewal.
+func (w *Worker) heartbeat(bound time.Duration, f func(ctx context.Context)) {
 	tick := time.NewTicker(w.beat)
 	defer tick.Stop()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), w.beat)
-		w.renew(ctx)
-		w.takeExpired(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		f(ctx)
 		cancel()
 		select {
 		case <-w.quit:
