@@ -13,6 +13,12 @@
 //     that publishes every record to the stream, with the records the
 //     stream already holds for orchestrator.Restore. ReadTeam reads a
 //     team's records without claiming it.
+//   - Worker runs teams on a fleet: a lease per team in a JetStream
+//     key-value bucket (owner and end, claimed and renewed with
+//     compare-and-set on the key's revision), Create for a new team from
+//     the worker's template, and the takeover of every team whose lease
+//     expired, restored from the stream, by the worker with the fewest
+//     teams.
 //
 // # Stream layout
 //
@@ -45,9 +51,11 @@
 //
 // # Not built yet
 //
-// Leases in a key-value bucket, cluster.Worker and placement, the durable
-// inbox, the client, the three-server cluster tests and the benchmarks of
-// issue 14 are not built: OpenLedger takes a team over unconditionally
-// (whoever calls it wins), so deciding who should own a team is the
-// caller's job for now.
+// The durable inbox (input for a team waits in a stream until its owner
+// processes it), the client (create, send, watch, list, stop from any
+// process), the three-server cluster test, the -cluster demo and the
+// benchmarks of failover time are not built. Input sent to a team's
+// members goes through the process that runs it (actor.System.Ask), and a
+// turn cut by a crash is not run again: the team resumes from its last
+// acknowledged record.
 package cluster
