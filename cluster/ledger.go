@@ -54,7 +54,8 @@ type Ledger struct {
 	mu        sync.Mutex
 	handle    *orchestrator.Team
 	next      uint64               // ledger index of the next record
-	unacked   map[string]*nats.Msg // published, not yet acknowledged, by record id
+	unacked   map[uint64]*nats.Msg // published, not yet acknowledged, by ledger index
+	low       uint64               // no record below this index is unacknowledged
 	retry     []*nats.Msg          // failed publishes to send again
 	restoring bool
 	fenced    bool // JetStream refused a record: another owner claimed the team
@@ -102,7 +103,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		recSubj: cfg.recordsSubject(team),
 		ownSubj: cfg.claimsSubject(team),
 		logger:  cfg.Logger.With("team_id", team, "stream", cfg.Stream),
-		unacked: make(map[string]*nats.Msg),
+		unacked: make(map[uint64]*nats.Msg),
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
@@ -130,7 +131,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		l.emitStop()
 		return nil, log, fmt.Errorf("cluster: open the ledger of team %s: %w", team, err)
 	}
-	l.next = last + 1
+	l.next, l.low = last+1, last+1
 	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
 	return l, log, nil
 }
@@ -187,7 +188,7 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	id := msg.Envelope().ID.String()
 	m := &nats.Msg{Subject: l.recSubj, Data: data, Header: nats.Header{indexHeader: []string{strconv.FormatUint(l.next, 10)}}}
 	l.next++
-	l.unacked[id] = m
+	l.unacked[l.next-1] = m
 	if _, err := l.js.PublishMsgAsync(m, jetstream.WithMsgID(id),
 		jetstream.WithExpectLastSequenceForSubject(l.claimSeq, l.ownSubj)); err != nil {
 		l.notSentLocked(err, m)
@@ -233,10 +234,11 @@ func encode(msg message.Message) (b []byte, err error) {
 func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.unacked[m.Header.Get(jetstream.MsgIDHeader)]; !ok {
+	i := indexOf(m)
+	if _, ok := l.unacked[i]; !ok {
 		return
 	}
-	delete(l.unacked, m.Header.Get(jetstream.MsgIDHeader))
+	delete(l.unacked, i)
 	if l.failing && len(l.unacked) == 0 && len(l.retry) == 0 {
 		l.failing = false
 		l.logger.Info("cluster: JetStream acknowledges the team's records again")
@@ -250,7 +252,7 @@ func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) 
 func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id := m.Header.Get(jetstream.MsgIDHeader)
+	id := indexOf(m)
 	if _, ok := l.unacked[id]; !ok {
 		return
 	}
@@ -395,7 +397,7 @@ func (l *Ledger) resend() bool {
 	todo := l.retry
 	l.retry = nil
 	for i, m := range todo {
-		if _, ok := l.unacked[m.Header.Get(jetstream.MsgIDHeader)]; !ok {
+		if _, ok := l.unacked[indexOf(m)]; !ok {
 			continue // acknowledged meanwhile (a late ack), or given up
 		}
 		if l.fenced {
@@ -480,17 +482,19 @@ func (l *Ledger) flush(ctx context.Context, upTo uint64) error {
 }
 
 // pendingLocked reports whether a record of index <= upTo is
-// unacknowledged.
+// unacknowledged. Amortized O(1): the lowest unacknowledged index only
+// goes up.
 func (l *Ledger) pendingLocked(upTo uint64) bool {
-	if upTo == ^uint64(0) {
-		return len(l.unacked) > 0
+	for l.low < l.next && l.unacked[l.low] == nil {
+		l.low++
 	}
-	for _, m := range l.unacked {
-		if i, err := strconv.ParseUint(m.Header.Get(indexHeader), 10, 64); err == nil && i <= upTo {
-			return true
-		}
-	}
-	return false
+	return l.low < l.next && l.low <= upTo
+}
+
+// indexOf returns the ledger index a record's message carries.
+func indexOf(m *nats.Msg) uint64 {
+	i, _ := strconv.ParseUint(m.Header.Get(indexHeader), 10, 64)
+	return i
 }
 
 // ReadHistory returns the team's records from the stream, in ledger

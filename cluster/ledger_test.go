@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/message"
@@ -186,7 +185,7 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	// The last record, as if its acknowledgement had been lost: sent again.
 	again := &nats.Msg{Subject: l.recSubj, Data: last.Data, Header: last.Header}
 	l.mu.Lock()
-	l.unacked[again.Header.Get(jetstream.MsgIDHeader)] = again
+	l.unacked[indexOf(again)] = again
 	l.retry = append(l.retry, again)
 	l.mu.Unlock()
 	if !l.resend() {

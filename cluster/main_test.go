@@ -135,3 +135,13 @@ func TestRunEmbeddedBadDir(t *testing.T) {
 		t.Fatalf("error %v wraps nothing", err)
 	}
 }
+
+// connectB is a plain connection for benchmarks.
+func connectB(b *testing.B, e *Embedded) *nats.Conn {
+	b.Helper()
+	nc, err := nats.Connect(e.URL(), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nc
+}
