@@ -36,7 +36,7 @@ func TestFencingStopsTheOldOwner(t *testing.T) {
 	l1.Attach(team1)
 	a1, _ := spawnCounters(t, ctx, team1)
 	ask(t, ctx, sys1, a1, 3)
-	if _, err := l1.ReadHistory(ctx); err != nil { // every record so far stored
+	if _, err := acked(ctx, team1, l1); err != nil { // every record so far stored
 		t.Fatal(err)
 	}
 

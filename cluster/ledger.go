@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -55,6 +57,9 @@ type Ledger struct {
 	handle    *orchestrator.Team
 	next      uint64               // ledger index of the next record
 	unacked   map[uint64]*nats.Msg // published, not yet acknowledged, by ledger index
+	queued    []*nats.Msg          // in unacked, waiting for a send slot, in ledger order
+	inflight  int                  // sent, neither acknowledged nor failed
+	depth     int                  // sends in flight at most: the window, 1 on a replicated stream
 	low       uint64               // no record below this index is unacknowledged
 	retry     []*nats.Msg          // failed publishes to send again
 	restoring bool
@@ -132,6 +137,10 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		return nil, log, fmt.Errorf("cluster: open the ledger of team %s: %w", team, err)
 	}
 	l.next, l.low = last+1, last+1
+	l.depth = cfg.Window
+	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
+		l.depth = 1
+	}
 	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
 	return l, log, nil
 }
@@ -185,13 +194,37 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		l.failLocked(err, "") // that record alone: its index is not used
 		return
 	}
-	id := msg.Envelope().ID.String()
-	m := &nats.Msg{Subject: l.recSubj, Data: data, Header: nats.Header{indexHeader: []string{strconv.FormatUint(l.next, 10)}}}
+	// The headers jetstream.WithMsgID and WithExpectLastSequenceForSubject
+	// set, set once here, so that a record sent again carries them.
+	m := &nats.Msg{Subject: l.recSubj, Data: data, Header: nats.Header{
+		indexHeader:                             {strconv.FormatUint(l.next, 10)},
+		jetstream.MsgIDHeader:                   {msg.Envelope().ID.String()},
+		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(l.claimSeq, 10)},
+		jetstream.ExpectedLastSubjSeqSubjHeader: {l.ownSubj},
+	}}
+	l.unacked[l.next] = m
 	l.next++
-	l.unacked[l.next-1] = m
-	if _, err := l.js.PublishMsgAsync(m, jetstream.WithMsgID(id),
-		jetstream.WithExpectLastSequenceForSubject(l.claimSeq, l.ownSubj)); err != nil {
-		l.notSentLocked(err, m)
+	l.queued = append(l.queued, m)
+	l.sendLocked()
+}
+
+// sendLocked sends queued records while fewer than depth are in flight.
+// A replicated stream refuses a record whose claims-subject check overlaps
+// one still in flight (JetStream's 10164), so there one record at a time
+// is in flight; on one server, the whole window.
+func (l *Ledger) sendLocked() {
+	for l.inflight < l.depth && len(l.queued) > 0 && !l.fenced {
+		m := l.queued[0]
+		l.queued[0] = nil
+		l.queued = l.queued[1:]
+		if _, ok := l.unacked[indexOf(m)]; !ok {
+			continue // acknowledged meanwhile (a late ack), or given up
+		}
+		if _, err := l.js.PublishMsgAsync(m); err != nil {
+			l.notSentLocked(err, m)
+			return
+		}
+		l.inflight++
 	}
 }
 
@@ -208,7 +241,7 @@ func (l *Ledger) notSentLocked(err error, m ...*nats.Msg) {
 	n := len(l.unacked)
 	l.lost += uint64(n)
 	clear(l.unacked)
-	l.retry = nil
+	l.retry, l.queued, l.inflight = nil, nil, 0
 	l.broken = true
 	l.failLocked(fmt.Errorf("cluster: the NATS connection is closed: %d records of team %s not acknowledged are lost, later ones not published: %w", n, l.team, err),
 		fmt.Sprintf("the team's ledger stopped: the NATS connection is closed (%d records not stored)", n))
@@ -239,10 +272,12 @@ func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) 
 		return
 	}
 	delete(l.unacked, i)
+	l.inflight--
 	if l.failing && len(l.unacked) == 0 && len(l.retry) == 0 {
 		l.failing = false
 		l.logger.Info("cluster: JetStream acknowledges the team's records again")
 	}
+	l.sendLocked()
 	l.signalLocked()
 }
 
@@ -256,8 +291,13 @@ func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 	if _, ok := l.unacked[id]; !ok {
 		return
 	}
+	l.inflight--
 	var ae *jetstream.APIError
 	switch {
+	case isBusy(err):
+		// A replicated stream still applying a record with the same
+		// check: not a takeover; sent again.
+		l.notSentLocked(err, m)
 	case isFence(err):
 		delete(l.unacked, id)
 		l.lost++
@@ -285,6 +325,7 @@ func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 	default:
 		l.notSentLocked(err, m)
 	}
+	l.sendLocked()
 	l.signalLocked()
 }
 
@@ -389,26 +430,18 @@ func (l *Ledger) pump() {
 	}
 }
 
-// resend publishes the failed records again, in ledger order of their
-// failure; it reports whether every one was handed to the client.
+// resend puts the failed records back at the head of the send queue, in
+// ledger order, and sends what the depth allows; it reports whether no
+// send failed.
 func (l *Ledger) resend() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	todo := l.retry
 	l.retry = nil
-	for i, m := range todo {
-		if _, ok := l.unacked[indexOf(m)]; !ok {
-			continue // acknowledged meanwhile (a late ack), or given up
-		}
-		if l.fenced {
-			continue
-		}
-		if _, err := l.js.PublishMsgAsync(m); err != nil {
-			l.notSentLocked(err, todo[i:]...)
-			return false
-		}
-	}
-	return true
+	slices.SortFunc(todo, func(a, b *nats.Msg) int { return cmp.Compare(indexOf(a), indexOf(b)) })
+	l.queued = append(todo, l.queued...)
+	l.sendLocked()
+	return len(l.retry) == 0
 }
 
 // SetRestoring is the orchestrator's hook around a restore replay: the
@@ -442,6 +475,7 @@ func (l *Ledger) OnStop(teamID uuid.UUID) {
 		n := len(l.unacked)
 		l.lost += uint64(n)
 		clear(l.unacked) // counted here, not again when the publisher closes
+		l.queued, l.retry = nil, nil
 		l.failLocked(fmt.Errorf("cluster: the team's stop: %d records not acknowledged within %v: %w", n, l.cfg.FlushTimeout, err), "")
 		l.mu.Unlock()
 	}

@@ -174,7 +174,7 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard})
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 3)
-	before, err := l.ReadHistory(ctx) // every record acknowledged
+	before, err := acked(ctx, team, l) // every record acknowledged
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	if now.Sequence != last.Sequence {
 		t.Fatalf("the record sent again was stored again: last sequence %d, was %d", now.Sequence, last.Sequence)
 	}
-	after, err := l.ReadHistory(ctx)
+	after, err := acked(ctx, team, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestLedgerServerDownWithinWindow(t *testing.T) {
 	if err := e.restart(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := l.ReadHistory(ctx) // waits for every acknowledgement
+	got, err := acked(ctx, team, l) // waits for every acknowledgement
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestLedgerWindowFullIsReported(t *testing.T) {
 	l, team, sys := newTeam(t, ctx, nc, cfg, warned)
 	teamID := team.ID()
 	a, _ := spawnCounters(t, ctx, team)
-	if _, err := l.ReadHistory(ctx); err != nil { // the start acknowledged
+	if _, err := acked(ctx, team, l); err != nil { // the start acknowledged
 		t.Fatal(err)
 	}
 	e.Close()

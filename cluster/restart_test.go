@@ -40,13 +40,11 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 		t.Fatal("the client did not reconnect")
 	}
 	ask(t, ctx, sys, a, 5)
-	w.mu.Lock()
-	o := w.teams[team.ID()]
-	w.mu.Unlock()
-	if o == nil {
+	if w.team(team.ID()) == nil {
 		t.Fatal("the worker no longer runs its team after the restart")
 	}
-	got, err := o.ledger.ReadHistory(ctx) // every acknowledgement in
+	l := w.ledgerOf(team.ID())
+	got, err := acked(ctx, team, l) // every acknowledgement in
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +77,7 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 		t.Fatal("the team stopped: its lease was lost over the restart")
 	default:
 	}
-	if err := o.ledger.Err(); err != nil {
+	if err := l.Err(); err != nil {
 		t.Fatal(err)
 	}
 }

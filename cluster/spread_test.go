@@ -50,10 +50,7 @@ func TestLostWorkerTeamsSpread(t *testing.T) {
 	}
 
 	for id := range teams { // every record so far acknowledged
-		workers[0].mu.Lock()
-		l := workers[0].teams[id].ledger
-		workers[0].mu.Unlock()
-		if _, err := l.ReadHistory(ctx); err != nil {
+		if _, err := acked(ctx, teams[id], workers[0].ledgerOf(id)); err != nil {
 			t.Fatal(err)
 		}
 	}

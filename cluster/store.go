@@ -98,7 +98,7 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 		if err == nil {
 			return ack.Sequence, nil
 		}
-		if !isFence(err) {
+		if !isFence(err) && !isBusy(err) {
 			return 0, fmt.Errorf("cluster: claim team %s: %w", team, err)
 		}
 	}
@@ -109,8 +109,15 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 // expected last subject sequence is not the subject's.
 func isFence(err error) bool {
 	var ae *jetstream.APIError
-	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.As(err, &ae) && ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// isBusy reports whether err is a replicated stream refusing a publish
+// because another one checking the same subject is still being applied
+// (JetStream answers 10164 then, 10071 for a real mismatch).
+func isBusy(err error) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // indexed is one record read from the stream.

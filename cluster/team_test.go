@@ -182,3 +182,13 @@ func (w warnings) OnMessage(m message.Message) {
 		}
 	}
 }
+
+// acked waits until every record the team emitted so far reached its
+// Ledger (a query drains the team first) and was acknowledged, and
+// returns the records in the stream.
+func acked(ctx context.Context, team *orchestrator.Team, l *Ledger) ([]message.Message, error) {
+	if err := team.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return l.ReadHistory(ctx)
+}

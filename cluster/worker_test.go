@@ -63,14 +63,11 @@ func runWorkerChild(url string) {
 			fail(err)
 		}
 	}
-	w.mu.Lock()
-	l := w.teams[team.ID()].ledger
-	w.mu.Unlock()
-	acked, err := l.ReadHistory(ctx) // every record so far acknowledged
+	stored, err := acked(ctx, team, w.ledgerOf(team.ID())) // every record so far acknowledged
 	if err != nil {
 		fail(err)
 	}
-	fmt.Println("ready", team.ID(), total, a.AgentID(), len(acked))
+	fmt.Println("ready", team.ID(), total, a.AgentID(), len(stored))
 	for i := 0; ; i++ { // records that may or may not make it
 		if _, err := sys.Ask(ctx, b, message.NewUserMessage(fmt.Sprint("more", i))); err != nil {
 			fail(err)
@@ -199,7 +196,8 @@ func takenOver(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid.U
 	return team
 }
 
-// childTeam is a child process's worker and its one new team.
+// childTeam is a child process's worker and its one new team, every
+// record of its start acknowledged.
 func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *actor.System, *orchestrator.Team, error) {
 	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	if err != nil {
@@ -211,5 +209,17 @@ func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *
 		return nil, nil, nil, err
 	}
 	team, err := w.Create(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Every record so far acknowledged: the members' Start records are in.
+	_, err = acked(ctx, team, w.ledgerOf(team.ID()))
 	return w, sys, team, err
+}
+
+// ledgerOf returns the Ledger of a team the worker runs.
+func (w *Worker) ledgerOf(id uuid.UUID) *Ledger {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.teams[id].ledger
 }
