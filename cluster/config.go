@@ -35,7 +35,8 @@ type Config struct {
 	// 1 (the default) on one server, 3 on a three-server cluster.
 	Replicas int
 	// Window is how many records a Ledger keeps published but not yet
-	// acknowledged by JetStream (1,024 when 0). While JetStream is
+	// acknowledged by JetStream (1,024 when 0): all in flight on one
+	// server; on a replicated stream one in flight, the rest queued. While JetStream is
 	// unreachable the team goes on until the window is full; the next
 	// record is refused and reported (ErrWindowFull).
 	Window int

@@ -53,8 +53,10 @@
 //
 // The durable inbox (input for a team waits in a stream until its owner
 // processes it), the client (create, send, watch, list, stop from any
-// process), the three-server cluster test, the -cluster demo and the
-// benchmarks of failover time are not built. Input sent to a team's
+// process), the -cluster demo and the benchmark of failover time are not
+// built. On a replicated stream a Ledger keeps one record in flight
+// (JetStream refuses overlapping subject checks there), which is slow;
+// atomic batches would fix it. Input sent to a team's
 // members goes through the process that runs it (actor.System.Ask), and a
 // turn cut by a crash is not run again: the team resumes from its last
 // acknowledged record.

@@ -51,6 +51,9 @@ type owned struct {
 // another worker took, is stopped at once: a worker never runs a team it
 // does not hold a lease for.
 //
+// Leases compare wall clocks: the workers' clocks must agree to well
+// within Config.Lease. Fencing keeps the ledger safe when they do not.
+//
 // Placement: a worker takes an expired team only when no live worker
 // holds fewer teams than it does (counted from the leases), so a dead
 // worker's teams spread over the survivors; the lease's compare-and-set
