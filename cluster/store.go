@@ -154,8 +154,37 @@ func ReadTeam(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) ([
 }
 
 // readRecords reads every record on subj up to the last one stored when
-// it was called, and returns them in ledger order with the last index.
+// it was called, and returns them in ledger order with the last index. A
+// read that fails because the stream has no leader for a moment (a
+// replicated stream electing one, a server restarting) is tried again,
+// until ctx ends.
 func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
+	wait := retryMin
+	for {
+		log, last, err := readOnce(ctx, st, subj)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return log, last, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return log, last, err
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// transient reports whether err says that JetStream did not answer for
+// now (no responders, a time-out), rather than what it holds.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// readOnce is one attempt of readRecords.
+func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
 	last, err := st.GetLastMsgForSubject(ctx, subj)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, nil
