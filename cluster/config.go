@@ -57,6 +57,7 @@ type Config struct {
 	Logger *slog.Logger
 
 	resumed func(uuid.UUID) // tests: a Worker took a team over
+	scanned func()          // tests: a Worker read every lease once
 }
 
 // withDefaults checks c and fills its zero fields.

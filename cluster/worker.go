@@ -312,6 +312,9 @@ func (w *Worker) takeExpired(ctx context.Context) {
 		}
 	}
 	_ = watch.Stop()
+	if w.cfg.scanned != nil {
+		defer w.cfg.scanned()
+	}
 	for _, x := range todo {
 		mine := load[w.cfg.Owner]
 		fewest := mine

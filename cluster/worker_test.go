@@ -223,3 +223,57 @@ func (w *Worker) ledgerOf(id uuid.UUID) *Ledger {
 	defer w.mu.Unlock()
 	return w.teams[id].ledger
 }
+
+// Issue 14: a worker that starts while another holds a team's lease never
+// runs that team: it reads the leases again and again, takes nothing, and
+// never claims the team's ledger.
+func TestWorkerLeavesHeldTeams(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	sys := system(t)
+	w1, _ := startParent(t, ctx, connect(t, e), sys)
+	team, err := w1.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimSeq := w1.ledgerOf(team.ID()).claimSeq
+
+	scans := make(chan struct{}, 16)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "second", scanned: func() {
+		select {
+		case scans <- struct{}{}:
+		default:
+		}
+	}}
+	w2, err := StartWorker(ctx, connect(t, e).Conn, system(t), cfg, hireCounters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w2.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	for range 4 { // a lease's worth of scans (one every third of a lease)
+		select {
+		case <-scans:
+		case <-ctx.Done():
+			t.Fatal("the second worker does not read the leases")
+		}
+	}
+	if w2.team(team.ID()) != nil {
+		t.Fatal("the second worker runs a team whose lease the first holds")
+	}
+	last, err := w1.ledgerOf(team.ID()).st.GetLastMsgForSubject(ctx, w1.cfg.claimsSubject(team.ID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Sequence != claimSeq {
+		t.Fatalf("the team's last claim is at %d, not the first worker's %d: the second claimed it", last.Sequence, claimSeq)
+	}
+	select {
+	case <-team.Done():
+		t.Fatal("the first worker's team stopped")
+	default:
+	}
+}
