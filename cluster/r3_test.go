@@ -19,7 +19,7 @@ import (
 // threeServers starts a three-server JetStream cluster in process, on
 // loopback, each with its storage under a temporary directory; every
 // server still running is shut down at the end of the test.
-func threeServers(t *testing.T) []*server.Server {
+func threeServers(t testing.TB) []*server.Server {
 	t.Helper()
 	var ports [3]int
 	for i := range ports { // free ports for the routes, known to all three
@@ -73,45 +73,9 @@ func threeServers(t *testing.T) []*server.Server {
 func TestR3StreamLeaderStopped(t *testing.T) {
 	servers := threeServers(t)
 	ctx := ctxT(t)
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, s.ClientURL())
-	}
-	closed := make(chan struct{})
-	nc, err := nats.Connect(strings.Join(urls, ","),
-		nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
-		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
-		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		nc.Close()
-		<-closed
-	})
-	c := &conn{Conn: nc}
 	cfg := Config{Logger: discard, Replicas: 3}
-	// The cluster elects its JetStream leader: no event to wait on, so the
-	// stream's creation is tried until it succeeds (bounded by ctx).
-	full, err := cfg.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		ctx1, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := ensureStream(ctx1, js, full)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the cluster did not elect a JetStream leader: %v", err)
-		}
-	}
+	nc := connectCluster(t, ctx, servers, cfg)
+	c := &conn{Conn: nc}
 	l, team, sys := newTeam(t, ctx, c, cfg)
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 10)
@@ -154,4 +118,47 @@ func TestR3StreamLeaderStopped(t *testing.T) {
 		t.Fatalf("the stream's leader is still %s, the stopped server", leader)
 	}
 	stopClean(t, ctx, team, l)
+}
+
+// connectCluster connects to every server of the cluster, closed at the
+// end of the test, once the cluster took the stream of cfg (its JetStream
+// leader elected: no event to wait on, so the stream's creation is tried
+// until it succeeds, bounded by ctx).
+func connectCluster(t testing.TB, ctx context.Context, servers []*server.Server, cfg Config) *nats.Conn {
+	t.Helper()
+	var urls []string
+	for _, s := range servers {
+		urls = append(urls, s.ClientURL())
+	}
+	closed := make(chan struct{})
+	nc, err := nats.Connect(strings.Join(urls, ","),
+		nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nc.Close()
+		<-closed
+	})
+	full, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ctx1, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := ensureStream(ctx1, js, full)
+		cancel()
+		if err == nil {
+			return nc
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the cluster did not elect a JetStream leader: %v", err)
+		}
+	}
 }
