@@ -45,9 +45,11 @@
 // stops its copy of the team and logs why (ErrFenced).
 //
 // Records are acknowledged out of order when publishes are retried (a
-// connection lost, a server restarted); the Akgentic-Index header puts them
-// back in ledger order when the team is read, and a missing index is an
-// error, never a silent gap.
+// connection lost, a server restarted); a read puts them back in ledger
+// order, owner by owner (the claim each record was published under), each
+// by its Akgentic-Index. A missing index in the last owner's records is an
+// error, never a silent gap; the next owner resumes from the record before
+// it and writes over what follows.
 //
 // # Not built yet
 //

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +186,69 @@ func TestReadTeamOrderDuplicatesHoles(t *testing.T) {
 	}
 	if err := context.Cause(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 14: an owner that stopped with a record unacknowledged and later
+// ones acknowledged leaves a hole; the next owner resumes from the record
+// before it and writes over the rest, so a read takes each owner's part
+// (its claim, the epoch) in turn and the ledger has no hole again.
+func TestHoleOfAnOldOwnerIsWrittenOver(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	team := uuid.New()
+	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.OnStop(team)
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := (Config{Prefix: defaultPrefix}).recordsSubject(team)
+	// The first owner's records 1, 2 and 4 (3 never acknowledged).
+	var contents []string
+	for _, i := range []string{"1", "2", "4"} {
+		m := message.NewUserMessage("old " + i)
+		m.ID = uuid.New()
+		b, err := message.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: subj, Data: b, Header: nats.Header{indexHeader: {i}}}
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(l.claimSeq))
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, l.ownSubj)
+		if _, err := js.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadTeam(ctx, nc.Conn, team, Config{}); !errors.Is(err, errHole) {
+		t.Fatalf("the old owner's hole: %v", err)
+	}
+	// The next owner resumes from record 2 and writes 3 and 4.
+	l2, log, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 {
+		t.Fatalf("resumed with %d records, want the 2 before the hole", len(log))
+	}
+	for _, text := range []string{"new 3", "new 4"} {
+		m := message.NewUserMessage(text)
+		m.ID = uuid.New()
+		l2.OnMessage(m)
+	}
+	l2.OnStop(team)
+	got, err := ReadTeam(ctx, nc.Conn, team, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		contents = append(contents, m.(*message.UserMessage).Content)
+	}
+	if strings.Join(contents, ",") != "old 1,old 2,new 3,new 4" {
+		t.Fatalf("the ledger after the new owner: %v", contents)
 	}
 }

@@ -132,6 +132,13 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		return nil, nil, err
 	}
 	log, last, err := readRecords(ctx, l.st, l.recSubj)
+	if errors.Is(err, errHole) && !errors.Is(err, errBadRecord) {
+		// The previous owner stopped with a record unacknowledged and later
+		// ones acknowledged: the team resumes from the record before the
+		// hole, and writes over what follows it.
+		l.logger.Warn("cluster: the team's ledger has a hole; resuming from the record before it", "error", err, "records", len(log))
+		err = nil
+	}
 	if err != nil {
 		l.emitStop()
 		return nil, log, fmt.Errorf("cluster: open the ledger of team %s: %w", team, err)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,6 +123,7 @@ func isBusy(err error) bool {
 
 // indexed is one record read from the stream.
 type indexed struct {
+	epoch uint64 // the claim its owner wrote under (its stream sequence); 0 when unknown
 	index uint64
 	seq   uint64
 	msg   message.Message
@@ -252,41 +254,69 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 func decodeRecord(h nats.Header, data []byte, seq uint64) (indexed, error) {
 	idx, err := strconv.ParseUint(h.Get(indexHeader), 10, 64)
 	if err != nil || idx == 0 {
-		return indexed{}, fmt.Errorf("stream sequence %d: no valid %s header (%q)", seq, indexHeader, h.Get(indexHeader))
+		return indexed{}, fmt.Errorf("%w: stream sequence %d: no valid %s header (%q)", errBadRecord, seq, indexHeader, h.Get(indexHeader))
 	}
 	m, err := message.UnmarshalMessage(data)
 	if err != nil {
-		return indexed{}, fmt.Errorf("stream sequence %d (ledger index %d): %w", seq, idx, err)
+		return indexed{}, fmt.Errorf("%w: stream sequence %d (ledger index %d): %w", errBadRecord, seq, idx, err)
 	}
-	return indexed{index: idx, seq: seq, msg: m}, nil
+	epoch, _ := strconv.ParseUint(h.Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
+	return indexed{epoch: epoch, index: idx, seq: seq, msg: m}, nil
 }
 
-// inOrder sorts records by ledger index, keeps one of each index (a
-// publish retried past the stream's duplicate window is stored twice), and
-// stops at the first hole, with an error naming it. bad, a decode error,
-// is reported when there is no hole before it.
+// errHole is wrapped by the error of a read whose last owner's records
+// have a hole: a record never acknowledged, and later ones that were.
+var errHole = errors.New("the ledger has a hole")
+
+// errBadRecord is wrapped by the error of a read that met a record it
+// could not decode (or with no ledger index).
+var errBadRecord = errors.New("bad record")
+
+// inOrder puts records in ledger order. Each owner writes under its claim
+// (its epoch) and continues the ledger from what it read, so records are
+// taken epoch by epoch, each in index order, one of each index (a publish
+// retried past the stream's duplicate window is stored twice). A hole in
+// an owner's records (one never acknowledged before it stopped, later
+// ones acknowledged) ends that owner's part: the records after it are
+// orphans, which the next owner, having read up to the hole, writes over;
+// a hole in the last owner's part is an error wrapping errHole, returned
+// with the records before it. bad, a decode error, is joined to it, or
+// returned alone when there is no hole.
 func inOrder(recs []indexed, subj string, bad error) ([]message.Message, uint64, error) {
 	slices.SortStableFunc(recs, func(a, b indexed) int {
-		switch {
-		case a.index < b.index:
-			return -1
-		case a.index > b.index:
-			return 1
+		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(a.index, b.index)
 	})
-	out := make([]message.Message, 0, len(recs))
-	var want uint64 = 1
-	for _, r := range recs {
-		switch {
-		case r.index < want: // a duplicate
-			continue
-		case r.index > want:
-			err := fmt.Errorf("cluster: read %s: the ledger has a hole: record %d is missing (the next stored is %d, at stream sequence %d)", subj, want, r.index, r.seq)
-			return out, want - 1, errors.Join(err, bad)
+	var kept []message.Message
+	var hole error
+	for i := 0; i < len(recs); {
+		j := i
+		for j < len(recs) && recs[j].epoch == recs[i].epoch {
+			j++
 		}
-		out = append(out, r.msg)
-		want++
+		group := recs[i:j]
+		i = j
+		if first := group[0].index; first <= uint64(len(kept)) {
+			kept = kept[:first-1] // an earlier owner's orphans, written over
+		}
+		hole = nil
+		for _, r := range group {
+			want := uint64(len(kept)) + 1
+			if r.index < want {
+				continue // a duplicate
+			}
+			if r.index > want {
+				hole = fmt.Errorf("cluster: read %s: %w: record %d is missing (the next stored is %d, at stream sequence %d)",
+					subj, errHole, want, r.index, r.seq)
+				break
+			}
+			kept = append(kept, r.msg)
+		}
 	}
-	return out, want - 1, bad
+	if hole != nil {
+		return kept, uint64(len(kept)), errors.Join(hole, bad)
+	}
+	return kept, uint64(len(kept)), bad
 }
