@@ -129,17 +129,7 @@ func TestReadTeamOrderDuplicatesHoles(t *testing.T) {
 	e := embedded(t)
 	ctx := ctxT(t)
 	nc := connect(t, e)
-	team := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.OnStop(team)
-	js, err := jetstream.New(nc.Conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subj := (Config{Prefix: defaultPrefix}).recordsSubject(team)
+	team, _, js, subj := rawTeam(t, ctx, nc)
 	put := func(index string, data []byte) {
 		t.Helper()
 		m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
@@ -197,17 +187,7 @@ func TestHoleOfAnOldOwnerIsWrittenOver(t *testing.T) {
 	e := embedded(t)
 	ctx := ctxT(t)
 	nc := connect(t, e)
-	team := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.OnStop(team)
-	js, err := jetstream.New(nc.Conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subj := (Config{Prefix: defaultPrefix}).recordsSubject(team)
+	team, l, js, subj := rawTeam(t, ctx, nc)
 	// The first owner's records 1, 2 and 4 (3 never acknowledged).
 	var contents []string
 	for _, i := range []string{"1", "2", "4"} {
@@ -251,4 +231,21 @@ func TestHoleOfAnOldOwnerIsWrittenOver(t *testing.T) {
 	if strings.Join(contents, ",") != "old 1,old 2,new 3,new 4" {
 		t.Fatalf("the ledger after the new owner: %v", contents)
 	}
+}
+
+// rawTeam claims a new team (its ledger closed at once) and returns what a
+// test needs to write its records subject by hand.
+func rawTeam(t *testing.T, ctx context.Context, nc *conn) (uuid.UUID, *Ledger, jetstream.JetStream, string) {
+	t.Helper()
+	team := uuid.New()
+	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.OnStop(team)
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return team, l, js, l.recSubj
 }

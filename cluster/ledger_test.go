@@ -233,18 +233,7 @@ func TestLedgerServerDownWithinWindow(t *testing.T) {
 	if err := e.restart(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := acked(ctx, team, l) // waits for every acknowledgement
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := team.Messages(ctx, orchestrator.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !isSubsequence(ids(want), ids(got)) || len(got) < len(want) {
-		t.Fatalf("stream: %d records; the team's %d are not all there in order", len(got), len(want))
-	}
-	assertUnique(t, got)
+	assertStored(t, ctx, team, l) // waits for every acknowledgement
 	stopClean(t, ctx, team, l)
 }
 

@@ -12,8 +12,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // threeServers starts a three-server JetStream cluster in process, on
@@ -98,18 +96,7 @@ func TestR3StreamLeaderStopped(t *testing.T) {
 		}
 	}
 	ask(t, ctx, sys, a, 10) // the team goes on while a new leader is elected
-	got, err := acked(ctx, team, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := team.Messages(ctx, orchestrator.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) < len(want) || !isSubsequence(ids(want), ids(got)) {
-		t.Fatalf("stream: %d records; the team's %d are not all there in order", len(got), len(want))
-	}
-	assertUnique(t, got)
+	assertStored(t, ctx, team, l)
 	info, err = l.st.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

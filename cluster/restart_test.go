@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Issue 14 (NATS restart): the embedded server restarts while a worker's
@@ -44,18 +42,7 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 		t.Fatal("the worker no longer runs its team after the restart")
 	}
 	l := w.ledgerOf(team.ID())
-	got, err := acked(ctx, team, l) // every acknowledgement in
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := team.Messages(ctx, orchestrator.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) < len(want) || !isSubsequence(ids(want), ids(got)) {
-		t.Fatalf("stream: %d records; the team's %d are not all there in order", len(got), len(want))
-	}
-	assertUnique(t, got)
+	assertStored(t, ctx, team, l)
 	// The lease is renewed after the restart: the next update of its key
 	// is the worker's renewal.
 	watch, err := w.kv.Watch(ctx, team.ID().String(), jetstream.UpdatesOnly())

@@ -192,3 +192,21 @@ func acked(ctx context.Context, team *orchestrator.Team, l *Ledger) ([]message.M
 	}
 	return l.ReadHistory(ctx)
 }
+
+// assertStored checks that the stream holds every record of the team, in
+// order, once each, all acknowledged.
+func assertStored(t *testing.T, ctx context.Context, team *orchestrator.Team, l *Ledger) {
+	t.Helper()
+	got, err := acked(ctx, team, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := team.Messages(ctx, orchestrator.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < len(want) || !isSubsequence(ids(want), ids(got)) {
+		t.Fatalf("stream: %d records; the team's %d are not all there in order", len(got), len(want))
+	}
+	assertUnique(t, got)
+}
