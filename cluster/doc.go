@@ -55,8 +55,7 @@
 //
 // The durable inbox (input for a team waits in a stream until its owner
 // processes it), the client (create, send, watch, list, stop from any
-// process), the -cluster demo and the benchmark of failover time are not
-// built. On a replicated stream a Ledger keeps one record in flight
+// process) and the -cluster demo are not built. On a replicated stream a Ledger keeps one record in flight
 // (JetStream refuses overlapping subject checks there), which is slow;
 // atomic batches would fix it. Input sent to a team's
 // members goes through the process that runs it (actor.System.Ask), and a
