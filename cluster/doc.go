@@ -55,10 +55,10 @@
 //
 // The durable inbox (input for a team waits in a stream until its owner
 // processes it), the client (create, send, watch, list, stop from any
-// process) and the -cluster demo are not built. On a replicated stream a Ledger keeps one record in flight
-// (JetStream refuses overlapping subject checks there), which is slow;
-// atomic batches would fix it. Input sent to a team's
+// process) and the -cluster demo are not built. Input sent to a team's
 // members goes through the process that runs it (actor.System.Ask), and a
 // turn cut by a crash is not run again: the team resumes from its last
-// acknowledged record.
+// acknowledged record. On a replicated stream a Ledger keeps one record
+// in flight (JetStream refuses overlapping subject checks there), which is
+// slow; atomic batches would fix it.
 package cluster
