@@ -47,9 +47,9 @@ type owned struct {
 // over, with a compare-and-set on the lease's revision, any team whose
 // lease expired: it claims the team's ledger (OpenLedger, which fences off
 // the old owner) and restores the team from the stream. A team whose lease
-// it cannot renew before the lease ends (NATS unreachable), or that
-// another worker took, is stopped at once: a worker never runs a team it
-// does not hold a lease for.
+// would end before the worker's next try to renew it (NATS unreachable),
+// or that another worker took, is stopped at once: a worker never runs a
+// team it does not hold a lease for.
 //
 // Leases compare wall clocks: the workers' clocks must agree to well
 // within Config.Lease. Fencing keeps the ledger safe when they do not.
@@ -216,7 +216,8 @@ func (w *Worker) heartbeat(bound time.Duration, f func(ctx context.Context)) {
 
 // renew renews the lease of every team this worker runs; a team that
 // stopped on its own is marked stopped; a team whose lease another worker
-// took, or whose lease ended unrenewed, is stopped now.
+// took, or whose lease would end unrenewed before the next try, is
+// stopped now.
 func (w *Worker) renew(ctx context.Context) {
 	w.mu.Lock()
 	teams := make(map[uuid.UUID]*owned, len(w.teams))
@@ -228,8 +229,11 @@ func (w *Worker) renew(ctx context.Context) {
 		select {
 		case <-o.team.Done():
 			w.forget(id)
-			if !errors.Is(o.ledger.Err(), ErrFenced) {
-				w.put(ctx, id, lease{Owner: w.cfg.Owner, Stopped: true}, o.rev)
+			if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
+				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Stopped: true}, o.rev); err != nil {
+					w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
+						"team_id", id, "error", err)
+				}
 			}
 			continue
 		default:
@@ -243,8 +247,8 @@ func (w *Worker) renew(ctx context.Context) {
 			w.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
 			w.lose(id, o, "another worker took its lease", err)
-		case time.Now().After(o.until):
-			w.lose(id, o, "its lease ended unrenewed", err)
+		case time.Now().Add(w.beat).After(o.until): // it would end before the next try
+			w.lose(id, o, "its lease ends unrenewed", err)
 		default:
 			w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
 		}
