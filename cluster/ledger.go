@@ -345,14 +345,17 @@ func (l *Ledger) failingLocked(err error) {
 	}
 }
 
-// failLocked keeps the first failure, logs it, and queues warn (when not
-// empty) for the team.
+// failLocked keeps the first failure for Err and logs it; a failure with
+// a warning for the team (one that stops the ledger: it comes once) is
+// logged and told to the team even when it is not the first.
 func (l *Ledger) failLocked(err error, warn string) {
-	if l.err != nil {
-		return
+	first := l.err == nil
+	if first {
+		l.err = err
 	}
-	l.err = err
-	l.logger.Error("cluster: team records are not stored", "error", err, "lost", l.lost)
+	if first || warn != "" {
+		l.logger.Error("cluster: team records are not stored", "error", err, "lost", l.lost)
+	}
 	if warn != "" {
 		l.warn = warn
 		l.wakeLocked()
