@@ -255,13 +255,28 @@ func (w *Worker) renew(ctx context.Context) {
 	}
 }
 
-// put stores a lease at the revision rev (compare-and-set).
+// put stores a lease at the revision rev (compare-and-set). When the
+// revision is not the key's but the key's lease is still this worker's
+// (its own earlier write, whose answer was lost in a reconnection), it
+// stores at the key's revision instead.
 func (w *Worker) put(ctx context.Context, id uuid.UUID, l lease, rev uint64) (uint64, error) {
 	data, err := json.Marshal(l)
 	if err != nil {
 		return 0, err
 	}
-	return w.kv.Update(ctx, id.String(), data, rev)
+	n, err := w.kv.Update(ctx, id.String(), data, rev)
+	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return n, err
+	}
+	e, gerr := w.kv.Get(ctx, id.String())
+	if gerr != nil {
+		return 0, err
+	}
+	var cur lease
+	if json.Unmarshal(e.Value(), &cur) != nil || cur.Owner != w.cfg.Owner || cur.Stopped || e.Revision() < rev {
+		return 0, err // another worker's
+	}
+	return w.kv.Update(ctx, id.String(), data, e.Revision())
 }
 
 // lose stops a team this worker no longer holds the lease of.
