@@ -46,7 +46,8 @@ const (
 type Ledger struct {
 	cfg      Config
 	team     uuid.UUID
-	js       jetstream.JetStream
+	js       jetstream.JetStream // the connection's shared publisher's
+	pub      *publisher
 	st       jetstream.Stream
 	recSubj  string
 	ownSubj  string
@@ -114,15 +115,11 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		quit:    make(chan struct{}),
 	}
 	l.emitCtx, l.emitStop = context.WithCancel(context.Background())
-	l.js, err = jetstream.New(nc,
-		jetstream.WithPublishAsyncMaxPending(cfg.Window),
-		jetstream.WithPublishAsyncTimeout(cfg.AckTimeout),
-		jetstream.WithPublishAsyncAckHandler(l.acked),
-		jetstream.WithPublishAsyncErrHandler(l.failed))
-	if err != nil {
+	if l.pub, err = publisherFor(nc, cfg.AckTimeout); err != nil {
 		l.emitStop()
-		return nil, nil, fmt.Errorf("cluster: %w", err)
+		return nil, nil, err
 	}
+	l.js = l.pub.js
 	if l.st, err = ensureStream(ctx, l.js, cfg); err != nil {
 		l.emitStop()
 		return nil, nil, err
@@ -143,6 +140,9 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		l.emitStop()
 		return nil, log, fmt.Errorf("cluster: open the ledger of team %s: %w", team, err)
 	}
+	// A previous Ledger of the team in this process (taken over, then
+	// resumed here) no longer gets the answers.
+	l.pub.add(l)
 	l.next, l.low = last+1, last+1
 	l.depth = cfg.Window
 	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
@@ -492,8 +492,8 @@ func (l *Ledger) OnStop(teamID uuid.UUID) {
 	l.close()
 }
 
-// close ends the pump and the client's publisher (its reply subscription
-// and its goroutine).
+// close ends the pump and stops the Ledger's answers from the connection's
+// shared publisher.
 func (l *Ledger) close() {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
@@ -501,7 +501,12 @@ func (l *Ledger) close() {
 		l.mu.Unlock()
 		close(l.quit)
 		l.wg.Wait()
-		l.js.CleanupPublisher()
+		l.pub.remove(l) // answers still on their way are dropped
+		l.mu.Lock()
+		l.lost += uint64(len(l.unacked)) // none but after a takeover (no flush then)
+		clear(l.unacked)
+		l.queued, l.retry = nil, nil
+		l.mu.Unlock()
 		l.emitStop()
 	})
 }
