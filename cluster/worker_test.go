@@ -25,7 +25,7 @@ const childEnv = "AKGENTIC_CLUSTER_WORKER_CHILD"
 
 // testLease is the lease of the failover tests: a dead worker's team is
 // resumed about this long after its last renewal.
-const testLease = 1500 * time.Millisecond
+const testLease = 2 * time.Second
 
 // hireCounters is the team template of the worker tests.
 func hireCounters(ctx context.Context, t *orchestrator.Team) error {
