@@ -1,0 +1,122 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Defaults of Config's zero fields.
+const (
+	defaultStream       = "AKGENTIC"
+	defaultPrefix       = "akgentic"
+	defaultWindow       = 1024
+	defaultAckTimeout   = 5 * time.Second
+	defaultFlushTimeout = 10 * time.Second
+	maxReplicas         = 5
+)
+
+// Config says where teams' ledgers live and how a Ledger publishes. The
+// zero value is valid: stream "AKGENTIC", subjects under "akgentic", one
+// replica, a window of 1,024 records.
+type Config struct {
+	// Stream is the JetStream stream holding every team's ledger; created
+	// when missing (file storage). "AKGENTIC" when empty.
+	Stream string
+	// Prefix is the first token of the teams' subjects ("akgentic" when
+	// empty): <Prefix>.rec.<team id> and <Prefix>.own.<team id>.
+	Prefix string
+	// Replicas is the stream's replica count when the stream is created:
+	// 1 (the default) on one server, 3 on a three-server cluster.
+	Replicas int
+	// Window is how many records a Ledger keeps published but not yet
+	// acknowledged by JetStream (1,024 when 0): all in flight on one
+	// server; on a replicated stream one in flight, the rest queued. While JetStream is
+	// unreachable the team goes on until the window is full; the next
+	// record is refused and reported (ErrWindowFull).
+	Window int
+	// AckTimeout is how long a publish waits for its acknowledgement
+	// before it is sent again (5 s when 0).
+	AckTimeout time.Duration
+	// FlushTimeout bounds how long the team's stop waits for the records
+	// still unacknowledged (10 s when 0).
+	FlushTimeout time.Duration
+	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
+	// when 0); the Worker renews it every third of that. A team whose
+	// worker died is resumed elsewhere about one lease later.
+	Lease time.Duration
+	// Owner names this process in its claims of teams; the host name and
+	// process id when empty.
+	Owner string
+	// Logger receives the Ledger's failures; slog.Default() when nil.
+	Logger *slog.Logger
+
+	resumed func(uuid.UUID) // tests: a Worker took a team over
+	scanned func()          // tests: a Worker read every lease once
+}
+
+// withDefaults checks c and fills its zero fields.
+func (c Config) withDefaults() (Config, error) {
+	if c.Stream == "" {
+		c.Stream = defaultStream
+	}
+	if c.Prefix == "" {
+		c.Prefix = defaultPrefix
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.Window == 0 {
+		c.Window = defaultWindow
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = defaultAckTimeout
+	}
+	if c.FlushTimeout == 0 {
+		c.FlushTimeout = defaultFlushTimeout
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		c.Owner = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	var errs []error
+	if strings.ContainsAny(c.Stream, ". *>\t\r\n/\\") {
+		errs = append(errs, fmt.Errorf("Config.Stream %q: a stream name has no '.', '*', '>', '/', '\\' or white space", c.Stream))
+	}
+	if strings.ContainsAny(c.Prefix, " *>\t\r\n") || strings.HasPrefix(c.Prefix, ".") || strings.HasSuffix(c.Prefix, ".") || strings.Contains(c.Prefix, "..") {
+		errs = append(errs, fmt.Errorf("Config.Prefix %q: not a subject prefix (tokens separated by single dots, no wildcard or white space)", c.Prefix))
+	}
+	if c.Replicas < 0 || c.Replicas > maxReplicas {
+		errs = append(errs, fmt.Errorf("Config.Replicas %d: must be between 1 and %d", c.Replicas, maxReplicas))
+	}
+	if c.Window < 0 {
+		errs = append(errs, fmt.Errorf("Config.Window %d: must be positive", c.Window))
+	}
+	if c.AckTimeout < 0 {
+		errs = append(errs, fmt.Errorf("Config.AckTimeout %v: must be positive", c.AckTimeout))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("Config.Lease %v: must be positive", c.Lease))
+	}
+	if c.FlushTimeout < 0 {
+		errs = append(errs, fmt.Errorf("Config.FlushTimeout %v: must be positive", c.FlushTimeout))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("cluster: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// recordsSubject is the subject of a team's records.
+func (c Config) recordsSubject(team uuid.UUID) string { return c.Prefix + ".rec." + team.String() }
+
+// claimsSubject is the subject of a team's claims (fencing).
+func (c Config) claimsSubject(team uuid.UUID) string { return c.Prefix + ".own." + team.String() }

@@ -1,0 +1,251 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// Bad input gets an error naming what is wrong.
+func TestConfigErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Stream: "a.b"}, "Config.Stream"},
+		{Config{Prefix: "a..b"}, "Config.Prefix"},
+		{Config{Prefix: "a.*"}, "Config.Prefix"},
+		{Config{Replicas: 7}, "Config.Replicas"},
+		{Config{Window: -1}, "Config.Window"},
+		{Config{AckTimeout: -time.Second}, "Config.AckTimeout"},
+		{Config{FlushTimeout: -time.Second}, "Config.FlushTimeout"},
+		{Config{Lease: -time.Second}, "Config.Lease"},
+	} {
+		_, err := tc.cfg.withDefaults()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one naming %s", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := (Config{}).withDefaults(); err != nil {
+		t.Errorf("the zero Config: %v", err)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	if _, _, err := OpenLedger(ctx, nil, uuid.New(), Config{}); err == nil || !strings.Contains(err.Error(), "nil connection") {
+		t.Errorf("OpenLedger(nil conn): %v", err)
+	}
+	if _, _, err := OpenLedger(ctx, nc.Conn, uuid.Nil, Config{}); err == nil || !strings.Contains(err.Error(), "nil team id") {
+		t.Errorf("OpenLedger(nil team): %v", err)
+	}
+	if _, _, err := OpenLedger(ctx, nc.Conn, uuid.New(), Config{Window: -1}); err == nil {
+		t.Error("OpenLedger with a bad Config: no error")
+	}
+	if _, err := ReadTeam(ctx, nil, uuid.New(), Config{}); err == nil || !strings.Contains(err.Error(), "nil connection") {
+		t.Errorf("ReadTeam(nil conn): %v", err)
+	}
+	if _, err := ReadTeam(ctx, nc.Conn, uuid.New(), Config{Stream: "MISSING"}); err == nil || !strings.Contains(err.Error(), "MISSING") {
+		t.Errorf("ReadTeam of a missing stream: %v", err)
+	}
+	sys := system(t)
+	if _, err := StartWorker(ctx, nil, sys, Config{}, nil); err == nil || !strings.Contains(err.Error(), "nil connection") {
+		t.Errorf("StartWorker(nil conn): %v", err)
+	}
+	if _, err := StartWorker(ctx, nc.Conn, nil, Config{}, nil); err == nil || !strings.Contains(err.Error(), "nil actor system") {
+		t.Errorf("StartWorker(nil system): %v", err)
+	}
+	if _, err := StartWorker(ctx, nc.Conn, sys, Config{Stream: "A:B"}, nil); err == nil || !strings.Contains(err.Error(), "bucket") {
+		t.Errorf("StartWorker with a stream name that makes no bucket name: %v", err)
+	}
+	// A stream of that name that does not take the teams' subjects.
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenLedger(ctx, nc.Conn, uuid.New(), Config{Stream: "OTHER"}); err == nil || !strings.Contains(err.Error(), "OTHER") {
+		t.Errorf("OpenLedger on a stream without the teams' subjects: %v", err)
+	}
+}
+
+// A record that does not encode is lost alone, reported by Err; the next
+// ones are stored. A hook for another team is ignored.
+func TestLedgerEncodeFailureAndOtherTeam(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	var logs logCapture
+	team := uuid.New()
+	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok1 := message.NewUserMessage("first")
+	ok1.ID = uuid.New()
+	l.OnMessage(ok1)
+	bad := &message.EventMessage{Event: func() {}} // a func does not encode
+	bad.ID = uuid.New()
+	l.OnMessage(bad)
+	ok2 := message.NewUserMessage("second")
+	ok2.ID = uuid.New()
+	l.OnMessage(ok2)
+	l.SetRestoring(uuid.New(), true) // another team: ignored
+	l.OnStop(uuid.New())
+	l.OnMessage(&message.EventMessage{Event: message.TeamStoppingEvent{}, Base: message.Base{ID: uuid.New()}})
+	l.OnStop(team)
+	if err := l.Err(); err == nil || !strings.Contains(err.Error(), "encode") {
+		t.Fatalf("Err = %v, want the encode failure", err)
+	}
+	if !strings.Contains(logs.String(), "another team") {
+		t.Errorf("the hooks for another team were not logged:\n%s", logs.String())
+	}
+	got, err := ReadTeam(ctx, nc.Conn, team, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Envelope().ID != ok1.ID || got[1].Envelope().ID != ok2.ID {
+		t.Fatalf("stored %d records, want first, second and the stop event", len(got))
+	}
+	l.OnMessage(ok1) // after the stop: lost, and Err already says why
+}
+
+// ReadTeam puts records in ledger order, keeps one of each index, and
+// reports a hole or a record that does not decode, with what precedes it.
+func TestReadTeamOrderDuplicatesHoles(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	team, _, js, subj := rawTeam(t, ctx, nc)
+	put := func(index string, data []byte) {
+		t.Helper()
+		m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+		if index != "" {
+			m.Header.Set(indexHeader, index)
+		}
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := func(text string) []byte {
+		m := message.NewUserMessage(text)
+		m.ID = uuid.New()
+		b, err := message.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	put("2", rec("two"))
+	put("1", rec("one"))
+	put("2", rec("two again")) // a retry stored twice
+	got, err := ReadTeam(ctx, nc.Conn, team, Config{})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadTeam: %d records, %v; want 2 in order", len(got), err)
+	}
+	if got[0].(*message.UserMessage).Content != "one" || got[1].(*message.UserMessage).Content != "two" {
+		t.Fatalf("order: %v, %v", got[0], got[1])
+	}
+	put("4", rec("four"))
+	got, err = ReadTeam(ctx, nc.Conn, team, Config{})
+	if err == nil || !strings.Contains(err.Error(), "record 3 is missing") || len(got) != 2 {
+		t.Fatalf("with a hole: %d records, %v", len(got), err)
+	}
+	put("3", []byte(`{"__model__":"NoSuchType"}`))
+	if _, err = ReadTeam(ctx, nc.Conn, team, Config{}); err == nil || !strings.Contains(err.Error(), "ledger index 3") {
+		t.Fatalf("a record that does not decode: %v", err)
+	}
+	other := uuid.New() // a team whose one record has no index
+	subj = (Config{Prefix: defaultPrefix}).recordsSubject(other)
+	put("", rec("no index"))
+	if _, err = ReadTeam(ctx, nc.Conn, other, Config{}); err == nil || !strings.Contains(err.Error(), indexHeader) {
+		t.Fatalf("a record with no index: %v", err)
+	}
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 14: an owner that stopped with a record unacknowledged and later
+// ones acknowledged leaves a hole; the next owner resumes from the record
+// before it and writes over the rest, so a read takes each owner's part
+// (its claim, the epoch) in turn and the ledger has no hole again.
+func TestHoleOfAnOldOwnerIsWrittenOver(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	team, l, js, subj := rawTeam(t, ctx, nc)
+	// The first owner's records 1, 2 and 4 (3 never acknowledged).
+	var contents []string
+	for _, i := range []string{"1", "2", "4"} {
+		m := message.NewUserMessage("old " + i)
+		m.ID = uuid.New()
+		b, err := message.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: subj, Data: b, Header: nats.Header{indexHeader: {i}}}
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(l.claimSeq))
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, l.ownSubj)
+		if _, err := js.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadTeam(ctx, nc.Conn, team, Config{}); !errors.Is(err, errHole) {
+		t.Fatalf("the old owner's hole: %v", err)
+	}
+	// The next owner resumes from record 2 and writes 3 and 4.
+	l2, log, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 {
+		t.Fatalf("resumed with %d records, want the 2 before the hole", len(log))
+	}
+	for _, text := range []string{"new 3", "new 4"} {
+		m := message.NewUserMessage(text)
+		m.ID = uuid.New()
+		l2.OnMessage(m)
+	}
+	l2.OnStop(team)
+	got, err := ReadTeam(ctx, nc.Conn, team, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		contents = append(contents, m.(*message.UserMessage).Content)
+	}
+	if strings.Join(contents, ",") != "old 1,old 2,new 3,new 4" {
+		t.Fatalf("the ledger after the new owner: %v", contents)
+	}
+}
+
+// rawTeam claims a new team (its ledger closed at once) and returns what a
+// test needs to write its records subject by hand.
+func rawTeam(t *testing.T, ctx context.Context, nc *conn) (uuid.UUID, *Ledger, jetstream.JetStream, string) {
+	t.Helper()
+	team := uuid.New()
+	l, _, err := OpenLedger(ctx, nc.Conn, team, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.OnStop(team)
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return team, l, js, l.recSubj
+}

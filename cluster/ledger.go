@@ -1,0 +1,595 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// Retry pacing: a round of failed publishes is sent again after retryMin,
+// doubling up to retryMax while rounds keep failing.
+const (
+	retryMin = 20 * time.Millisecond
+	retryMax = time.Second
+)
+
+// Ledger is the team subscriber that keeps a team's ledger in JetStream:
+// every record (but an event that is message.Ephemeral) is encoded with
+// message.Marshal, the event log's codec, and published asynchronously to
+// the team's records subject, its record id as the deduplication id, while
+// at most Config.Window records wait for their acknowledgement. Records
+// refused or lost are never silent: the first failure is logged and kept
+// for Err, and, once the Ledger is attached to its team (Attach), told to
+// the team as a WarningMessage.
+//
+// A Ledger is an orchestrator.Archive: Team.Messages reads the records past
+// the team's in-memory window from the stream. Its hooks run on the
+// orchestrator's goroutine and never wait for JetStream, except OnStop,
+// which waits for the records still unacknowledged (Config.FlushTimeout at
+// most).
+//
+// Make one with OpenLedger, give it to the team with
+// orchestrator.WithSubscribers, then Attach the team.
+type Ledger struct {
+	cfg      Config
+	team     uuid.UUID
+	js       jetstream.JetStream // the connection's shared publisher's
+	pub      *publisher
+	st       jetstream.Stream
+	recSubj  string
+	ownSubj  string
+	claimSeq uint64
+	logger   *slog.Logger
+
+	mu        sync.Mutex
+	handle    *orchestrator.Team
+	next      uint64               // ledger index of the next record
+	unacked   map[uint64]*nats.Msg // published, not yet acknowledged, by ledger index
+	queued    []*nats.Msg          // in unacked, waiting for a send slot, in ledger order
+	inflight  int                  // sent, neither acknowledged nor failed
+	depth     int                  // sends in flight at most: the window, 1 on a replicated stream
+	low       uint64               // no record below this index is unacknowledged
+	retry     []*nats.Msg          // failed publishes to send again
+	restoring bool
+	fenced    bool // JetStream refused a record: another owner claimed the team
+	broken    bool // a record was lost: publish nothing more
+	stopping  bool // OnStop has begun
+	err       error
+	lost      uint64 // records not stored: refused, past the window, failed for good
+	warn      string // a warning for the team, not yet emitted
+	stopTeam  bool   // the team must be stopped (fenced), not yet requested
+	failing   bool   // publishes are failing (logged once per outage)
+	changed   chan struct{}
+
+	pumpOnce  sync.Once
+	kick      chan struct{} // wakes the pump
+	quit      chan struct{} // ends the pump
+	emitCtx   context.Context
+	emitStop  context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// OpenLedger claims the team for this process (Config.Owner) and returns
+// its Ledger, with the records the stream already holds for the team: none
+// for a new team (create it with orchestrator.New and
+// orchestrator.WithTeamID), else its log for orchestrator.Restore. The
+// claim fences off any previous owner: from then on JetStream refuses its
+// records, and the log returned holds every record it had stored.
+//
+// The stream is created if it is missing (Config). OpenLedger does not
+// decide whether this process should own the team: it takes it over.
+func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) (*Ledger, []message.Message, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case nc == nil:
+		return nil, nil, errors.New("cluster: OpenLedger: nil connection")
+	case team == uuid.Nil:
+		return nil, nil, errors.New("cluster: OpenLedger: nil team id")
+	}
+	l := &Ledger{
+		cfg:     cfg,
+		team:    team,
+		recSubj: cfg.recordsSubject(team),
+		ownSubj: cfg.claimsSubject(team),
+		logger:  cfg.Logger.With("team_id", team, "stream", cfg.Stream),
+		unacked: make(map[uint64]*nats.Msg),
+		changed: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+	}
+	l.emitCtx, l.emitStop = context.WithCancel(context.Background())
+	if l.pub, err = publisherFor(nc, cfg.AckTimeout); err != nil {
+		l.emitStop()
+		return nil, nil, err
+	}
+	l.js = l.pub.js
+	if l.st, err = ensureStream(ctx, l.js, cfg); err != nil {
+		l.emitStop()
+		return nil, nil, err
+	}
+	if l.claimSeq, err = claimTeam(ctx, l.js, l.st, cfg, team); err != nil {
+		l.emitStop()
+		return nil, nil, err
+	}
+	log, last, err := readRecords(ctx, l.st, l.recSubj)
+	if errors.Is(err, errHole) && !errors.Is(err, errBadRecord) {
+		// The previous owner stopped with a record unacknowledged and later
+		// ones acknowledged: the team resumes from the record before the
+		// hole, and writes over what follows it.
+		l.logger.Warn("cluster: the team's ledger has a hole; resuming from the record before it", "error", err, "records", len(log))
+		err = nil
+	}
+	if err != nil {
+		l.emitStop()
+		return nil, log, fmt.Errorf("cluster: open the ledger of team %s: %w", team, err)
+	}
+	// A previous Ledger of the team in this process (taken over, then
+	// resumed here) no longer gets the answers.
+	l.pub.add(l)
+	l.next, l.low = last+1, last+1
+	l.depth = cfg.Window
+	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
+		l.depth = 1
+	}
+	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
+	return l, log, nil
+}
+
+// Attach gives the Ledger its team, once orchestrator.New or
+// orchestrator.Restore returned it: warnings are then emitted through the
+// team (Team.Emit) and, when the team is taken over by another owner, the
+// team is stopped. A failure that came before Attach is told then.
+func (l *Ledger) Attach(t *orchestrator.Team) {
+	l.mu.Lock()
+	l.handle = t
+	pending := l.warn != "" || l.stopTeam
+	l.mu.Unlock()
+	if pending {
+		l.wake()
+	}
+}
+
+// OnMessage publishes the record (the orchestrator's hook). It never waits
+// for JetStream: when Config.Window records are already unacknowledged the
+// record is not published, and neither is any later one (ErrWindowFull).
+func (l *Ledger) OnMessage(msg message.Message) {
+	if ev, ok := msg.(*message.EventMessage); ok {
+		if _, live := ev.Event.(message.Ephemeral); live {
+			return // live only, never logged (as the event log)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.restoring:
+		return // already in the stream
+	case l.fenced || l.broken:
+		l.lost++
+		return
+	case l.stopping:
+		l.lost++
+		l.failLocked(fmt.Errorf("cluster: a %s record came after the team's stop and is lost", message.TypeName(msg)), "")
+		return
+	case len(l.unacked) >= l.cfg.Window:
+		l.lost++
+		l.broken = true
+		l.failLocked(fmt.Errorf("%w: %d records wait for JetStream's acknowledgement; this %s record and every later one are not published",
+			ErrWindowFull, len(l.unacked), message.TypeName(msg)),
+			fmt.Sprintf("the team's ledger stopped at record %d: JetStream did not acknowledge %d records (window full); later records are not stored", l.next-1, len(l.unacked)))
+		return
+	}
+	data, err := encode(msg)
+	if err != nil {
+		l.lost++
+		l.failLocked(err, "") // that record alone: its index is not used
+		return
+	}
+	// The headers jetstream.WithMsgID and WithExpectLastSequenceForSubject
+	// set, set once here, so that a record sent again carries them.
+	m := &nats.Msg{Subject: l.recSubj, Data: data, Header: nats.Header{
+		indexHeader:                             {strconv.FormatUint(l.next, 10)},
+		jetstream.MsgIDHeader:                   {msg.Envelope().ID.String()},
+		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(l.claimSeq, 10)},
+		jetstream.ExpectedLastSubjSeqSubjHeader: {l.ownSubj},
+	}}
+	l.unacked[l.next] = m
+	l.next++
+	l.queued = append(l.queued, m)
+	l.sendLocked()
+}
+
+// sendLocked sends queued records while fewer than depth are in flight.
+// A replicated stream refuses a record whose claims-subject check overlaps
+// one still in flight (JetStream's 10164), so there one record at a time
+// is in flight; on one server, the whole window.
+func (l *Ledger) sendLocked() {
+	for l.inflight < l.depth && len(l.queued) > 0 && !l.fenced {
+		m := l.queued[0]
+		l.queued[0] = nil
+		l.queued = l.queued[1:]
+		if _, ok := l.unacked[indexOf(m)]; !ok {
+			continue // acknowledged meanwhile (a late ack), or given up
+		}
+		if _, err := l.js.PublishMsgAsync(m); err != nil {
+			l.notSentLocked(err, m)
+			return
+		}
+		l.inflight++
+	}
+}
+
+// notSentLocked handles a publish the client did not take: sent again
+// later, unless the connection is closed for good, which loses every
+// record not yet acknowledged.
+func (l *Ledger) notSentLocked(err error, m ...*nats.Msg) {
+	if !errors.Is(err, nats.ErrConnectionClosed) {
+		l.failingLocked(err)
+		l.retry = append(l.retry, m...)
+		l.wakeLocked()
+		return
+	}
+	n := len(l.unacked)
+	l.lost += uint64(n)
+	clear(l.unacked)
+	l.retry, l.queued, l.inflight = nil, nil, 0
+	l.broken = true
+	l.failLocked(fmt.Errorf("cluster: the NATS connection is closed: %d records of team %s not acknowledged are lost, later ones not published: %w", n, l.team, err),
+		fmt.Sprintf("the team's ledger stopped: the NATS connection is closed (%d records not stored)", n))
+	l.signalLocked()
+}
+
+// encode is message.Marshal with a payload's panic turned into an error.
+func encode(msg message.Message) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cluster: encode %s: panic: %v", message.TypeName(msg), r)
+		}
+	}()
+	b, err = message.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encode %s: %w", message.TypeName(msg), err)
+	}
+	return b, nil
+}
+
+// acked is JetStream's acknowledgement of a record (on the client's
+// goroutine): stored, or a duplicate of one stored.
+func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := indexOf(m)
+	if _, ok := l.unacked[i]; !ok {
+		return
+	}
+	delete(l.unacked, i)
+	l.inflight--
+	if l.failing && len(l.unacked) == 0 && len(l.retry) == 0 {
+		l.failing = false
+		l.logger.Info("cluster: JetStream acknowledges the team's records again")
+	}
+	l.sendLocked()
+	l.signalLocked()
+}
+
+// failed is a publish that got no acknowledgement (on the client's
+// goroutine): refused because another owner claimed the team, or failed
+// (time-out, connection lost), to be sent again.
+func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := indexOf(m)
+	if _, ok := l.unacked[id]; !ok {
+		return
+	}
+	l.inflight--
+	var ae *jetstream.APIError
+	switch {
+	case isBusy(err):
+		// A replicated stream still applying a record with the same
+		// check: not a takeover; sent again.
+		l.notSentLocked(err, m)
+	case isFence(err):
+		delete(l.unacked, id)
+		l.lost++
+		if !l.fenced {
+			l.fenced = true
+			l.stopTeam = true
+			l.failLocked(fmt.Errorf("%w: JetStream refused record %s of team %s (%v); this copy of the team stops",
+				ErrFenced, m.Header.Get(indexHeader), l.team, err), "")
+			l.logger.Error("cluster: the team was taken over by another owner; stopping this copy of the team",
+				"owner", l.cfg.Owner, "claim_seq", l.claimSeq)
+			l.wakeLocked()
+		}
+	case errors.Is(err, jetstream.ErrJetStreamPublisherClosed), l.fenced:
+		delete(l.unacked, id)
+		l.lost++
+		l.failLocked(fmt.Errorf("cluster: record %s of team %s was never acknowledged: %w", m.Header.Get(indexHeader), l.team, err), "")
+	case errors.As(err, &ae):
+		// Refused for good (too large, no such stream): the ledger would
+		// have a hole, so nothing more is published.
+		delete(l.unacked, id)
+		l.lost++
+		l.broken = true
+		l.failLocked(fmt.Errorf("cluster: JetStream refused record %s of team %s: %w; later records are not published", m.Header.Get(indexHeader), l.team, err),
+			fmt.Sprintf("the team's ledger stopped at record %s: JetStream refused it (%v)", m.Header.Get(indexHeader), err))
+	default:
+		l.notSentLocked(err, m)
+	}
+	l.sendLocked()
+	l.signalLocked()
+}
+
+// failingLocked logs the first failed publish of an outage.
+func (l *Ledger) failingLocked(err error) {
+	if !l.failing {
+		l.failing = true
+		l.logger.Warn("cluster: JetStream did not acknowledge a record; sending again while the window has room",
+			"error", err, "unacknowledged", len(l.unacked), "window", l.cfg.Window)
+	}
+}
+
+// failLocked keeps the first failure for Err and logs it; a failure with
+// a warning for the team (one that stops the ledger: it comes once) is
+// logged and told to the team even when it is not the first.
+func (l *Ledger) failLocked(err error, warn string) {
+	first := l.err == nil
+	if first {
+		l.err = err
+	}
+	if first || warn != "" {
+		l.logger.Error("cluster: team records are not stored", "error", err, "lost", l.lost)
+	}
+	if warn != "" {
+		l.warn = warn
+		l.wakeLocked()
+	}
+}
+
+// signalLocked wakes whoever waits for acknowledgements.
+func (l *Ledger) signalLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *Ledger) wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wakeLocked()
+}
+
+// wakeLocked wakes the pump, started the first time it is needed.
+func (l *Ledger) wakeLocked() {
+	l.pumpOnce.Do(func() { l.wg.Go(l.pump) })
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// pump is the Ledger's goroutine: it sends failed publishes again, emits
+// warnings through the team and stops a fenced team. It never runs on the
+// orchestrator's goroutine, so Team.Emit cannot deadlock with a hook.
+func (l *Ledger) pump() {
+	backoff := retryMin
+	var timer *time.Timer
+	var retryC <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-l.quit:
+			return
+		case <-l.kick:
+		case <-retryC:
+			retryC = nil
+			if l.resend() {
+				backoff = retryMin
+			} else {
+				backoff = min(2*backoff, retryMax)
+			}
+		}
+		l.mu.Lock()
+		t, warn, stop := l.handle, l.warn, l.stopTeam
+		if t != nil {
+			l.warn, l.stopTeam = "", false
+		}
+		waiting := len(l.retry) > 0
+		l.mu.Unlock()
+		if stop && t != nil {
+			// Ask for the stop without waiting for it: the team's stop
+			// ends with OnStop, which waits for this goroutine's peers.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = t.Stop(ctx)
+		}
+		if warn != "" && t != nil {
+			w := &message.WarningMessage{}
+			w.ContentType, w.Content = "text/plain", "cluster: "+warn
+			if err := t.Emit(l.emitCtx, w); err != nil {
+				l.logger.Debug("cluster: the warning could not be told to the team", "error", err)
+			}
+		}
+		if waiting && retryC == nil {
+			if timer == nil {
+				timer = time.NewTimer(backoff)
+			} else {
+				timer.Reset(backoff)
+			}
+			retryC = timer.C
+		}
+	}
+}
+
+// resend puts the failed records back at the head of the send queue, in
+// ledger order, and sends what the depth allows; it reports whether no
+// send failed.
+func (l *Ledger) resend() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	todo := l.retry
+	l.retry = nil
+	slices.SortFunc(todo, func(a, b *nats.Msg) int { return cmp.Compare(indexOf(a), indexOf(b)) })
+	l.queued = append(todo, l.queued...)
+	l.sendLocked()
+	return len(l.retry) == 0
+}
+
+// SetRestoring is the orchestrator's hook around a restore replay: the
+// replayed records came from the stream and are not published again.
+func (l *Ledger) SetRestoring(teamID uuid.UUID, restoring bool) {
+	if !l.ours(teamID, "SetRestoring") {
+		return
+	}
+	l.mu.Lock()
+	l.restoring = restoring
+	l.mu.Unlock()
+}
+
+// OnStop is the orchestrator's last call: it waits until every record is
+// acknowledged (Config.FlushTimeout at most; not at all when the team was
+// taken over), then releases the Ledger's goroutine and subscription.
+// Records still unacknowledged then are counted lost and reported by Err.
+func (l *Ledger) OnStop(teamID uuid.UUID) {
+	if !l.ours(teamID, "OnStop") {
+		return
+	}
+	l.emitStop() // a warning on its way to the team would wait for this hook
+	l.mu.Lock()
+	l.stopping = true
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
+	err := l.flush(ctx, ^uint64(0))
+	cancel()
+	if err != nil {
+		l.mu.Lock()
+		n := len(l.unacked)
+		l.lost += uint64(n)
+		clear(l.unacked) // counted here, not again when the publisher closes
+		l.queued, l.retry = nil, nil
+		l.failLocked(fmt.Errorf("cluster: the team's stop: %d records not acknowledged within %v: %w", n, l.cfg.FlushTimeout, err), "")
+		l.mu.Unlock()
+	}
+	l.close()
+}
+
+// close ends the pump and stops the Ledger's answers from the connection's
+// shared publisher.
+func (l *Ledger) close() {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.pumpOnce.Do(func() {}) // no pump from now on
+		l.mu.Unlock()
+		close(l.quit)
+		l.wg.Wait()
+		l.pub.remove(l) // answers still on their way are dropped
+		l.mu.Lock()
+		l.lost += uint64(len(l.unacked)) // none but after a takeover (no flush then)
+		clear(l.unacked)
+		l.queued, l.retry = nil, nil
+		l.mu.Unlock()
+		l.emitStop()
+	})
+}
+
+// flush waits until no record of index <= upTo is unacknowledged, the
+// Ledger is fenced, or ctx ends.
+func (l *Ledger) flush(ctx context.Context, upTo uint64) error {
+	for {
+		l.mu.Lock()
+		done := l.fenced || !l.pendingLocked(upTo)
+		ch := l.changed
+		l.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// pendingLocked reports whether a record of index <= upTo is
+// unacknowledged. Amortized O(1): the lowest unacknowledged index only
+// goes up.
+func (l *Ledger) pendingLocked(upTo uint64) bool {
+	for l.low < l.next && l.unacked[l.low] == nil {
+		l.low++
+	}
+	return l.low < l.next && l.low <= upTo
+}
+
+// indexOf returns the ledger index a record's message carries.
+func indexOf(m *nats.Msg) uint64 {
+	i, _ := strconv.ParseUint(m.Header.Get(indexHeader), 10, 64)
+	return i
+}
+
+// ReadHistory returns the team's records from the stream, in ledger
+// order, once every record published before the call is acknowledged (or
+// ctx ends): the orchestrator's Archive hook, called on the goroutine of a
+// Team.Messages call. It may be called after the team stopped. When the
+// Ledger lost records (Err), it returns what the stream holds with an
+// error wrapping that failure.
+func (l *Ledger) ReadHistory(ctx context.Context) ([]message.Message, error) {
+	l.mu.Lock()
+	upTo := l.next - 1
+	l.mu.Unlock()
+	if err := l.flush(ctx, upTo); err != nil {
+		return nil, fmt.Errorf("cluster: read history of team %s: waiting for acknowledgements: %w", l.team, err)
+	}
+	log, _, err := readRecords(ctx, l.st, l.recSubj)
+	if err != nil {
+		return log, err
+	}
+	if lost := l.Err(); lost != nil {
+		return log, fmt.Errorf("cluster: read history of team %s: the ledger lacks records: %w", l.team, lost)
+	}
+	return log, nil
+}
+
+// Err returns the first failure: records refused because another owner
+// took the team (ErrFenced), a full window (ErrWindowFull), a record that
+// could not be encoded or was refused by JetStream, records not
+// acknowledged by the end of the team's stop. Nil while every record was
+// stored or is on its way.
+func (l *Ledger) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *Ledger) ours(teamID uuid.UUID, hook string) bool {
+	if teamID == l.team {
+		return true
+	}
+	l.logger.Warn("cluster: hook called for another team; ignored", "hook", hook, "other_team_id", teamID)
+	return false
+}
+
+var (
+	_ orchestrator.Archive             = (*Ledger)(nil)
+	_ orchestrator.RestoringSubscriber = (*Ledger)(nil)
+	_ orchestrator.StopSubscriber      = (*Ledger)(nil)
+)

@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Issue 14 (NATS restart): the embedded server restarts while a worker's
+// team runs, for less than a lease: the team is not stopped, its lease is
+// renewed once the server is back, its publishes resume, and the stream
+// holds every record once.
+func TestWorkerSurvivesNATSRestart(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	sys := system(t)
+	w, _ := startParent(t, ctx, nc, sys)
+	team, err := w.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := team.Member(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask(t, ctx, sys, a, 5)
+
+	e.Close()
+	ask(t, ctx, sys, a, 5) // buffered: the window has room
+	if err := e.restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-nc.reconnected:
+	case <-ctx.Done():
+		t.Fatal("the client did not reconnect")
+	}
+	ask(t, ctx, sys, a, 5)
+	if w.team(team.ID()) == nil {
+		t.Fatal("the worker no longer runs its team after the restart")
+	}
+	l := w.ledgerOf(team.ID())
+	assertStored(t, ctx, team, l)
+	// The lease is renewed after the restart: the next update of its key
+	// is the worker's renewal.
+	watch, err := w.kv.Watch(ctx, team.ID().String(), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Stop()
+	select {
+	case e := <-watch.Updates():
+		var l lease
+		if err := json.Unmarshal(e.Value(), &l); err != nil || l.Owner != "parent" || l.Stopped {
+			t.Fatalf("the lease after the restart: %s, %v", e.Value(), err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the lease was not renewed after the restart")
+	}
+	select {
+	case <-team.Done():
+		t.Fatal("the team stopped: its lease was lost over the restart")
+	default:
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+}

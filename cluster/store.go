@@ -1,0 +1,322 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// indexHeader carries a record's place in its team's ledger (1, 2, ...).
+const indexHeader = "Akgentic-Index"
+
+// readBatch is how many records one fetch of a read asks for.
+const readBatch = 512
+
+// claimAttempts bounds the retries of a claim that raced with another.
+const claimAttempts = 5
+
+var (
+	// ErrFenced is wrapped by a Ledger's Err once JetStream refused its
+	// records because another process claimed the team: this process's
+	// copy of the team is stopped, and nothing it writes is stored.
+	ErrFenced = errors.New("cluster: the team was taken over by another owner")
+	// ErrWindowFull is wrapped by a Ledger's Err when a record came while
+	// Config.Window records were still unacknowledged (JetStream
+	// unreachable for too long): that record and every later one are not
+	// published, so the stream keeps a prefix of the team's ledger with
+	// no hole.
+	ErrWindowFull = errors.New("cluster: the window of unacknowledged records is full")
+)
+
+// ensureStream creates the stream of cfg when it is missing and checks
+// that an existing one takes the teams' subjects.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: "akgentic team ledgers (records and claims)",
+		Subjects:    subjects,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err == nil {
+		return st, nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return nil, fmt.Errorf("cluster: create stream %s: %w", cfg.Stream, err)
+	}
+	st, err = js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", cfg.Stream, err)
+	}
+	have := st.CachedInfo().Config.Subjects
+	for _, s := range subjects {
+		if !slices.Contains(have, s) {
+			return nil, fmt.Errorf("cluster: stream %s exists with subjects %v, without %s", cfg.Stream, have, s)
+		}
+	}
+	return st, nil
+}
+
+// claim is what a claim message holds.
+type claim struct {
+	Owner string    `json:"owner"`
+	At    time.Time `json:"at"`
+}
+
+// claimTeam stores a new claim of the team by cfg.Owner, stated to follow
+// the last claim stored (so that two claims racing cannot both win), and
+// returns its stream sequence: the one every record of the new owner
+// expects on the claims subject.
+func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, cfg Config, team uuid.UUID) (uint64, error) {
+	subj := cfg.claimsSubject(team)
+	data, err := json.Marshal(claim{Owner: cfg.Owner, At: time.Now().UTC()})
+	if err != nil {
+		return 0, err
+	}
+	for range claimAttempts {
+		var last uint64
+		m, err := st.GetLastMsgForSubject(ctx, subj)
+		switch {
+		case err == nil:
+			last = m.Sequence
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		default:
+			return 0, fmt.Errorf("cluster: claim team %s: read its last claim: %w", team, err)
+		}
+		ack, err := js.Publish(ctx, subj, data, jetstream.WithExpectLastSequencePerSubject(last))
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if !isFence(err) && !isBusy(err) {
+			return 0, fmt.Errorf("cluster: claim team %s: %w", team, err)
+		}
+	}
+	return 0, fmt.Errorf("cluster: claim team %s: %d attempts lost to other claims", team, claimAttempts)
+}
+
+// isFence reports whether err is JetStream refusing a publish whose
+// expected last subject sequence is not the subject's.
+func isFence(err error) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// isBusy reports whether err is a replicated stream refusing a publish
+// because another one checking the same subject is still being applied
+// (JetStream answers 10164 then, 10071 for a real mismatch).
+func isBusy(err error) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
+// indexed is one record read from the stream.
+type indexed struct {
+	epoch uint64 // the claim its owner wrote under (its stream sequence); 0 when unknown
+	index uint64
+	seq   uint64
+	msg   message.Message
+}
+
+// ReadTeam returns the records of a team stored in the stream of cfg, in
+// ledger order, for orchestrator.Restore (or to inspect a team). It does
+// not claim the team. A team with no record gives an empty log and no
+// error. A record that does not decode, or a hole in the ledger (a record
+// missing between two stored ones), is an error naming it, returned with
+// the records before it.
+func ReadTeam(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) ([]message.Message, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if nc == nil {
+		return nil, errors.New("cluster: ReadTeam: nil connection")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	st, err := js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: read team %s: stream %s: %w", team, cfg.Stream, err)
+	}
+	log, _, err := readRecords(ctx, st, cfg.recordsSubject(team))
+	return log, err
+}
+
+// readRecords reads every record on subj up to the last one stored when
+// it was called, and returns them in ledger order with the last index. A
+// read that fails because the stream has no leader for a moment (a
+// replicated stream electing one, a server restarting) is tried again,
+// until ctx ends.
+func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
+	wait := retryMin
+	for {
+		log, last, err := readOnce(ctx, st, subj)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return log, last, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return log, last, err
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// transient reports whether err says that JetStream did not answer for
+// now (no responders, a time-out), rather than what it holds.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// readOnce is one attempt of readRecords.
+func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
+	last, err := st.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}})
+	if err != nil {
+		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+	}
+	var recs []indexed
+	var bad error
+	empty := 0
+	for done := false; !done; {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, context.Cause(ctx))
+		}
+		// What is stored comes at once (no wait); after an empty answer,
+		// one wait of a second for a late delivery, then the read fails.
+		var batch jetstream.MessageBatch
+		if empty == 0 {
+			batch, err = cons.FetchNoWait(readBatch)
+		} else {
+			batch, err = cons.Fetch(readBatch, jetstream.FetchMaxWait(time.Second))
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			meta, err := m.Metadata()
+			if err != nil {
+				return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+			}
+			seq := meta.Sequence.Stream
+			if seq >= last.Sequence {
+				done = true
+			}
+			r, err := decodeRecord(m.Headers(), m.Data(), seq)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("cluster: read %s: %w", subj, err)
+			}
+			if err == nil {
+				recs = append(recs, r)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+		}
+		switch {
+		case got > 0:
+			empty = 0
+		case empty > 0:
+			return nil, 0, fmt.Errorf("cluster: read %s: nothing delivered before stream sequence %d, the last record stored", subj, last.Sequence)
+		default:
+			empty++
+		}
+	}
+	return inOrder(recs, subj, bad)
+}
+
+// decodeRecord decodes one stored record.
+func decodeRecord(h nats.Header, data []byte, seq uint64) (indexed, error) {
+	idx, err := strconv.ParseUint(h.Get(indexHeader), 10, 64)
+	if err != nil || idx == 0 {
+		return indexed{}, fmt.Errorf("%w: stream sequence %d: no valid %s header (%q)", errBadRecord, seq, indexHeader, h.Get(indexHeader))
+	}
+	m, err := message.UnmarshalMessage(data)
+	if err != nil {
+		return indexed{}, fmt.Errorf("%w: stream sequence %d (ledger index %d): %w", errBadRecord, seq, idx, err)
+	}
+	epoch, _ := strconv.ParseUint(h.Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
+	return indexed{epoch: epoch, index: idx, seq: seq, msg: m}, nil
+}
+
+// errHole is wrapped by the error of a read whose last owner's records
+// have a hole: a record never acknowledged, and later ones that were.
+var errHole = errors.New("the ledger has a hole")
+
+// errBadRecord is wrapped by the error of a read that met a record it
+// could not decode (or with no ledger index).
+var errBadRecord = errors.New("bad record")
+
+// inOrder puts records in ledger order. Each owner writes under its claim
+// (its epoch) and continues the ledger from what it read, so records are
+// taken epoch by epoch, each in index order, one of each index (a publish
+// retried past the stream's duplicate window is stored twice). A hole in
+// an owner's records (one never acknowledged before it stopped, later
+// ones acknowledged) ends that owner's part: the records after it are
+// orphans, which the next owner, having read up to the hole, writes over;
+// a hole in the last owner's part is an error wrapping errHole, returned
+// with the records before it. bad, a decode error, is joined to it, or
+// returned alone when there is no hole.
+func inOrder(recs []indexed, subj string, bad error) ([]message.Message, uint64, error) {
+	slices.SortStableFunc(recs, func(a, b indexed) int {
+		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.index, b.index)
+	})
+	var kept []message.Message
+	var hole error
+	for i := 0; i < len(recs); {
+		j := i
+		for j < len(recs) && recs[j].epoch == recs[i].epoch {
+			j++
+		}
+		group := recs[i:j]
+		i = j
+		if first := group[0].index; first <= uint64(len(kept)) {
+			kept = kept[:first-1] // an earlier owner's orphans, written over
+		}
+		hole = nil
+		for _, r := range group {
+			want := uint64(len(kept)) + 1
+			if r.index < want {
+				continue // a duplicate
+			}
+			if r.index > want {
+				hole = fmt.Errorf("cluster: read %s: %w: record %d is missing (the next stored is %d, at stream sequence %d)",
+					subj, errHole, want, r.index, r.seq)
+				break
+			}
+			kept = append(kept, r.msg)
+		}
+	}
+	if hole != nil {
+		return kept, uint64(len(kept)), errors.Join(hole, bad)
+	}
+	return kept, uint64(len(kept)), bad
+}

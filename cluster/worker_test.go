@@ -1,0 +1,279 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// childEnv makes the test binary run as a worker child process; its value
+// is the NATS URL.
+const childEnv = "AKGENTIC_CLUSTER_WORKER_CHILD"
+
+// testLease is the lease of the failover tests: a dead worker's team is
+// resumed about this long after its last renewal.
+const testLease = 2 * time.Second
+
+// hireCounters is the team template of the worker tests.
+func hireCounters(ctx context.Context, t *orchestrator.Team) error {
+	if _, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "a", Role: "Counter"}, Step: 2}); err != nil {
+		return err
+	}
+	_, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "b", Role: "Counter"}, Step: 7})
+	return err
+}
+
+// runWorkerChild is the child: a worker with one team, some work, every
+// record acknowledged, then "ready <team> <a's total> <a's id> <records acknowledged>" on stdout;
+// then it keeps working until it is killed.
+func runWorkerChild(url string) {
+	fail := func(err error) {
+		fmt.Println("error:", err)
+		os.Exit(3)
+	}
+	ctx := context.Background()
+	w, sys, team, err := childTeam(ctx, url, discard)
+	if err != nil {
+		fail(err)
+	}
+	a, err := team.Member(ctx, "a")
+	if err != nil {
+		fail(err)
+	}
+	b, err := team.Member(ctx, "b")
+	if err != nil {
+		fail(err)
+	}
+	var total any
+	for i := range 10 {
+		if total, err = sys.Ask(ctx, a, message.NewUserMessage(fmt.Sprint("a", i))); err != nil {
+			fail(err)
+		}
+	}
+	stored, err := acked(ctx, team, w.ledgerOf(team.ID())) // every record so far acknowledged
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("ready", team.ID(), total, a.AgentID(), len(stored))
+	for i := 0; ; i++ { // records that may or may not make it
+		if _, err := sys.Ask(ctx, b, message.NewUserMessage(fmt.Sprint("more", i))); err != nil {
+			fail(err)
+		}
+	}
+}
+
+// Issue 14 (failover across processes): a worker in a child process owns a
+// team mid-conversation; it is killed with SIGKILL; a second worker takes
+// the team once the lease expired, restores it from the stream with every
+// record acknowledged before the kill (no duplicate, no hole: ReadTeam
+// fails on a hole), and the
+// team goes on from its state.
+func TestWorkerFailover(t *testing.T) {
+	if url := os.Getenv(childEnv); url != "" {
+		runWorkerChild(url)
+		return
+	}
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+
+	cmd, _, f := startChild(t, "TestWorkerFailover", childEnv, e.URL(), 5)
+	teamID, aID := uuid.MustParse(f[1]), uuid.MustParse(f[3])
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	sys := system(t)
+	w, resumed := startParent(t, ctx, nc, sys)
+	team := takenOver(t, ctx, w, resumed, teamID)
+	a, err := team.Member(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AgentID() != aID {
+		t.Fatalf("resumed a has id %s, want %s", a.AgentID(), aID)
+	}
+	total, err := sys.Ask(ctx, a, message.NewUserMessage("after the failover"))
+	if err != nil || fmt.Sprint(total) != fmt.Sprint(atoi(t, f[2])+2) {
+		t.Fatalf("resumed a answered %v, %v; want %s + 2", total, err, f[2])
+	}
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadTeam(ctx, nc.Conn, teamID, Config{})
+	if err != nil {
+		t.Fatalf("the stream after the failover: %v", err)
+	}
+	if len(log) < atoi(t, f[4]) {
+		t.Fatalf("the stream holds %d records; the child had %d acknowledged before the kill", len(log), atoi(t, f[4]))
+	}
+	assertUnique(t, log)
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// startChild runs the test binary as the child of test (env=url) and
+// returns it with its stdout once it said "ready" and n-1 more fields; it
+// is killed at the end of the test if still running.
+func startChild(t *testing.T, test, env, url string, n int) (*exec.Cmd, *bufio.Reader, []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	child := bufio.NewReader(out)
+	line, err := child.ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != n || f[0] != "ready" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	return cmd, child, f
+}
+
+// startParent starts the test's own worker on sys; the channel receives
+// the id of each team it takes over. It is closed at the end of the test.
+func startParent(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, opts ...orchestrator.Option) (*Worker, chan uuid.UUID) {
+	t.Helper()
+	resumed := make(chan uuid.UUID, 16)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
+	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return w, resumed
+}
+
+// takenOver waits until w took the team over and returns it.
+func takenOver(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid.UUID, teamID uuid.UUID) *orchestrator.Team {
+	t.Helper()
+	select {
+	case id := <-resumed:
+		if id != teamID {
+			t.Fatalf("resumed team %s, want %s", id, teamID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the team was not taken over")
+	}
+	team := w.team(teamID)
+	if team == nil {
+		t.Fatal("the resumed team is not among the worker's")
+	}
+	return team
+}
+
+// childTeam is a child process's worker and its one new team, every
+// record of its start acknowledged.
+func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *actor.System, *orchestrator.Team, error) {
+	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: testLease, Owner: "child"}, hireCounters)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	team, err := w.Create(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Every record so far acknowledged: the members' Start records are in.
+	_, err = acked(ctx, team, w.ledgerOf(team.ID()))
+	return w, sys, team, err
+}
+
+// ledgerOf returns the Ledger of a team the worker runs.
+func (w *Worker) ledgerOf(id uuid.UUID) *Ledger {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.teams[id].ledger
+}
+
+// Issue 14: a worker that starts while another holds a team's lease never
+// runs that team: it reads the leases again and again, takes nothing, and
+// never claims the team's ledger.
+func TestWorkerLeavesHeldTeams(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	sys := system(t)
+	w1, _ := startParent(t, ctx, connect(t, e), sys)
+	team, err := w1.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimSeq := w1.ledgerOf(team.ID()).claimSeq
+
+	scans := make(chan struct{}, 16)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "second", scanned: func() {
+		select {
+		case scans <- struct{}{}:
+		default:
+		}
+	}}
+	w2, err := StartWorker(ctx, connect(t, e).Conn, system(t), cfg, hireCounters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w2.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	for range 4 { // a lease's worth of scans (one every third of a lease)
+		select {
+		case <-scans:
+		case <-ctx.Done():
+			t.Fatal("the second worker does not read the leases")
+		}
+	}
+	if w2.team(team.ID()) != nil {
+		t.Fatal("the second worker runs a team whose lease the first holds")
+	}
+	last, err := w1.ledgerOf(team.ID()).st.GetLastMsgForSubject(ctx, w1.cfg.claimsSubject(team.ID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Sequence != claimSeq {
+		t.Fatalf("the team's last claim is at %d, not the first worker's %d: the second claimed it", last.Sequence, claimSeq)
+	}
+	select {
+	case <-team.Done():
+		t.Fatal("the first worker's team stopped")
+	default:
+	}
+}
