@@ -108,7 +108,7 @@ func benchFailover(b *testing.B, lease time.Duration) {
 	sysB := actor.NewSystem(actor.SystemConfig{Logger: discard})
 	defer shutdownB(b, sysB)
 	wB, err := StartWorker(ctx, ncB, sysB, Config{Logger: discard, Lease: lease, Owner: "survivor",
-		resumed: func(id uuid.UUID) { resumed <- id }}, hireCounters)
+		resumed: func(id uuid.UUID) { resumed <- id }}, counters)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func benchFailover(b *testing.B, lease time.Duration) {
 	for range b.N {
 		ncA := connectB(b, e)
 		sysA := actor.NewSystem(actor.SystemConfig{Logger: discard})
-		wA, err := StartWorker(ctx, ncA, sysA, Config{Logger: discard, Lease: lease, Owner: "dying"}, hireCounters)
+		wA, err := StartWorker(ctx, ncA, sysA, Config{Logger: discard, Lease: lease, Owner: "dying"}, counters)
 		if err != nil {
 			b.Fatal(err)
 		}
-		team, err := wA.Create(ctx)
+		team, err := wA.Create(ctx, "counters", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -58,6 +58,8 @@ type Config struct {
 
 	resumed func(uuid.UUID) // tests: a Worker took a team over
 	scanned func()          // tests: a Worker read every lease once
+	// tests: an input was acknowledged (its turn durable) or refused
+	inputDone func(uuid.UUID)
 }
 
 // withDefaults checks c and fills its zero fields.

@@ -73,6 +73,8 @@ type Ledger struct {
 	stopTeam  bool   // the team must be stopped (fenced), not yet requested
 	failing   bool   // publishes are failing (logged once per outage)
 	changed   chan struct{}
+	waits     map[uuid.UUID]func() // message id → told once the record closing it is acknowledged
+	calls     []durableCall        // published records someone waits on, in ledger order
 
 	pumpOnce  sync.Once
 	kick      chan struct{} // wakes the pump
@@ -210,6 +212,12 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		jetstream.ExpectedLastSubjSeqSubjHeader: {l.ownSubj},
 	}}
 	l.unacked[l.next] = m
+	if id, ok := closes(msg); ok {
+		if f := l.waits[id]; f != nil {
+			delete(l.waits, id)
+			l.calls = append(l.calls, durableCall{index: l.next, f: f})
+		}
+	}
 	l.next++
 	l.queued = append(l.queued, m)
 	l.sendLocked()
@@ -273,9 +281,9 @@ func encode(msg message.Message) (b []byte, err error) {
 // goroutine): stored, or a duplicate of one stored.
 func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	i := indexOf(m)
 	if _, ok := l.unacked[i]; !ok {
+		l.mu.Unlock()
 		return
 	}
 	delete(l.unacked, i)
@@ -286,6 +294,76 @@ func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) 
 	}
 	l.sendLocked()
 	l.signalLocked()
+	ready := l.readyLocked()
+	l.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}
+
+// durableCall is a function to call once every record up to index is
+// acknowledged.
+type durableCall struct {
+	index uint64
+	f     func()
+}
+
+// closes returns the id of the message whose ledger record msg closes: a
+// ProcessedMessage (its own turn ended) or a HandledMessage (a running
+// turn consumed it).
+func closes(msg message.Message) (uuid.UUID, bool) {
+	switch m := msg.(type) {
+	case *message.ProcessedMessage:
+		return m.MessageID, true
+	case *message.HandledMessage:
+		return m.MessageID, true
+	}
+	return uuid.Nil, false
+}
+
+// readyLocked removes and returns the calls whose records, and every
+// record before them, are acknowledged.
+func (l *Ledger) readyLocked() []func() {
+	var ready []func()
+	for len(l.calls) > 0 && !l.pendingLocked(l.calls[0].index) {
+		ready = append(ready, l.calls[0].f)
+		l.calls = l.calls[1:]
+	}
+	return ready
+}
+
+// onClosed calls f (on a goroutine of the NATS client; f must not block)
+// once the record closing message id (its ProcessedMessage or
+// HandledMessage) is acknowledged by JetStream with every record before
+// it: the durable inbox's hook. f is never called when that record is not
+// stored (the team taken over, stopped, the window full); drop forgets it.
+func (l *Ledger) onClosed(id uuid.UUID, f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.waits == nil {
+		l.waits = map[uuid.UUID]func(){}
+	}
+	l.waits[id] = f
+}
+
+// drop forgets a wait of onClosed not yet met.
+func (l *Ledger) drop(id uuid.UUID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.waits, id)
+}
+
+// onFlushed calls f once every record published so far is acknowledged:
+// at once when none is waiting.
+func (l *Ledger) onFlushed(f func()) {
+	l.mu.Lock()
+	if l.next > 1 && l.pendingLocked(l.next-1) {
+		l.calls = append(l.calls, durableCall{index: l.next - 1, f: f})
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	f()
 }
 
 // failed is a publish that got no acknowledgement (on the client's

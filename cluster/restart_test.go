@@ -17,7 +17,7 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	nc := connect(t, e)
 	sys := system(t)
 	w, _ := startParent(t, ctx, nc, sys)
-	team, err := w.Create(ctx)
+	team, err := w.Create(ctx, "counters", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

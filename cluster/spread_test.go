@@ -27,7 +27,7 @@ func TestLostWorkerTeamsSpread(t *testing.T) {
 	for i := range workers {
 		conns[i] = connect(t, e)
 		cfg := Config{Logger: discard, Lease: testLease, Owner: fmt.Sprint("w", i), resumed: func(id uuid.UUID) { resumed <- id }}
-		w, err := StartWorker(ctx, conns[i].Conn, system(t), cfg, hireCounters)
+		w, err := StartWorker(ctx, conns[i].Conn, system(t), cfg, counters)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestLostWorkerTeamsSpread(t *testing.T) {
 			}
 		})
 		for range perWorker {
-			team, err := w.Create(ctx)
+			team, err := w.Create(ctx, "counters", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,13 +85,13 @@ func TestLostWorkerTeamsSpread(t *testing.T) {
 		default:
 			t.Fatalf("team %s taken over but on no worker", id)
 		}
-		if ms, err := on2.Members(ctx); err != nil || len(ms) != 2 {
+		if ms, err := on2.Members(ctx); err != nil || len(ms) != 3 {
 			log, rerr := ReadTeam(ctx, conns[1].Conn, id, Config{})
 			var types []string
 			for _, m := range log {
 				types = append(types, message.TypeName(m)+"/"+m.Envelope().Sender.Name())
 			}
-			t.Fatalf("team %s resumed with members %v, %v; want a and b; log %v %v", id, ms, err, types, rerr)
+			t.Fatalf("team %s resumed with members %v, %v; want @Human, a and b; log %v %v", id, ms, err, types, rerr)
 		}
 	}
 	t.Logf("the lost worker's %d teams went to %v", len(teams), took)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -58,7 +59,8 @@ func (w *counter) OnStart(c *actor.Context) error {
 }
 
 func (w *counter) Receive(_ *actor.Context, msg any) (any, error) {
-	if _, ok := msg.(*message.UserMessage); ok {
+	switch msg.(type) {
+	case *message.UserMessage, *agent.AgentMessage:
 		w.State().Total += w.Config().Step
 		w.State().Calls++
 		return w.State().Total, nil

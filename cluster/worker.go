@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -28,17 +29,35 @@ var validBucket = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // lease is the value of a team's key in the leases bucket.
 type lease struct {
-	Owner   string    `json:"owner"`
-	Until   time.Time `json:"until"`
-	Stopped bool      `json:"stopped,omitempty"` // stopped on purpose: resume it nowhere
+	Owner    string    `json:"owner"`
+	Until    time.Time `json:"until"`
+	Template string    `json:"template,omitempty"` // the template the team was made from
+	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+}
+
+// Template is a kind of team a Worker makes, registered under a name
+// (StartWorker) and chosen by Client.Create or Worker.Create.
+type Template struct {
+	// Build hires the members of a new team, from the parameters given to
+	// Create (JSON; null when none). A resumed team is restored from its
+	// ledger instead.
+	Build func(ctx context.Context, t *orchestrator.Team, params json.RawMessage) error
+	// Person is the name of the member that speaks for the team's person
+	// (an agent.HumanProxy, e.g. "@Human"): input sent to the team
+	// (Client.Send) is sent from it with agent.Say, so the team's log
+	// records the person as its sender. Empty: the team takes no input
+	// (every input is refused, logged and told to the team).
+	Person string
 }
 
 // owned is a team this worker holds the lease of.
 type owned struct {
-	team   *orchestrator.Team
-	ledger *Ledger
-	rev    uint64    // the lease's revision in the bucket
-	until  time.Time // the lease's end, as last stored
+	team     *orchestrator.Team
+	ledger   *Ledger
+	template string
+	inbox    *inbox    // nil until the team's input is consumed
+	rev      uint64    // the lease's revision in the bucket
+	until    time.Time // the lease's end, as last stored
 }
 
 // Worker runs teams for the cluster: it holds a lease on each of its
@@ -62,9 +81,10 @@ type Worker struct {
 	nc     *nats.Conn
 	sys    *actor.System
 	cfg    Config
-	build  func(ctx context.Context, t *orchestrator.Team) error
+	tmpls  map[string]Template
 	opts   []orchestrator.Option
 	kv     jetstream.KeyValue
+	js     jetstream.JetStream
 	logger *slog.Logger
 	beat   time.Duration
 
@@ -75,16 +95,20 @@ type Worker struct {
 	quit      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	subs      []*nats.Subscription // create requests, one per template
+	creating  sync.WaitGroup       // create requests being served
 }
 
 // StartWorker starts a worker on sys: it makes the leases bucket if it is
-// missing (Config.Stream + "_LEASES") and starts the heartbeat. build is
-// the team template: Create calls it on each new team (to hire its
-// members); a resumed team is restored from its ledger instead. opts are
-// given to orchestrator.New and orchestrator.Restore (e.g.
-// orchestrator.WithPrepare for agents' environments). Close stops it.
+// missing (Config.Stream + "_LEASES") and the inbox stream (Config.Stream
+// + "_INBOX"), starts the heartbeat and serves Client.Create for each of
+// its templates, by name. A name is one subject token (no '.', '*', '>'
+// or white space). The worker resumes only teams made from one of its
+// templates. opts are given to orchestrator.New and orchestrator.Restore
+// (e.g. orchestrator.WithPrepare for agents' environments). Close stops
+// it.
 func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Config,
-	build func(ctx context.Context, t *orchestrator.Team) error, opts ...orchestrator.Option) (*Worker, error) {
+	templates map[string]Template, opts ...orchestrator.Option) (*Worker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -97,6 +121,14 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	case !validBucket.MatchString(cfg.bucketName()):
 		return nil, fmt.Errorf("cluster: StartWorker: Config.Stream %q makes no valid bucket name %q", cfg.Stream, cfg.bucketName())
 	}
+	for name, t := range templates {
+		if err := checkTemplateName(name); err != nil {
+			return nil, fmt.Errorf("cluster: StartWorker: %w", err)
+		}
+		if t.Build == nil {
+			return nil, fmt.Errorf("cluster: StartWorker: template %q has no Build function", name)
+		}
+	}
 	if cfg.Lease == 0 {
 		cfg.Lease = defaultLease
 	}
@@ -104,6 +136,35 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	kv, err := leases(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ensureInbox(ctx, js, cfg); err != nil {
+		return nil, err
+	}
+	w := &Worker{
+		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js,
+		logger: cfg.Logger.With("worker", cfg.Owner),
+		beat:   cfg.Lease / 3,
+		teams:  map[uuid.UUID]*owned{},
+		quit:   make(chan struct{}),
+	}
+	for name := range templates {
+		sub, err := nc.QueueSubscribe(cfg.createSubject(name), createQueue, w.serveCreate(name))
+		if err != nil {
+			w.unsubscribe()
+			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
+	}
+	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
+	w.wg.Go(func() { w.heartbeat(cfg.Lease, w.takeExpired) }) // a restore may take a while
+	return w, nil
+}
+
+// leases returns the leases bucket of cfg, made when missing.
+func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: cfg.bucketName(), Description: "akgentic team leases",
 		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, History: 1,
@@ -114,24 +175,27 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("cluster: leases bucket %s: %w", cfg.bucketName(), err)
 	}
-	w := &Worker{
-		nc: nc, sys: sys, cfg: cfg, build: build, opts: opts, kv: kv,
-		logger: cfg.Logger.With("worker", cfg.Owner),
-		beat:   cfg.Lease / 3,
-		teams:  map[uuid.UUID]*owned{},
-		quit:   make(chan struct{}),
-	}
-	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
-	w.wg.Go(func() { w.heartbeat(cfg.Lease, w.takeExpired) }) // a restore may take a while
-	return w, nil
+	return kv, nil
 }
 
-// Create starts a new team on this worker: a lease, a ledger, the team,
-// then the template. The team is this worker's until it stops, the worker
-// loses its lease or the worker is closed.
-func (w *Worker) Create(ctx context.Context) (*orchestrator.Team, error) {
+// Create starts a new team on this worker from one of its templates: a
+// lease, a ledger, the team, the template's Build with params, then the
+// team's inbox. The team is this worker's until it stops, the worker loses
+// its lease or the worker is closed. Client.Create does the same from any
+// process.
+func (w *Worker) Create(ctx context.Context, template string, params json.RawMessage) (*orchestrator.Team, error) {
+	tmpl, ok := w.tmpls[template]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not among this worker's", ErrNoTemplate, template)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("null")
+	}
+	if !json.Valid(params) {
+		return nil, fmt.Errorf("cluster: create a team from %q: the parameters are not JSON", template)
+	}
 	id := uuid.New()
-	l := w.newLease()
+	l := w.newLease(template)
 	data, err := json.Marshal(l)
 	if err != nil {
 		return nil, err
@@ -140,31 +204,32 @@ func (w *Worker) Create(ctx context.Context) (*orchestrator.Team, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create team %s: lease: %w", id, err)
 	}
-	t, err := w.run(ctx, id, rev, l.Until)
+	t, log, err := w.run(ctx, id, rev, l)
 	if err != nil {
 		if derr := w.kv.Delete(ctx, id.String()); derr != nil {
 			err = errors.Join(err, fmt.Errorf("release the lease: %w", derr))
 		}
 		return nil, fmt.Errorf("cluster: create team %s: %w", id, err)
 	}
-	if w.build != nil {
-		if err := w.build(ctx, t); err != nil {
-			return t, fmt.Errorf("cluster: create team %s: template: %w", id, err)
-		}
+	if err := tmpl.Build(ctx, t, params); err != nil {
+		return t, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err)
+	}
+	if err := w.openInbox(ctx, id, tmpl.Person, log); err != nil {
+		return t, fmt.Errorf("cluster: create team %s: %w", id, err)
 	}
 	return t, nil
 }
 
-func (w *Worker) newLease() lease {
-	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC()}
+func (w *Worker) newLease(template string) lease {
+	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC(), Template: template}
 }
 
 // run claims the team's ledger and starts the team: new when the stream
-// has no record of it, else restored.
-func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, until time.Time) (*orchestrator.Team, error) {
+// has no record of it, else restored. It returns the log it restored.
+func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, ls lease) (*orchestrator.Team, []message.Message, error) {
 	l, log, err := OpenLedger(ctx, w.nc, id, w.cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := append([]orchestrator.Option{orchestrator.WithSubscribers(l)}, w.opts...)
 	var t *orchestrator.Team
@@ -175,7 +240,7 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, until time.T
 	}
 	if t == nil {
 		l.OnStop(id) // never given to a team: release it
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
 		w.logger.Warn("cluster: team restored with errors", "team_id", id, "error", err)
@@ -184,16 +249,16 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, until time.T
 	w.mu.Lock()
 	closed := w.closed
 	if !closed {
-		w.teams[id] = &owned{team: t, ledger: l, rev: rev, until: until}
+		w.teams[id] = &owned{team: t, ledger: l, template: ls.Template, rev: rev, until: ls.Until}
 	}
 	w.mu.Unlock()
 	if closed {
 		if err := t.Stop(ctx); err != nil {
 			w.logger.Error("cluster: a team started while the worker closed did not stop", "team_id", id, "error", err)
 		}
-		return nil, errors.New("cluster: the worker is closed")
+		return nil, nil, errors.New("cluster: the worker is closed")
 	}
-	return t, nil
+	return t, log, nil
 }
 
 // heartbeat runs f every third of the lease until Close, with a context
@@ -230,7 +295,7 @@ func (w *Worker) renew(ctx context.Context) {
 		case <-o.team.Done():
 			w.forget(id)
 			if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
-				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Stopped: true}, o.rev); err != nil {
+				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
 					w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
 						"team_id", id, "error", err)
 				}
@@ -238,13 +303,18 @@ func (w *Worker) renew(ctx context.Context) {
 			continue
 		default:
 		}
-		l := w.newLease()
+		if o.inbox != nil {
+			o.inbox.progress()
+		}
+		l := w.newLease(o.template)
 		rev, err := w.put(ctx, id, l, o.rev)
 		switch {
 		case err == nil:
 			w.mu.Lock()
 			o.rev, o.until = rev, l.Until
 			w.mu.Unlock()
+		case errors.Is(err, errStopped):
+			w.lose(id, o, "a client stopped it", nil)
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
 			w.lose(id, o, "another worker took its lease", err)
 		case time.Now().Add(w.beat).After(o.until): // it would end before the next try
@@ -273,25 +343,44 @@ func (w *Worker) put(ctx context.Context, id uuid.UUID, l lease, rev uint64) (ui
 		return 0, err
 	}
 	var cur lease
-	if json.Unmarshal(e.Value(), &cur) != nil || cur.Owner != w.cfg.Owner || cur.Stopped || e.Revision() < rev {
+	if json.Unmarshal(e.Value(), &cur) != nil {
+		return 0, err
+	}
+	if cur.Stopped {
+		return 0, fmt.Errorf("%w: %w", errStopped, err)
+	}
+	if cur.Owner != w.cfg.Owner || cur.Stopped || e.Revision() < rev {
 		return 0, err // another worker's
 	}
 	return w.kv.Update(ctx, id.String(), data, e.Revision())
 }
 
-// lose stops a team this worker no longer holds the lease of.
+// errStopped is put's error when a client stopped the team (Client.Stop).
+var errStopped = errors.New("cluster: the team was stopped by a client")
+
+// lose stops a team this worker no longer holds the lease of (err nil: a
+// client stopped it).
 func (w *Worker) lose(id uuid.UUID, o *owned, why string, err error) {
 	w.forget(id)
-	w.logger.Error("cluster: stopping a team this worker no longer holds: "+why, "team_id", id, "error", err)
+	if err == nil {
+		w.logger.Info("cluster: stopping a team: "+why, "team_id", id)
+	} else {
+		w.logger.Error("cluster: stopping a team this worker no longer holds: "+why, "team_id", id, "error", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // ask for the stop; do not wait for it
 	_ = o.team.Stop(ctx)
 }
 
+// forget drops a team from the worker's and stops consuming its input.
 func (w *Worker) forget(id uuid.UUID) {
 	w.mu.Lock()
+	o := w.teams[id]
 	delete(w.teams, id)
 	w.mu.Unlock()
+	if o != nil && o.inbox != nil {
+		o.inbox.stop()
+	}
 }
 
 // takeExpired reads every lease and takes over the teams whose lease
@@ -303,8 +392,9 @@ func (w *Worker) takeExpired(ctx context.Context) {
 		return
 	}
 	type expired struct {
-		id  uuid.UUID
-		rev uint64
+		id       uuid.UUID
+		rev      uint64
+		template string
 	}
 	var todo []expired
 	load := map[string]int{w.cfg.Owner: 0}
@@ -321,10 +411,11 @@ func (w *Worker) takeExpired(ctx context.Context) {
 			if err != nil || json.Unmarshal(e.Value(), &l) != nil || l.Stopped {
 				continue
 			}
-			if l.Until.After(now) {
+			switch _, ours := w.tmpls[l.Template]; {
+			case l.Until.After(now):
 				load[l.Owner]++
-			} else {
-				todo = append(todo, expired{id, e.Revision()})
+			case ours: // a team of another template is left to a worker that has it
+				todo = append(todo, expired{id, e.Revision(), l.Template})
 			}
 		case <-ctx.Done():
 			done = true
@@ -343,14 +434,18 @@ func (w *Worker) takeExpired(ctx context.Context) {
 		if mine > fewest {
 			return // a worker with fewer teams takes it
 		}
-		l := w.newLease()
+		l := w.newLease(x.template)
 		rev, err := w.put(ctx, x.id, l, x.rev)
 		if err != nil {
 			continue // taken by another worker, or NATS unreachable: next beat
 		}
-		if _, err := w.run(ctx, x.id, rev, l.Until); err != nil {
+		_, log, err := w.run(ctx, x.id, rev, l)
+		if err != nil {
 			w.logger.Error("cluster: cannot resume a team whose lease this worker took", "team_id", x.id, "error", err)
 			continue
+		}
+		if err := w.openInbox(ctx, x.id, w.tmpls[x.template].Person, log); err != nil {
+			w.logger.Error("cluster: the resumed team's input is not consumed", "team_id", x.id, "error", err)
 		}
 		load[w.cfg.Owner]++
 		w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
@@ -366,19 +461,26 @@ func (w *Worker) takeExpired(ctx context.Context) {
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
+		w.unsubscribe()
 		close(w.quit)
+		w.creating.Wait()
 		w.wg.Wait()
 		w.mu.Lock()
 		w.closed = true
 		teams := w.teams
 		w.teams = nil
 		w.mu.Unlock()
+		for _, o := range teams {
+			if o.inbox != nil {
+				o.inbox.stop()
+			}
+		}
 		for id, o := range teams {
 			if err := o.team.Stop(ctx); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner}, o.rev); err != nil {
+			if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
 				errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
 			}
 		}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -27,8 +29,15 @@ const childEnv = "AKGENTIC_CLUSTER_WORKER_CHILD"
 // resumed about this long after its last renewal.
 const testLease = 2 * time.Second
 
-// hireCounters is the team template of the worker tests.
-func hireCounters(ctx context.Context, t *orchestrator.Team) error {
+// counters is the templates of the worker tests: "counters", a person
+// (@Human) and counters a (step 2) and b (step 7).
+var counters = map[string]Template{"counters": {Person: "@Human", Build: hireCounters}}
+
+// hireCounters is the counters template's Build.
+func hireCounters(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+	if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+		return err
+	}
 	if _, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "a", Role: "Counter"}, Step: 2}); err != nil {
 		return err
 	}
@@ -76,11 +85,12 @@ func runWorkerChild(url string) {
 }
 
 // Issue 14 (failover across processes): a worker in a child process owns a
-// team mid-conversation; it is killed with SIGKILL; a second worker takes
+// team mid-conversation; it is killed with SIGKILL; input sent to the team
+// while it has no owner waits in its inbox; a second worker takes
 // the team once the lease expired, restores it from the stream with every
 // record acknowledged before the kill (no duplicate, no hole: ReadTeam
-// fails on a hole), and the
-// team goes on from its state.
+// fails on a hole), delivers the waiting input once each, and the team
+// goes on from its state.
 func TestWorkerFailover(t *testing.T) {
 	if url := os.Getenv(childEnv); url != "" {
 		runWorkerChild(url)
@@ -97,9 +107,14 @@ func TestWorkerFailover(t *testing.T) {
 	}
 	_ = cmd.Wait()
 
+	// Input sent while the team's owner is dead waits in its inbox.
+	c := client(t, ctx, nc)
+	inputs := send(t, ctx, c, teamID, "a", "while", "dead")
+
 	sys := system(t)
-	w, resumed := startParent(t, ctx, nc, sys)
-	team := takenOver(t, ctx, w, resumed, teamID)
+	w := startNamed(t, ctx, nc, sys, "parent")
+	team := takenOver(t, ctx, w.Worker, w.resumed, teamID)
+	waitInputs(t, ctx, w.inputs, inputs...)
 	a, err := team.Member(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +123,10 @@ func TestWorkerFailover(t *testing.T) {
 		t.Fatalf("resumed a has id %s, want %s", a.AgentID(), aID)
 	}
 	total, err := sys.Ask(ctx, a, message.NewUserMessage("after the failover"))
-	if err != nil || fmt.Sprint(total) != fmt.Sprint(atoi(t, f[2])+2) {
-		t.Fatalf("resumed a answered %v, %v; want %s + 2", total, err, f[2])
+	if err != nil || fmt.Sprint(total) != fmt.Sprint(atoi(t, f[2])+3*2) {
+		t.Fatalf("resumed a answered %v, %v; want %s + 3*2 (the two inputs once each, then this)", total, err, f[2])
 	}
+	inboxEmpty(t, ctx, c, teamID)
 	if err := team.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +180,27 @@ func startChild(t *testing.T, test, env, url string, n int) (*exec.Cmd, *bufio.R
 // the id of each team it takes over. It is closed at the end of the test.
 func startParent(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, opts ...orchestrator.Option) (*Worker, chan uuid.UUID) {
 	t.Helper()
-	resumed := make(chan uuid.UUID, 16)
-	cfg := Config{Logger: discard, Lease: testLease, Owner: "parent", resumed: func(id uuid.UUID) { resumed <- id }}
-	w, err := StartWorker(ctx, nc.Conn, sys, cfg, hireCounters, opts...)
+	tw := startNamed(t, ctx, nc, sys, "parent", opts...)
+	return tw.Worker, tw.resumed
+}
+
+// testWorker is a worker of a test with its hooks' channels.
+type testWorker struct {
+	*Worker
+	resumed chan uuid.UUID // the teams it took over
+	inputs  chan uuid.UUID // the inputs it acknowledged or refused
+}
+
+// startNamed starts a worker named owner on sys, with the counters
+// template, closed at the end of the test.
+func startNamed(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, owner string, opts ...orchestrator.Option) *testWorker {
+	t.Helper()
+	tw := &testWorker{resumed: make(chan uuid.UUID, 16), inputs: make(chan uuid.UUID, 64)}
+	cfg := Config{Logger: discard, Lease: testLease, Owner: owner,
+		resumed:   func(id uuid.UUID) { tw.resumed <- id },
+		inputDone: func(id uuid.UUID) { tw.inputs <- id },
+	}
+	w, err := StartWorker(ctx, nc.Conn, sys, cfg, counters, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +209,8 @@ func startParent(t *testing.T, ctx context.Context, nc *conn, sys *actor.System,
 			t.Error(err)
 		}
 	})
-	return w, resumed
+	tw.Worker = w
+	return tw
 }
 
 // takenOver waits until w took the team over and returns it.
@@ -204,11 +239,11 @@ func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *
 		return nil, nil, nil, err
 	}
 	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
-	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: testLease, Owner: "child"}, hireCounters)
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: testLease, Owner: "child"}, counters)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	team, err := w.Create(ctx)
+	team, err := w.Create(ctx, "counters", nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -232,7 +267,7 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 	ctx := ctxT(t)
 	sys := system(t)
 	w1, _ := startParent(t, ctx, connect(t, e), sys)
-	team, err := w1.Create(ctx)
+	team, err := w1.Create(ctx, "counters", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +280,7 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 		default:
 		}
 	}}
-	w2, err := StartWorker(ctx, connect(t, e).Conn, system(t), cfg, hireCounters)
+	w2, err := StartWorker(ctx, connect(t, e).Conn, system(t), cfg, counters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+)
+
+var (
+	// ErrNoSuchTeam is wrapped by a Client's error for a team the leases
+	// bucket does not know, or that was stopped.
+	ErrNoSuchTeam = errors.New("cluster: no such team")
+	// ErrNoTemplate is wrapped by Create's error when no worker has the
+	// template asked for.
+	ErrNoTemplate = errors.New("cluster: no worker has the template")
+)
+
+// errWasStopped is wrapped with ErrNoSuchTeam for a team stopped.
+var errWasStopped = errors.New("the team was stopped")
+
+// stopAttempts bounds Stop's compare-and-set tries against renewals.
+const stopAttempts = 5
+
+// Client drives a cluster's teams from any process with a NATS
+// connection: it creates teams on the workers (Create), sends them input
+// through their durable inbox (Send), follows their records (Watch), lists
+// them (Teams) and stops them (Stop). It holds no goroutine of its own.
+type Client struct {
+	nc     *nats.Conn
+	cfg    Config
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	ledger jetstream.Stream
+	inbox  jetstream.Stream
+}
+
+// TeamInfo is a team as the leases bucket knows it (Client.Teams).
+type TeamInfo struct {
+	ID       uuid.UUID
+	Template string    // the template it was made from
+	Owner    string    // the worker holding (or last holding) its lease (Config.Owner)
+	Until    time.Time // its lease's end: past and not Stopped, the team waits for a worker to resume it
+	Stopped  bool      // stopped on purpose (Client.Stop, or it stopped on its own): resumed nowhere
+}
+
+// NewClient returns a client of the cluster whose streams and bucket cfg
+// names (the workers' Config: Stream, Prefix, Replicas), making them when
+// missing.
+func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if nc == nil {
+		return nil, errors.New("cluster: NewClient: nil connection")
+	}
+	if !validBucket.MatchString(cfg.bucketName()) {
+		return nil, fmt.Errorf("cluster: NewClient: Config.Stream %q makes no valid bucket name %q", cfg.Stream, cfg.bucketName())
+	}
+	c := &Client{nc: nc, cfg: cfg}
+	if c.js, err = jetstream.New(nc); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if c.kv, err = leases(ctx, c.js, cfg); err != nil {
+		return nil, err
+	}
+	if c.ledger, err = ensureStream(ctx, c.js, cfg); err != nil {
+		return nil, err
+	}
+	if c.inbox, err = ensureInbox(ctx, c.js, cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Create asks a worker that has the template to create a team from it,
+// with params (encoded as JSON, given to Template.Build), and returns the
+// new team's id. Placement: NATS gives the request to one of the workers
+// serving the template (a queue group), at random; a dead worker's teams
+// are spread by the fewest-teams rule (Worker). It fails with
+// ErrNoTemplate when no worker has the template.
+func (c *Client) Create(ctx context.Context, template string, params any) (uuid.UUID, error) {
+	if err := checkTemplateName(template); err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: Create: %w", err)
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: Create: parameters: %w", err)
+	}
+	rep, err := c.nc.RequestWithContext(ctx, c.cfg.createSubject(template), data)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return uuid.Nil, fmt.Errorf("%w: %q", ErrNoTemplate, template)
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, err)
+	}
+	var r createReply
+	if err := json.Unmarshal(rep.Data, &r); err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer %q: %w", template, rep.Data, err)
+	}
+	id, perr := uuid.Parse(r.Team)
+	switch {
+	case r.Error != "" && perr == nil:
+		return id, fmt.Errorf("cluster: team %s created from %q, with an error: %s", id, template, r.Error)
+	case r.Error != "":
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, r.Error)
+	case perr != nil:
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer names no team (%q)", template, r.Team)
+	}
+	return id, nil
+}
+
+// Send puts a person's message for the member named to (a slash command
+// such as "/cancel" included) into the team's durable inbox and returns
+// the input's id, once JetStream stored it. The team's owner sends it
+// from the team's person (Template.Person) and acknowledges it once the
+// record closing its turn is durable; while no worker owns the team it
+// waits in the stream. Delivery is at least once: a turn cut by a crash is
+// run again by the team's next owner. The input's id is the id of the
+// message the member gets (on a first delivery).
+func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uuid.UUID, error) {
+	switch {
+	case strings.TrimSpace(to) == "":
+		return uuid.Nil, errors.New("cluster: Send: no member named (to is empty)")
+	case strings.TrimSpace(text) == "":
+		return uuid.Nil, errors.New("cluster: Send: the text is empty")
+	}
+	if _, err := c.live(ctx, team); err != nil {
+		return uuid.Nil, err
+	}
+	id := uuid.New()
+	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
+		toHeader:              {to},
+		jetstream.MsgIDHeader: {id.String()},
+	}}
+	if _, err := c.js.PublishMsg(ctx, m); err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: send to %q of team %s: %w", to, team, err)
+	}
+	return id, nil
+}
+
+// live returns the lease entry of a team not stopped.
+func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEntry, error) {
+	e, err := c.kv.Get(ctx, team.String())
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchTeam, team)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, err)
+	}
+	var l lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, err)
+	}
+	if l.Stopped {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNoSuchTeam, team, errWasStopped)
+	}
+	return e, nil
+}
+
+// Watch yields the team's records from its first, in the order the stream
+// holds them, then each new one as it is stored, until ctx ends or the
+// loop stops. It reads with an ordered consumer on the team's records
+// subject and decodes with message.UnmarshalMessage; a record stored twice
+// (a publish retried past the stream's duplicate window) is yielded once.
+// A record that does not decode is yielded as an error, and the watch goes
+// on. Records an old owner wrote after a hole and the next owner wrote
+// over (see ReadTeam) are yielded as stored: ReadTeam gives the ledger.
+func (c *Client) Watch(ctx context.Context, team uuid.UUID) iter.Seq2[message.Message, error] {
+	return func(yield func(message.Message, error) bool) {
+		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{c.cfg.recordsSubject(team)},
+		})
+		if err != nil {
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			return
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			return
+		}
+		defer it.Stop()
+		stop := context.AfterFunc(ctx, it.Stop)
+		defer stop()
+		seen := map[uuid.UUID]bool{}
+		for {
+			m, err := it.Next()
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				if !yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err)) {
+					return
+				}
+				continue
+			}
+			rec, err := message.UnmarshalMessage(m.Data())
+			if err != nil {
+				if !yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err)) {
+					return
+				}
+				continue
+			}
+			if id := rec.Envelope().ID; !seen[id] {
+				seen[id] = true
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Teams lists the teams of the leases bucket, stopped ones included.
+func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
+	watch, err := c.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("cluster: list teams: %w", err)
+	}
+	defer func() { _ = watch.Stop() }()
+	var out []TeamInfo
+	for {
+		select {
+		case e := <-watch.Updates():
+			if e == nil {
+				return out, nil
+			}
+			id, err := uuid.Parse(e.Key())
+			var l lease
+			if err != nil || json.Unmarshal(e.Value(), &l) != nil {
+				continue // not a team's lease
+			}
+			out = append(out, TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: l.Until, Stopped: l.Stopped})
+		case <-ctx.Done():
+			return out, fmt.Errorf("cluster: list teams: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// Stop stops a team for good: its lease is marked stopped (no worker
+// resumes it), its input not yet delivered is dropped, and its owner, if
+// alive, stops its copy at its next renewal (within a third of
+// Config.Lease). Its records stay in the stream. Stopping a stopped team
+// does nothing; an unknown one is ErrNoSuchTeam.
+func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
+	for range stopAttempts {
+		e, err := c.live(ctx, team)
+		if errors.Is(err, errWasStopped) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var l lease
+		_ = json.Unmarshal(e.Value(), &l) // live decoded it
+		l.Stopped = true
+		data, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		_, err = c.kv.Update(ctx, team.String(), data, e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue // renewed meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: stop team %s: %w", team, err)
+		}
+		if err := c.js.DeleteConsumer(ctx, c.cfg.inboxStream(), inboxConsumer(team)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, err)
+		}
+		if err := c.inbox.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.inboxSubject(team))); err != nil {
+			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("cluster: stop team %s: %d attempts lost to its lease's renewals", team, stopAttempts)
+}

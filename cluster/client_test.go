@@ -1,0 +1,258 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// client is a Client of the default Config on nc.
+func client(t *testing.T, ctx context.Context, nc *conn) *Client {
+	t.Helper()
+	c, err := NewClient(ctx, nc.Conn, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// send sends each text to the member and returns the inputs' ids.
+func send(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, to string, texts ...string) []uuid.UUID {
+	t.Helper()
+	var out []uuid.UUID
+	for _, s := range texts {
+		id, err := c.Send(ctx, team, to, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// waitInputs waits until the worker acknowledged (or refused) each of the
+// inputs, and fails on any other.
+func waitInputs(t *testing.T, ctx context.Context, inputs chan uuid.UUID, want ...uuid.UUID) {
+	t.Helper()
+	var got []uuid.UUID
+	for len(got) < len(want) {
+		select {
+		case id := <-inputs:
+			if !slices.Contains(want, id) {
+				t.Fatalf("input %s acknowledged; want only %v", id, want)
+			}
+			got = append(got, id)
+		case <-ctx.Done():
+			t.Fatalf("inputs acknowledged: %v; want %v", got, want)
+		}
+	}
+}
+
+// total asks a counter of the team for one more step and returns its
+// total and its number of calls (the step included).
+func total(t *testing.T, ctx context.Context, sys *actor.System, team *orchestrator.Team, name string) (int, int) {
+	t.Helper()
+	a, err := team.Member(ctx, name)
+	if err != nil || a == nil {
+		t.Fatalf("member %s: %v, %v", name, a, err)
+	}
+	v, err := sys.Ask(ctx, a, message.NewUserMessage("one more"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := team.States(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := -1
+	if s, ok := st[a.AgentID()].(*counterState); ok {
+		calls = s.Calls
+	}
+	return v.(int), calls
+}
+
+// inboxEmpty checks that the team's inbox consumer has nothing pending.
+func inboxEmpty(t *testing.T, ctx context.Context, c *Client, team uuid.UUID) {
+	t.Helper()
+	cons, err := c.inbox.Consumer(ctx, inboxConsumer(team))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 0 || info.NumPending != 0 {
+		t.Fatalf("the inbox of team %s: %d delivered unacknowledged, %d not delivered; want none", team, info.NumAckPending, info.NumPending)
+	}
+}
+
+// Issue 14 (durable inbox, client): a team created through the client
+// from a template by name; input sent to members by name is delivered
+// from the team's person, each exactly once when nothing crashes, and
+// acknowledged once the record closing its turn is durable; the client
+// watches the records, lists the team with its owner and stops it.
+func TestClientInboxDeliversOnce(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	sys := system(t)
+	w := startNamed(t, ctx, nc, sys, "w1")
+	c := client(t, ctx, nc)
+
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := w.team(id)
+	if team == nil {
+		t.Fatal("the created team is not on the worker")
+	}
+	inputs := send(t, ctx, c, id, "a", "one", "two", "three")
+	waitInputs(t, ctx, w.inputs, inputs...)
+	if got, calls := total(t, ctx, sys, team, "a"); got != 8 || calls != 4 {
+		t.Fatalf("a: total %d after %d calls; want 8 after 4 (each input once, then one more)", got, calls)
+	}
+	inboxEmpty(t, ctx, c, id)
+
+	// Watch: each input's message from the person, and its turn's close.
+	wctx, stop := context.WithCancel(ctx)
+	sent, closed := map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
+	for m, err := range c.Watch(wctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch r := m.(type) {
+		case *message.SentMessage:
+			if am, ok := r.Message.(*agent.AgentMessage); ok && slices.Contains(inputs, am.ID) {
+				if r.Sender.Name() != "@Human" || r.Recipient.Name() != "a" {
+					t.Fatalf("input %s sent by %s to %s; want @Human to a", am.ID, r.Sender.Name(), r.Recipient.Name())
+				}
+				sent[am.ID] = true
+			}
+		case *message.ProcessedMessage:
+			if slices.Contains(inputs, r.MessageID) {
+				closed[r.MessageID] = true
+			}
+		}
+		if len(sent) == len(inputs) && len(closed) == len(inputs) {
+			stop()
+		}
+	}
+	stop()
+	if len(sent) != 3 || len(closed) != 3 {
+		t.Fatalf("watched %d inputs sent and %d processed; want 3 and 3", len(sent), len(closed))
+	}
+
+	// An input for no member is refused (acknowledged away), not retried.
+	bad := send(t, ctx, c, id, "nobody", "hello")
+	waitInputs(t, ctx, w.inputs, bad...)
+	inboxEmpty(t, ctx, c, id)
+
+	teams, err := c.Teams(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(teams) != 1 || teams[0].ID != id || teams[0].Owner != "w1" || teams[0].Template != "counters" || teams[0].Stopped {
+		t.Fatalf("Teams = %+v; want team %s of w1 from counters, running", teams, id)
+	}
+	if err := c.Stop(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-team.Done():
+	case <-ctx.Done():
+		t.Fatal("the stopped team still runs on its worker")
+	}
+	if err := c.Stop(ctx, id); err != nil {
+		t.Fatalf("Stop of a stopped team: %v", err)
+	}
+	if teams, err = c.Teams(ctx); err != nil || len(teams) != 1 || !teams[0].Stopped {
+		t.Fatalf("Teams after Stop = %+v, %v; want the team stopped", teams, err)
+	}
+	if _, err := c.Send(ctx, id, "a", "late"); !errors.Is(err, ErrNoSuchTeam) {
+		t.Fatalf("Send to a stopped team: %v; want ErrNoSuchTeam", err)
+	}
+}
+
+// Issue 14: the client's errors name what was wrong.
+func TestClientErrors(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	if _, err := c.Create(ctx, "nope", nil); !errors.Is(err, ErrNoTemplate) {
+		t.Errorf("Create from a template no worker has: %v; want ErrNoTemplate", err)
+	}
+	if _, err := c.Create(ctx, "a.b", nil); err == nil {
+		t.Error("Create from a template name with a dot: no error")
+	}
+	if _, err := c.Send(ctx, uuid.New(), "a", "hi"); !errors.Is(err, ErrNoSuchTeam) {
+		t.Errorf("Send to an unknown team: %v; want ErrNoSuchTeam", err)
+	}
+	if _, err := c.Send(ctx, uuid.New(), "", "hi"); err == nil {
+		t.Error("Send to no member: no error")
+	}
+	if err := c.Stop(ctx, uuid.New()); !errors.Is(err, ErrNoSuchTeam) {
+		t.Errorf("Stop of an unknown team: %v; want ErrNoSuchTeam", err)
+	}
+	if _, err := NewClient(ctx, nil, Config{}); err == nil {
+		t.Error("NewClient(nil): no error")
+	}
+	sys := system(t)
+	if _, err := StartWorker(ctx, nc.Conn, sys, Config{}, map[string]Template{"x y": {Build: hireCounters}}); err == nil {
+		t.Error("StartWorker with a template name with a space: no error")
+	}
+	if _, err := StartWorker(ctx, nc.Conn, sys, Config{}, map[string]Template{"x": {}}); err == nil {
+		t.Error("StartWorker with a template without Build: no error")
+	}
+	w := startNamed(t, ctx, nc, sys, "w")
+	if _, err := w.Create(ctx, "counters", []byte("{bad")); err == nil {
+		t.Error("Worker.Create with parameters that are not JSON: no error")
+	}
+	if _, err := c.Create(ctx, "counters", func() {}); err == nil {
+		t.Error("Client.Create with parameters that do not encode: no error")
+	}
+}
+
+// Issue 14 (durable inbox): input sent while no worker owns the team waits
+// in the stream and is delivered, once each, when a worker resumes it.
+func TestInboxWaitsForAnOwner(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := send(t, ctx, c, id, "b", "before")
+	waitInputs(t, ctx, w1.inputs, first...)
+	if err := w1.Close(ctx); err != nil { // the team's lease released: no owner now
+		t.Fatal(err)
+	}
+	waiting := send(t, ctx, c, id, "b", "while", "nobody", "owns it")
+
+	sys := system(t)
+	w2 := startNamed(t, ctx, nc, sys, "w2")
+	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
+	waitInputs(t, ctx, w2.inputs, waiting...)
+	if got, calls := total(t, ctx, sys, team, "b"); got != 35 || calls != 5 {
+		t.Fatalf("b: total %d after %d calls; want 35 after 5 (four inputs once each, then one more)", got, calls)
+	}
+	inboxEmpty(t, ctx, c, id)
+	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUnique(t, log)
+}
