@@ -256,3 +256,54 @@ func TestInboxWaitsForAnOwner(t *testing.T) {
 	}
 	assertUnique(t, log)
 }
+
+// Issue 14 (durable inbox, at least once): a turn cut by a crash (the
+// owner's connection closed while the turn runs: its close never stored)
+// is run again by the team's next owner, as a message of its own, and the
+// input is then acknowledged.
+func TestInboxRerunsACutTurn(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	c := client(t, ctx, connect(t, e))
+	nc1 := connect(t, e)
+	startNamed(t, ctx, nc1, system(t), "w1")
+	id, err := c.Create(ctx, "held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding.Store(true)
+	t.Cleanup(func() { holding.Store(false) })
+	input := send(t, ctx, c, id, "h", "cut")
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the held turn did not begin")
+	}
+	holding.Store(false)
+	nc1.Close() // the crash: nothing more of w1 reaches NATS
+
+	sys := system(t)
+	w2 := startNamed(t, ctx, connect(t, e), sys, "w2")
+	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
+	waitInputs(t, ctx, w2.inputs, input...)
+	if got, calls := total(t, ctx, sys, team, "h"); got != 10 || calls != 2 {
+		t.Fatalf("h: total %d after %d calls; want 10 after 2 (the cut turn run again once, then one more)", got, calls)
+	}
+	log, err := ReadTeam(ctx, c.nc, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUnique(t, log)
+	var again bool
+	for _, m := range log {
+		if p, ok := m.(*message.ProcessedMessage); ok {
+			if p.MessageID == input[0] {
+				t.Fatal("the cut turn's close is in the ledger")
+			}
+			again = again || p.MessageID == attemptID(input[0], 2)
+		}
+	}
+	if !again {
+		t.Fatal("the ledger has no close of the input's second delivery")
+	}
+}

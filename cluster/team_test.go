@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -21,8 +22,14 @@ import (
 
 type counterConfig struct {
 	actor.Config
-	Step int `json:"step"`
+	Step int  `json:"step"`
+	Hold bool `json:"hold,omitempty"` // while holding is set, a turn waits for the actor's stop
 }
+
+var (
+	holding atomic.Bool
+	entered = make(chan struct{}, 1) // a held turn began
+)
 
 type counterState struct {
 	Total int `json:"total"`
@@ -58,9 +65,14 @@ func (w *counter) OnStart(c *actor.Context) error {
 	return w.ObserveState()
 }
 
-func (w *counter) Receive(_ *actor.Context, msg any) (any, error) {
+func (w *counter) Receive(c *actor.Context, msg any) (any, error) {
 	switch msg.(type) {
 	case *message.UserMessage, *agent.AgentMessage:
+		if w.Config().Hold && holding.Load() { // a turn cut by a crash
+			entered <- struct{}{}
+			<-c.Context().Done()
+			return nil, context.Cause(c.Context())
+		}
 		w.State().Total += w.Config().Step
 		w.State().Calls++
 		return w.State().Total, nil

@@ -31,7 +31,18 @@ const testLease = 2 * time.Second
 
 // counters is the templates of the worker tests: "counters", a person
 // (@Human) and counters a (step 2) and b (step 7).
-var counters = map[string]Template{"counters": {Person: "@Human", Build: hireCounters}}
+// "held" has a counter h (step 5) whose turns wait for its stop while
+// holding is set.
+var counters = map[string]Template{
+	"counters": {Person: "@Human", Build: hireCounters},
+	"held": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+			return err
+		}
+		_, err := t.Spawn(ctx, &counter{}, &counterConfig{Config: actor.Config{Name: "h", Role: "Counter"}, Step: 5, Hold: true})
+		return err
+	}},
+}
 
 // hireCounters is the counters template's Build.
 func hireCounters(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
