@@ -14,11 +14,36 @@
 //     stream already holds for orchestrator.Restore. ReadTeam reads a
 //     team's records without claiming it.
 //   - Worker runs teams on a fleet: a lease per team in a JetStream
-//     key-value bucket (owner and end, claimed and renewed with
+//     key-value bucket (owner, end and template, claimed and renewed with
 //     compare-and-set on the key's revision), Create for a new team from
-//     the worker's template, and the takeover of every team whose lease
-//     expired, restored from the stream, by the worker with the fewest
-//     teams.
+//     one of the worker's named Templates, and the takeover of every team
+//     whose lease expired, restored from the stream, by the worker with
+//     the fewest teams.
+//   - The durable inbox: a team's input waits in a JetStream stream
+//     (Config.Stream + "_INBOX", a work queue, <prefix>.in.<team id>) and
+//     is consumed by the team's owner through a durable consumer per team,
+//     opened when the worker creates or resumes the team. Each input is
+//     sent to its member from the team's person (Template.Person) with
+//     agent.Say, as the person's own message (a slash command included),
+//     and acknowledged only once the record closing its turn (its
+//     ProcessedMessage, or HandledMessage) is acknowledged by JetStream.
+//     Input sent while no worker owns the team waits and is delivered when
+//     one resumes it.
+//   - Client, from any process with a NATS connection: Create a team from
+//     a template by name (a request to the workers serving it), Send
+//     input, Watch a team's records, list Teams with their owners, Stop a
+//     team.
+//
+// # At least once
+//
+// An input whose turn was cut (its owner crashed, or lost the team,
+// before the turn's close was stored) is delivered again to the team's
+// next owner, about a lease later, and run again, as a message of its own
+// (a new id derived from the input's). A turn may thus run twice, and its
+// side effects (a model call, a tool) happen twice; its records are in
+// the ledger once per run that finished. An input whose turn's close is
+// in the ledger is never run again, even when its acknowledgement was
+// lost. Without a crash, each input runs once.
 //
 // # Stream layout
 //
@@ -53,12 +78,10 @@
 //
 // # Not built yet
 //
-// The durable inbox (input for a team waits in a stream until its owner
-// processes it), the client (create, send, watch, list, stop from any
-// process) and the -cluster demo are not built. Input sent to a team's
-// members goes through the process that runs it (actor.System.Ask), and a
-// turn cut by a crash is not run again: the team resumes from its last
-// acknowledged record. On a replicated stream a Ledger keeps one record
-// in flight (JetStream refuses overlapping subject checks there), which is
-// slow; atomic batches would fix it.
+// The -cluster demo and an examples/ program are not built. A person's
+// answer to a member's question (orchestrator.ProcessHumanInput) does not
+// go through the inbox. A model call whose answer was already logged is
+// paid again when its turn runs again. On a replicated stream a Ledger
+// keeps one record in flight (JetStream refuses overlapping subject
+// checks there), which is slow; atomic batches would fix it.
 package cluster

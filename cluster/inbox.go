@@ -300,7 +300,17 @@ func (ib *inbox) stop() {
 // serveCreate answers Client.Create's requests for a template.
 func (w *Worker) serveCreate(template string) nats.MsgHandler {
 	return func(req *nats.Msg) {
-		w.creating.Add(1)
+		w.mu.Lock()
+		closing := w.closing
+		if !closing {
+			w.creating.Add(1)
+		}
+		w.mu.Unlock()
+		if closing {
+			data, _ := json.Marshal(createReply{Error: "cluster: the worker is closing"})
+			_ = req.Respond(data)
+			return
+		}
 		go func() {
 			defer w.creating.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)

@@ -88,9 +88,10 @@ type Worker struct {
 	logger *slog.Logger
 	beat   time.Duration
 
-	mu     sync.Mutex
-	teams  map[uuid.UUID]*owned
-	closed bool
+	mu      sync.Mutex
+	teams   map[uuid.UUID]*owned
+	closed  bool
+	closing bool // Close began: create requests are refused
 
 	quit      chan struct{}
 	wg        sync.WaitGroup
@@ -157,6 +158,10 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
 		}
 		w.subs = append(w.subs, sub)
+	}
+	if err := nc.FlushWithContext(ctx); err != nil { // the server has the subscriptions: Create finds the worker
+		w.unsubscribe()
+		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
 	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
 	w.wg.Go(func() { w.heartbeat(cfg.Lease, w.takeExpired) }) // a restore may take a while
@@ -461,6 +466,9 @@ func (w *Worker) takeExpired(ctx context.Context) {
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
+		w.mu.Lock()
+		w.closing = true // no create request served from now on
+		w.mu.Unlock()
 		w.unsubscribe()
 		close(w.quit)
 		w.creating.Wait()
