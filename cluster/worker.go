@@ -159,7 +159,10 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		}
 		w.subs = append(w.subs, sub)
 	}
-	if err := nc.FlushWithContext(ctx); err != nil { // the server has the subscriptions: Create finds the worker
+	fctx, cancel := context.WithTimeout(ctx, readyTimeout) // FlushWithContext needs a deadline
+	err = nc.FlushWithContext(fctx)
+	cancel()
+	if err != nil { // the server has the subscriptions once flushed: Create finds the worker
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
