@@ -78,7 +78,8 @@
 //
 // # Not built yet
 //
-// The -cluster demo and an examples/ program are not built. A person's
+// The -cluster demo runs one worker (no crash mid-run), and an examples/
+// program is not built. A person's
 // answer to a member's question (orchestrator.ProcessHumanInput) does not
 // go through the inbox. A model call whose answer was already logged is
 // paid again when its turn runs again. On a replicated stream a Ledger

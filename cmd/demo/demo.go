@@ -43,6 +43,7 @@ const (
 // options are the demo's settings (flags, environment and streams).
 type options struct {
 	interactive bool
+	cluster     bool // -cluster (cluster.go)
 	logFile     string
 	restoreFile string
 	model       string
@@ -197,6 +198,11 @@ func run(ctx context.Context, opt options) (err error) {
 			err = serr
 		}
 	}()
+	if opt.cluster {
+		err = d.runCluster(ctx, model, ws, sc)
+		d.print.table(opt.stdout)
+		return d.ended(err)
+	}
 	if err := d.startTeam(ctx, model, ws, sc); err != nil {
 		return err
 	}
@@ -220,6 +226,12 @@ func run(ctx context.Context, opt options) (err error) {
 		}
 	}
 	d.print.table(opt.stdout)
+	return d.ended(err)
+}
+
+// ended is the run's error once it ended: a recorded transcript that no
+// longer matches, or none after Ctrl-C.
+func (d *demo) ended(err error) error {
 	if d.srv != nil && d.mode == modeReplay {
 		if fails := d.srv.Failures(); len(fails) > 0 && err == nil {
 			err = fmt.Errorf("the recorded transcript no longer matches the code (re-record it with go test ./cmd/demo -run TestRecordTranscript -update): %s", fails[0])
@@ -384,20 +396,33 @@ func (d *demo) runTask(ctx context.Context) error {
 	if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err != nil {
 		return err
 	}
+	return d.awaitReport(ctx, nil)
+}
+
+// awaitReport waits for the manager's report to the person (or for
+// reported to close, when not nil), answering agents' questions on the
+// person's behalf.
+func (d *demo) awaitReport(ctx context.Context, reported <-chan struct{}) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-reported:
+			return nil
 		case m := <-d.inbox:
 			switch {
-			case m.Sender != nil && m.Sender.Name() == "@Manager" && m.Type != agent.Request && m.Type != agent.Instruction:
+			case reported == nil && m.Sender != nil && m.Sender.Name() == "@Manager" && m.Type != agent.Request && m.Type != agent.Instruction:
 				return nil // the manager reported (a real model may say it as a notification): done
 			case m.Type == agent.Request || m.Type == agent.Instruction:
 				answer := humanAnswer
 				if d.mode == modeReal {
 					answer = "Use your best judgement."
 				}
-				if err := orchestrator.ProcessHumanInput(ctx, d.human, answer, m); err != nil {
+				person := d.human
+				if person == nil { // -cluster: the team is the worker's
+					person = m.Recipient
+				}
+				if err := orchestrator.ProcessHumanInput(ctx, person, answer, m); err != nil {
 					return err
 				}
 			}

@@ -96,26 +96,12 @@ func TestDemoOffline(t *testing.T) {
 // -i through a pipe: slash commands reach the manager, /usage prints the
 // table, /quit stops.
 func TestInteractive(t *testing.T) {
-	var out bytes.Buffer
-	in := strings.NewReader("/team_members\n/hire_member QA\n/team_members\n/usage\n/help\nhello\n/quit\n")
-	if err := mainErr([]string{"-i"}, in, &out, &out, func(string) string { return "" }); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	got := out.String()
-	for _, want := range []string{
+	outputHas(t, runDemo(t, "/team_members\n/hire_member QA\n/team_members\n/usage\n/help\nhello\n/quit\n", "-i"),
 		"@Manager → @Human · notification\n  Team members:",
 		"@QA100 (role: QA)",
 		"agent            requests",
 		"hire_member",
-		"I am the offline demo model",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(got)
-	}
+		"I am the offline demo model")
 }
 
 // childEnv makes the test binary run the demo as a child process.
@@ -317,5 +303,44 @@ func TestRestoreGoldenLog(t *testing.T) {
 	}
 	if len(after.Messages) <= len(before.Messages) {
 		t.Fatalf("the restored team did not go on writing its log: %d -> %d records", len(before.Messages), len(after.Messages))
+	}
+}
+
+// Issue 14: -cluster runs the recorded conversation on NATS JetStream (an
+// embedded server, one worker): the team created, its task sent into the
+// durable inbox and its records printed through the cluster client; the
+// same conversation and usage as without it, and no goroutine left.
+func TestDemoCluster(t *testing.T) {
+	outputHas(t, runDemo(t, "", "-cluster"),
+		"akgentic demo on NATS JetStream (embedded server nats://127.0.0.1:",
+		"created through the cluster client",
+		"@Human → @Manager · request",
+		"+ @Developer100 (Developer) joined the team, hired by @Manager",
+		"@QA100 → @Human · request",
+		"@Human → @QA100 · response",
+		"@Manager → @Human · response\n  Done: greet.go is written and reviewed.",
+		"total                  11      17000        650    $0.0254")
+}
+
+// runDemo runs the demo with args and stdin, and returns its output.
+func runDemo(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := mainErr(args, strings.NewReader(stdin), &out, &out, func(string) string { return "" }); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// outputHas checks that got has each of wants, and logs it when not.
+func outputHas(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(got)
 	}
 }
