@@ -174,7 +174,7 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // subject and decodes with message.UnmarshalMessage; a record stored twice
 // (a publish retried past the stream's duplicate window) is yielded once.
 // A record that does not decode is yielded as an error, and the watch goes
-// on. Records an old owner wrote after a hole and the next owner wrote
+// on; a failure of the consumer (the connection closed) is yielded last. Records an old owner wrote after a hole and the next owner wrote
 // over (see ReadTeam) are yielded as stored: ReadTeam gives the ledger.
 func (c *Client) Watch(ctx context.Context, team uuid.UUID) iter.Seq2[message.Message, error] {
 	return func(yield func(message.Message, error) bool) {
@@ -199,11 +199,9 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID) iter.Seq2[message.Me
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
 				return
 			}
-			if err != nil {
-				if !yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err)) {
-					return
-				}
-				continue
+			if err != nil { // the ordered consumer recovers from what it can: this ends the watch
+				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+				return
 			}
 			rec, err := message.UnmarshalMessage(m.Data())
 			if err != nil {

@@ -219,13 +219,14 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 		}
 		return nil, fmt.Errorf("cluster: create team %s: %w", id, err)
 	}
-	if err := tmpl.Build(ctx, t, params); err != nil {
-		return t, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err)
+	var errs []error
+	if err := tmpl.Build(ctx, t, params); err != nil { // the team runs as built so far
+		errs = append(errs, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err))
 	}
 	if err := w.openInbox(ctx, id, tmpl.Person, log); err != nil {
-		return t, fmt.Errorf("cluster: create team %s: %w", id, err)
+		errs = append(errs, fmt.Errorf("cluster: create team %s: %w", id, err))
 	}
-	return t, nil
+	return t, errors.Join(errs...)
 }
 
 func (w *Worker) newLease(template string) lease {
@@ -306,6 +307,8 @@ func (w *Worker) renew(ctx context.Context) {
 				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
 					w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
 						"team_id", id, "error", err)
+				} else if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+					w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
 				}
 			}
 			continue
