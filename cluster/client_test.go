@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
@@ -305,5 +307,45 @@ func TestInboxRerunsACutTurn(t *testing.T) {
 	}
 	if !again {
 		t.Fatal("the ledger has no close of the input's second delivery")
+	}
+}
+
+// Issue 14: a team that stops on its own (not through the client) is
+// marked stopped in its lease, after its inbox consumer is deleted; input
+// to it is then refused (ErrNoSuchTeam).
+func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	w := startNamed(t, ctx, nc, system(t), "w1")
+	c := client(t, ctx, nc)
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, err := c.kv.Watch(ctx, id.String(), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Stop() }()
+	if err := w.team(id).Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for stopped := false; !stopped; {
+		select {
+		case e := <-watch.Updates():
+			var l lease
+			if e != nil && json.Unmarshal(e.Value(), &l) == nil && l.Stopped {
+				stopped = true
+			}
+		case <-ctx.Done():
+			t.Fatal("the stopped team's lease is not marked stopped")
+		}
+	}
+	if _, err := c.inbox.Consumer(ctx, inboxConsumer(id)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the stopped team's inbox consumer: %v; want ErrConsumerNotFound", err)
+	}
+	if _, err := c.Send(ctx, id, "a", "late"); !errors.Is(err, ErrNoSuchTeam) {
+		t.Fatalf("Send to a stopped team: %v; want ErrNoSuchTeam", err)
 	}
 }

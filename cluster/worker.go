@@ -304,11 +304,14 @@ func (w *Worker) renew(ctx context.Context) {
 		case <-o.team.Done():
 			w.forget(id)
 			if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
+				// Its inbox consumer first: once the lease says stopped, the
+				// team holds nothing in the server but its input and records.
+				if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+					w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
+				}
 				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
 					w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
 						"team_id", id, "error", err)
-				} else if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-					w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
 				}
 			}
 			continue
