@@ -58,7 +58,7 @@ func threeServers(t testing.TB) []*server.Server {
 		})
 	}
 	for _, s := range servers {
-		if !s.ReadyForConnections(readyTimeout) {
+		if !s.ReadyForConnections(3 * readyTimeout) { // a clustered JetStream waits for its meta leader: slow under a loaded -race run
 			t.Fatalf("server %s not ready", s.Name())
 		}
 	}
