@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,29 +88,10 @@ func TestLiveLine(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the printer's and the input
-// loop's writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Issue 15: with -i, a /cancel typed while the manager is busy (its model
 // call held open) cancels that turn at once; the warning names the person.
 func TestInteractiveCancel(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	inFlight := make(chan struct{}, 1)
