@@ -100,7 +100,7 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 	go func() {
 		defer close(watched)
 		done := false
-		for m, err := range c.Watch(wctx, id) {
+		for m, err := range c.Watch(wctx, id, 0) {
 			if err != nil {
 				fmt.Fprintf(d.opt.stdout, "! %v\n", err)
 				continue
