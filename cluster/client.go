@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,15 +169,20 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 	return e, nil
 }
 
-// Watch yields the team's records from its first, in the order the stream
-// holds them, then each new one as it is stored, until ctx ends or the
-// loop stops. It reads with an ordered consumer on the team's records
-// subject and decodes with message.UnmarshalMessage; a record stored twice
-// (a publish retried past the stream's duplicate window) is yielded once.
-// A record that does not decode is yielded as an error, and the watch goes
-// on; a failure of the consumer (the connection closed) is yielded last. Records an old owner wrote after a hole and the next owner wrote
-// over (see ReadTeam) are yielded as stored: ReadTeam gives the ledger.
-func (c *Client) Watch(ctx context.Context, team uuid.UUID) iter.Seq2[message.Message, error] {
+// Watch yields the team's records from the one at index from (its place
+// in the team's ledger, the Akgentic-Index header: 1 for the first; 0
+// also means the first), in the order the stream holds them, then each new
+// one as it is stored (catch-up, then follow), until ctx ends or the loop
+// stops. It reads with an ordered consumer on the team's records subject
+// from the subject's start (records before from are read and skipped, not
+// decoded) and decodes with message.UnmarshalMessage; a record stored
+// twice (a publish retried past the stream's duplicate window) is yielded
+// once. A record that does not decode is yielded as an error, and the
+// watch goes on; a failure of the consumer (the connection closed) is
+// yielded last. Records an old owner wrote after a hole and the next owner
+// wrote over (see ReadTeam) are yielded as stored: ReadTeam gives the
+// ledger.
+func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Seq2[message.Message, error] {
 	return func(yield func(message.Message, error) bool) {
 		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{c.cfg.recordsSubject(team)},
@@ -202,6 +208,11 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID) iter.Seq2[message.Me
 			if err != nil { // the ordered consumer recovers from what it can: this ends the watch
 				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
 				return
+			}
+			if from > 1 {
+				if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
+					continue // before from: a record without a valid index is yielded (or reported) below
+				}
 			}
 			rec, err := message.UnmarshalMessage(m.Data())
 			if err != nil {

@@ -128,7 +128,7 @@ func TestClientInboxDeliversOnce(t *testing.T) {
 	// Watch: each input's message from the person, and its turn's close.
 	wctx, stop := context.WithCancel(ctx)
 	sent, closed := map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
-	for m, err := range c.Watch(wctx, id) {
+	for m, err := range c.Watch(wctx, id, 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,5 +347,58 @@ func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
 	}
 	if _, err := c.Send(ctx, id, "a", "late"); !errors.Is(err, ErrNoSuchTeam) {
 		t.Fatalf("Send to a stopped team: %v; want ErrNoSuchTeam", err)
+	}
+}
+
+// Issue 14 (client: watch a team's records live from any sequence): Watch
+// from a record index catches up from that record of the ledger on, in
+// the ledger's order, then follows the records stored after it.
+func TestWatchFromIndex(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	w := startNamed(t, ctx, nc, system(t), "w1")
+	c := client(t, ctx, nc)
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitInputs(t, ctx, w.inputs, send(t, ctx, c, id, "a", "one", "two")...)
+	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) < 4 {
+		t.Fatalf("the ledger holds %d records; want at least 4", len(log))
+	}
+	from := uint64(len(log)/2 + 1)
+	want := log[from-1:]
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var got []message.Message
+	var later []uuid.UUID
+	live := false
+	for m, err := range c.Watch(wctx, id, from) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+		if len(got) == len(want) { // caught up: a new input must follow
+			later = send(t, ctx, c, id, "a", "three")
+		}
+		if s, ok := m.(*message.SentMessage); ok && len(later) == 1 && s.Message.Envelope().ID == later[0] {
+			live = true
+			stop()
+		}
+	}
+	if !live {
+		t.Fatalf("the watch from record %d ended before the input sent after its catch-up (%d records)", from, len(got))
+	}
+	for i, m := range want {
+		if got[i].Envelope().ID != m.Envelope().ID {
+			t.Fatalf("record %d of the watch from %d is %s (%T); want the ledger's record %d, %s (%T)",
+				i+1, from, got[i].Envelope().ID, got[i], int(from)+i, m.Envelope().ID, m)
+		}
 	}
 }

@@ -31,8 +31,10 @@
 //     one resumes it.
 //   - Client, from any process with a NATS connection: Create a team from
 //     a template by name (a request to the workers serving it), Send
-//     input, Watch a team's records, list Teams with their owners, Stop a
-//     team.
+//     input, Watch a team's records from any record index (catch-up,
+//     then follow), list Teams with their owners, Stop a team.
+//   - Template.Resume runs on a team restored by a takeover, for what the
+//     ledger does not hold (the team's catalog of cards).
 //
 // # At least once
 //
@@ -78,8 +80,7 @@
 //
 // # Not built yet
 //
-// The -cluster demo runs one worker (no crash mid-run), and an examples/
-// program is not built. A person's
+// A person's
 // answer to a member's question (orchestrator.ProcessHumanInput) does not
 // go through the inbox. A model call whose answer was already logged is
 // paid again when its turn runs again. On a replicated stream a Ledger

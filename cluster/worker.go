@@ -42,6 +42,12 @@ type Template struct {
 	// Create (JSON; null when none). A resumed team is restored from its
 	// ledger instead.
 	Build func(ctx context.Context, t *orchestrator.Team, params json.RawMessage) error
+	// Resume, when not nil, runs on a team of this template once it is
+	// restored from its ledger on this worker (a takeover), before its
+	// input is consumed: what the ledger does not hold, such as the
+	// team's catalog of cards (Team.Register), is set again here. An
+	// error is logged and the team runs as restored.
+	Resume func(ctx context.Context, t *orchestrator.Team) error
 	// Person is the name of the member that speaks for the team's person
 	// (an agent.HumanProxy, e.g. "@Human"): input sent to the team
 	// (Client.Send) is sent from it with agent.Say, so the team's log
@@ -453,10 +459,15 @@ func (w *Worker) takeExpired(ctx context.Context) {
 		if err != nil {
 			continue // taken by another worker, or NATS unreachable: next beat
 		}
-		_, log, err := w.run(ctx, x.id, rev, l)
+		t, log, err := w.run(ctx, x.id, rev, l)
 		if err != nil {
 			w.logger.Error("cluster: cannot resume a team whose lease this worker took", "team_id", x.id, "error", err)
 			continue
+		}
+		if resume := w.tmpls[x.template].Resume; resume != nil {
+			if err := resume(ctx, t); err != nil {
+				w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
+			}
 		}
 		if err := w.openInbox(ctx, x.id, w.tmpls[x.template].Person, log); err != nil {
 			w.logger.Error("cluster: the resumed team's input is not consumed", "team_id", x.id, "error", err)

@@ -323,3 +323,39 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 	default:
 	}
 }
+
+// Issue 14: a template's Resume runs on a team taken over, restored, on
+// the worker that took it (what the ledger does not hold is set again).
+func TestTemplateResumeRunsOnTakeover(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	team, err := w1.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.Close(ctx); err != nil { // the lease released: the next worker takes the team
+		t.Fatal(err)
+	}
+	resumed := make(chan *orchestrator.Team, 1)
+	tmpls := map[string]Template{"counters": {Person: "@Human", Build: hireCounters,
+		Resume: func(_ context.Context, rt *orchestrator.Team) error { resumed <- rt; return nil }}}
+	w2, err := StartWorker(ctx, nc.Conn, system(t), Config{Logger: discard, Lease: testLease, Owner: "w2"}, tmpls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w2.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	select {
+	case rt := <-resumed:
+		if rt.ID() != team.ID() || w2.team(team.ID()) != rt {
+			t.Fatalf("Resume ran on team %s; want the team %s w2 runs", rt.ID(), team.ID())
+		}
+	case <-ctx.Done():
+		t.Fatal("Resume did not run on the team taken over")
+	}
+}

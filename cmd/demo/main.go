@@ -20,7 +20,7 @@
 //	go run ./cmd/demo -log team.log    # keep the durable event log
 //	go run ./cmd/demo -restore team.log -i   # resume a team from its log
 //	go run ./cmd/demo -web :8080       # watch the team and talk to it in the browser
-//	go run ./cmd/demo -cluster         # the same task on NATS JetStream (embedded), through the cluster client
+//	go run ./cmd/demo -cluster         # the same task on NATS JetStream (embedded), two workers, the first crashing mid-run
 //
 // Ctrl-C stops the team cleanly (the event log stays readable).
 package main
@@ -51,7 +51,7 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.SetOutput(stderr)
 	opt := options{stdin: stdin, stdout: stdout, getenv: getenv}
 	fs.BoolVar(&opt.interactive, "i", false, "interactive: lines typed go to @Manager (slash commands work)")
-	fs.BoolVar(&opt.cluster, "cluster", false, "run the team on NATS JetStream: an embedded server in a temporary directory, a worker, the team created, fed and watched through the cluster client")
+	fs.BoolVar(&opt.cluster, "cluster", false, "run the team on NATS JetStream: an embedded server in a temporary directory, two workers (the first crashes mid-run; the team resumes on the second), the team created, fed and watched through the cluster client")
 	fs.StringVar(&opt.logFile, "log", "", "write the team's durable event log to `FILE`")
 	fs.StringVar(&opt.restoreFile, "restore", "", "resume the team from the event log `FILE` (and go on writing it)")
 	fs.StringVar(&opt.model, "model", "", "model name with a real API (default $AKGENTIC_MODEL or gpt-4.1-mini)")

@@ -307,19 +307,37 @@ func TestRestoreGoldenLog(t *testing.T) {
 }
 
 // Issue 14: -cluster runs the recorded conversation on NATS JetStream (an
-// embedded server, one worker): the team created, its task sent into the
-// durable inbox and its records printed through the cluster client; the
-// same conversation and usage as without it, and no goroutine left.
+// embedded server, two workers): the team created on worker A, its task
+// sent into the durable inbox and its records printed through the cluster
+// client; worker A crashes (its connection dropped, no cleanup) once the
+// reviewer's question to the person is stored, worker B resumes the team
+// and the conversation completes there: the same conversation and usage
+// as without -cluster, and no goroutine left.
 func TestDemoCluster(t *testing.T) {
-	outputHas(t, runDemo(t, "", "-cluster"),
+	out := runDemo(t, "", "-cluster")
+	outputHas(t, out,
 		"akgentic demo on NATS JetStream (embedded server nats://127.0.0.1:",
-		"created through the cluster client",
+		"created through the cluster client on worker A (worker B stands by; lease 2s)",
 		"@Human → @Manager · request",
 		"+ @Developer100 (Developer) joined the team, hired by @Manager",
 		"@QA100 → @Human · request",
+		"worker A lost its connection (a crash: no cleanup) with ",
+		"worker A lost the team; the team resumed on worker B at record ",
 		"@Human → @QA100 · response",
 		"@Manager → @Human · response\n  Done: greet.go is written and reviewed.",
 		"total                  11      17000        650    $0.0254")
+	crash := strings.Index(out, "worker A lost its connection")
+	resumed := strings.Index(out, "the team resumed on worker B at record ")
+	asked := strings.Index(out, "@QA100 → @Human · request")
+	answered := strings.Index(out, "@Human → @QA100 · response")
+	done := strings.Index(out, "@Manager → @Human · response\n  Done:")
+	if asked < 0 || crash < asked || resumed < crash || answered < resumed || done < answered {
+		t.Errorf("want the question, the crash, the resume, the answer, the report, in that order; at %d, %d, %d, %d, %d\n%s",
+			asked, crash, resumed, answered, done, out)
+	}
+	if n := strings.Count(out, "joined the team"); n != 5 {
+		t.Errorf("%d members joined; want 5 (three at the start, two hires): the restore's are not printed\n%s", n, out)
+	}
 }
 
 // runDemo runs the demo with args and stdin, and returns its output.
