@@ -70,7 +70,11 @@ func threeServers(t testing.TB) []*server.Server {
 // is stored twice, and the team goes on.
 func TestR3StreamLeaderStopped(t *testing.T) {
 	servers := threeServers(t)
-	ctx := ctxT(t)
+	// Three servers, an election after the leader stops and one record in
+	// flight at a time (R3): slower than the other tests under a loaded
+	// -race run, so a longer bound than ctxT's.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
+	defer cancel()
 	cfg := Config{Logger: discard, Replicas: 3}
 	nc := connectCluster(t, ctx, servers, cfg)
 	c := &conn{Conn: nc}
