@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -123,7 +124,7 @@ func TestRunEmbeddedBadDir(t *testing.T) {
 		t.Fatal("RunEmbedded(\"\"): no error")
 	}
 	f := t.TempDir() + "/file"
-	if err := writeFile(f); err != nil {
+	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := RunEmbedded(f + "/sub")
