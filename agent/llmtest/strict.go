@@ -3,6 +3,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -71,7 +72,7 @@ func checkStrictNode(node any, path string) error {
 			}
 		}
 	}
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		if err := checkStrictNode(props[name], path+"/properties/"+name); err != nil {
 			return err
 		}
@@ -89,7 +90,7 @@ func checkStrictNode(node any, path string) error {
 		}
 	}
 	defs, _ := obj["$defs"].(map[string]any)
-	for _, name := range sortedKeys(defs) {
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		if err := checkStrictNode(defs[name], path+"/$defs/"+name); err != nil {
 			return err
 		}
@@ -105,15 +106,6 @@ func isObjectType(t any) bool {
 		return slices.Contains(v, any("object"))
 	}
 	return false
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // reasoningModel reports whether OpenAI treats model as a reasoning model

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -83,7 +83,7 @@ func strictify(node any, path string, track bool) (map[string]any, *optional, st
 		return nil, nil, path + ": not a schema object (a boolean schema or a list)"
 	}
 	out := make(map[string]any, len(m)+3)
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch {
 		case slices.Contains(keptKeywords, k):
 			out[k] = m[k]
@@ -131,7 +131,7 @@ func strictify(node any, path string, track bool) (map[string]any, *optional, st
 			return nil, nil, path + ": $defs is not an object"
 		}
 		outDefs := make(map[string]any, len(dm))
-		for _, name := range sortedKeys(dm) {
+		for _, name := range slices.Sorted(maps.Keys(dm)) {
 			sub, _, why := strictify(dm[name], path+"/$defs/"+name, false)
 			if why != "" {
 				return nil, nil, why
@@ -185,7 +185,7 @@ func strictObject(m, out map[string]any, opt *optional, path string, track bool)
 			required[s] = true
 		}
 	}
-	names := sortedKeys(props)
+	names := slices.Sorted(maps.Keys(props))
 	outProps := make(map[string]any, len(props))
 	for _, name := range names {
 		sub, subOpt, why := strictify(props[name], path+"/properties/"+name, track)
@@ -256,15 +256,6 @@ func withObject(t any) any {
 		return "object"
 	}
 	return t
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // arguments returns the arguments to send for the model's raw ones: the
