@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,10 +88,18 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 
 // Create asks a worker that has the template to create a team from it,
 // with params (encoded as JSON, given to Template.Build), and returns the
-// new team's id. Placement: NATS gives the request to one of the workers
-// serving the template (a queue group), at random; a dead worker's teams
-// are spread by the fewest-teams rule (Worker). It fails with
-// ErrNoTemplate when no worker has the template.
+// new team's id. It fails with ErrNoTemplate when no worker has the
+// template.
+//
+// Placement: the team goes to the live worker serving the template that
+// holds the fewest live teams (of any template), counted from the leases
+// bucket, which Create reads once (its presence entries name the live
+// workers and their templates); a tie is broken at random. The request
+// goes to that worker's own subject; when it does not answer (gone since
+// its presence was renewed), or the leases cannot be read, the request
+// goes to the queue group of every worker serving the template, where
+// NATS gives it to one of them at random. A dead worker's teams are
+// spread by its survivors' fair shares (Worker).
 func (c *Client) Create(ctx context.Context, template string, params any) (uuid.UUID, error) {
 	if err := checkTemplateName(template); err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: Create: %w", err)
@@ -98,7 +108,16 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: Create: parameters: %w", err)
 	}
-	rep, err := c.nc.RequestWithContext(ctx, c.cfg.createSubject(template), data)
+	var rep *nats.Msg
+	err = nats.ErrNoResponders // until the placed worker answers
+	if to, perr := c.place(ctx, template); perr != nil {
+		c.cfg.Logger.Debug("cluster: Create: no placement; asking the queue group", "template", template, "error", perr)
+	} else if to != "" {
+		rep, err = c.nc.RequestWithContext(ctx, to, data)
+	}
+	if errors.Is(err, nats.ErrNoResponders) { // no worker placed, or it is gone: any worker with the template
+		rep, err = c.nc.RequestWithContext(ctx, c.cfg.createSubject(template), data)
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return uuid.Nil, fmt.Errorf("%w: %q", ErrNoTemplate, template)
 	}
@@ -119,6 +138,48 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer names no team (%q)", template, r.Team)
 	}
 	return id, nil
+}
+
+// place returns the subject of the worker a new team of the template goes
+// to (Create's placement), "" when no live worker serves it.
+func (c *Client) place(ctx context.Context, template string) (string, error) {
+	teams, workers, err := readBucket(ctx, c.kv)
+	if err != nil {
+		return "", err
+	}
+	p, ok := fewest(teams, workers, template, time.Now())
+	if !ok {
+		return "", nil
+	}
+	return p.Subject + "." + template, nil
+}
+
+// fewest returns the live worker serving the template with the fewest live
+// teams, of any template, a tie broken at random; false when no live
+// worker serves it.
+func fewest(teams []teamLease, workers []presence, template string, now time.Time) (presence, bool) {
+	load := map[string]int{}
+	for _, x := range teams {
+		if !x.Stopped && x.Until.After(now) {
+			load[x.Owner]++
+		}
+	}
+	var best presence
+	least, ties := -1, 0
+	for _, p := range workers {
+		if !p.Until.After(now) || !slices.Contains(p.Templates, template) {
+			continue
+		}
+		switch n := load[p.Owner]; {
+		case least < 0 || n < least:
+			best, least, ties = p, n, 1
+		case n == least: // each of the tied is kept with the same chance
+			if ties++; rand.IntN(ties) == 0 {
+				best = p
+			}
+		}
+	}
+	return best, least >= 0
 }
 
 // Send puts a person's message for the member named to (a slash command
@@ -233,28 +294,15 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 
 // Teams lists the teams of the leases bucket, stopped ones included.
 func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
-	watch, err := c.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	teams, _, err := readBucket(ctx, c.kv)
+	out := make([]TeamInfo, 0, len(teams))
+	for _, x := range teams {
+		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster: list teams: %w", err)
+		return out, fmt.Errorf("cluster: list teams: %w", err)
 	}
-	defer func() { _ = watch.Stop() }()
-	var out []TeamInfo
-	for {
-		select {
-		case e := <-watch.Updates():
-			if e == nil {
-				return out, nil
-			}
-			id, err := uuid.Parse(e.Key())
-			var l lease
-			if err != nil || json.Unmarshal(e.Value(), &l) != nil {
-				continue // not a team's lease
-			}
-			out = append(out, TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: l.Until, Stopped: l.Stopped})
-		case <-ctx.Done():
-			return out, fmt.Errorf("cluster: list teams: %w", context.Cause(ctx))
-		}
-	}
+	return out, nil
 }
 
 // Stop stops a team for good: its lease is marked stopped (no worker

@@ -15,10 +15,11 @@
 //     team's records without claiming it.
 //   - Worker runs teams on a fleet: a lease per team in a JetStream
 //     key-value bucket (owner, end and template, claimed and renewed with
-//     compare-and-set on the key's revision), Create for a new team from
-//     one of the worker's named Templates, and the takeover of every team
-//     whose lease expired, restored from the stream, by the worker with
-//     the fewest teams.
+//     compare-and-set on the key's revision), a presence entry of its own
+//     in the same bucket (its templates and subject, renewed with its
+//     leases), Create for a new team from one of the worker's named
+//     Templates, and the takeover of every team whose lease expired,
+//     restored from the stream (see Placement).
 //   - The durable inbox: a team's input waits in a JetStream stream
 //     (Config.Stream + "_INBOX", a work queue, <prefix>.in.<team id>) and
 //     is consumed by the team's owner through a durable consumer per team,
@@ -30,11 +31,28 @@
 //     Input sent while no worker owns the team waits and is delivered when
 //     one resumes it.
 //   - Client, from any process with a NATS connection: Create a team from
-//     a template by name (a request to the workers serving it), Send
+//     a template by name (a request to the worker it is placed on), Send
 //     input, Watch a team's records from any record index (catch-up,
 //     then follow), list Teams with their owners, Stop a team.
 //   - Template.Resume runs on a team restored by a takeover, for what the
 //     ledger does not hold (the team's catalog of cards).
+//
+// # Placement
+//
+// A new team (Client.Create) goes to the live worker serving its
+// template with the fewest live teams, counted from the leases bucket, a
+// tie broken at random: the request goes to that worker's own subject,
+// and to the queue group of every worker serving the template when that
+// worker does not answer (gone since it last renewed its presence).
+// Worker.Create runs the team on the worker it is called on.
+//
+// A dead worker's teams (their leases ended, its presence ended) are
+// taken over by the live workers serving their template, each in one scan
+// of the bucket up to its fair share: the template's teams, live and to
+// resume, over the live workers serving it, rounded up, less those it
+// already runs; the lease's compare-and-set decides between two workers
+// trying the same team. The survivors thus take all of its teams about a
+// lease after its death, about evenly, a few at a time each.
 //
 // # At least once
 //

@@ -1,12 +1,19 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math/rand/v2"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +40,117 @@ type lease struct {
 	Until    time.Time `json:"until"`
 	Template string    `json:"template,omitempty"` // the template the team was made from
 	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+}
+
+// presencePrefix begins the key of a worker's presence in the leases
+// bucket: a key that is no team's id.
+const presencePrefix = "worker."
+
+// presence is the value of a worker's presence key: the worker, the
+// templates it serves, the subject it serves them on (Subject + "." +
+// template) and its end, renewed with the worker's leases.
+type presence struct {
+	Owner     string    `json:"owner"`
+	Templates []string  `json:"templates"`
+	Subject   string    `json:"subject"`
+	Until     time.Time `json:"until"`
+}
+
+// ownerToken is a key and subject token naming an owner (Config.Owner
+// may hold characters neither allows, such as ':').
+func ownerToken(owner string) string {
+	h := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(h[:16])
+}
+
+// presenceKey is the key of an owner's presence in the leases bucket.
+func presenceKey(owner string) string { return presencePrefix + ownerToken(owner) }
+
+// workerSubject is the subject on which the worker named owner serves
+// Client.Create for itself alone: the template's name follows it.
+func (c Config) workerSubject(owner string) string { return c.Prefix + ".worker." + ownerToken(owner) }
+
+// teamLease is a team's entry in the leases bucket.
+type teamLease struct {
+	id  uuid.UUID
+	rev uint64
+	lease
+}
+
+// readBucket reads every key of the leases bucket once: the teams'
+// leases and the workers' presences, by revision. A key of neither kind,
+// or whose value does not decode, is skipped.
+//
+// Keys renewed during the read come again, at their new revision, and a
+// key renewed before its old value was delivered comes only then; the
+// watcher's end of the initial values (and each entry's Delta) can come
+// early under concurrent writes (nats-io/nats-server#4824). So it reads
+// up to the bucket's last revision twice: up to the one at the start,
+// past every initial value; then up to the one at that point, past every
+// key renewed while the initial values were delivered.
+func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []presence, error) {
+	watch, err := kv.WatchAll(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = watch.Stop() }()
+	teams := map[string]teamLease{}
+	workers := map[string]presence{}
+	revs := map[string]uint64{}
+	var seen uint64 // the highest revision read
+	for range 2 {
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		bs, ok := st.(*jetstream.KeyValueBucketStatus)
+		if !ok {
+			return nil, nil, fmt.Errorf("leases bucket status %T has no stream", st)
+		}
+		for last := bs.StreamInfo().State.LastSeq; seen < last; {
+			var e jetstream.KeyValueEntry
+			select {
+			case e = <-watch.Updates():
+			case <-ctx.Done():
+				return nil, nil, context.Cause(ctx)
+			}
+			if e == nil {
+				continue // the watcher's end of the initial values
+			}
+			seen = max(seen, e.Revision())
+			k := e.Key()
+			if e.Revision() < revs[k] {
+				continue // delivered again (the watcher's consumer was reset): an older value
+			}
+			delete(teams, k)
+			delete(workers, k)
+			revs[k] = e.Revision()
+			if e.Operation() != jetstream.KeyValuePut {
+				continue // deleted
+			}
+			if strings.HasPrefix(k, presencePrefix) {
+				var p presence
+				if json.Unmarshal(e.Value(), &p) == nil {
+					workers[k] = p
+				}
+				continue
+			}
+			var l lease
+			if id, err := uuid.Parse(k); err == nil && json.Unmarshal(e.Value(), &l) == nil {
+				teams[k] = teamLease{id: id, rev: e.Revision(), lease: l}
+			}
+		}
+	}
+	byRev := func(a, b string) int { return cmp.Compare(revs[a], revs[b]) }
+	ts := make([]teamLease, 0, len(teams))
+	for _, k := range slices.SortedFunc(maps.Keys(teams), byRev) {
+		ts = append(ts, teams[k])
+	}
+	ws := make([]presence, 0, len(workers))
+	for _, k := range slices.SortedFunc(maps.Keys(workers), byRev) {
+		ws = append(ws, workers[k])
+	}
+	return ts, ws, nil
 }
 
 // Template is a kind of team a Worker makes, registered under a name
@@ -79,10 +197,25 @@ type owned struct {
 // Leases compare wall clocks: the workers' clocks must agree to well
 // within Config.Lease. Fencing keeps the ledger safe when they do not.
 //
-// Placement: a worker takes an expired team only when no live worker
-// holds fewer teams than it does (counted from the leases), so a dead
-// worker's teams spread over the survivors; the lease's compare-and-set
-// decides between workers that try at the same time.
+// Presence: a worker keeps an entry of its own in the leases bucket
+// (key "worker.<hash of Config.Owner>", no team's id): its owner, its
+// templates, its own create subject and an end, renewed with its leases
+// and removed by Close. A worker whose presence ended is dead: its
+// presence ends no later than its teams' leases.
+//
+// Takeover: on every beat a worker reads the whole bucket once and, for
+// each of its templates, takes over up to its fair share of the teams to
+// resume, in a random order: the template's teams, live and to resume,
+// over the live workers serving it (by their presence, this one
+// included), rounded up, less the template's live teams it holds. So the
+// survivors of a dead worker take all its teams in the next scan, about
+// evenly, each a few at a time; the lease's compare-and-set decides
+// between workers trying the same team (the loser skips it, and takes
+// another next beat if its share is not full). A team is to resume when
+// its lease ended and its owner is dead, or ended more than a lease ago
+// (its live owner lost it), or is this worker's and not run here; a live
+// owner's lease that just ended is left to its owner, whose renewals may
+// lag under load.
 type Worker struct {
 	nc     *nats.Conn
 	sys    *actor.System
@@ -164,11 +297,22 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
 		}
 		w.subs = append(w.subs, sub)
+		// Its own subject, where Client.Create sends a new team placed on it.
+		sub, err = nc.Subscribe(cfg.workerSubject(cfg.Owner)+"."+name, w.serveCreate(name))
+		if err != nil {
+			w.unsubscribe()
+			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
 	}
 	fctx, cancel := context.WithTimeout(ctx, readyTimeout) // FlushWithContext needs a deadline
 	err = nc.FlushWithContext(fctx)
 	cancel()
 	if err != nil { // the server has the subscriptions once flushed: Create finds the worker
+		w.unsubscribe()
+		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
+	}
+	if err := w.present(ctx); err != nil { // once its subjects are served
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
@@ -190,6 +334,25 @@ func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.
 		return nil, fmt.Errorf("cluster: leases bucket %s: %w", cfg.bucketName(), err)
 	}
 	return kv, nil
+}
+
+// present stores (or renews) this worker's presence in the leases bucket,
+// ending a lease from now.
+func (w *Worker) present(ctx context.Context) error {
+	names := make([]string, 0, len(w.tmpls))
+	for name := range w.tmpls {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	data, err := json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
+		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
+	if err != nil {
+		return err
+	}
+	if _, err := w.kv.Put(ctx, presenceKey(w.cfg.Owner), data); err != nil {
+		return fmt.Errorf("store this worker's presence: %w", err)
+	}
+	return nil
 }
 
 // Create starts a new team on this worker from one of its templates: a
@@ -299,49 +462,77 @@ func (w *Worker) heartbeat(bound time.Duration, f func(ctx context.Context)) {
 // took, or whose lease would end unrenewed before the next try, is
 // stopped now.
 func (w *Worker) renew(ctx context.Context) {
+	// The presence first: it ends no later than the leases renewed after
+	// it, so a dead worker is no longer counted live once its teams'
+	// leases have ended (takeExpired's fair share).
+	if err := w.present(ctx); err != nil {
+		w.logger.Warn("cluster: presence renewal failed", "error", err)
+	}
 	w.mu.Lock()
 	teams := make(map[uuid.UUID]*owned, len(w.teams))
 	for id, o := range w.teams {
 		teams[id] = o
 	}
 	w.mu.Unlock()
+	// Several renewals at a time, each with its own deadline: one round
+	// trip after another, hundreds of teams would take longer than a beat.
+	sem := make(chan struct{}, renewParallel)
+	var wg sync.WaitGroup
 	for id, o := range teams {
-		select {
-		case <-o.team.Done():
-			w.forget(id)
-			if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
-				// Its inbox consumer first: once the lease says stopped, the
-				// team holds nothing in the server but its input and records.
-				if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-					w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
-				}
-				if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
-					w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
-						"team_id", id, "error", err)
-				}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+			defer cancel()
+			w.renewTeam(ctx, id, o)
+		})
+	}
+	wg.Wait()
+}
+
+// renewParallel bounds the lease renewals of one worker in flight.
+const renewParallel = 16
+
+// renewTeam renews the lease of one team this worker runs (see renew).
+func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
+	select {
+	case <-o.team.Done():
+		w.forget(id)
+		if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
+			// Its inbox consumer first: once the lease says stopped, the
+			// team holds nothing in the server but its input and records.
+			if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
 			}
-			continue
-		default:
+			if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
+				w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
+					"team_id", id, "error", err)
+			}
 		}
-		if o.inbox != nil {
-			o.inbox.progress()
-		}
-		l := w.newLease(o.template)
-		rev, err := w.put(ctx, id, l, o.rev)
-		switch {
-		case err == nil:
-			w.mu.Lock()
-			o.rev, o.until = rev, l.Until
-			w.mu.Unlock()
-		case errors.Is(err, errStopped):
-			w.lose(id, o, "a client stopped it", nil)
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
-			w.lose(id, o, "another worker took its lease", err)
-		case time.Now().Add(w.beat).After(o.until): // it would end before the next try
-			w.lose(id, o, "its lease ends unrenewed", err)
-		default:
-			w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
-		}
+		return
+	default:
+	}
+	w.mu.Lock()
+	ib := o.inbox // set once the team's input is consumed
+	w.mu.Unlock()
+	if ib != nil {
+		ib.progress()
+	}
+	l := w.newLease(o.template)
+	rev, err := w.put(ctx, id, l, o.rev)
+	switch {
+	case err == nil:
+		w.mu.Lock()
+		o.rev, o.until = rev, l.Until
+		w.mu.Unlock()
+	case errors.Is(err, errStopped):
+		w.lose(id, o, "a client stopped it", nil)
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
+		w.lose(id, o, "another worker took its lease", err)
+	case time.Now().Add(w.beat).After(o.until): // it would end before the next try
+		w.lose(id, o, "its lease ends unrenewed", err)
+	default:
+		w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
 	}
 }
 
@@ -403,81 +594,136 @@ func (w *Worker) forget(id uuid.UUID) {
 	}
 }
 
-// takeExpired reads every lease and takes over the teams whose lease
-// ended, while no live worker holds fewer teams than this one.
+// takeExpired reads every lease and takes over, for each of this
+// worker's templates, up to its fair share of the teams whose lease ended
+// (see Worker), in a random order.
 func (w *Worker) takeExpired(ctx context.Context) {
-	watch, err := w.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	teams, workers, err := readBucket(ctx, w.kv)
+	if w.cfg.scanned != nil {
+		defer w.cfg.scanned()
+	}
 	if err != nil {
 		w.logger.Warn("cluster: cannot read the leases", "error", err)
 		return
 	}
-	type expired struct {
-		id       uuid.UUID
-		rev      uint64
-		template string
+	todo, share := w.fairShare(teams, workers, time.Now())
+	for template, xs := range todo {
+		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+		w.takeSome(xs, share[template])
 	}
-	var todo []expired
-	load := map[string]int{w.cfg.Owner: 0}
-	now := time.Now()
-	for done := false; !done; {
-		select {
-		case e := <-watch.Updates():
-			if e == nil {
-				done = true
-				break
+}
+
+// takeParallel bounds the takeovers of one worker in flight: a restore
+// waits on JetStream much of its time.
+const takeParallel = 4
+
+// takeSome takes over teams of xs, in order, until it took n of them (a
+// team another worker took first is skipped) or the worker closes.
+func (w *Worker) takeSome(xs []teamLease, n int) {
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range min(takeParallel, n) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				select {
+				case <-w.quit:
+					n = 0
+				default:
+				}
+				if n <= 0 || next == len(xs) {
+					mu.Unlock()
+					return
+				}
+				x := xs[next]
+				next++
+				n-- // one more try in flight
+				mu.Unlock()
+				if !w.take(x) {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
 			}
-			var l lease
-			id, err := uuid.Parse(e.Key())
-			if err != nil || json.Unmarshal(e.Value(), &l) != nil || l.Stopped {
-				continue
-			}
-			switch _, ours := w.tmpls[l.Template]; {
-			case l.Until.After(now):
-				load[l.Owner]++
-			case ours: // a team of another template is left to a worker that has it
-				todo = append(todo, expired{id, e.Revision(), l.Template})
-			}
-		case <-ctx.Done():
-			done = true
-		}
+		})
 	}
-	_ = watch.Stop()
-	if w.cfg.scanned != nil {
-		defer w.cfg.scanned()
+	wg.Wait()
+}
+
+// fairShare returns, by template of this worker's, the teams to take
+// over and how many of them this worker may take (see Worker).
+func (w *Worker) fairShare(teams []teamLease, workers []presence, now time.Time) (map[string][]teamLease, map[string]int) {
+	serving := map[string]map[string]bool{} // template: the live workers serving it
+	for name := range w.tmpls {
+		serving[name] = map[string]bool{w.cfg.Owner: true}
 	}
-	for _, x := range todo {
-		mine := load[w.cfg.Owner]
-		fewest := mine
-		for _, n := range load {
-			fewest = min(fewest, n)
+	alive := map[string]bool{w.cfg.Owner: true}
+	for _, p := range workers {
+		if !p.Until.After(now) {
+			continue // dead, or closed without removing its presence
 		}
-		if mine > fewest {
-			return // a worker with fewer teams takes it
-		}
-		l := w.newLease(x.template)
-		rev, err := w.put(ctx, x.id, l, x.rev)
-		if err != nil {
-			continue // taken by another worker, or NATS unreachable: next beat
-		}
-		t, log, err := w.run(ctx, x.id, rev, l)
-		if err != nil {
-			w.logger.Error("cluster: cannot resume a team whose lease this worker took", "team_id", x.id, "error", err)
-			continue
-		}
-		if resume := w.tmpls[x.template].Resume; resume != nil {
-			if err := resume(ctx, t); err != nil {
-				w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
+		alive[p.Owner] = true
+		for _, name := range p.Templates {
+			if serving[name] != nil {
+				serving[name][p.Owner] = true
 			}
-		}
-		if err := w.openInbox(ctx, x.id, w.tmpls[x.template].Person, log); err != nil {
-			w.logger.Error("cluster: the resumed team's input is not consumed", "team_id", x.id, "error", err)
-		}
-		load[w.cfg.Owner]++
-		w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
-		if w.cfg.resumed != nil {
-			w.cfg.resumed(x.id)
 		}
 	}
+	live, mine := map[string]int{}, map[string]int{}
+	todo := map[string][]teamLease{}
+	for _, x := range teams {
+		ended := !x.Until.After(now)
+		switch {
+		case x.Stopped || serving[x.Template] == nil: // a team of another template is left to a worker that has it
+		case x.Owner == w.cfg.Owner && ended && w.team(x.id) == nil: // this worker's, not run here
+			todo[x.Template] = append(todo[x.Template], x)
+		case !ended || x.Owner == w.cfg.Owner || alive[x.Owner] && now.Before(x.Until.Add(w.cfg.Lease)):
+			live[x.Template]++ // renewed, or its live owner's renewal lags
+			if x.Owner == w.cfg.Owner {
+				mine[x.Template]++
+			}
+		default:
+			todo[x.Template] = append(todo[x.Template], x)
+		}
+	}
+	share := map[string]int{}
+	for name, xs := range todo {
+		n := len(serving[name])
+		share[name] = (live[name]+len(xs)+n-1)/n - mine[name]
+	}
+	return todo, share
+}
+
+// take takes over a team whose lease ended: the lease by compare-and-set
+// on its revision (false when another worker took it first, or NATS is
+// unreachable), then the team, restored from its ledger.
+func (w *Worker) take(x teamLease) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease) // a restore may take a while
+	defer cancel()
+	l := w.newLease(x.Template)
+	rev, err := w.put(ctx, x.id, l, x.rev)
+	if err != nil {
+		return false // taken by another worker, or NATS unreachable: next beat
+	}
+	t, log, err := w.run(ctx, x.id, rev, l)
+	if err != nil {
+		w.logger.Error("cluster: cannot resume a team whose lease this worker took", "team_id", x.id, "error", err)
+		return false
+	}
+	if resume := w.tmpls[x.Template].Resume; resume != nil {
+		if err := resume(ctx, t); err != nil {
+			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
+		}
+	}
+	if err := w.openInbox(ctx, x.id, w.tmpls[x.Template].Person, log); err != nil {
+		w.logger.Error("cluster: the resumed team's input is not consumed", "team_id", x.id, "error", err)
+	}
+	w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
+	if w.cfg.resumed != nil {
+		w.cfg.resumed(x.id)
+	}
+	return true
 }
 
 // Close stops the heartbeat and this worker's teams, and releases their
@@ -493,6 +739,13 @@ func (w *Worker) Close(ctx context.Context) error {
 		close(w.quit)
 		w.creating.Wait()
 		w.wg.Wait()
+		// No longer counted live: the others take all of its teams at once.
+		switch err := w.kv.Delete(ctx, presenceKey(w.cfg.Owner)); {
+		case errors.Is(err, nats.ErrConnectionClosed): // cut off: it ends by itself, as a dead worker's
+			w.logger.Warn("cluster: this worker's presence is left to end by itself", "error", err)
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cluster: remove this worker's presence: %w", err))
+		}
 		w.mu.Lock()
 		w.closed = true
 		teams := w.teams
