@@ -60,16 +60,28 @@ func TestScaleLostWorker(t *testing.T) {
 			}
 		})
 	}
+	// The three at once: a create waits on JetStream (the inbox's durable
+	// consumer is written to disk) most of its time.
+	var made [3][]*orchestrator.Team
+	var wg sync.WaitGroup
 	for i, w := range workers {
-		for range perWorker {
-			team, err := w.Create(ctx, "counters", nil)
-			if err != nil {
-				t.Fatal(err)
+		wg.Go(func() {
+			for range perWorker {
+				team, err := w.Create(ctx, "counters", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				made[i] = append(made[i], team)
 			}
-			if i == 0 {
-				teams[team.ID()] = team
-			}
-		}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, team := range made[0] {
+		teams[team.ID()] = team
 	}
 	t.Logf("%d teams made in %v", 3*perWorker, time.Since(start).Round(time.Millisecond))
 	for id := range teams { // every record so far acknowledged
@@ -149,7 +161,6 @@ func TestScaleLostWorker(t *testing.T) {
 	}
 	// Both survivors at once: one closed first would see the other take
 	// its 150 teams over.
-	var wg sync.WaitGroup
 	for _, w := range workers[1:] {
 		wg.Go(func() {
 			if err := w.Close(ctx); err != nil {
