@@ -130,22 +130,44 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 // run again by the team's next owner. The input's id is the id of the
 // message the member gets (on a first delivery).
 func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uuid.UUID, error) {
-	switch {
-	case strings.TrimSpace(to) == "":
+	if strings.TrimSpace(to) == "" {
 		return uuid.Nil, errors.New("cluster: Send: no member named (to is empty)")
-	case strings.TrimSpace(text) == "":
-		return uuid.Nil, errors.New("cluster: Send: the text is empty")
+	}
+	return c.input(ctx, team, text, toHeader, to, fmt.Sprintf("send to %q", to))
+}
+
+// Answer puts a person's answer to question (the id of a message a member
+// sent to the team's person, as Watch shows it) into the team's durable
+// inbox and returns the input's id, once JetStream stored it. The team's
+// owner sends it from the team's person to the question's sender, as a
+// response parented to the question (agent.Answer, the inbox's
+// orchestrator.ProcessHumanInput), with the delivery of Send: at least
+// once, waiting in the stream while no worker owns the team. A "/cancel"
+// cancels the turn the question's sender is running. An answer to a
+// message the team's log does not hold, or one not sent to the person, is
+// refused by the owner (logged, and told to the team as a warning record).
+func (c *Client) Answer(ctx context.Context, team, question uuid.UUID, text string) (uuid.UUID, error) {
+	if question == uuid.Nil {
+		return uuid.Nil, errors.New("cluster: Answer: no question (its id is the nil UUID)")
+	}
+	return c.input(ctx, team, text, answersHeader, question.String(), "answer "+question.String())
+}
+
+// input publishes one input for team, its header key set to value.
+func (c *Client) input(ctx context.Context, team uuid.UUID, text, key, value, what string) (uuid.UUID, error) {
+	if strings.TrimSpace(text) == "" {
+		return uuid.Nil, fmt.Errorf("cluster: %s: the text is empty", what)
 	}
 	if _, err := c.live(ctx, team); err != nil {
 		return uuid.Nil, err
 	}
 	id := uuid.New()
 	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
-		toHeader:              {to},
+		key:                   {value},
 		jetstream.MsgIDHeader: {id.String()},
 	}}
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: send to %q of team %s: %w", to, team, err)
+		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, err)
 	}
 	return id, nil
 }

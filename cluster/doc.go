@@ -28,10 +28,13 @@
 //     and acknowledged only once the record closing its turn (its
 //     ProcessedMessage, or HandledMessage) is acknowledged by JetStream.
 //     Input sent while no worker owns the team waits and is delivered when
-//     one resumes it.
+//     one resumes it. A person's answer to a member's question
+//     (Client.Answer, the inbox's orchestrator.ProcessHumanInput) goes the
+//     same way: the owner finds the question in the team's log and sends
+//     the answer from the person to its sender (agent.Answer).
 //   - Client, from any process with a NATS connection: Create a team from
 //     a template by name (a request to the workers serving it), Send
-//     input, Watch a team's records from any record index (catch-up,
+//     input, Answer a member's question, Watch a team's records from any record index (catch-up,
 //     then follow), list Teams with their owners, Stop a team.
 //   - Template.Resume runs on a team restored by a takeover, for what the
 //     ledger does not hold (the team's catalog of cards).
@@ -80,9 +83,7 @@
 //
 // # Not built yet
 //
-// A person's
-// answer to a member's question (orchestrator.ProcessHumanInput) does not
-// go through the inbox. A model call whose answer was already logged is
+// A model call whose answer was already logged is
 // paid again when its turn runs again. On a replicated stream a Ledger
 // keeps one record in flight (JetStream refuses overlapping subject
 // checks there), which is slow; atomic batches would fix it.
