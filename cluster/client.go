@@ -73,13 +73,13 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if c.kv, err = leases(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	if c.ledger, err = ensureStream(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	if c.inbox, err = ensureInbox(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	return c, nil
 }
@@ -167,7 +167,7 @@ func (c *Client) input(ctx context.Context, team uuid.UUID, text, key, value, wh
 		jetstream.MsgIDHeader: {id.String()},
 	}}
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, err)
+		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
 	}
 	return id, nil
 }
@@ -179,7 +179,7 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchTeam, team)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, err)
+		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, reach(c.nc, err))
 	}
 	var l lease
 	if err := json.Unmarshal(e.Value(), &l); err != nil {
@@ -210,12 +210,12 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			FilterSubjects: []string{c.cfg.recordsSubject(team)},
 		})
 		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
 		it, err := cons.Messages()
 		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
 		defer it.Stop()
@@ -228,7 +228,7 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 				return
 			}
 			if err != nil { // the ordered consumer recovers from what it can: this ends the watch
-				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
 			if from > 1 {
@@ -257,7 +257,7 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	watch, err := c.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("cluster: list teams: %w", err)
+		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
 	}
 	defer func() { _ = watch.Stop() }()
 	var out []TeamInfo
@@ -274,7 +274,7 @@ func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 			}
 			out = append(out, TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: l.Until, Stopped: l.Stopped})
 		case <-ctx.Done():
-			return out, fmt.Errorf("cluster: list teams: %w", context.Cause(ctx))
+			return out, fmt.Errorf("cluster: list teams: %w", reach(c.nc, context.Cause(ctx)))
 		}
 	}
 }
@@ -305,13 +305,13 @@ func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 			continue // renewed meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("cluster: stop team %s: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: %w", team, reach(c.nc, err))
 		}
 		if err := c.js.DeleteConsumer(ctx, c.cfg.inboxStream(), inboxConsumer(team)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, reach(c.nc, err))
 		}
 		if err := c.inbox.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.inboxSubject(team))); err != nil {
-			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, reach(c.nc, err))
 		}
 		return nil
 	}
