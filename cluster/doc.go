@@ -45,8 +45,12 @@
 // before the turn's close was stored) is delivered again to the team's
 // next owner, about a lease later, and run again, as a message of its own
 // (a new id derived from the input's). A turn may thus run twice, and its
-// side effects (a model call, a tool) happen twice; its records are in
-// the ledger once per run that finished. An input whose turn's close is
+// side effects (a tool, a message sent) happen twice; its records are in
+// the ledger once per run that finished. An LLM agent (agent.BaseAgent)
+// does not pay twice for a model call of the cut turn whose answer the
+// ledger holds: restored, it replays the logged answers while the rerun
+// matches the cut run (llm.Runner.RestoreCut), and calls the model from
+// the first difference on (a tool that answers differently this time). An input whose turn's close is
 // in the ledger is never run again, even when its acknowledgement was
 // lost. Without a crash, each input runs once.
 //
@@ -83,8 +87,7 @@
 //
 // # Not built yet
 //
-// A model call whose answer was already logged is
-// paid again when its turn runs again. On a replicated stream a Ledger
-// keeps one record in flight (JetStream refuses overlapping subject
-// checks there), which is slow; atomic batches would fix it.
+// On a replicated stream a Ledger keeps one record in flight (JetStream
+// refuses overlapping subject checks there), which is slow; atomic batches
+// would fix it.
 package cluster
