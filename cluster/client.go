@@ -204,14 +204,27 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // yielded last. Records an old owner wrote after a hole and the next owner
 // wrote over (see ReadTeam) are yielded as stored: ReadTeam gives the
 // ledger.
+//
+// A team the leases bucket does not know is an error wrapping
+// ErrNoSuchTeam, yielded at once. A team stopped before the watch began
+// is read to its last record, then the watch ends (nothing will follow).
 func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Seq2[message.Message, error] {
 	return func(yield func(message.Message, error) bool) {
+		_, err := c.live(ctx, team)
+		stopped := errors.Is(err, errWasStopped)
+		if err != nil && !stopped {
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			return
+		}
 		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{c.cfg.recordsSubject(team)},
 		})
 		if err != nil {
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
+		}
+		if stopped && cons.CachedInfo().NumPending == 0 {
+			return // a stopped team without records
 		}
 		it, err := cons.Messages()
 		if err != nil {
@@ -231,26 +244,35 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
-			if from > 1 {
-				if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
-					continue // before from: a record without a valid index is yielded (or reported) below
-				}
+			if !c.watched(m, team, from, seen, yield) {
+				return
 			}
-			rec, err := message.UnmarshalMessage(m.Data())
-			if err != nil {
-				if !yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err)) {
-					return
-				}
-				continue
-			}
-			if id := rec.Envelope().ID; !seen[id] {
-				seen[id] = true
-				if !yield(rec, nil) {
-					return
+			if stopped {
+				if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
+					return // a stopped team's last record
 				}
 			}
 		}
 	}
+}
+
+// watched yields one record Watch read, unless it is before from or
+// yielded already; false when the loop stopped.
+func (c *Client) watched(m jetstream.Msg, team uuid.UUID, from uint64, seen map[uuid.UUID]bool, yield func(message.Message, error) bool) bool {
+	if from > 1 {
+		if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
+			return true // before from: a record without a valid index is yielded (or reported) below
+		}
+	}
+	rec, err := message.UnmarshalMessage(m.Data())
+	if err != nil {
+		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err))
+	}
+	if id := rec.Envelope().ID; !seen[id] {
+		seen[id] = true
+		return yield(rec, nil)
+	}
+	return true
 }
 
 // Teams lists the teams of the leases bucket, stopped ones included.

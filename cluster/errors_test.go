@@ -29,6 +29,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Config{AckTimeout: -time.Second}, "Config.AckTimeout"},
 		{Config{FlushTimeout: -time.Second}, "Config.FlushTimeout"},
 		{Config{Lease: -time.Second}, "Config.Lease"},
+		{Config{Lease: 2}, "Config.Lease"},
 	} {
 		_, err := tc.cfg.withDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
