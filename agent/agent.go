@@ -173,11 +173,11 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		return err
 	}
 	if c.Restoring() {
-		events, err := LLMEvents(ctx, a.team, c.Self().AgentID())
+		events, cut, err := restoreEvents(ctx, a.team, c.Self().AgentID())
 		if err != nil {
 			return fmt.Errorf("agent %s: restore LLM context: %w", c.Self().Name(), err)
 		}
-		a.runner.Restore(events)
+		a.runner.RestoreCut(events, cut)
 	}
 	return nil
 }

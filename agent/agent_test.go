@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -394,6 +395,41 @@ func TestHumanAnswers(t *testing.T) {
 	h.waitProcessed(h.manager, answer.ID)
 	if u := h.lastUser("@Manager", 1); !strings.HasPrefix(u, "You received a response from @Human. Analyse the response, then continue or end the exchange.") {
 		t.Fatalf("prompt %q", u)
+	}
+}
+
+// A60, B112: agent.Answer sends the person's answer with the id its
+// caller chose (a durable inbox recognizes the answer's turn by it),
+// parented to the question, as a response by default; it refuses a nil
+// message, a bad intent and an actor that is not a user proxy.
+func TestAnswerKeepsTheCallersID(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
+	h.say(h.manager, agent.Request, "Ask the human")
+	q := h.expectHuman()
+	if err := agent.Answer(h.ctx(), h.human, q, nil); err == nil {
+		t.Fatal("Answer(nil) accepted")
+	}
+	if err := agent.Answer(h.ctx(), h.human, q, &agent.AgentMessage{Type: "shout", Content: "x"}); err == nil || !strings.Contains(err.Error(), "shout") {
+		t.Fatalf("bad intent: %v", err)
+	}
+	if err := agent.Answer(h.ctx(), h.manager, q, &agent.AgentMessage{Content: "x"}); err == nil || !strings.Contains(err.Error(), "not a user proxy") {
+		t.Fatalf("from an agent: %v", err)
+	}
+	am := &agent.AgentMessage{Content: "Yes"}
+	am.ID = uuid.New()
+	if err := agent.Answer(h.ctx(), h.human, q, am); err != nil {
+		t.Fatal(err)
+	}
+	h.waitProcessed(h.manager, am.ID)
+	var answer *agent.AgentMessage
+	for _, a := range h.sub.sentTo("@Manager") {
+		if a.ID == am.ID {
+			answer = a
+		}
+	}
+	if answer == nil || answer.Type != agent.Response || answer.Content != "Yes" || answer.ParentID.UUID != q.ID {
+		t.Fatalf("answer %+v, want response Yes with id %s parented to %s", answer, am.ID, q.ID)
 	}
 }
 

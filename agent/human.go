@@ -103,6 +103,46 @@ func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) erro
 	})
 }
 
+// Answer sends a person's answer to original from the user proxy at
+// proxy (leg 2, B112, A60), as UserProxy.Answer does on the proxy's
+// goroutine: msg goes to the sender of original, with original as its
+// parent. An empty intent means response. Unlike
+// orchestrator.ProcessHumanInput, the caller makes the message, so it may
+// set its id (a durable inbox that must recognize the answer's turn).
+//
+// A person's "/cancel [reason]" is sent as a message.CancelMessage instead
+// of msg, which is not sent (see Say). It fails with
+// orchestrator.ErrNoSender when original has no sender, and when the actor
+// at proxy is not a user proxy.
+func Answer(ctx context.Context, proxyAddr *message.Address, original message.Message, msg *AgentMessage) error {
+	if msg == nil {
+		return errors.New("agent: Answer(nil)")
+	}
+	var out message.Message = msg
+	if cm, ok := asCancel(msg.Content); ok {
+		out = cm
+	} else {
+		if msg.Type == "" {
+			msg.Type = Response
+		}
+		if !msg.Type.Valid() {
+			return fmt.Errorf("agent: Answer: unknown intent %q", msg.Type)
+		}
+	}
+	return proxy.Do(ctx, proxyAddr, func(c *actor.Context, a actor.Actor) error {
+		p, ok := a.(answerer)
+		if !ok {
+			return fmt.Errorf("agent: Answer: %s is not a user proxy (%T)", proxyAddr, a)
+		}
+		return p.Answer(c, original, out)
+	})
+}
+
+// answerer is orchestrator.UserProxy and everything embedding it.
+type answerer interface {
+	Answer(c *actor.Context, original, msg message.Message) error
+}
+
 // cancelCommand is what a person types to cancel an agent's running turn.
 const cancelCommand = "/cancel"
 

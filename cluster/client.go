@@ -75,13 +75,13 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if c.kv, err = leases(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	if c.ledger, err = ensureStream(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	if c.inbox, err = ensureInbox(ctx, c.js, cfg); err != nil {
-		return nil, err
+		return nil, reach(nc, err)
 	}
 	return c, nil
 }
@@ -122,7 +122,7 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 		return uuid.Nil, fmt.Errorf("%w: %q", ErrNoTemplate, template)
 	}
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, err)
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, reach(c.nc, err))
 	}
 	var r createReply
 	if err := json.Unmarshal(rep.Data, &r); err != nil {
@@ -191,22 +191,44 @@ func fewest(teams []teamLease, workers []presence, template string, now time.Tim
 // run again by the team's next owner. The input's id is the id of the
 // message the member gets (on a first delivery).
 func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uuid.UUID, error) {
-	switch {
-	case strings.TrimSpace(to) == "":
+	if strings.TrimSpace(to) == "" {
 		return uuid.Nil, errors.New("cluster: Send: no member named (to is empty)")
-	case strings.TrimSpace(text) == "":
-		return uuid.Nil, errors.New("cluster: Send: the text is empty")
+	}
+	return c.input(ctx, team, text, toHeader, to, fmt.Sprintf("send to %q", to))
+}
+
+// Answer puts a person's answer to question (the id of a message a member
+// sent to the team's person, as Watch shows it) into the team's durable
+// inbox and returns the input's id, once JetStream stored it. The team's
+// owner sends it from the team's person to the question's sender, as a
+// response parented to the question (agent.Answer, the inbox's
+// orchestrator.ProcessHumanInput), with the delivery of Send: at least
+// once, waiting in the stream while no worker owns the team. A "/cancel"
+// cancels the turn the question's sender is running. An answer to a
+// message the team's log does not hold, or one not sent to the person, is
+// refused by the owner (logged, and told to the team as a warning record).
+func (c *Client) Answer(ctx context.Context, team, question uuid.UUID, text string) (uuid.UUID, error) {
+	if question == uuid.Nil {
+		return uuid.Nil, errors.New("cluster: Answer: no question (its id is the nil UUID)")
+	}
+	return c.input(ctx, team, text, answersHeader, question.String(), "answer "+question.String())
+}
+
+// input publishes one input for team, its header key set to value.
+func (c *Client) input(ctx context.Context, team uuid.UUID, text, key, value, what string) (uuid.UUID, error) {
+	if strings.TrimSpace(text) == "" {
+		return uuid.Nil, fmt.Errorf("cluster: %s: the text is empty", what)
 	}
 	if _, err := c.live(ctx, team); err != nil {
 		return uuid.Nil, err
 	}
 	id := uuid.New()
 	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
-		toHeader:              {to},
+		key:                   {value},
 		jetstream.MsgIDHeader: {id.String()},
 	}}
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: send to %q of team %s: %w", to, team, err)
+		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
 	}
 	return id, nil
 }
@@ -218,7 +240,7 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchTeam, team)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, err)
+		return nil, fmt.Errorf("cluster: the lease of team %s: %w", team, reach(c.nc, err))
 	}
 	var l lease
 	if err := json.Unmarshal(e.Value(), &l); err != nil {
@@ -243,18 +265,31 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // yielded last. Records an old owner wrote after a hole and the next owner
 // wrote over (see ReadTeam) are yielded as stored: ReadTeam gives the
 // ledger.
+//
+// A team the leases bucket does not know is an error wrapping
+// ErrNoSuchTeam, yielded at once. A team stopped before the watch began
+// is read to its last record, then the watch ends (nothing will follow).
 func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Seq2[message.Message, error] {
 	return func(yield func(message.Message, error) bool) {
+		_, err := c.live(ctx, team)
+		stopped := errors.Is(err, errWasStopped)
+		if err != nil && !stopped {
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			return
+		}
 		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{c.cfg.recordsSubject(team)},
 		})
 		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
+		}
+		if stopped && cons.CachedInfo().NumPending == 0 {
+			return // a stopped team without records
 		}
 		it, err := cons.Messages()
 		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
 		defer it.Stop()
@@ -267,29 +302,38 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 				return
 			}
 			if err != nil { // the ordered consumer recovers from what it can: this ends the watch
-				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
+				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
-			if from > 1 {
-				if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
-					continue // before from: a record without a valid index is yielded (or reported) below
-				}
+			if !c.watched(m, team, from, seen, yield) {
+				return
 			}
-			rec, err := message.UnmarshalMessage(m.Data())
-			if err != nil {
-				if !yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err)) {
-					return
-				}
-				continue
-			}
-			if id := rec.Envelope().ID; !seen[id] {
-				seen[id] = true
-				if !yield(rec, nil) {
-					return
+			if stopped {
+				if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
+					return // a stopped team's last record
 				}
 			}
 		}
 	}
+}
+
+// watched yields one record Watch read, unless it is before from or
+// yielded already; false when the loop stopped.
+func (c *Client) watched(m jetstream.Msg, team uuid.UUID, from uint64, seen map[uuid.UUID]bool, yield func(message.Message, error) bool) bool {
+	if from > 1 {
+		if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
+			return true // before from: a record without a valid index is yielded (or reported) below
+		}
+	}
+	rec, err := message.UnmarshalMessage(m.Data())
+	if err != nil {
+		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err))
+	}
+	if id := rec.Envelope().ID; !seen[id] {
+		seen[id] = true
+		return yield(rec, nil)
+	}
+	return true
 }
 
 // Teams lists the teams of the leases bucket, stopped ones included.
@@ -300,7 +344,7 @@ func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped})
 	}
 	if err != nil {
-		return out, fmt.Errorf("cluster: list teams: %w", err)
+		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
 	}
 	return out, nil
 }
@@ -331,13 +375,13 @@ func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 			continue // renewed meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("cluster: stop team %s: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: %w", team, reach(c.nc, err))
 		}
 		if err := c.js.DeleteConsumer(ctx, c.cfg.inboxStream(), inboxConsumer(team)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, reach(c.nc, err))
 		}
 		if err := c.inbox.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.inboxSubject(team))); err != nil {
-			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, err)
+			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, reach(c.nc, err))
 		}
 		return nil
 	}

@@ -183,6 +183,30 @@ func TestClientInboxDeliversOnce(t *testing.T) {
 	if _, err := c.Send(ctx, id, "a", "late"); !errors.Is(err, ErrNoSuchTeam) {
 		t.Fatalf("Send to a stopped team: %v; want ErrNoSuchTeam", err)
 	}
+	// Watch of a stopped team: its records, then the end (ctx is not cancelled).
+	stored, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, err := range c.Watch(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n < len(stored) || n == 0 { // its copy's last records may land after the read
+		t.Fatalf("Watch of the stopped team yielded %d records; want its %d", n, len(stored))
+	}
+	for _, err := range c.Watch(ctx, uuid.New(), 0) {
+		if !errors.Is(err, ErrNoSuchTeam) {
+			t.Fatalf("Watch of an unknown team: %v; want ErrNoSuchTeam", err)
+		}
+		n = -1
+	}
+	if n != -1 {
+		t.Fatal("Watch of an unknown team yielded nothing")
+	}
 }
 
 // Issue 14: the client's errors name what was wrong.

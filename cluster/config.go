@@ -19,6 +19,7 @@ const (
 	defaultAckTimeout   = 5 * time.Second
 	defaultFlushTimeout = 10 * time.Second
 	maxReplicas         = 5
+	minLease            = 30 * time.Millisecond // a renewal's round trip must fit in a third of it
 )
 
 // Config says where teams' ledgers live and how a Ledger publishes. The
@@ -47,7 +48,7 @@ type Config struct {
 	// still unacknowledged (10 s when 0).
 	FlushTimeout time.Duration
 	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
-	// when 0); the Worker renews it every third of that. A team whose
+	// when 0, at least 30 ms); the Worker renews it every third of that. A team whose
 	// worker died is resumed elsewhere about one lease later.
 	Lease time.Duration
 	// Owner names this process in its claims of teams; the host name and
@@ -105,8 +106,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.AckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.AckTimeout %v: must be positive", c.AckTimeout))
 	}
-	if c.Lease < 0 {
-		errs = append(errs, fmt.Errorf("Config.Lease %v: must be positive", c.Lease))
+	if c.Lease < 0 || (c.Lease > 0 && c.Lease < minLease) {
+		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v (renewed every third of it)", c.Lease, minLease))
 	}
 	if c.FlushTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.FlushTimeout %v: must be positive", c.FlushTimeout))

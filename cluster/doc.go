@@ -29,10 +29,13 @@
 //     and acknowledged only once the record closing its turn (its
 //     ProcessedMessage, or HandledMessage) is acknowledged by JetStream.
 //     Input sent while no worker owns the team waits and is delivered when
-//     one resumes it.
+//     one resumes it. A person's answer to a member's question
+//     (Client.Answer, the inbox's orchestrator.ProcessHumanInput) goes the
+//     same way: the owner finds the question in the team's log and sends
+//     the answer from the person to its sender (agent.Answer).
 //   - Client, from any process with a NATS connection: Create a team from
 //     a template by name (a request to the worker it is placed on), Send
-//     input, Watch a team's records from any record index (catch-up,
+//     input, Answer a member's question, Watch a team's records from any record index (catch-up,
 //     then follow), list Teams with their owners, Stop a team.
 //   - Template.Resume runs on a team restored by a takeover, for what the
 //     ledger does not hold (the team's catalog of cards).
@@ -60,8 +63,12 @@
 // before the turn's close was stored) is delivered again to the team's
 // next owner, about a lease later, and run again, as a message of its own
 // (a new id derived from the input's). A turn may thus run twice, and its
-// side effects (a model call, a tool) happen twice; its records are in
-// the ledger once per run that finished. An input whose turn's close is
+// side effects (a tool, a message sent) happen twice; its records are in
+// the ledger once per run that finished. An LLM agent (agent.BaseAgent)
+// does not pay twice for a model call of the cut turn whose answer the
+// ledger holds: restored, it replays the logged answers while the rerun
+// matches the cut run (llm.Runner.RestoreCut), and calls the model from
+// the first difference on (a tool that answers differently this time). An input whose turn's close is
 // in the ledger is never run again, even when its acknowledgement was
 // lost. Without a crash, each input runs once.
 //
@@ -98,10 +105,7 @@
 //
 // # Not built yet
 //
-// A person's
-// answer to a member's question (orchestrator.ProcessHumanInput) does not
-// go through the inbox. A model call whose answer was already logged is
-// paid again when its turn runs again. On a replicated stream a Ledger
-// keeps one record in flight (JetStream refuses overlapping subject
-// checks there), which is slow; atomic batches would fix it.
+// On a replicated stream a Ledger keeps one record in flight (JetStream
+// refuses overlapping subject checks there), which is slow; atomic batches
+// would fix it.
 package cluster

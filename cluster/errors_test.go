@@ -29,6 +29,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Config{AckTimeout: -time.Second}, "Config.AckTimeout"},
 		{Config{FlushTimeout: -time.Second}, "Config.FlushTimeout"},
 		{Config{Lease: -time.Second}, "Config.Lease"},
+		{Config{Lease: 2}, "Config.Lease"},
 	} {
 		_, err := tc.cfg.withDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -248,4 +249,47 @@ func rawTeam(t *testing.T, ctx context.Context, nc *conn) (uuid.UUID, *Ledger, j
 		t.Fatal(err)
 	}
 	return team, l, js, l.recSubj
+}
+
+// Issue 14 (client): NATS unreachable is an error of its own
+// (ErrUnreachable) naming the connection's state: a closed connection, and
+// a server gone while the client reconnects.
+func TestClientUnreachable(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	team := uuid.New()
+
+	e.Close() // the client reconnects, forever
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.Send(short, team, "a", "hi"); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "RECONNECTING") {
+		t.Errorf("Send while the server is gone: %v; want ErrUnreachable, reconnecting", err)
+	}
+
+	nc.Close()
+	if _, err := c.Send(ctx, team, "a", "hi"); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "CLOSED") {
+		t.Errorf("Send on a closed connection: %v; want ErrUnreachable, closed", err)
+	}
+	if _, err := c.Answer(ctx, team, uuid.New(), "yes"); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Answer on a closed connection: %v; want ErrUnreachable", err)
+	}
+	if _, err := c.Teams(ctx); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Teams on a closed connection: %v; want ErrUnreachable", err)
+	}
+	if err := c.Stop(ctx, team); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Stop on a closed connection: %v; want ErrUnreachable", err)
+	}
+	var watched error
+	for _, err := range c.Watch(ctx, team, 0) {
+		watched = err
+		break
+	}
+	if !errors.Is(watched, ErrUnreachable) {
+		t.Errorf("Watch on a closed connection: %v; want ErrUnreachable", watched)
+	}
+	if _, err := NewClient(ctx, nc.Conn, Config{}); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("NewClient on a closed connection: %v; want ErrUnreachable", err)
+	}
 }

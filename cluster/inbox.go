@@ -22,6 +22,10 @@ import (
 // toHeader names the member an input is for.
 const toHeader = "Akgentic-To"
 
+// answersHeader holds the id of the question an input answers
+// (Client.Answer).
+const answersHeader = "Akgentic-Answers"
+
 // inboxMaxPending bounds the inputs of one team delivered to its worker
 // and not yet acknowledged (their turns not yet durable).
 const inboxMaxPending = 256
@@ -189,31 +193,31 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.refuse(m, input, errors.New("the team's template names no person to send input from"))
 		return
 	}
-	to := m.Headers().Get(toHeader)
-	toAddr, err := ib.team.Member(ctx, to)
-	var from *message.Address
-	if err == nil {
-		from, err = ib.team.Member(ctx, ib.person)
-	}
+	d, err := ib.delivery(ctx, m)
 	switch {
-	case err != nil: // the team is stopping: its next owner gets the input
+	case errors.Is(err, errStopping): // its next owner gets the input
 		ib.forget(input)
 		ib.w.logger.Warn("cluster: an input is left for the team's next owner", "team_id", ib.id, "input", input, "error", err)
 		return
-	case toAddr == nil:
-		ib.refuse(m, input, fmt.Errorf("the team has no member named %q", to))
-		return
-	case from == nil:
-		ib.refuse(m, input, fmt.Errorf("the team has no member %q to speak for its person", ib.person))
+	case err != nil:
+		ib.refuse(m, input, err)
 		return
 	}
 	am := &agent.AgentMessage{Type: agent.Request, Content: string(m.Data())}
+	if d.question != nil {
+		am.Type = agent.Response
+	}
 	mid := attemptID(input, n)
 	am.ID = mid
 	ib.ledger.onClosed(mid, func() { ib.closed(input, mid) })
-	if err := agent.Say(ctx, from, toAddr, am); err != nil {
+	if d.question != nil {
+		err = agent.Answer(ctx, d.from, d.question, am)
+	} else {
+		err = agent.Say(ctx, d.from, d.to, am)
+	}
+	if err != nil {
 		ib.ledger.drop(mid)
-		ib.refuse(m, input, fmt.Errorf("send to %q: %w", to, err))
+		ib.refuse(m, input, fmt.Errorf("%s: %w", d.what, err))
 		return
 	}
 	if am.Recipient == nil {
@@ -223,6 +227,80 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.ledger.drop(mid)
 		ib.ledger.onFlushed(func() { ib.closed(input, mid) })
 	}
+}
+
+// errStopping is delivery's error when the team is stopping: the input is
+// left for the team's next owner.
+var errStopping = errors.New("the team is stopping")
+
+// delivery is where an input goes: from the team's person to a member
+// (Client.Send), or to the sender of the question it answers
+// (Client.Answer).
+type delivery struct {
+	from, to *message.Address
+	question message.Message // the message answered; nil for Send
+	what     string          // for errors: "send to "x"", "answer <id>"
+}
+
+// delivery resolves an input's sender and recipient. An error other than
+// errStopping is the input's fault: it is refused.
+func (ib *inbox) delivery(ctx context.Context, m jetstream.Msg) (delivery, error) {
+	var d delivery
+	from, err := ib.team.Member(ctx, ib.person)
+	switch {
+	case err != nil:
+		return d, fmt.Errorf("%w: %w", errStopping, err)
+	case from == nil:
+		return d, fmt.Errorf("the team has no member %q to speak for its person", ib.person)
+	}
+	d.from = from
+	if q := m.Headers().Get(answersHeader); q != "" {
+		d.what = "answer " + q
+		qid, err := uuid.Parse(q)
+		if err != nil {
+			return d, fmt.Errorf("%s: not a message id: %w", d.what, err)
+		}
+		d.question, err = ib.question(ctx, qid)
+		return d, err
+	}
+	to := m.Headers().Get(toHeader)
+	d.what = fmt.Sprintf("send to %q", to)
+	d.to, err = ib.team.Member(ctx, to)
+	switch {
+	case err != nil:
+		return d, fmt.Errorf("%w: %w", errStopping, err)
+	case d.to == nil:
+		return d, fmt.Errorf("the team has no member named %q", to)
+	}
+	return d, nil
+}
+
+// question finds, in the team's log, the message id that a member sent to
+// the team's person.
+func (ib *inbox) question(ctx context.Context, id uuid.UUID) (message.Message, error) {
+	sent, err := ib.team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errStopping, err)
+	}
+	for _, r := range slices.Backward(sent) {
+		s, ok := r.(*message.SentMessage)
+		if !ok || s.Message == nil || s.Message.Envelope().ID != id {
+			continue
+		}
+		if s.Recipient == nil || s.Recipient.Name() != ib.person {
+			return nil, fmt.Errorf("answer %s: the message was sent to %s, not to the team's person %q", id, nameOf(s.Recipient), ib.person)
+		}
+		return s.Message, nil
+	}
+	return nil, fmt.Errorf("answer %s: the team's log holds no such message", id)
+}
+
+// nameOf is a's name, "nobody" when nil.
+func nameOf(a *message.Address) string {
+	if a == nil {
+		return "nobody"
+	}
+	return a.Name()
 }
 
 // closed is the Ledger's word that the turn of message mid, sent for

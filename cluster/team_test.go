@@ -65,7 +65,17 @@ func (w *counter) OnStart(c *actor.Context) error {
 	return w.ObserveState()
 }
 
+// askContent makes a counter ask its sender the question instead of
+// counting.
+const (
+	askContent = "ask"
+	question   = "how much?"
+)
+
 func (w *counter) Receive(c *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*agent.AgentMessage); ok && m.Content == askContent && m.Sender != nil {
+		return nil, c.Send(m.Sender, agent.NewRequest(question)) // a question for the person
+	}
 	switch msg.(type) {
 	case *message.UserMessage, *agent.AgentMessage:
 		if w.Config().Hold && holding.Load() { // a turn cut by a crash

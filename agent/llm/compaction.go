@@ -203,9 +203,25 @@ func (r *Runner) Clear() string {
 // in the middle of one) gets a stand-in result, so the next request is
 // valid (A30). Nothing is emitted.
 func (r *Runner) Restore(events []Event) {
-	var h []Message
 	runs := map[string]bool{}
 	var budget agentBudget
+	for _, e := range events {
+		if ev, ok := e.(UsageEvent); ok {
+			runs[ev.RunID] = true
+			budget.input += ev.InputTokens
+			budget.output += ev.OutputTokens
+		}
+	}
+	budget.runs = len(runs)
+	h := repairToolResults(historyOf(events), "Tool call aborted: the agent stopped before it executed.")
+	r.history, r.budget, r.cut = h, budget, nil
+	r.restoreSpend(events)
+}
+
+// historyOf folds events into a history: messages append, a compaction
+// folds, a clear empties.
+func historyOf(events []Event) []Message {
+	var h []Message
 	for _, e := range events {
 		switch ev := e.(type) {
 		case MessageEvent:
@@ -214,14 +230,7 @@ func (r *Runner) Restore(events []Event) {
 			h = foldCompaction(h, ev.ReplacedMessageCount, ev.Summary)
 		case ClearedEvent:
 			h = nil
-		case UsageEvent:
-			runs[ev.RunID] = true
-			budget.input += ev.InputTokens
-			budget.output += ev.OutputTokens
 		}
 	}
-	budget.runs = len(runs)
-	h = repairToolResults(h, "Tool call aborted: the agent stopped before it executed.")
-	r.history, r.budget = h, budget
-	r.restoreSpend(events)
+	return h
 }

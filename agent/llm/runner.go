@@ -102,6 +102,7 @@ type Runner struct {
 	closed          bool
 	own, team       *Budget      // the agent's and the team's spend ceilings, nil for none (spend.go)
 	limiter         *RateLimiter // nil for none
+	cut             *cutRun      // a run cut by a crash, replayable by the next run (RestoreCut)
 }
 
 // NewRunner validates cfg and builds a runner.
@@ -341,6 +342,7 @@ type runState[T any] struct {
 	promptIndex    int
 	outputRetries  int
 	toolRetries    map[string]int
+	replay         []Message // the cut run this run replays, prompt first (RestoreCut); nil for none
 	autoCompacted  bool
 	forcedCompacts int
 }
@@ -352,8 +354,10 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 		prompt.Role = roleUser
 	}
 	rs.system = r.systemMessages(rs.ctx)
+	prompt = r.foldOperatorActions(prompt)
+	rs.replay = r.takeCut(rs.ctx, rs.id, prompt)
 	rs.promptIndex = len(r.history)
-	r.appendMessage(rs.id, r.foldOperatorActions(prompt))
+	r.appendMessage(rs.id, prompt)
 	for {
 		if err := rs.ctx.Err(); err != nil {
 			return zero, err
@@ -368,6 +372,12 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 				return zero, err
 			}
 			rs.promptIndex = promptAfter(rs.promptIndex, res)
+		}
+		if m, ok := rs.nextReplayed(); ok { // paid for by the cut run: not requested again
+			if done, res, err := rs.answer(m, "", nil); done || err != nil {
+				return res, err
+			}
+			continue
 		}
 		resp, err := r.complete(rs.ctx, rs.id, rs.request())
 		if err != nil {
@@ -407,12 +417,21 @@ func (rs *runState[T]) handle(resp openai.ChatCompletionResponse) (done bool, re
 		return false, res, rs.outputRetry(errors.New("the response had no choices"), false)
 	}
 	choice := resp.Choices[0]
-	msg := fromOpenAI(choice.Message)
+	return rs.answer(fromOpenAI(choice.Message), choice.FinishReason, &usage)
+}
+
+// answer processes the model's answer msg, finished for finish; usage is
+// its usage event, nil for an answer replayed from the log of a cut run
+// (RestoreCut).
+func (rs *runState[T]) answer(msg Message, finish openai.FinishReason, usage *UsageEvent) (done bool, res T, err error) {
+	r := rs.r
 	r.appendMessage(rs.id, msg)
 	for _, c := range msg.ToolCalls {
 		r.emit(ToolCallEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Arguments: c.Arguments})
 	}
-	r.emit(usage)
+	if usage != nil {
+		r.emit(*usage)
+	}
 	if err := r.cfg.RunLimits.afterResponse(rs.usage); err != nil {
 		return true, res, err
 	}
@@ -423,7 +442,7 @@ func (rs *runState[T]) handle(resp openai.ChatCompletionResponse) (done bool, re
 		rs.usage.toolCalls += len(msg.ToolCalls)
 		return false, res, rs.runTools(msg.ToolCalls)
 	}
-	if choice.FinishReason == openai.FinishReasonContentFilter {
+	if finish == openai.FinishReasonContentFilter {
 		return true, res, ErrContentFilter
 	}
 	var perr error
@@ -432,7 +451,7 @@ func (rs *runState[T]) handle(resp openai.ChatCompletionResponse) (done bool, re
 		perr = fmt.Errorf("the model refused: %s", msg.Refusal)
 	default:
 		res, perr = rs.out.Parse(msg.Content)
-		if perr != nil && choice.FinishReason == openai.FinishReasonLength {
+		if perr != nil && finish == openai.FinishReasonLength {
 			perr = fmt.Errorf("the response was cut off at the token limit (%w); answer more briefly", perr)
 		}
 	}

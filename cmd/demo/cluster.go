@@ -40,10 +40,10 @@ const demoLease = 2 * time.Second
 // person's proxy processed it), worker A crashes: its connection is
 // closed and its team left as it is, without any cleanup (as kill -9
 // would). Worker B takes the team over when A's lease runs out, restored
-// from the stream; the demo prints where it resumed, answers the question
-// through the resumed team's person, and the conversation finishes on B.
-// Answers go through the person's proxy (the inbox carries the person's
-// own messages).
+// from the stream; the demo prints where it resumed. The person's answer
+// to the question goes into the team's durable inbox right after the
+// crash (Client.Answer), waits there while no worker owns the team, and
+// is delivered by B; the conversation finishes on B.
 func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *workspace.Card, sc *search.Card) (err error) {
 	if d.opt.timeout > 0 {
 		var cancel context.CancelFunc
@@ -178,6 +178,17 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		return err
 	}
 	fmt.Fprintf(d.opt.stdout, "worker A lost its connection (a crash: no cleanup) with %d records of the team in the stream\n", len(log))
+	answer := humanAnswer
+	if d.mode == modeReal {
+		answer = "Use your best judgement."
+	}
+	// The person answers now, while no worker runs the team: the answer
+	// waits in the team's durable inbox, and worker B sends it from the
+	// resumed team's person to the resumed reviewer.
+	if _, err := c.Answer(ctx, id, q.msg.Message.Envelope().ID, answer); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.opt.stdout, "the person's answer waits in the team's inbox\n")
 	select {
 	case err := <-resumed:
 		if err != nil {
@@ -187,19 +198,6 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		return fmt.Errorf("waiting for worker B to resume team %s: %w", id, context.Cause(ctx))
 	}
 	fmt.Fprintf(d.opt.stdout, "worker A lost the team; the team resumed on worker B at record %d (lease %s)\n", len(log)+1, demoLease)
-	answer := humanAnswer
-	if d.mode == modeReal {
-		answer = "Use your best judgement."
-	}
-	person := d.sys.Get(q.msg.Recipient.AgentID())
-	if person == nil {
-		return fmt.Errorf("the resumed team on worker B has no %s", q.msg.Recipient.Name())
-	}
-	// The question is the stream's copy: its sender resolves to the
-	// reviewer resumed on worker B.
-	if err := orchestrator.ProcessHumanInput(ctx, person, answer, q.msg.Message); err != nil {
-		return err
-	}
 	select {
 	case <-ev.reported:
 	case <-ctx.Done():

@@ -310,8 +310,9 @@ func TestRestoreGoldenLog(t *testing.T) {
 // embedded server, two workers): the team created on worker A, its task
 // sent into the durable inbox and its records printed through the cluster
 // client; worker A crashes (its connection dropped, no cleanup) once the
-// reviewer's question to the person is stored, worker B resumes the team
-// and the conversation completes there: the same conversation and usage
+// reviewer's question to the person is stored, the person's answer waits
+// in the team's inbox (Client.Answer), worker B resumes the team, delivers
+// it, and the conversation completes there: the same conversation and usage
 // as without -cluster, and no goroutine left.
 func TestDemoCluster(t *testing.T) {
 	out := runDemo(t, "", "-cluster")
@@ -322,6 +323,7 @@ func TestDemoCluster(t *testing.T) {
 		"+ @Developer100 (Developer) joined the team, hired by @Manager",
 		"@QA100 → @Human · request",
 		"worker A lost its connection (a crash: no cleanup) with ",
+		"the person's answer waits in the team's inbox",
 		"worker A lost the team; the team resumed on worker B at record ",
 		"@Human → @QA100 · response",
 		"@Manager → @Human · response\n  Done: greet.go is written and reviewed.",

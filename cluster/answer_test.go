@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// questionOf watches the team from index from until a member sends the
+// person the counters' question, and returns its id.
+func questionOf(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, from uint64) uuid.UUID {
+	t.Helper()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for m, err := range c.Watch(wctx, team, from) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := m.(*message.SentMessage); ok && s.Recipient.Name() == "@Human" {
+			if am, ok := s.Message.(*agent.AgentMessage); ok && am.Content == question {
+				return am.ID
+			}
+		}
+	}
+	t.Fatal("no question for the person")
+	return uuid.Nil
+}
+
+// answered returns the person's answer to q as the team's log holds it
+// (nil when none) and whether its turn was processed.
+func answered(t *testing.T, ctx context.Context, c *Client, team, input, q uuid.UUID) (*agent.AgentMessage, bool) {
+	t.Helper()
+	log, err := ReadTeam(ctx, c.nc, team, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer *agent.AgentMessage
+	processed := false
+	for _, m := range log {
+		switch r := m.(type) {
+		case *message.SentMessage:
+			if am, ok := r.Message.(*agent.AgentMessage); ok && am.ID == input {
+				if r.Sender.Name() != "@Human" || r.Recipient.Name() != "a" {
+					t.Fatalf("answer sent by %s to %s; want @Human to a", r.Sender.Name(), r.Recipient.Name())
+				}
+				answer = am
+			}
+		case *message.ProcessedMessage:
+			processed = processed || r.MessageID == input
+		}
+	}
+	if answer != nil && (answer.Type != agent.Response || answer.ParentID.UUID != q) {
+		t.Fatalf("answer %+v; want a response parented to the question %s", answer, q)
+	}
+	return answer, processed
+}
+
+// Issue 14 (durable inbox): a person's answer to a member's question
+// (orchestrator.ProcessHumanInput's leg, B112) goes through the inbox:
+// sent while no worker owns the team, it waits, and the team's next owner
+// finds the question in the restored log and sends the answer from the
+// person to the question's sender, parented to it; acknowledged once its
+// turn is durable. Answers to no such message, or to a message that was
+// not the person's, are refused and said so, not retried.
+func TestAnswerThroughInbox(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := send(t, ctx, c, id, "a", askContent)
+	waitInputs(t, ctx, w1.inputs, ask...)
+	q := questionOf(t, ctx, c, id, 0)
+	if err := w1.Close(ctx); err != nil { // no owner now
+		t.Fatal(err)
+	}
+	input, err := c.Answer(ctx, id, q, "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := c.Answer(ctx, id, uuid.New(), "to nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notPersons, err := c.Answer(ctx, id, ask[0], "the person's own message")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sys := system(t)
+	w2 := startNamed(t, ctx, nc, sys, "w2")
+	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
+	waitInputs(t, ctx, w2.inputs, input, bad, notPersons)
+	if got, calls := total(t, ctx, sys, team, "a"); got != 4 || calls != 2 {
+		t.Fatalf("a: total %d after %d calls; want 4 after 2 (the answer counted once, then one more)", got, calls)
+	}
+	if am, processed := answered(t, ctx, c, id, input, q); am == nil || !processed || am.Content != "5" {
+		t.Fatalf("answer %+v processed %v; want \"5\" sent and processed", am, processed)
+	}
+	inboxEmpty(t, ctx, c, id)
+	warned := map[string]bool{}
+	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range log {
+		if w, ok := m.(*message.WarningMessage); ok {
+			for _, want := range []string{"the team's log holds no such message", "not to the team's person"} {
+				if strings.Contains(w.Content, want) {
+					warned[want] = true
+				}
+			}
+		}
+	}
+	if len(warned) != 2 {
+		t.Fatalf("refusals told to the team: %v; want both", warned)
+	}
+	if _, err := c.Answer(ctx, id, uuid.Nil, "x"); err == nil {
+		t.Error("Answer to the nil id: no error")
+	}
+	if _, err := c.Answer(ctx, id, q, " "); err == nil {
+		t.Error("an empty answer: no error")
+	}
+}
