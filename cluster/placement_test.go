@@ -288,15 +288,7 @@ func TestFairShare(t *testing.T) {
 func TestReadBucketUnderRenewals(t *testing.T) {
 	e := embedded(t)
 	ctx := ctxT(t)
-	nc := connect(t, e)
-	js, err := jetstream.New(nc.Conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := leases(ctx, js, Config{Stream: "READ", Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := client(t, ctx, connect(t, e)).kv
 	const n, writers = 300, 16
 	data, err := json.Marshal(lease{Owner: "o", Until: time.Now().Add(time.Hour), Template: "t"})
 	if err != nil {
