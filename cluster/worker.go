@@ -242,8 +242,9 @@ type Worker struct {
 // StartWorker starts a worker on sys: it makes the leases bucket if it is
 // missing (Config.Stream + "_LEASES") and the inbox stream (Config.Stream
 // + "_INBOX"), starts the heartbeat and serves Client.Create for each of
-// its templates, by name. A name is one subject token (no '.', '*', '>'
-// or white space). The worker resumes only teams made from one of its
+// its templates, by name (in the queue group of the workers serving the
+// template, and on its own subject, named in its presence). A name is one
+// subject token (no '.', '*', '>' or white space). The worker resumes only teams made from one of its
 // templates. opts are given to orchestrator.New and orchestrator.Restore
 // (e.g. orchestrator.WithPrepare for agents' environments). Close stops
 // it.
@@ -726,9 +727,10 @@ func (w *Worker) take(x teamLease) bool {
 	return true
 }
 
-// Close stops the heartbeat and this worker's teams, and releases their
-// leases (ended now), so that other workers resume them at once. It
-// returns when the teams have stopped, or with ctx's error.
+// Close stops the heartbeat, removes this worker's presence, stops its
+// teams and releases their leases (ended now), so that the other workers
+// resume them at once. It returns when the teams have stopped, or with
+// ctx's error.
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
