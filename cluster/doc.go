@@ -35,8 +35,9 @@
 //     the answer from the person to its sender (agent.Answer).
 //   - Client, from any process with a NATS connection: Create a team from
 //     a template by name (a request to the worker it is placed on), Send
-//     input, Answer a member's question, Watch a team's records from any record index (catch-up,
-//     then follow), list Teams with their owners, Stop a team.
+//     input, Answer a member's question, Watch a team's records from any
+//     record index (catch-up, then follow), list Teams with their owners,
+//     Stop a team.
 //   - Template.Resume runs on a team restored by a takeover, for what the
 //     ledger does not hold (the team's catalog of cards).
 //
