@@ -40,15 +40,20 @@ var (
 )
 
 // ensureStream creates the stream of cfg when it is missing and checks
-// that an existing one takes the teams' subjects.
+// that an existing one takes the teams' subjects. The stream takes atomic
+// batches (AllowAtomicPublish, nats-server 2.12 and later): a stream made
+// without them is updated to take them; when the update fails (a server
+// too old, no permission) the stream is used as it is, and a Ledger on it
+// keeps one record in flight when it is replicated (logged).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "akgentic team ledgers (records and claims)",
-		Subjects:    subjects,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Name:               cfg.Stream,
+		Description:        "akgentic team ledgers (records and claims)",
+		Subjects:           subjects,
+		Storage:            jetstream.FileStorage,
+		Replicas:           cfg.Replicas,
+		AllowAtomicPublish: true,
 	})
 	if err == nil {
 		return st, nil
@@ -65,6 +70,18 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		if !slices.Contains(have, s) {
 			return nil, fmt.Errorf("cluster: stream %s exists with subjects %v, without %s", cfg.Stream, have, s)
 		}
+	}
+	if sc := st.CachedInfo().Config; !sc.AllowAtomicPublish {
+		sc.AllowAtomicPublish = true
+		up, err := js.UpdateStream(ctx, sc)
+		if err != nil {
+			cfg.Logger.Warn("cluster: the stream does not take atomic batches and could not be updated to take them",
+				"stream", cfg.Stream, "error", err)
+			return st, nil
+		}
+		cfg.Logger.Info("cluster: the stream now takes atomic batches (updated)", "stream", cfg.Stream,
+			"atomic", up.CachedInfo().Config.AllowAtomicPublish)
+		return up, nil
 	}
 	return st, nil
 }
