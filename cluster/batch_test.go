@@ -100,6 +100,35 @@ func TestR3AtomicBatches(t *testing.T) {
 		l2.OnStop(team)
 	})
 
+	// A takeover while the old owner's batch of maxBatch records is in
+	// flight: the claim waits for the batch (JetStream refuses it as busy
+	// meanwhile) and then wins; the batch is in the stream whole or not
+	// at all, the new owner restores exactly what is stored, and the old
+	// owner's next batch is fenced.
+	t.Run("takeover mid-batch", func(t *testing.T) {
+		team := uuid.New()
+		l1 := openR3(t, ctx, nc, team, cfg, "first")
+		var batch []uuid.UUID
+		held(l1, func() { batch = publish(l1, team, maxBatch) })
+		nc2 := connectCluster(t, ctx, servers, cfg)
+		_, log, err := OpenLedger(ctx, nc2, team, Config{Logger: discard, Replicas: 3, Owner: "second"})
+		if err != nil {
+			t.Fatalf("the claim during the old owner's batch: %v", err)
+		}
+		if got := ids(log); len(got) != 0 && !slices.Equal(got, batch) {
+			t.Fatalf("restored %d records: not the old owner's batch whole (%d) nor nothing", len(got), len(batch))
+		}
+		held(l1, func() { publish(l1, team, 10) })
+		if err := l1.flush(ctx, ^uint64(0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l1.Err(); !errors.Is(err, ErrFenced) {
+			t.Fatalf("old owner's Err = %v, want ErrFenced", err)
+		}
+		assertSubjectCount(t, ctx, l1, len(log))
+		l1.OnStop(team)
+	})
+
 	// A batch sent again after its acknowledgement was lost is refused
 	// as a duplicate (10201): its records then go one by one, each
 	// acknowledged as a duplicate or stored, and batches resume; nothing

@@ -23,7 +23,8 @@ const indexHeader = "Akgentic-Index"
 // readBatch is how many records one fetch of a read asks for.
 const readBatch = 512
 
-// claimAttempts bounds the retries of a claim that raced with another.
+// claimAttempts bounds the retries of a claim that lost a race with
+// another claim.
 const claimAttempts = 5
 
 var (
@@ -102,7 +103,8 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 	if err != nil {
 		return 0, err
 	}
-	for range claimAttempts {
+	wait := retryMin
+	for lost := 0; lost < claimAttempts; {
 		var last uint64
 		m, err := st.GetLastMsgForSubject(ctx, subj)
 		switch {
@@ -116,9 +118,20 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 		if err == nil {
 			return ack.Sequence, nil
 		}
-		if !isFence(err) && !isBusy(err) {
+		if isBusy(err) {
+			// A replicated stream still applying a publish checked on the
+			// claims subject (the current owner's record or batch): no race
+			// lost; tried again after a pause.
+			if err := pause(ctx, wait); err != nil {
+				return 0, fmt.Errorf("cluster: claim team %s: the stream stayed busy with its records: %w", team, err)
+			}
+			wait = min(2*wait, retryMax)
+			continue
+		}
+		if !isFence(err) {
 			return 0, fmt.Errorf("cluster: claim team %s: %w", team, err)
 		}
+		lost++
 	}
 	return 0, fmt.Errorf("cluster: claim team %s: %d attempts lost to other claims", team, claimAttempts)
 }
@@ -184,14 +197,22 @@ func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]messa
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return log, last, err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if pause(ctx, wait) != nil {
 			return log, last, err
 		}
 		wait = min(2*wait, retryMax)
+	}
+}
+
+// pause waits d, or until ctx ends (its cause returned).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
