@@ -177,6 +177,37 @@ func TestR3AtomicBatches(t *testing.T) {
 		assertSubjectCount(t, ctx, l, 15)
 		l.OnStop(team)
 	})
+
+	// The stream's atomic batches turned off under a running Ledger (by
+	// hand): its batch is refused (10174), sent again record by record,
+	// and stored; the Ledger logs that it keeps one record in flight from
+	// then on. Last: it changes the stream the cases above share.
+	t.Run("disabled", func(t *testing.T) {
+		team := uuid.New()
+		var logs logCapture
+		quiet := cfg
+		quiet.Logger = logs.logger()
+		l := openR3(t, ctx, nc, team, quiet, "first")
+		sc := l.st.CachedInfo().Config
+		sc.AllowAtomicPublish = false
+		if _, err := l.js.UpdateStream(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		var want []uuid.UUID
+		held(l, func() { want = publish(l, team, 20) })
+		flushed(t, ctx, l)
+		if !strings.Contains(logs.String(), "no longer takes atomic batches") {
+			t.Fatalf("the fallback is not logged:\n%s", logs.String())
+		}
+		stored, err := ReadTeam(ctx, nc, team, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids(stored), want) {
+			t.Fatalf("stream: %d records, want the 20 published in order", len(stored))
+		}
+		l.OnStop(team)
+	})
 }
 
 // Issue 14: a stream made without atomic batches (an older akgentic, or
