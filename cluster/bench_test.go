@@ -31,8 +31,9 @@ func BenchmarkLedgerPublish(b *testing.B) {
 }
 
 // BenchmarkLedgerPublishR3 is BenchmarkLedgerPublish on a three-server
-// cluster in process, the stream replicated three times: one record in
-// flight at a time (a replicated stream refuses overlapping checks).
+// cluster in process, the stream replicated three times: one atomic batch
+// in flight at a time (a replicated stream refuses overlapping checks),
+// holding the records queued while the previous one was in flight.
 func BenchmarkLedgerPublishR3(b *testing.B) {
 	servers := threeServers(b)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
