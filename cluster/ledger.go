@@ -19,6 +19,10 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
+// headroom is the room a record's headers may take within the server's
+// max_payload (the ledger's, an atomic batch's and the deduplication id).
+const headroom = 1024
+
 // Retry pacing: a round of failed publishes is sent again after retryMin,
 // doubling up to retryMax while rounds keep failing.
 const (
@@ -53,6 +57,10 @@ type Ledger struct {
 	ownSubj  string
 	claimSeq uint64
 	logger   *slog.Logger
+	// maxPayload is the server's max_payload (0 when unknown): a record
+	// larger than it, less headroom for its headers, is refused alone
+	// before it is published (the client would refuse it, forever).
+	maxPayload int64
 
 	mu        sync.Mutex
 	handle    *orchestrator.Team
@@ -126,6 +134,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		return nil, nil, err
 	}
 	l.js = l.pub.js
+	l.maxPayload = nc.MaxPayload()
 	if l.st, err = ensureStream(ctx, l.js, cfg); err != nil {
 		l.emitStop()
 		return nil, nil, err
@@ -207,9 +216,16 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		return
 	}
 	data, err := encode(msg)
+	if err == nil && l.maxPayload > 0 && int64(len(data))+headroom > l.maxPayload {
+		err = fmt.Errorf("cluster: a %s record of %d bytes is larger than the server's max_payload (%d bytes, less %d for headers)",
+			message.TypeName(msg), len(data), l.maxPayload, headroom)
+	}
 	if err != nil {
+		// That record alone: its index is not used, so the ledger has no
+		// hole; the team is told (a record that cannot be stored is data
+		// lost, never silently).
 		l.lost++
-		l.failLocked(err, "") // that record alone: its index is not used
+		l.failLocked(err, fmt.Sprintf("a %s record (id %s) is not stored in the team's ledger: %v", message.TypeName(msg), msg.Envelope().ID, err))
 		return
 	}
 	// The headers jetstream.WithMsgID and WithExpectLastSequenceForSubject
@@ -261,6 +277,17 @@ func (l *Ledger) sendLocked() {
 // later, unless the connection is closed for good, which loses every
 // record not yet acknowledged.
 func (l *Ledger) notSentLocked(err error, m ...*nats.Msg) {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// Refused by the client for good (OnMessage checks the size; a
+		// server whose limit shrank since): sent again it would be refused
+		// again, and the ledger would have a hole.
+		l.dropLocked(m)
+		l.broken = true
+		l.failLocked(fmt.Errorf("cluster: %s of team %s: %w; later records are not published", span(m), l.team, err),
+			fmt.Sprintf("the team's ledger stopped at %s: too large for the server (%v)", span(m), err))
+		l.signalLocked()
+		return
+	}
 	if !errors.Is(err, nats.ErrConnectionClosed) {
 		l.failingLocked(err)
 		l.retry = append(l.retry, m...)
