@@ -37,7 +37,8 @@ type Config struct {
 	Replicas int
 	// Window is how many records a Ledger keeps published but not yet
 	// acknowledged by JetStream (1,024 when 0): all in flight on one
-	// server; on a replicated stream one in flight, the rest queued. While JetStream is
+	// server; on a replicated stream one atomic batch in flight (up to
+	// 1,000 records), the rest queued for the next. While JetStream is
 	// unreachable the team goes on until the window is full; the next
 	// record is refused and reported (ErrWindowFull).
 	Window int

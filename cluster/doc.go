@@ -97,6 +97,18 @@
 // old owner as soon as a new claim is stored. The old owner's Ledger then
 // stops its copy of the team and logs why (ErrFenced).
 //
+// A replicated stream refuses a publish whose claims-subject check
+// overlaps one still being applied, so there a Ledger keeps one send in
+// flight: a JetStream atomic batch (nats-server 2.12 and later) of every
+// record queued meanwhile, up to 1,000 (the server's default bound), each
+// record carrying the check, the batch stored whole or not at all and
+// acknowledged by its commit. A fenced batch stores none of its records.
+// The stream is created taking atomic batches, and a stream made without
+// them is updated to take them when a Ledger opens it; when that fails
+// (an older server) the Ledger logs it and sends one record at a time. On
+// one server (R1) records are sent one by one, the window in flight, which
+// is faster there than batches.
+//
 // Records are acknowledged out of order when publishes are retried (a
 // connection lost, a server restarted); a read puts them back in ledger
 // order, owner by owner (the claim each record was published under), each
@@ -104,9 +116,9 @@
 // error, never a silent gap; the next owner resumes from the record before
 // it and writes over what follows.
 //
-// # Not built yet
+// # Limits
 //
-// On a replicated stream a Ledger keeps one record in flight (JetStream
-// refuses overlapping subject checks there), which is slow; atomic batches
-// would fix it.
+// The server bounds the atomic batches in flight (50 per stream by
+// default): past that many teams sending at once on a replicated stream, a
+// refused batch is sent again after a pause.
 package cluster

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Bad input gets an error naming what is wrong.
@@ -292,4 +294,86 @@ func TestClientUnreachable(t *testing.T) {
 	if _, err := NewClient(ctx, nc.Conn, Config{}); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("NewClient on a closed connection: %v; want ErrUnreachable", err)
 	}
+}
+
+// A record larger than the server's max_payload is refused alone before
+// it is published (the NATS client would refuse it on every try): the
+// team is told, Err says why, the next records are stored, and the ledger
+// has no hole (review finding: it stalled and left one).
+func TestLedgerRecordTooLarge(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	id := uuid.New()
+	l, _, err := OpenLedger(ctx, nc.Conn, id, Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := orchestrator.New(system(t), orchestrator.WithTeamID(id), orchestrator.WithSubscribers(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Attach(team)
+	big := &message.WarningMessage{}
+	big.ContentType, big.Content = "text/plain", strings.Repeat("x", int(nc.MaxPayload())+1)
+	if err := team.Emit(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	small := &message.WarningMessage{}
+	small.ContentType, small.Content = "text/plain", "after the big one"
+	if err := team.Emit(ctx, small); err != nil {
+		t.Fatal(err)
+	}
+	var told bool
+	for !told { // the warning comes from the Ledger's pump
+		changed := l.changedCh()
+		if err := team.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		upTo := l.next - 1
+		l.mu.Unlock()
+		if err := l.flush(ctx, upTo); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadTeam(ctx, nc.Conn, id, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range got {
+			if w, ok := m.(*message.WarningMessage); ok && strings.Contains(w.Content, "is not stored in the team's ledger") && strings.Contains(w.Content, "max_payload") {
+				told = true
+			}
+			if m.Envelope().ID == big.ID {
+				t.Fatal("the record larger than max_payload was stored")
+			}
+		}
+		if !told {
+			select {
+			case <-ctx.Done():
+				t.Fatal("the team was not told of the refused record")
+			case <-changed:
+			}
+		}
+	}
+	if err := l.Err(); err == nil || !strings.Contains(err.Error(), "max_payload") {
+		t.Fatalf("Err = %v; want the size refusal", err)
+	}
+	if err := team.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil { // no hole
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(got, func(m message.Message) bool { return m.Envelope().ID == small.ID }) {
+		t.Fatal("the record after the refused one is not stored")
+	}
+}
+
+// changedCh is the channel closed at the Ledger's next acknowledgement.
+func (l *Ledger) changedCh() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
+// headroom is the room a record's headers may take within the server's
+// max_payload (the ledger's, an atomic batch's and the deduplication id).
+const headroom = 1024
+
 // Retry pacing: a round of failed publishes is sent again after retryMin,
 // doubling up to retryMax while rounds keep failing.
 const (
@@ -53,6 +57,10 @@ type Ledger struct {
 	ownSubj  string
 	claimSeq uint64
 	logger   *slog.Logger
+	// maxPayload is the server's max_payload (0 when unknown): a record
+	// larger than it, less headroom for its headers, is refused alone
+	// before it is published (the client would refuse it, forever).
+	maxPayload int64
 
 	mu        sync.Mutex
 	handle    *orchestrator.Team
@@ -61,6 +69,10 @@ type Ledger struct {
 	queued    []*nats.Msg          // in unacked, waiting for a send slot, in ledger order
 	inflight  int                  // sent, neither acknowledged nor failed
 	depth     int                  // sends in flight at most: the window, 1 on a replicated stream
+	batchMax  int                  // records per atomic batch at most; no batches when < 2 (batch.go)
+	batch     []*nats.Msg          // the records of the batch in flight, in ledger order
+	batchID   string               // its Nats-Batch-Id
+	solo      int                  // records to send one by one before batches resume
 	low       uint64               // no record below this index is unacknowledged
 	retry     []*nats.Msg          // failed publishes to send again
 	restoring bool
@@ -122,6 +134,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		return nil, nil, err
 	}
 	l.js = l.pub.js
+	l.maxPayload = nc.MaxPayload()
 	if l.st, err = ensureStream(ctx, l.js, cfg); err != nil {
 		l.emitStop()
 		return nil, nil, err
@@ -149,6 +162,11 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 	l.depth = cfg.Window
 	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
 		l.depth = 1
+		if info.Config.AllowAtomicPublish {
+			l.batchMax = maxBatch
+		} else {
+			l.logger.Warn("cluster: the replicated stream does not take atomic batches; the ledger keeps one record in flight (slow)")
+		}
 	}
 	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
 	return l, log, nil
@@ -198,9 +216,16 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		return
 	}
 	data, err := encode(msg)
+	if err == nil && l.maxPayload > 0 && int64(len(data))+headroom > l.maxPayload {
+		err = fmt.Errorf("cluster: a %s record of %d bytes is larger than the server's max_payload (%d bytes, less %d for headers)",
+			message.TypeName(msg), len(data), l.maxPayload, headroom)
+	}
 	if err != nil {
+		// That record alone: its index is not used, so the ledger has no
+		// hole; the team is told (a record that cannot be stored is data
+		// lost, never silently).
 		l.lost++
-		l.failLocked(err, "") // that record alone: its index is not used
+		l.failLocked(err, fmt.Sprintf("a %s record (id %s) is not stored in the team's ledger: %v", message.TypeName(msg), msg.Envelope().ID, err))
 		return
 	}
 	// The headers jetstream.WithMsgID and WithExpectLastSequenceForSubject
@@ -225,9 +250,14 @@ func (l *Ledger) OnMessage(msg message.Message) {
 
 // sendLocked sends queued records while fewer than depth are in flight.
 // A replicated stream refuses a record whose claims-subject check overlaps
-// one still in flight (JetStream's 10164), so there one record at a time
-// is in flight; on one server, the whole window.
+// one still in flight (JetStream's 10164), so there one send at a time is
+// in flight, an atomic batch of the records queued (sendBatchLocked); on
+// one server, the whole window, record by record.
 func (l *Ledger) sendLocked() {
+	if l.batchMax > 1 {
+		l.sendBatchLocked()
+		return
+	}
 	for l.inflight < l.depth && len(l.queued) > 0 && !l.fenced {
 		m := l.queued[0]
 		l.queued[0] = nil
@@ -247,6 +277,17 @@ func (l *Ledger) sendLocked() {
 // later, unless the connection is closed for good, which loses every
 // record not yet acknowledged.
 func (l *Ledger) notSentLocked(err error, m ...*nats.Msg) {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// Refused by the client for good (OnMessage checks the size; a
+		// server whose limit shrank since): sent again it would be refused
+		// again, and the ledger would have a hole.
+		l.dropLocked(m)
+		l.broken = true
+		l.failLocked(fmt.Errorf("cluster: %s of team %s: %w; later records are not published", span(m), l.team, err),
+			fmt.Sprintf("the team's ledger stopped at %s: too large for the server (%v)", span(m), err))
+		l.signalLocked()
+		return
+	}
 	if !errors.Is(err, nats.ErrConnectionClosed) {
 		l.failingLocked(err)
 		l.retry = append(l.retry, m...)
@@ -277,16 +318,19 @@ func encode(msg message.Message) (b []byte, err error) {
 	return b, nil
 }
 
-// acked is JetStream's acknowledgement of a record (on the client's
-// goroutine): stored, or a duplicate of one stored.
+// acked is JetStream's acknowledgement of a record, or of an atomic
+// batch's commit (on the client's goroutine): stored, or a duplicate of
+// one stored.
 func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
 	l.mu.Lock()
-	i := indexOf(m)
-	if _, ok := l.unacked[i]; !ok {
+	recs := l.answeredLocked(m)
+	if recs == nil {
 		l.mu.Unlock()
 		return
 	}
-	delete(l.unacked, i)
+	for _, r := range recs {
+		delete(l.unacked, indexOf(r))
+	}
 	l.inflight--
 	if l.failing && len(l.unacked) == 0 && len(l.retry) == 0 {
 		l.failing = false
@@ -366,14 +410,15 @@ func (l *Ledger) onFlushed(f func()) {
 	f()
 }
 
-// failed is a publish that got no acknowledgement (on the client's
-// goroutine): refused because another owner claimed the team, or failed
-// (time-out, connection lost), to be sent again.
+// failed is a publish that got no acknowledgement, a record's or an
+// atomic batch's commit (on the client's goroutine): refused because
+// another owner claimed the team (a batch: none of its records stored), or
+// failed (time-out, connection lost), to be sent again.
 func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id := indexOf(m)
-	if _, ok := l.unacked[id]; !ok {
+	recs := l.answeredLocked(m)
+	if recs == nil {
 		return
 	}
 	l.inflight--
@@ -382,33 +427,32 @@ func (l *Ledger) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
 	case isBusy(err):
 		// A replicated stream still applying a record with the same
 		// check: not a takeover; sent again.
-		l.notSentLocked(err, m)
+		l.notSentLocked(err, recs...)
+	case len(recs) > 1 && l.batchRefusedLocked(err, len(recs)):
+		l.notSentLocked(err, recs...)
 	case isFence(err):
-		delete(l.unacked, id)
-		l.lost++
+		l.dropLocked(recs)
 		if !l.fenced {
 			l.fenced = true
 			l.stopTeam = true
-			l.failLocked(fmt.Errorf("%w: JetStream refused record %s of team %s (%v); this copy of the team stops",
-				ErrFenced, m.Header.Get(indexHeader), l.team, err), "")
+			l.failLocked(fmt.Errorf("%w: JetStream refused %s of team %s (%v); this copy of the team stops",
+				ErrFenced, span(recs), l.team, err), "")
 			l.logger.Error("cluster: the team was taken over by another owner; stopping this copy of the team",
 				"owner", l.cfg.Owner, "claim_seq", l.claimSeq)
 			l.wakeLocked()
 		}
 	case errors.Is(err, jetstream.ErrJetStreamPublisherClosed), l.fenced:
-		delete(l.unacked, id)
-		l.lost++
-		l.failLocked(fmt.Errorf("cluster: record %s of team %s was never acknowledged: %w", m.Header.Get(indexHeader), l.team, err), "")
+		l.dropLocked(recs)
+		l.failLocked(fmt.Errorf("cluster: %s of team %s never acknowledged: %w", span(recs), l.team, err), "")
 	case errors.As(err, &ae):
 		// Refused for good (too large, no such stream): the ledger would
 		// have a hole, so nothing more is published.
-		delete(l.unacked, id)
-		l.lost++
+		l.dropLocked(recs)
 		l.broken = true
-		l.failLocked(fmt.Errorf("cluster: JetStream refused record %s of team %s: %w; later records are not published", m.Header.Get(indexHeader), l.team, err),
-			fmt.Sprintf("the team's ledger stopped at record %s: JetStream refused it (%v)", m.Header.Get(indexHeader), err))
+		l.failLocked(fmt.Errorf("cluster: JetStream refused %s of team %s: %w; later records are not published", span(recs), l.team, err),
+			fmt.Sprintf("the team's ledger stopped at %s: JetStream refused it (%v)", span(recs), err))
 	default:
-		l.notSentLocked(err, m)
+		l.notSentLocked(err, recs...)
 	}
 	l.sendLocked()
 	l.signalLocked()

@@ -23,7 +23,8 @@ const indexHeader = "Akgentic-Index"
 // readBatch is how many records one fetch of a read asks for.
 const readBatch = 512
 
-// claimAttempts bounds the retries of a claim that raced with another.
+// claimAttempts bounds the retries of a claim that lost a race with
+// another claim.
 const claimAttempts = 5
 
 var (
@@ -40,15 +41,20 @@ var (
 )
 
 // ensureStream creates the stream of cfg when it is missing and checks
-// that an existing one takes the teams' subjects.
+// that an existing one takes the teams' subjects. The stream takes atomic
+// batches (AllowAtomicPublish, nats-server 2.12 and later): a stream made
+// without them is updated to take them; when the update fails (a server
+// too old, no permission) the stream is used as it is, and a Ledger on it
+// keeps one record in flight when it is replicated (logged).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "akgentic team ledgers (records and claims)",
-		Subjects:    subjects,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Name:               cfg.Stream,
+		Description:        "akgentic team ledgers (records and claims)",
+		Subjects:           subjects,
+		Storage:            jetstream.FileStorage,
+		Replicas:           cfg.Replicas,
+		AllowAtomicPublish: true,
 	})
 	if err == nil {
 		return st, nil
@@ -65,6 +71,18 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		if !slices.Contains(have, s) {
 			return nil, fmt.Errorf("cluster: stream %s exists with subjects %v, without %s", cfg.Stream, have, s)
 		}
+	}
+	if sc := st.CachedInfo().Config; !sc.AllowAtomicPublish {
+		sc.AllowAtomicPublish = true
+		up, err := js.UpdateStream(ctx, sc)
+		if err != nil {
+			cfg.Logger.Warn("cluster: the stream does not take atomic batches and could not be updated to take them",
+				"stream", cfg.Stream, "error", err)
+			return st, nil
+		}
+		cfg.Logger.Info("cluster: the stream now takes atomic batches (updated)", "stream", cfg.Stream,
+			"atomic", up.CachedInfo().Config.AllowAtomicPublish)
+		return up, nil
 	}
 	return st, nil
 }
@@ -85,7 +103,8 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 	if err != nil {
 		return 0, err
 	}
-	for range claimAttempts {
+	wait := retryMin
+	for lost := 0; lost < claimAttempts; {
 		var last uint64
 		m, err := st.GetLastMsgForSubject(ctx, subj)
 		switch {
@@ -99,9 +118,20 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 		if err == nil {
 			return ack.Sequence, nil
 		}
-		if !isFence(err) && !isBusy(err) {
+		if isBusy(err) {
+			// A replicated stream still applying a publish checked on the
+			// claims subject (the current owner's record or batch): no race
+			// lost; tried again after a pause.
+			if err := pause(ctx, wait); err != nil {
+				return 0, fmt.Errorf("cluster: claim team %s: the stream stayed busy with its records: %w", team, err)
+			}
+			wait = min(2*wait, retryMax)
+			continue
+		}
+		if !isFence(err) {
 			return 0, fmt.Errorf("cluster: claim team %s: %w", team, err)
 		}
+		lost++
 	}
 	return 0, fmt.Errorf("cluster: claim team %s: %d attempts lost to other claims", team, claimAttempts)
 }
@@ -167,14 +197,22 @@ func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]messa
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return log, last, err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if pause(ctx, wait) != nil {
 			return log, last, err
 		}
 		wait = min(2*wait, retryMax)
+	}
+}
+
+// pause waits d, or until ctx ends (its cause returned).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

@@ -29,6 +29,10 @@ const childEnv = "AKGENTIC_CLUSTER_WORKER_CHILD"
 // resumed about this long after its last renewal.
 const testLease = 2 * time.Second
 
+// childLeaseEnv, when set (a time.ParseDuration string), is the lease of
+// a child process's worker instead of testLease (BenchmarkFailover).
+const childLeaseEnv = "AKGENTIC_CLUSTER_CHILD_LEASE"
+
 // counters is the templates of the worker tests: "counters", a person
 // (@Human) and counters a (step 2) and b (step 7).
 // "held" has a counter h (step 5) whose turns wait for its stop while
@@ -163,7 +167,7 @@ func atoi(t *testing.T, s string) int {
 // startChild runs the test binary as the child of test (env=url) and
 // returns it with its stdout once it said "ready" and n-1 more fields; it
 // is killed at the end of the test if still running.
-func startChild(t *testing.T, test, env, url string, n int) (*exec.Cmd, *bufio.Reader, []string) {
+func startChild(t testing.TB, test, env, url string, n int) (*exec.Cmd, *bufio.Reader, []string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env+"="+url)
@@ -249,8 +253,14 @@ func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	lease := testLease
+	if s := os.Getenv(childLeaseEnv); s != "" {
+		if lease, err = time.ParseDuration(s); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", childLeaseEnv, err)
+		}
+	}
 	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
-	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: testLease, Owner: "child"}, counters)
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: lease, Owner: "child"}, counters)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -1,7 +1,8 @@
 // Command benchmed reads `go test -bench` output (several -count runs) and
-// prints, per benchmark, the median of each metric and, when the package
-// has a baseline named Raw<X> (or RawModelCall for AgentTurn), the ratio of
-// the medians: the figures README's speed section reports.
+// prints, per benchmark, the median of each metric (ns/op, allocs/op,
+// B/op, then those of b.ReportMetric by unit) and, when the package has a
+// baseline named Raw<X> (or RawModelCall for AgentTurn), the ratio of the
+// medians: the figures README's speed section reports.
 //
 // Usage (from the module root):
 //
@@ -12,6 +13,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -72,6 +74,11 @@ func run(in io.Reader, out io.Writer) error {
 		for _, unit := range []string{"allocs/op", "B/op"} {
 			if v, ok := values[k][unit]; ok {
 				fmt.Fprintf(out, " %10.1f %s", median(v), unit)
+			}
+		}
+		for _, unit := range slices.Sorted(maps.Keys(values[k])) { // metrics of b.ReportMetric
+			if unit != "ns/op" && unit != "allocs/op" && unit != "B/op" {
+				fmt.Fprintf(out, " %10.1f %s", median(values[k][unit]), unit)
 			}
 		}
 		if base, ok := baseline(values, k); ok {

@@ -28,7 +28,7 @@ BenchmarkLonely-2 	10	 7 ns/op
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"BenchmarkRawTell", "50.0 ns/op", "150.0 ns/op", "3.00x RawTell", "3.00x RawModelCall", "(n=3)"} {
+	for _, want := range []string{"BenchmarkRawTell", "50.0 ns/op", "150.0 ns/op", "3.00x RawTell", "3.00x RawModelCall", "(n=3)", "9.5 heap-MiB"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
