@@ -92,8 +92,8 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 // template.
 //
 // Placement: the team goes to the live worker serving the template that
-// holds the fewest live teams (of any template), counted from the leases
-// bucket, which Create reads once (its presence entries name the live
+// holds the fewest teams (of any template, not stopped), counted from the
+// leases bucket, which Create reads once (its presence entries name the live
 // workers and their templates); a tie is broken at random. The request
 // goes to that worker's own subject; when it does not answer (gone since
 // its presence was renewed), or the leases cannot be read, the request
@@ -154,13 +154,14 @@ func (c *Client) place(ctx context.Context, template string) (string, error) {
 	return p.Subject + "." + template, nil
 }
 
-// fewest returns the live worker serving the template with the fewest live
+// fewest returns the live worker serving the template with the fewest
 // teams, of any template, a tie broken at random; false when no live
-// worker serves it.
+// worker serves it. A worker's teams are its leases not stopped, ended
+// ones included: a live worker's renewals may lag.
 func fewest(teams []teamLease, workers []presence, template string, now time.Time) (presence, bool) {
 	load := map[string]int{}
 	for _, x := range teams {
-		if !x.Stopped && x.Until.After(now) {
+		if !x.Stopped {
 			load[x.Owner]++
 		}
 	}

@@ -44,8 +44,8 @@
 // # Placement
 //
 // A new team (Client.Create) goes to the live worker serving its
-// template with the fewest live teams, counted from the leases bucket, a
-// tie broken at random: the request goes to that worker's own subject,
+// template with the fewest teams, counted from the leases bucket, a tie
+// broken at random: the request goes to that worker's own subject,
 // and to the queue group of every worker serving the template when that
 // worker does not answer (gone since it last renewed its presence).
 // Worker.Create runs the team on the worker it is called on.

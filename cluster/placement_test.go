@@ -35,7 +35,7 @@ func createN(t *testing.T, ctx context.Context, c *Client, n int) {
 }
 
 // Issue 14 (workers and placement): Client.Create places a new team on
-// the live worker with the fewest live teams, a tie broken at random.
+// the live worker with the fewest teams, a tie broken at random.
 // One worker already holds four teams: the next four go to the two
 // others, two each; the next seven even the three out at five each.
 func TestCreatePlacesOnFewest(t *testing.T) {
@@ -203,8 +203,9 @@ func TestWorkerPresence(t *testing.T) {
 }
 
 // fewest breaks a tie at random among the live workers serving the
-// template, counting live teams of every template; a dead worker, one
-// without the template, a stopped or ended lease count for nothing.
+// template, counting the teams of every template they hold, ended leases
+// included (a renewal that lags); a dead worker, one without the
+// template, a stopped lease count for nothing.
 func TestFewestRule(t *testing.T) {
 	now := time.Now()
 	live, ended := now.Add(time.Minute), now.Add(-time.Second)
@@ -220,8 +221,9 @@ func TestFewestRule(t *testing.T) {
 	}
 	teams := []teamLease{
 		held("a", "t", live, false), held("a", "u", live, false), // a: 2
-		held("b", "u", live, false), held("b", "t", ended, false), held("b", "t", live, true), // b: 1
+		held("b", "u", live, false), held("b", "t", live, true), // b: 1
 		held("c", "t", live, false), // c: 1
+		held("dead", "t", ended, false),
 	}
 	picked := map[string]int{}
 	for range 200 {
@@ -232,7 +234,11 @@ func TestFewestRule(t *testing.T) {
 		picked[p.Owner]++
 	}
 	if len(picked) != 2 || picked["b"] == 0 || picked["c"] == 0 {
-		t.Fatalf("picked %v; want b and c (one live team each), both", picked)
+		t.Fatalf("picked %v; want b and c (one team each), both", picked)
+	}
+	teams = append(teams, held("c", "t", ended, false)) // c: 2, its renewal lagging
+	if p, _ := fewest(teams, ws, "t", now); p.Owner != "b" {
+		t.Fatalf("picked %s, want b (c's ended lease counts for c)", p.Owner)
 	}
 	if _, ok := fewest(teams, ws, "v", now); ok {
 		t.Fatal("a worker picked for a template none serves")
