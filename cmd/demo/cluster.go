@@ -148,7 +148,7 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		srv.URL(), dir, id, demoLease, ws.Root)
 
 	wctx, stopWatch := context.WithCancel(ctx)
-	ev := clusterEvents{asked: make(chan question, 1), reported: make(chan struct{}), crashed: new(atomic.Bool)}
+	ev := clusterEvents{asked: make(chan question, 1), reported: make(chan struct{}), crashed: new(atomic.Bool), resumed: make(chan struct{})}
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -198,6 +198,7 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		return fmt.Errorf("waiting for worker B to resume team %s: %w", id, context.Cause(ctx))
 	}
 	fmt.Fprintf(d.opt.stdout, "worker A lost the team; the team resumed on worker B at record %d (lease %s)\n", len(log)+1, demoLease)
+	close(ev.resumed) // the watch prints again
 	select {
 	case <-ev.reported:
 	case <-ctx.Done():
@@ -221,6 +222,10 @@ type clusterEvents struct {
 	// records of the team's restore on worker B (every member again) are
 	// not printed, up to the next message sent.
 	crashed *atomic.Bool
+	// resumed is closed by runCluster once it printed where the team
+	// resumed: while crashed is set, the watch prints nothing before it
+	// (the lines are in order, and never written at the same time).
+	resumed chan struct{}
 }
 
 // watchCluster prints the team's records as the client watches them.
@@ -228,6 +233,13 @@ func (d *demo) watchCluster(ctx context.Context, c *cluster.Client, id uuid.UUID
 	var q *message.SentMessage
 	asked, reported := false, false
 	for m, err := range c.Watch(ctx, id, 0) {
+		if ev.crashed.Load() {
+			select {
+			case <-ev.resumed:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(d.opt.stdout, "! %v\n", err)
 			continue
