@@ -33,6 +33,10 @@ const inboxMaxPending = 256
 // sayTimeout bounds the send of one input to its member.
 const sayTimeout = 10 * time.Second
 
+// ackTimeout bounds the wait for JetStream's confirmation of an input's
+// acknowledgement.
+const ackTimeout = 10 * time.Second
+
 // createQueue is the queue group of the workers serving Client.Create:
 // NATS gives each request to one of the workers that have the template.
 const createQueue = "akgentic-workers"
@@ -316,14 +320,21 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 	}
 }
 
+// ack acknowledges an input and waits, on a goroutine of its own (ack is
+// called on the NATS client's), for JetStream to confirm it: once
+// confirmed, the input is out of the work queue.
 func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
-	if err := m.Ack(); err != nil {
-		ib.w.logger.Warn("cluster: an input's acknowledgement failed; it will be delivered again and skipped", "team_id", ib.id, "input", input, "error", err)
-		return
-	}
-	if ib.w.cfg.inputDone != nil {
-		ib.w.cfg.inputDone(input)
-	}
+	ib.w.acks.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
+		defer cancel()
+		if err := m.DoubleAck(ctx); err != nil {
+			ib.w.logger.Warn("cluster: an input's acknowledgement failed; it will be delivered again and skipped", "team_id", ib.id, "input", input, "error", err)
+			return
+		}
+		if ib.w.cfg.inputDone != nil {
+			ib.w.cfg.inputDone(input)
+		}
+	})
 }
 
 func (ib *inbox) forget(input uuid.UUID) {
@@ -336,9 +347,6 @@ func (ib *inbox) forget(input uuid.UUID) {
 // person): terminated, logged, and told to the team as a warning record.
 func (ib *inbox) refuse(m jetstream.Msg, input uuid.UUID, why error) {
 	ib.forget(input)
-	if err := m.Term(); err != nil {
-		ib.w.logger.Warn("cluster: an input could not be terminated", "team_id", ib.id, "input", input, "error", err)
-	}
 	ib.w.logger.Error("cluster: input refused", "team_id", ib.id, "input", input, "error", why)
 	w := &message.WarningMessage{}
 	w.ContentType, w.Content = "text/plain", fmt.Sprintf("cluster: input %s refused: %v", input, why)
@@ -347,9 +355,7 @@ func (ib *inbox) refuse(m jetstream.Msg, input uuid.UUID, why error) {
 	if err := ib.team.Emit(ctx, w); err != nil {
 		ib.w.logger.Debug("cluster: the refusal could not be told to the team", "error", err)
 	}
-	if ib.w.cfg.inputDone != nil {
-		ib.w.cfg.inputDone(input)
-	}
+	ib.ack(m, input) // done with: out of the work queue, not delivered again
 }
 
 // progress tells JetStream that the inputs whose turns run here are still

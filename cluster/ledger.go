@@ -702,6 +702,18 @@ func (l *Ledger) Err() error {
 	return l.err
 }
 
+// state says whether the Ledger was fenced (another owner claimed the
+// team) or broke (a record was lost, so nothing more is published), with
+// the failure that broke it.
+func (l *Ledger) state() (fenced bool, broken error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.broken && !l.fenced {
+		broken = l.err
+	}
+	return l.fenced, broken
+}
+
 func (l *Ledger) ours(teamID uuid.UUID, hook string) bool {
 	if teamID == l.team {
 		return true

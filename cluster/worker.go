@@ -237,6 +237,7 @@ type Worker struct {
 	closeOnce sync.Once
 	subs      []*nats.Subscription // create requests, one per template
 	creating  sync.WaitGroup       // create requests being served
+	acks      sync.WaitGroup       // inputs' acknowledgements waiting for JetStream's confirmation (inbox.ack)
 }
 
 // StartWorker starts a worker on sys: it makes the leases bucket if it is
@@ -499,19 +500,17 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	select {
 	case <-o.team.Done():
 		w.forget(id)
-		if !errors.Is(o.ledger.Err(), ErrFenced) { // stopped on purpose: resume it nowhere
-			// Its inbox consumer first: once the lease says stopped, the
-			// team holds nothing in the server but its input and records.
-			if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
-			}
-			if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
-				w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
-					"team_id", id, "error", err)
-			}
-		}
+		w.ended(ctx, id, o)
 		return
 	default:
+	}
+	if _, broken := o.ledger.state(); broken != nil {
+		// Its records go nowhere: the team is stopped and its lease left
+		// to end (its copy has stopped by then), so that it resumes, here
+		// or elsewhere, from what the stream holds; the inputs of the
+		// turns lost run again.
+		w.lose(id, o, "its ledger stopped storing records; it resumes from the stream once its lease ends", broken)
+		return
 	}
 	w.mu.Lock()
 	ib := o.inbox // set once the team's input is consumed
@@ -528,12 +527,49 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 		w.mu.Unlock()
 	case errors.Is(err, errStopped):
 		w.lose(id, o, "a client stopped it", nil)
+		w.dropInbox(ctx, id) // Client.Stop deleted it; an inbox opened since may have made it again
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
 		w.lose(id, o, "another worker took its lease", err)
 	case time.Now().Add(w.beat).After(o.until): // it would end before the next try
 		w.lose(id, o, "its lease ends unrenewed", err)
 	default:
 		w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
+	}
+}
+
+// ended settles the lease of a team of this worker's that stopped: one
+// taken over (fenced) is the new owner's; one whose ledger broke is
+// released, to resume from the stream; one stopped on purpose is marked
+// stopped (resumed nowhere) and its inbox consumer deleted.
+func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
+	switch fenced, broken := o.ledger.state(); {
+	case fenced:
+	case broken != nil:
+		w.logger.Error("cluster: a team stopped with its ledger broken; it resumes from the stream", "team_id", id, "error", broken)
+		w.release(ctx, id, o)
+	default:
+		// Its inbox consumer first: once the lease says stopped, the team
+		// holds nothing in the server but its input and records.
+		w.dropInbox(ctx, id)
+		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
+			w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
+				"team_id", id, "error", err)
+		}
+	}
+}
+
+// release ends the lease of a team this worker no longer runs now, so
+// that a worker resumes it at its next scan.
+func (w *Worker) release(ctx context.Context, id uuid.UUID, o *owned) {
+	if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
+		w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
+	}
+}
+
+// dropInbox deletes a team's durable inbox consumer.
+func (w *Worker) dropInbox(ctx context.Context, id uuid.UUID) {
+	if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
 	}
 }
 
@@ -759,6 +795,12 @@ func (w *Worker) Close(ctx context.Context) error {
 			}
 		}
 		for id, o := range teams {
+			select {
+			case <-o.team.Done(): // stopped before the close: settled as renew does
+				w.ended(ctx, id, o)
+				continue
+			default:
+			}
 			if err := o.team.Stop(ctx); err != nil {
 				errs = append(errs, err)
 				continue
@@ -767,6 +809,7 @@ func (w *Worker) Close(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
 			}
 		}
+		w.acks.Wait() // the last inputs' acknowledgements (bounded by ackTimeout)
 	})
 	return errors.Join(errs...)
 }
