@@ -50,7 +50,8 @@ type Config struct {
 	FlushTimeout time.Duration
 	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
 	// when 0, at least 30 ms); the Worker renews it every third of that. A team whose
-	// worker died is resumed elsewhere about one lease later.
+	// worker died is resumed elsewhere when its lease ends (about one
+	// lease after the last renewal; the restore adds little).
 	Lease time.Duration
 	// Owner names this process in its claims of teams; the host name and
 	// process id when empty.

@@ -28,8 +28,8 @@ import (
 // process; then the timer starts, the child gets SIGKILL and is reaped,
 // and a Client.Send puts an input for member a into the team's inbox. The
 // survivor, a worker in the benchmark's process with the same lease, takes
-// the team over once the child's lease ended (its next scan of the leases,
-// every third of a lease), restores it and consumes the input.
+// the team over once the child's lease ended (its scan at the end of the
+// lease: Worker's takeovers), restores it and consumes the input.
 //
 // "Answering" is the record closing the input's turn (its
 // ProcessedMessage, for the input's first delivery or a later one) stored
@@ -38,9 +38,10 @@ import (
 //
 // The kill comes tens of milliseconds after the child's lease was stored,
 // so nearly the whole lease is still to run (the worst case); the phase
-// between the child's heartbeat and the survivor's scans is random (a
-// random wait before the child starts), so the wait for the next scan
-// after the lease's end is anything from 0 to a third of the lease.
+// between the child's heartbeat and the survivor's periodic scans is
+// random (a random wait before the child starts). Before the survivor
+// woke at the end of the lease, that phase added from 0 to a third of a
+// lease.
 //
 // Metrics: ms/failover (mean kill to answer; ns/op is the same time),
 // max-ms/failover (the worst iteration), ms/takeover (mean kill to the

@@ -203,7 +203,10 @@ type owned struct {
 // and removed by Close. A worker whose presence ended is dead: its
 // presence ends no later than its teams' leases.
 //
-// Takeover: on every beat a worker reads the whole bucket once and, for
+// Takeover: on every beat, and right when the earliest lease of another
+// worker's team of its templates ends (so that a dead worker's team is
+// resumed when its lease ends, not up to a beat later), a worker reads the
+// whole bucket once and, for
 // each of its templates, takes over up to its fair share of the teams to
 // resume, in a random order: the template's teams, live and to resume,
 // over the live workers serving it (by their presence, this one
@@ -319,7 +322,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
 	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
-	w.wg.Go(func() { w.heartbeat(cfg.Lease, w.takeExpired) }) // a restore may take a while
+	w.wg.Go(w.takeovers)
 	return w, nil
 }
 
@@ -631,23 +634,63 @@ func (w *Worker) forget(id uuid.UUID) {
 	}
 }
 
+// wakeSlack is how long after the end of a lease the takeover scan that
+// awaits it runs (the clocks of two workers may differ a little; a scan
+// that comes too early waits for the next).
+const wakeSlack = 10 * time.Millisecond
+
+// takeovers runs the takeover scans until Close: every third of a lease,
+// and at the end of the next lease of another worker's team this worker
+// could take (so that a dead worker's team is resumed right when its
+// lease ends, not up to a third of a lease later).
+func (w *Worker) takeovers() {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-timer.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
+		next := w.takeExpired(ctx)
+		cancel()
+		wait := w.beat
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next)+wakeSlack, wakeSlack))
+		}
+		timer.Reset(wait)
+	}
+}
+
 // takeExpired reads every lease and takes over, for each of this
 // worker's templates, up to its fair share of the teams whose lease ended
-// (see Worker), in a random order.
-func (w *Worker) takeExpired(ctx context.Context) {
+// (see Worker), in a random order. It returns when the earliest lease
+// still running of another worker's team of these templates ends (zero
+// when none).
+func (w *Worker) takeExpired(ctx context.Context) time.Time {
 	teams, workers, err := readBucket(ctx, w.kv)
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
 	}
 	if err != nil {
 		w.logger.Warn("cluster: cannot read the leases", "error", err)
-		return
+		return time.Time{}
 	}
-	todo, share := w.fairShare(teams, workers, time.Now())
+	now := time.Now()
+	todo, share := w.fairShare(teams, workers, now)
 	for template, xs := range todo {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
 		w.takeSome(xs, share[template])
 	}
+	var next time.Time
+	for _, x := range teams {
+		if _, ours := w.tmpls[x.Template]; ours && !x.Stopped && x.Owner != w.cfg.Owner && x.Until.After(now) &&
+			(next.IsZero() || x.Until.Before(next)) {
+			next = x.Until
+		}
+	}
+	return next
 }
 
 // takeParallel bounds the takeovers of one worker in flight: a restore
