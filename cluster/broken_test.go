@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -105,5 +106,35 @@ func TestCloseKeepsAStoppedTeamStopped(t *testing.T) {
 	}
 	if len(teams) != 1 || !teams[0].Stopped {
 		t.Fatalf("Teams = %+v; want the team stopped", teams)
+	}
+}
+
+// Issue 14 (review finding): two workers with one Owner took each other's
+// teams for their own. A worker does not start while a live worker has its
+// Owner; once that one closed, the name is free again.
+func TestOwnerIsUnique(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "same"}
+	w1, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters); err == nil || !strings.Contains(err.Error(), "must be unique") {
+		if w2 != nil {
+			_ = w2.Close(ctx)
+		}
+		t.Fatalf("a second worker with the Owner of a live one: %v; want a refusal", err)
+	}
+	if err := w1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w3, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
+	if err != nil {
+		t.Fatalf("the Owner of a closed worker: %v", err)
+	}
+	if err := w3.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

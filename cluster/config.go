@@ -53,8 +53,10 @@ type Config struct {
 	// worker died is resumed elsewhere when its lease ends (about one
 	// lease after the last renewal; the restore adds little).
 	Lease time.Duration
-	// Owner names this process in its claims of teams; the host name and
-	// process id when empty.
+	// Owner names this worker in its claims and leases of teams; the host
+	// name and process id when empty. It must be unique to each Worker:
+	// StartWorker fails while a live worker has it (two Workers in one
+	// process need names of their own).
 	Owner string
 	// Logger receives the Ledger's failures; slog.Default() when nil.
 	Logger *slog.Logger

@@ -40,6 +40,9 @@ type lease struct {
 	Until    time.Time `json:"until"`
 	Template string    `json:"template,omitempty"` // the template the team was made from
 	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+	// Instance is the Worker that stored the lease (a random id per
+	// Worker: two with the same Owner are told apart).
+	Instance string `json:"instance,omitempty"`
 }
 
 // presencePrefix begins the key of a worker's presence in the leases
@@ -229,6 +232,9 @@ type Worker struct {
 	js     jetstream.JetStream
 	logger *slog.Logger
 	beat   time.Duration
+	// instance tells this Worker's leases from those of another Worker
+	// with the same Owner (put).
+	instance string
 
 	mu      sync.Mutex
 	teams   map[uuid.UUID]*owned
@@ -290,10 +296,11 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	}
 	w := &Worker{
 		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js,
-		logger: cfg.Logger.With("worker", cfg.Owner),
-		beat:   cfg.Lease / 3,
-		teams:  map[uuid.UUID]*owned{},
-		quit:   make(chan struct{}),
+		logger:   cfg.Logger.With("worker", cfg.Owner),
+		beat:     cfg.Lease / 3,
+		instance: uuid.NewString(),
+		teams:    map[uuid.UUID]*owned{},
+		quit:     make(chan struct{}),
 	}
 	for name := range templates {
 		sub, err := nc.QueueSubscribe(cfg.createSubject(name), createQueue, w.serveCreate(name))
@@ -314,6 +321,10 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	err = nc.FlushWithContext(fctx)
 	cancel()
 	if err != nil { // the server has the subscriptions once flushed: Create finds the worker
+		w.unsubscribe()
+		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
+	}
+	if err := w.unique(ctx); err != nil {
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
@@ -339,6 +350,24 @@ func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.
 		return nil, fmt.Errorf("cluster: leases bucket %s: %w", cfg.bucketName(), err)
 	}
 	return kv, nil
+}
+
+// unique fails when a live worker (its presence not ended) has this
+// worker's Owner: two would take each other's teams for their own.
+func (w *Worker) unique(ctx context.Context) error {
+	e, err := w.kv.Get(ctx, presenceKey(w.cfg.Owner))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the presence of Owner %q: %w", w.cfg.Owner, err)
+	}
+	var p presence
+	if json.Unmarshal(e.Value(), &p) == nil && p.Until.After(time.Now()) {
+		return fmt.Errorf("a live worker has Owner %q (its presence ends at %s): Config.Owner must be unique to each Worker",
+			w.cfg.Owner, p.Until.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // present stores (or renews) this worker's presence in the leases bucket,
@@ -581,6 +610,7 @@ func (w *Worker) dropInbox(ctx context.Context, id uuid.UUID) {
 // (its own earlier write, whose answer was lost in a reconnection), it
 // stores at the key's revision instead.
 func (w *Worker) put(ctx context.Context, id uuid.UUID, l lease, rev uint64) (uint64, error) {
+	l.Instance = w.instance
 	data, err := json.Marshal(l)
 	if err != nil {
 		return 0, err
@@ -600,8 +630,8 @@ func (w *Worker) put(ctx context.Context, id uuid.UUID, l lease, rev uint64) (ui
 	if cur.Stopped {
 		return 0, fmt.Errorf("%w: %w", errStopped, err)
 	}
-	if cur.Owner != w.cfg.Owner || cur.Stopped || e.Revision() < rev {
-		return 0, err // another worker's
+	if cur.Instance != w.instance || cur.Stopped || e.Revision() < rev {
+		return 0, err // another worker's (one with the same Owner included)
 	}
 	return w.kv.Update(ctx, id.String(), data, e.Revision())
 }
