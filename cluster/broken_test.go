@@ -2,10 +2,17 @@ package cluster
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // limitStream sets the ledger stream's message limit (discard new: the
@@ -137,4 +144,124 @@ func TestOwnerIsUnique(t *testing.T) {
 	if err := w3.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Issue 14 (review finding): a team with a record this worker cannot
+// decode (a newer worker's type, say) is not taken over and over: the
+// worker that failed releases the lease with the failure, which Teams
+// shows, and waits a backoff before it tries again.
+func TestUndecodableTeamBacksOff(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := acked(ctx, w1.team(id), w1.ledgerOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bad := &nats.Msg{Subject: Config{}.withDefaultsT(t).recordsSubject(id), Data: []byte(`{"__model__":"FromTheFuture"}`),
+		Header: nats.Header{indexHeader: {strconv.Itoa(len(stored) + 1)}}}
+	if _, err := c.js.PublishMsg(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs logCapture
+	scans := make(chan struct{}, 64)
+	cfg := Config{Logger: logs.logger(), Lease: testLease, Owner: "w2", scanned: func() { scans <- struct{}{} }}
+	w2, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w2.Close(context.Background()) })
+	for range 4 { // about a lease of scans (the first backoff): one failure
+		select {
+		case <-scans:
+		case <-ctx.Done():
+			t.Fatal("the worker does not scan")
+		}
+	}
+	// A loaded machine may take more than the backoff for four scans: a
+	// second try then waits twice as long.
+	if n := strings.Count(logs.String(), "cannot resume a team"); n != 1 && (n != 2 || !strings.Contains(logs.String(), "retry_in=4s")) {
+		t.Fatalf("%d failed resumes in four scans; want 1, then a backoff doubling\n%s", n, logs.String())
+	}
+	teams, err := c.Teams(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(teams) != 1 || !strings.Contains(teams[0].Error, "w2 could not resume it") || !strings.Contains(teams[0].Error, "FromTheFuture") ||
+		teams[0].Until.After(time.Now()) || w2.team(id) != nil {
+		t.Fatalf("Teams = %+v; want the failure, the lease released, the team run nowhere", teams)
+	}
+}
+
+func (c Config) withDefaultsT(t *testing.T) Config {
+	t.Helper()
+	c, err := c.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Issue 14 (review finding): a restore that takes longer than a lease (a
+// long ledger) keeps its lease: the worker renews it while it restores,
+// so no other worker takes the team over meanwhile.
+func TestSlowRestoreKeepsItsLease(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var once, released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
+	slow := orchestrator.WithPrepare(func(actor.Actor) {
+		once.Do(func() { entered <- struct{}{}; <-release }) // the first member restored waits
+	})
+	w2 := startNamed(t, ctx, nc, system(t), "w2", slow)
+	t.Cleanup(unblock) // before w2's close (cleanups run last first)
+	if err := w1.Close(ctx); err != nil { // w2 takes the team over
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the restore did not begin")
+	}
+	scans := make(chan struct{}, 64)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "w3", scanned: func() { scans <- struct{}{} }}
+	w3, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w3.Close(context.Background()) })
+	for range 7 { // more than two leases
+		select {
+		case <-scans:
+		case <-ctx.Done():
+			t.Fatal("the third worker does not scan")
+		}
+	}
+	teams, err := c.Teams(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w3.team(id) != nil || len(teams) != 1 || teams[0].Owner != "w2" || !teams[0].Until.After(time.Now()) {
+		t.Fatalf("during the slow restore: Teams = %+v, on w3 %v; want w2's lease running", teams, w3.team(id) != nil)
+	}
+	unblock()
+	takenOver(t, ctx, w2.Worker, w2.resumed, id)
 }

@@ -54,6 +54,10 @@ type TeamInfo struct {
 	Owner    string    // the worker holding (or last holding) its lease (Config.Owner)
 	Until    time.Time // its lease's end: past and not Stopped, the team waits for a worker to resume it
 	Stopped  bool      // stopped on purpose (Client.Stop, or it stopped on its own): resumed nowhere
+	// Error is why the last worker that took the team over could not
+	// resume it (a record it cannot decode, a failed restore); empty once
+	// a worker resumed it. Workers try again after a backoff.
+	Error string
 }
 
 // NewClient returns a client of the cluster whose streams and bucket cfg
@@ -342,7 +346,7 @@ func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	teams, _, err := readBucket(ctx, c.kv)
 	out := make([]TeamInfo, 0, len(teams))
 	for _, x := range teams {
-		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped})
+		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Error: x.Error})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))

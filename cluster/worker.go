@@ -43,6 +43,9 @@ type lease struct {
 	// Instance is the Worker that stored the lease (a random id per
 	// Worker: two with the same Owner are told apart).
 	Instance string `json:"instance,omitempty"`
+	// Error is why the last worker that took the team could not resume it
+	// (its lease released); empty once a worker resumed it.
+	Error string `json:"error,omitempty"`
 }
 
 // presencePrefix begins the key of a worker's presence in the leases
@@ -177,6 +180,12 @@ type Template struct {
 	Person string
 }
 
+// backoff is when a worker tries again a team it failed to resume.
+type backoff struct {
+	until time.Time
+	wait  time.Duration
+}
+
 // owned is a team this worker holds the lease of.
 type owned struct {
 	team     *orchestrator.Team
@@ -238,6 +247,7 @@ type Worker struct {
 
 	mu      sync.Mutex
 	teams   map[uuid.UUID]*owned
+	backoff map[uuid.UUID]backoff // teams this worker failed to resume
 	closed  bool
 	closing bool // Close began: create requests are refused
 
@@ -300,6 +310,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		beat:     cfg.Lease / 3,
 		instance: uuid.NewString(),
 		teams:    map[uuid.UUID]*owned{},
+		backoff:  map[uuid.UUID]backoff{},
 		quit:     make(chan struct{}),
 	}
 	for name := range templates {
@@ -415,7 +426,7 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create team %s: lease: %w", id, err)
 	}
-	t, log, err := w.run(ctx, id, rev, l)
+	t, log, err := w.run(ctx, id, func() (uint64, time.Time) { return rev, l.Until }, template)
 	if err != nil {
 		if derr := w.kv.Delete(ctx, id.String()); derr != nil {
 			err = errors.Join(err, fmt.Errorf("release the lease: %w", derr))
@@ -438,7 +449,7 @@ func (w *Worker) newLease(template string) lease {
 
 // run claims the team's ledger and starts the team: new when the stream
 // has no record of it, else restored. It returns the log it restored.
-func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, ls lease) (*orchestrator.Team, []message.Message, error) {
+func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, time.Time), template string) (*orchestrator.Team, []message.Message, error) {
 	l, log, err := OpenLedger(ctx, w.nc, id, w.cfg)
 	if err != nil {
 		return nil, nil, err
@@ -458,10 +469,11 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, rev uint64, ls lease) (*
 		w.logger.Warn("cluster: team restored with errors", "team_id", id, "error", err)
 	}
 	l.Attach(t)
+	rev, until := leased()
 	w.mu.Lock()
 	closed := w.closed
 	if !closed {
-		w.teams[id] = &owned{team: t, ledger: l, template: ls.Template, rev: rev, until: ls.Until}
+		w.teams[id] = &owned{team: t, ledger: l, template: template, rev: rev, until: until}
 	}
 	w.mu.Unlock()
 	if closed {
@@ -782,10 +794,17 @@ func (w *Worker) fairShare(teams []teamLease, workers []presence, now time.Time)
 	}
 	live, mine := map[string]int{}, map[string]int{}
 	todo := map[string][]teamLease{}
+	w.mu.Lock()
+	waiting := map[uuid.UUID]bool{} // failed here lately (take): left to others, or for later
+	for id, b := range w.backoff {
+		waiting[id] = now.Before(b.until)
+	}
+	w.mu.Unlock()
 	for _, x := range teams {
 		ended := !x.Until.After(now)
 		switch {
 		case x.Stopped || serving[x.Template] == nil: // a team of another template is left to a worker that has it
+		case ended && waiting[x.id]:
 		case x.Owner == w.cfg.Owner && ended && w.team(x.id) == nil: // this worker's, not run here
 			todo[x.Template] = append(todo[x.Template], x)
 		case !ended || x.Owner == w.cfg.Owner || alive[x.Owner] && now.Before(x.Until.Add(w.cfg.Lease)):
@@ -805,22 +824,35 @@ func (w *Worker) fairShare(teams []teamLease, workers []presence, now time.Time)
 	return todo, share
 }
 
+// restoreTimeout bounds a takeover's claim, restore and inbox: a long
+// ledger takes a while to read (some 20,000 records a second), longer
+// than a lease, which the worker renews meanwhile (hold).
+const restoreTimeout = 5 * time.Minute
+
 // take takes over a team whose lease ended: the lease by compare-and-set
 // on its revision (false when another worker took it first, or NATS is
-// unreachable), then the team, restored from its ledger.
+// unreachable), then the team, restored from its ledger, the lease renewed
+// meanwhile. A team that cannot be restored (a record this worker cannot
+// decode, a Build error...) has its lease released with the failure
+// (TeamInfo.Error) and is tried again by this worker after a backoff.
 func (w *Worker) take(x teamLease) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease) // a restore may take a while
+	ctx, cancel := context.WithTimeout(context.Background(), max(restoreTimeout, w.cfg.Lease))
 	defer cancel()
 	l := w.newLease(x.Template)
 	rev, err := w.put(ctx, x.id, l, x.rev)
 	if err != nil {
 		return false // taken by another worker, or NATS unreachable: next beat
 	}
-	t, log, err := w.run(ctx, x.id, rev, l)
+	h := w.hold(x.id, x.Template, rev, l.Until)
+	defer h.release()
+	t, log, err := w.run(ctx, x.id, h.release, x.Template)
 	if err != nil {
-		w.logger.Error("cluster: cannot resume a team whose lease this worker took", "team_id", x.id, "error", err)
+		w.failedResume(ctx, x, h, err)
 		return false
 	}
+	w.mu.Lock()
+	delete(w.backoff, x.id)
+	w.mu.Unlock()
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
@@ -834,6 +866,83 @@ func (w *Worker) take(x teamLease) bool {
 		w.cfg.resumed(x.id)
 	}
 	return true
+}
+
+// Backoff of a team this worker failed to resume: a lease, doubling up to
+// maxBackoff.
+const maxBackoff = 5 * time.Minute
+
+// failedResume releases the lease of a team this worker took but could
+// not resume, with the failure in it, and waits a while before trying it
+// again (another worker may succeed meanwhile: a newer version that
+// decodes what this one does not).
+func (w *Worker) failedResume(ctx context.Context, x teamLease, h *heldLease, err error) {
+	w.mu.Lock()
+	b := w.backoff[x.id]
+	b.wait = min(max(2*b.wait, w.cfg.Lease), maxBackoff)
+	b.until = time.Now().Add(b.wait)
+	w.backoff[x.id] = b
+	w.mu.Unlock()
+	w.logger.Error("cluster: cannot resume a team whose lease this worker took; its lease is released, tried again later",
+		"team_id", x.id, "error", err, "retry_in", b.wait)
+	rev, _ := h.release()
+	why := fmt.Sprintf("%s could not resume it: %v", w.cfg.Owner, err)
+	if _, perr := w.put(ctx, x.id, lease{Owner: w.cfg.Owner, Template: x.Template, Error: why}, rev); perr != nil {
+		w.logger.Warn("cluster: the lease of a team not resumed could not be released; it ends by itself", "team_id", x.id, "error", perr)
+	}
+}
+
+// heldLease is a team's lease a worker renews while it starts the team (a
+// restore may outlast the lease), until the team is registered (release).
+type heldLease struct {
+	stop, done chan struct{}
+	once       sync.Once
+	mu         sync.Mutex
+	rev        uint64
+	until      time.Time
+}
+
+// hold renews the lease of team id, stored at rev and ending at until,
+// every beat until release.
+func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time) *heldLease {
+	h := &heldLease{stop: make(chan struct{}), done: make(chan struct{}), rev: rev, until: until}
+	go func() {
+		defer close(h.done)
+		tick := time.NewTicker(w.beat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-tick.C:
+			}
+			l := w.newLease(template)
+			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+			h.mu.Lock()
+			rev := h.rev
+			h.mu.Unlock()
+			n, err := w.put(ctx, id, l, rev)
+			cancel()
+			if err != nil {
+				w.logger.Warn("cluster: a lease could not be renewed while its team is restored", "team_id", id, "error", err)
+				continue
+			}
+			h.mu.Lock()
+			h.rev, h.until = n, l.Until
+			h.mu.Unlock()
+		}
+	}()
+	return h
+}
+
+// release stops the renewals (once) and returns the lease's revision and
+// end.
+func (h *heldLease) release() (uint64, time.Time) {
+	h.once.Do(func() { close(h.stop) })
+	<-h.done
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rev, h.until
 }
 
 // Close stops the heartbeat, removes this worker's presence, stops its
