@@ -232,7 +232,7 @@ func TestSlowRestoreKeepsItsLease(t *testing.T) {
 		once.Do(func() { entered <- struct{}{}; <-release }) // the first member restored waits
 	})
 	w2 := startNamed(t, ctx, nc, system(t), "w2", slow)
-	t.Cleanup(unblock) // before w2's close (cleanups run last first)
+	t.Cleanup(unblock)                    // before w2's close (cleanups run last first)
 	if err := w1.Close(ctx); err != nil { // w2 takes the team over
 		t.Fatal(err)
 	}
