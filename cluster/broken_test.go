@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,4 +265,39 @@ func TestSlowRestoreKeepsItsLease(t *testing.T) {
 	}
 	unblock()
 	takenOver(t, ctx, w2.Worker, w2.resumed, id)
+}
+
+// Issue 14 (review finding): Close keeps to its context while a takeover
+// is under way (a restore stuck in a member's preparation here): it
+// cancels it, and returns with the context's error when it does not end.
+func TestCloseKeepsToItsContext(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	if _, err := c.Create(ctx, "counters", nil); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	stuck := orchestrator.WithPrepare(func(actor.Actor) {
+		once.Do(func() { entered <- struct{}{}; <-release })
+	})
+	w2 := startNamed(t, ctx, nc, system(t), "w2", stuck)
+	if err := w1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the restore did not begin")
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	err := w2.Close(short)
+	close(release)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close during a stuck takeover: %v; want its context's error", err)
+	}
 }

@@ -397,7 +397,7 @@ func (w *Worker) serveCreate(template string) nats.MsgHandler {
 		}
 		go func() {
 			defer w.creating.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
+			ctx, cancel := context.WithTimeout(w.life, w.cfg.Lease)
 			defer cancel()
 			var rep createReply
 			t, err := w.Create(ctx, template, req.Data)

@@ -252,6 +252,8 @@ type Worker struct {
 	closing bool // Close began: create requests are refused
 
 	quit      chan struct{}
+	life      context.Context // cancelled by Close: ends the creates and takeovers under way
+	endLife   context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	subs      []*nats.Subscription // create requests, one per template
@@ -313,6 +315,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		backoff:  map[uuid.UUID]backoff{},
 		quit:     make(chan struct{}),
 	}
+	w.life, w.endLife = context.WithCancel(context.Background())
 	for name := range templates {
 		sub, err := nc.QueueSubscribe(cfg.createSubject(name), createQueue, w.serveCreate(name))
 		if err != nil {
@@ -836,7 +839,7 @@ const restoreTimeout = 5 * time.Minute
 // decode, a Build error...) has its lease released with the failure
 // (TeamInfo.Error) and is tried again by this worker after a backoff.
 func (w *Worker) take(x teamLease) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), max(restoreTimeout, w.cfg.Lease))
+	ctx, cancel := context.WithTimeout(w.life, max(restoreTimeout, w.cfg.Lease))
 	defer cancel()
 	l := w.newLease(x.Template)
 	rev, err := w.put(ctx, x.id, l, x.rev)
@@ -948,7 +951,8 @@ func (h *heldLease) release() (uint64, time.Time) {
 // Close stops the heartbeat, removes this worker's presence, stops its
 // teams and releases their leases (ended now), so that the other workers
 // resume them at once. It returns when the teams have stopped, or with
-// ctx's error.
+// ctx's error: the creates and takeovers under way are cancelled, and a
+// team one of them starts after Close is stopped at once.
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
@@ -957,8 +961,12 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.mu.Unlock()
 		w.unsubscribe()
 		close(w.quit)
-		w.creating.Wait()
-		w.wg.Wait()
+		w.endLife() // creates and takeovers under way end now
+		if err := wait(ctx, &w.creating, &w.wg); err != nil {
+			// They end soon (cancelled); a team one of them registers
+			// after this is stopped by it (closed).
+			errs = append(errs, fmt.Errorf("cluster: close: waiting for the creates and takeovers under way: %w", err))
+		}
 		// No longer counted live: the others take all of its teams at once.
 		switch err := w.kv.Delete(ctx, presenceKey(w.cfg.Owner)); {
 		case errors.Is(err, nats.ErrConnectionClosed): // cut off: it ends by itself, as a dead worker's
@@ -994,6 +1002,23 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.acks.Wait() // the last inputs' acknowledgements (bounded by ackTimeout)
 	})
 	return errors.Join(errs...)
+}
+
+// wait waits for the groups, or for ctx's end.
+func wait(ctx context.Context, groups ...*sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		for _, g := range groups {
+			g.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // team returns a team this worker runs (tests).
