@@ -53,10 +53,10 @@ type Config struct {
 	// worker died is resumed elsewhere when its lease ends (about one
 	// lease after the last renewal; the restore adds little).
 	Lease time.Duration
-	// Owner names this worker in its claims and leases of teams; the host
-	// name and process id when empty. It must be unique to each Worker:
-	// StartWorker fails while a live worker has it (two Workers in one
-	// process need names of their own).
+	// Owner names this worker in its claims and leases of teams; when
+	// empty, the host name, the process id and a random suffix (a process
+	// restarted in a container, pid 1 again, is a new worker). It must be
+	// unique to each Worker: StartWorker fails while a live worker has it.
 	Owner string
 	// Logger receives the Ledger's failures; slog.Default() when nil.
 	Logger *slog.Logger
@@ -89,7 +89,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Owner == "" {
 		host, _ := os.Hostname()
-		c.Owner = fmt.Sprintf("%s:%d", host, os.Getpid())
+		c.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), uuid.NewString()[:8]) // a restart is a new worker
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

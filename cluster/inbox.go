@@ -153,7 +153,7 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, log
 	}
 	w.mu.Unlock()
 	if o == nil { // lost meanwhile
-		ib.stop()
+		ib.stop(ctx)
 	}
 	return nil
 }
@@ -320,21 +320,37 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 	}
 }
 
-// ack acknowledges an input and waits, on a goroutine of its own (ack is
-// called on the NATS client's), for JetStream to confirm it: once
-// confirmed, the input is out of the work queue.
+// ack acknowledges an input and waits for JetStream to confirm it: once
+// confirmed, the input is out of the work queue. ack is called on the NATS
+// client's goroutine, so it waits on a goroutine of its own, which the
+// Worker's Close waits for; once the worker closed, it waits here.
 func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
-	ib.w.acks.Go(func() {
+	w := ib.w
+	confirm := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 		defer cancel()
 		if err := m.DoubleAck(ctx); err != nil {
-			ib.w.logger.Warn("cluster: an input's acknowledgement failed; it will be delivered again and skipped", "team_id", ib.id, "input", input, "error", err)
+			w.logger.Warn("cluster: an input's acknowledgement failed; it will be delivered again and skipped", "team_id", ib.id, "input", input, "error", err)
 			return
 		}
-		if ib.w.cfg.inputDone != nil {
-			ib.w.cfg.inputDone(input)
+		if w.cfg.inputDone != nil {
+			w.cfg.inputDone(input)
 		}
-	})
+	}
+	w.mu.Lock()
+	closed := w.closed // Close waits for w.acks from then on: no Add after
+	if !closed {
+		w.acks.Add(1)
+	}
+	w.mu.Unlock()
+	if closed {
+		confirm()
+		return
+	}
+	go func() {
+		defer w.acks.Done()
+		confirm()
+	}()
 }
 
 func (ib *inbox) forget(input uuid.UUID) {
@@ -376,9 +392,12 @@ func (ib *inbox) progress() {
 
 // stop stops consuming; the inputs not acknowledged are delivered to the
 // team's next owner.
-func (ib *inbox) stop() {
+func (ib *inbox) stop(ctx context.Context) {
 	ib.cc.Stop()
-	<-ib.cc.Closed()
+	select {
+	case <-ib.cc.Closed():
+	case <-ctx.Done(): // a delivery being sent (up to sayTimeout) ends by itself
+	}
 }
 
 // serveCreate answers Client.Create's requests for a template.

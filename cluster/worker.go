@@ -254,7 +254,8 @@ type Worker struct {
 	quit      chan struct{}
 	life      context.Context // cancelled by Close: ends the creates and takeovers under way
 	endLife   context.CancelFunc
-	wg        sync.WaitGroup
+	wg        sync.WaitGroup // the takeover loop
+	beating   sync.WaitGroup // the heartbeat (renewals): a round is bounded by a few beats
 	closeOnce sync.Once
 	subs      []*nats.Subscription // create requests, one per template
 	creating  sync.WaitGroup       // create requests being served
@@ -338,15 +339,11 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
-	if err := w.unique(ctx); err != nil {
+	if err := w.unique(ctx); err != nil { // its presence, once its subjects are served
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
-	if err := w.present(ctx); err != nil { // once its subjects are served
-		w.unsubscribe()
-		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
-	}
-	w.wg.Go(func() { w.heartbeat(w.beat, w.renew) })
+	w.beating.Go(func() { w.heartbeat(w.beat, w.renew) })
 	w.wg.Go(w.takeovers)
 	return w, nil
 }
@@ -366,20 +363,35 @@ func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.
 	return kv, nil
 }
 
-// unique fails when a live worker (its presence not ended) has this
-// worker's Owner: two would take each other's teams for their own.
+// unique stores this worker's presence for the first time, and fails when
+// a live worker (its presence not ended) has this worker's Owner: two would
+// take each other's teams for their own. The store is a compare-and-set,
+// so of two workers starting with one Owner at once, one fails.
 func (w *Worker) unique(ctx context.Context) error {
-	e, err := w.kv.Get(ctx, presenceKey(w.cfg.Owner))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
+	data, err := w.presence()
+	if err != nil {
+		return err
+	}
+	key := presenceKey(w.cfg.Owner)
+	e, err := w.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		_, err = w.kv.Create(ctx, key, data)
+	case err != nil:
+		return fmt.Errorf("read the presence of Owner %q: %w", w.cfg.Owner, err)
+	default:
+		var p presence
+		if json.Unmarshal(e.Value(), &p) == nil && p.Until.After(time.Now()) {
+			return fmt.Errorf("a live worker has Owner %q (its presence ends at %s): Config.Owner must be unique to each Worker",
+				w.cfg.Owner, p.Until.Format(time.RFC3339Nano))
+		}
+		_, err = w.kv.Update(ctx, key, data, e.Revision())
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("another worker with Owner %q started at the same time: Config.Owner must be unique to each Worker", w.cfg.Owner)
 	}
 	if err != nil {
-		return fmt.Errorf("read the presence of Owner %q: %w", w.cfg.Owner, err)
-	}
-	var p presence
-	if json.Unmarshal(e.Value(), &p) == nil && p.Until.After(time.Now()) {
-		return fmt.Errorf("a live worker has Owner %q (its presence ends at %s): Config.Owner must be unique to each Worker",
-			w.cfg.Owner, p.Until.Format(time.RFC3339Nano))
+		return fmt.Errorf("store this worker's presence: %w", err)
 	}
 	return nil
 }
@@ -387,13 +399,7 @@ func (w *Worker) unique(ctx context.Context) error {
 // present stores (or renews) this worker's presence in the leases bucket,
 // ending a lease from now.
 func (w *Worker) present(ctx context.Context) error {
-	names := make([]string, 0, len(w.tmpls))
-	for name := range w.tmpls {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	data, err := json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
-		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
+	data, err := w.presence()
 	if err != nil {
 		return err
 	}
@@ -401,6 +407,17 @@ func (w *Worker) present(ctx context.Context) error {
 		return fmt.Errorf("store this worker's presence: %w", err)
 	}
 	return nil
+}
+
+// presence is this worker's presence entry, ending a lease from now.
+func (w *Worker) presence() ([]byte, error) {
+	names := make([]string, 0, len(w.tmpls))
+	for name := range w.tmpls {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
+		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
 }
 
 // Create starts a new team on this worker from one of its templates: a
@@ -546,6 +563,12 @@ const renewParallel = 16
 func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	select {
 	case <-o.team.Done():
+		w.mu.Lock()
+		closing := w.closing
+		w.mu.Unlock()
+		if closing {
+			return // Close settles the teams it stops
+		}
 		w.forget(id)
 		w.ended(ctx, id, o)
 		return
@@ -585,14 +608,21 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 }
 
 // ended settles the lease of a team of this worker's that stopped: one
-// taken over (fenced) is the new owner's; one whose ledger broke is
-// released, to resume from the stream; one stopped on purpose is marked
-// stopped (resumed nowhere) and its inbox consumer deleted.
+// taken over (fenced) is the new owner's; one whose ledger broke, or that
+// stopped without Team.Stop (its actor system shut down before the
+// worker's Close, say), is released, to resume from the stream; one
+// stopped with Team.Stop is marked stopped (resumed nowhere) and its inbox
+// consumer deleted.
 func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
 	switch fenced, broken := o.ledger.state(); {
 	case fenced:
 	case broken != nil:
 		w.logger.Error("cluster: a team stopped with its ledger broken; it resumes from the stream", "team_id", id, "error", broken)
+		w.release(ctx, id, o)
+	case !errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested):
+		// Not asked to stop (its actor system shut down, its orchestrator
+		// died): it resumes, here or elsewhere.
+		w.logger.Warn("cluster: a team stopped without being asked to; it resumes from the stream", "team_id", id, "cause", o.team.StopCause())
 		w.release(ctx, id, o)
 	default:
 		// Its inbox consumer first: once the lease says stopped, the team
@@ -671,11 +701,16 @@ func (w *Worker) lose(id uuid.UUID, o *owned, why string, err error) {
 // forget drops a team from the worker's and stops consuming its input.
 func (w *Worker) forget(id uuid.UUID) {
 	w.mu.Lock()
-	o := w.teams[id]
+	var ib *inbox
+	if o := w.teams[id]; o != nil {
+		ib = o.inbox
+	}
 	delete(w.teams, id)
 	w.mu.Unlock()
-	if o != nil && o.inbox != nil {
-		o.inbox.stop()
+	if ib != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), w.beat) // the renewals wait no longer
+		defer cancel()
+		ib.stop(ctx)
 	}
 }
 
@@ -962,6 +997,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.unsubscribe()
 		close(w.quit)
 		w.endLife() // creates and takeovers under way end now
+		w.beating.Wait() // a renewal round under way ends before the teams are settled here
 		if err := wait(ctx, &w.creating, &w.wg); err != nil {
 			// They end soon (cancelled); a team one of them registers
 			// after this is stopped by it (closed).
@@ -981,7 +1017,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.mu.Unlock()
 		for _, o := range teams {
 			if o.inbox != nil {
-				o.inbox.stop()
+				o.inbox.stop(ctx)
 			}
 		}
 		for id, o := range teams {

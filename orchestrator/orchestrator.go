@@ -31,6 +31,7 @@ const defaultStopGrace = 30 * time.Second
 // touched only by its own goroutine, and after its stop queries read the
 // immutable final view it leaves behind.
 type orchestrator struct {
+	stopCause atomic.Pointer[error] // why the team stops (OnStopRequest), read by Team.StopCause
 	led       ledger
 	retention int64
 	self      *message.Address
@@ -73,7 +74,12 @@ func init() {
 
 // errTeamStop is the cause of a stop asked for with Team.Stop: unlike a raw
 // stop (System.Stop, StopRecursively, B102) it is announced.
-var errTeamStop = fmt.Errorf("%w: the team was asked to stop", actor.ErrStopped)
+var errTeamStop = fmt.Errorf("%w: %w", actor.ErrStopped, ErrStopRequested)
+
+// ErrStopRequested is matched (errors.Is) by Team.StopCause when the team
+// stopped because Team.Stop asked it to (not its system's shutdown, not a
+// raw stop).
+var ErrStopRequested = errors.New("the team was asked to stop")
 
 func newOrchestrator(op *options) *orchestrator {
 	return &orchestrator{
@@ -392,6 +398,7 @@ func isStoppingEvent(v any) bool {
 // B98) and ends the orchestrator once they have all ended or the stop grace
 // has run out (B99).
 func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
+	o.stopCause.CompareAndSwap(nil, &cause)
 	o.drain()
 	if !o.announced && (errors.Is(cause, errTeamStop) || errors.Is(cause, actor.ErrShutdown)) {
 		o.announced = true

@@ -666,3 +666,43 @@ func TestRawStopWithAskingMember(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Team.StopCause tells a stop asked for (Team.Stop) from the system's
+// shutdown and from a raw stop: what a supervisor needs to know whether the
+// team should run again (issue 14's workers resume all but the first).
+func TestStopCause(t *testing.T) {
+	sys, team, _ := newTeam(t)
+	if c := team.StopCause(); c != nil {
+		t.Fatalf("a running team's stop cause: %v", c)
+	}
+	if c := orchestrator.Of(team.Address()).StopCause(); c != nil {
+		t.Fatalf("a handle made by Of: %v", c)
+	}
+	if err := team.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c := team.StopCause(); !errors.Is(c, orchestrator.ErrStopRequested) {
+		t.Fatalf("after Team.Stop: %v; want ErrStopRequested", c)
+	}
+
+	shut, err := orchestrator.New(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := orchestrator.New(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Stop(ctxT(t), raw.Address()); err != nil {
+		t.Fatal(err)
+	}
+	if c := raw.StopCause(); c == nil || errors.Is(c, orchestrator.ErrStopRequested) {
+		t.Fatalf("after a raw stop: %v; want a cause, not ErrStopRequested", c)
+	}
+	if err := sys.Shutdown(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c := shut.StopCause(); !errors.Is(c, actor.ErrShutdown) || errors.Is(c, orchestrator.ErrStopRequested) {
+		t.Fatalf("after the system's shutdown: %v; want actor.ErrShutdown", c)
+	}
+}

@@ -169,6 +169,20 @@ func (t *Team) ID() uuid.UUID {
 // at once for no team).
 func (t *Team) Done() <-chan struct{} { return actor.Done(t.Address()) }
 
+// StopCause says why the team stops, once its stop began: an error
+// matching ErrStopRequested after Team.Stop, actor.ErrShutdown after its
+// system's shutdown, the cause given to a raw stop (System.Stop) otherwise.
+// It is nil while the team runs, and for a handle made by Of.
+func (t *Team) StopCause() error {
+	if t == nil || t.o == nil {
+		return nil
+	}
+	if c := t.o.stopCause.Load(); c != nil {
+		return *c
+	}
+	return nil
+}
+
 func noTeam() error {
 	return &actor.WarningError{Msg: "orchestrator: not in a team", Err: ErrNoTeam}
 }
