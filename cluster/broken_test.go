@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -299,5 +301,83 @@ func TestCloseKeepsToItsContext(t *testing.T) {
 	close(release)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close during a stuck takeover: %v; want its context's error", err)
+	}
+}
+
+// Issue 14 (second review): a Build that uses up the create's context
+// (longer than a lease) does not leave a team running whose input is never
+// read: the inbox is opened with a context of its own.
+func TestSlowBuildStillReadsInput(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	slow := map[string]Template{"slow": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, p json.RawMessage) error {
+		if err := hireCounters(ctx, t, p); err != nil {
+			return err
+		}
+		<-ctx.Done() // the create's context ends while Build runs
+		return nil
+	}}}
+	inputs := make(chan uuid.UUID, 4)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "w1", inputDone: func(id uuid.UUID) { inputs <- id }}
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	c := client(t, ctx, nc)
+	id, err := c.Create(ctx, "slow", nil) // served with a context of a lease
+	if err != nil {
+		t.Fatalf("Create with a slow Build: %v", err)
+	}
+	waitInputs(t, ctx, inputs, send(t, ctx, c, id, "a", "hello")...)
+}
+
+// Issue 14 (second review): a team a client stops while a worker restores
+// it is not run: the worker's hold on the lease sees the stop, and the
+// restored copy is stopped before it is registered or reads input.
+func TestStopDuringRestore(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var once, released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
+	slow := orchestrator.WithPrepare(func(actor.Actor) {
+		once.Do(func() { entered <- struct{}{}; <-release })
+	})
+	var logs logCapture
+	sys := system(t)
+	w2, err := StartWorker(ctx, nc.Conn, sys, Config{Logger: logs.logger(), Lease: testLease, Owner: "w2"}, counters, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w2.Close(context.Background()) })
+	t.Cleanup(unblock)
+	if err := w1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the restore did not begin")
+	}
+	if err := c.Stop(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitLog(t, ctx, "the restore ends") // the hold's next renewal saw the stop
+	unblock()
+	logs.waitLog(t, ctx, "lost while this worker restored it")
+	if w2.team(id) != nil {
+		t.Fatal("the team stopped during its restore runs")
+	}
+	if _, err := c.inbox.Consumer(ctx, inboxConsumer(id)); err == nil {
+		t.Fatal("the stopped team has an inbox consumer again")
 	}
 }

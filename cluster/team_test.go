@@ -110,12 +110,41 @@ var discard = slog.New(slog.DiscardHandler)
 type logCapture struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	ch  chan struct{} // signalled after each write (changed)
 }
 
 func (c *logCapture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.ch != nil {
+		select {
+		case c.ch <- struct{}{}:
+		default:
+		}
+	}
 	return c.buf.Write(p)
+}
+
+// changed returns a channel that gets a value after the next write.
+func (c *logCapture) changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{}, 1)
+	}
+	return c.ch
+}
+
+// waitLog waits until the log holds s.
+func (c *logCapture) waitLog(t *testing.T, ctx context.Context, s string) {
+	t.Helper()
+	for ch := c.changed(); !strings.Contains(c.String(), s); {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the log never said %q:\n%s", s, c.String())
+		case <-ch:
+		}
+	}
 }
 
 func (c *logCapture) logger() *slog.Logger { return slog.New(slog.NewTextHandler(c, nil)) }

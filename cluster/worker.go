@@ -192,6 +192,7 @@ type owned struct {
 	ledger   *Ledger
 	template string
 	inbox    *inbox    // nil until the team's input is consumed
+	noInbox  bool      // opening the inbox failed: renewals try again
 	rev      uint64    // the lease's revision in the bucket
 	until    time.Time // the lease's end, as last stored
 }
@@ -446,7 +447,7 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create team %s: lease: %w", id, err)
 	}
-	t, log, err := w.run(ctx, id, func() (uint64, time.Time) { return rev, l.Until }, template)
+	t, log, err := w.run(ctx, id, func() (uint64, time.Time, error) { return rev, l.Until, nil }, template)
 	if err != nil {
 		if derr := w.kv.Delete(ctx, id.String()); derr != nil {
 			err = errors.Join(err, fmt.Errorf("release the lease: %w", derr))
@@ -457,10 +458,47 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 	if err := tmpl.Build(ctx, t, params); err != nil { // the team runs as built so far
 		errs = append(errs, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err))
 	}
-	if err := w.openInbox(ctx, id, tmpl.Person, log); err != nil {
-		errs = append(errs, fmt.Errorf("cluster: create team %s: %w", id, err))
+	if err := w.startInbox(id, tmpl.Person, log); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: create team %s: %w (tried again on the next renewals)", id, err))
 	}
 	return t, errors.Join(errs...)
+}
+
+// inboxTimeout bounds the opening of a team's inbox (its durable consumer).
+const inboxTimeout = 30 * time.Second
+
+// startInbox opens the inbox of a team this worker just started, with a
+// context of its own (a slow Build may have used up the create's); when
+// it fails, the renewals try again.
+func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
+	ctx, cancel := context.WithTimeout(w.life, inboxTimeout)
+	defer cancel()
+	err := w.openInbox(ctx, id, person, log)
+	if err != nil {
+		w.mu.Lock()
+		if o := w.teams[id]; o != nil {
+			o.noInbox = true
+		}
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// retryInbox opens again the inbox of a team whose opening failed, its
+// closed messages read from the team's log.
+func (w *Worker) retryInbox(ctx context.Context, id uuid.UUID, o *owned) {
+	log, err := o.team.Messages(ctx, orchestrator.Filter{})
+	if err == nil {
+		err = w.openInbox(ctx, id, w.tmpls[o.template].Person, log)
+	}
+	if err != nil {
+		w.logger.Warn("cluster: a team's input is not consumed yet; trying again on the next renewal", "team_id", id, "error", err)
+		return
+	}
+	w.mu.Lock()
+	o.noInbox = false
+	w.mu.Unlock()
+	w.logger.Info("cluster: a team's input is consumed again", "team_id", id)
 }
 
 func (w *Worker) newLease(template string) lease {
@@ -469,7 +507,7 @@ func (w *Worker) newLease(template string) lease {
 
 // run claims the team's ledger and starts the team: new when the stream
 // has no record of it, else restored. It returns the log it restored.
-func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, time.Time), template string) (*orchestrator.Team, []message.Message, error) {
+func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, time.Time, error), template string) (*orchestrator.Team, []message.Message, error) {
 	l, log, err := OpenLedger(ctx, w.nc, id, w.cfg)
 	if err != nil {
 		return nil, nil, err
@@ -489,7 +527,13 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, t
 		w.logger.Warn("cluster: team restored with errors", "team_id", id, "error", err)
 	}
 	l.Attach(t)
-	rev, until := leased()
+	rev, until, err := leased()
+	if err != nil { // lost while restoring: a client stopped it, or another worker took it
+		if serr := t.Stop(ctx); serr != nil {
+			w.logger.Error("cluster: a team restored after its lease was lost did not stop", "team_id", id, "error", serr)
+		}
+		return nil, nil, err
+	}
 	w.mu.Lock()
 	closed := w.closed
 	if !closed {
@@ -583,10 +627,22 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 		return
 	}
 	w.mu.Lock()
-	ib := o.inbox // set once the team's input is consumed
+	ib, retry := o.inbox, o.noInbox // set once the team's input is consumed
 	w.mu.Unlock()
 	if ib != nil {
 		ib.progress()
+	}
+	if retry { // after this renewal, with a beat of its own
+		defer func() {
+			w.mu.Lock()
+			_, still := w.teams[id]
+			w.mu.Unlock()
+			if still {
+				rctx, cancel := context.WithTimeout(w.life, w.beat)
+				defer cancel()
+				w.retryInbox(rctx, id, o)
+			}
+		}()
 	}
 	l := w.newLease(o.template)
 	rev, err := w.put(ctx, id, l, o.rev)
@@ -881,9 +937,16 @@ func (w *Worker) take(x teamLease) bool {
 	if err != nil {
 		return false // taken by another worker, or NATS unreachable: next beat
 	}
-	h := w.hold(x.id, x.Template, rev, l.Until)
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	h := w.hold(x.id, x.Template, rev, l.Until, lost)
 	defer h.release()
 	t, log, err := w.run(ctx, x.id, h.release, x.Template)
+	if _, _, lostErr := h.release(); lostErr != nil {
+		// A client stopped it, or another worker took it: not ours.
+		w.logger.Info("cluster: a team's lease was lost while this worker restored it", "team_id", x.id, "error", lostErr)
+		return false
+	}
 	if err != nil {
 		w.failedResume(ctx, x, h, err)
 		return false
@@ -896,8 +959,8 @@ func (w *Worker) take(x teamLease) bool {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
 		}
 	}
-	if err := w.openInbox(ctx, x.id, w.tmpls[x.Template].Person, log); err != nil {
-		w.logger.Error("cluster: the resumed team's input is not consumed", "team_id", x.id, "error", err)
+	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log); err != nil {
+		w.logger.Error("cluster: the resumed team's input is not consumed yet; tried again on the next renewals", "team_id", x.id, "error", err)
 	}
 	w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
 	if w.cfg.resumed != nil {
@@ -923,7 +986,7 @@ func (w *Worker) failedResume(ctx context.Context, x teamLease, h *heldLease, er
 	w.mu.Unlock()
 	w.logger.Error("cluster: cannot resume a team whose lease this worker took; its lease is released, tried again later",
 		"team_id", x.id, "error", err, "retry_in", b.wait)
-	rev, _ := h.release()
+	rev, _, _ := h.release()
 	why := fmt.Sprintf("%s could not resume it: %v", w.cfg.Owner, err)
 	if _, perr := w.put(ctx, x.id, lease{Owner: w.cfg.Owner, Template: x.Template, Error: why}, rev); perr != nil {
 		w.logger.Warn("cluster: the lease of a team not resumed could not be released; it ends by itself", "team_id", x.id, "error", perr)
@@ -938,11 +1001,12 @@ type heldLease struct {
 	mu         sync.Mutex
 	rev        uint64
 	until      time.Time
+	lost       error // a client stopped the team, or another worker took its lease
 }
 
 // hold renews the lease of team id, stored at rev and ending at until,
 // every beat until release.
-func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time) *heldLease {
+func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time, lost context.CancelCauseFunc) *heldLease {
 	h := &heldLease{stop: make(chan struct{}), done: make(chan struct{}), rev: rev, until: until}
 	go func() {
 		defer close(h.done)
@@ -961,6 +1025,15 @@ func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time
 			h.mu.Unlock()
 			n, err := w.put(ctx, id, l, rev)
 			cancel()
+			if errors.Is(err, errStopped) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				err = fmt.Errorf("cluster: the lease of team %s was lost while it was restored: %w", id, err)
+				h.mu.Lock()
+				h.lost = err
+				h.mu.Unlock()
+				w.logger.Info("cluster: the lease of a team being restored was lost; the restore ends", "team_id", id, "error", err)
+				lost(err) // the restore ends
+				return
+			}
 			if err != nil {
 				w.logger.Warn("cluster: a lease could not be renewed while its team is restored", "team_id", id, "error", err)
 				continue
@@ -974,13 +1047,13 @@ func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time
 }
 
 // release stops the renewals (once) and returns the lease's revision and
-// end.
-func (h *heldLease) release() (uint64, time.Time) {
+// end, or why it was lost.
+func (h *heldLease) release() (uint64, time.Time, error) {
 	h.once.Do(func() { close(h.stop) })
 	<-h.done
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rev, h.until
+	return h.rev, h.until, h.lost
 }
 
 // Close stops the heartbeat, removes this worker's presence, stops its
@@ -996,7 +1069,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.mu.Unlock()
 		w.unsubscribe()
 		close(w.quit)
-		w.endLife() // creates and takeovers under way end now
+		w.endLife()      // creates and takeovers under way end now
 		w.beating.Wait() // a renewal round under way ends before the teams are settled here
 		if err := wait(ctx, &w.creating, &w.wg); err != nil {
 			// They end soon (cancelled); a team one of them registers
