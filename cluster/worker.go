@@ -892,6 +892,9 @@ func (w *Worker) fairShare(teams []teamLease, workers []presence, now time.Time)
 	waiting := map[uuid.UUID]bool{} // failed here lately (take): left to others, or for later
 	for id, b := range w.backoff {
 		waiting[id] = now.Before(b.until)
+		if now.After(b.until.Add(maxBackoff)) { // resumed elsewhere long ago, or stopped
+			delete(w.backoff, id)
+		}
 	}
 	w.mu.Unlock()
 	for _, x := range teams {
