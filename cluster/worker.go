@@ -207,6 +207,10 @@ type owned struct {
 // or that another worker took, is stopped at once: a worker never runs a
 // team it does not hold a lease for.
 //
+// A team that stops with Team.Stop is marked stopped (resumed nowhere);
+// one that stops otherwise (its actor system shut down before Close, its
+// ledger broke) is released, to resume from the stream.
+//
 // Leases compare wall clocks: the workers' clocks must agree to well
 // within Config.Lease. Fencing keeps the ledger safe when they do not.
 //
