@@ -68,15 +68,7 @@ func answered(t *testing.T, ctx context.Context, c *Client, team, input, q uuid.
 // turn is durable. Answers to no such message, or to a message that was
 // not the person's, are refused and said so, not retried.
 func TestAnswerThroughInbox(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, nc, c, w1, id := teamOnW1(t)
 	ask := send(t, ctx, c, id, "a", askContent)
 	waitInputs(t, ctx, w1.inputs, ask...)
 	q := questionOf(t, ctx, c, id, 0)

@@ -154,15 +154,7 @@ func TestOwnerIsUnique(t *testing.T) {
 // worker that failed releases the lease with the failure, which Teams
 // shows, and waits a backoff before it tries again.
 func TestUndecodableTeamBacksOff(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, nc, c, w1, id := teamOnW1(t)
 	stored, err := acked(ctx, w1.team(id), w1.ledgerOf(id))
 	if err != nil {
 		t.Fatal(err)
@@ -219,21 +211,8 @@ func (c Config) withDefaultsT(t *testing.T) Config {
 // long ledger) keeps its lease: the worker renews it while it restores,
 // so no other worker takes the team over meanwhile.
 func TestSlowRestoreKeepsItsLease(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	var once, released sync.Once
-	unblock := func() { released.Do(func() { close(release) }) }
-	slow := orchestrator.WithPrepare(func(actor.Actor) {
-		once.Do(func() { entered <- struct{}{}; <-release }) // the first member restored waits
-	})
+	ctx, nc, c, w1, id := teamOnW1(t)
+	slow, entered, unblock := stuckRestore()
 	w2 := startNamed(t, ctx, nc, system(t), "w2", slow)
 	t.Cleanup(unblock)                    // before w2's close (cleanups run last first)
 	if err := w1.Close(ctx); err != nil { // w2 takes the team over
@@ -273,19 +252,8 @@ func TestSlowRestoreKeepsItsLease(t *testing.T) {
 // is under way (a restore stuck in a member's preparation here): it
 // cancels it, and returns with the context's error when it does not end.
 func TestCloseKeepsToItsContext(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	if _, err := c.Create(ctx, "counters", nil); err != nil {
-		t.Fatal(err)
-	}
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	var once sync.Once
-	stuck := orchestrator.WithPrepare(func(actor.Actor) {
-		once.Do(func() { entered <- struct{}{}; <-release })
-	})
+	ctx, nc, _, w1, _ := teamOnW1(t)
+	stuck, entered, unblock := stuckRestore()
 	w2 := startNamed(t, ctx, nc, system(t), "w2", stuck)
 	if err := w1.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -298,7 +266,7 @@ func TestCloseKeepsToItsContext(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	err := w2.Close(short)
-	close(release)
+	unblock()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close during a stuck takeover: %v; want its context's error", err)
 	}
@@ -337,21 +305,8 @@ func TestSlowBuildStillReadsInput(t *testing.T) {
 // it is not run: the worker's hold on the lease sees the stop, and the
 // restored copy is stopped before it is registered or reads input.
 func TestStopDuringRestore(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	var once, released sync.Once
-	unblock := func() { released.Do(func() { close(release) }) }
-	slow := orchestrator.WithPrepare(func(actor.Actor) {
-		once.Do(func() { entered <- struct{}{}; <-release })
-	})
+	ctx, nc, c, w1, id := teamOnW1(t)
+	slow, entered, unblock := stuckRestore()
 	var logs logCapture
 	sys := system(t)
 	w2, err := StartWorker(ctx, nc.Conn, sys, Config{Logger: logs.logger(), Lease: testLease, Owner: "w2"}, counters, slow)
@@ -380,4 +335,32 @@ func TestStopDuringRestore(t *testing.T) {
 	if _, err := c.inbox.Consumer(ctx, inboxConsumer(id)); err == nil {
 		t.Fatal("the stopped team has an inbox consumer again")
 	}
+}
+
+// teamOnW1 is the start of many worker tests: an embedded server, a
+// connection, a client and a worker "w1" running one team of counters.
+func teamOnW1(t *testing.T) (context.Context, *conn, *Client, *testWorker, uuid.UUID) {
+	t.Helper()
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w1 := startNamed(t, ctx, nc, system(t), "w1")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, nc, c, w1, id
+}
+
+// stuckRestore is a worker option whose first restored member waits for
+// unblock: a restore under way for as long as a test needs. entered
+// receives a value when it waits.
+func stuckRestore() (opt orchestrator.Option, entered <-chan struct{}, unblock func()) {
+	in, release := make(chan struct{}, 1), make(chan struct{})
+	var once, released sync.Once
+	opt = orchestrator.WithPrepare(func(actor.Actor) {
+		once.Do(func() { in <- struct{}{}; <-release })
+	})
+	return opt, in, func() { released.Do(func() { close(release) }) }
 }
