@@ -364,3 +364,43 @@ func stuckRestore() (opt orchestrator.Option, entered <-chan struct{}, unblock f
 	})
 	return opt, in, func() { released.Do(func() { close(release) }) }
 }
+
+// Issue 14 (third review): a team that dies without being asked to stop
+// (a raw stop here) is resumed after a backoff, the cause in its lease
+// (TeamInfo.Error), not restored again at once in a loop.
+func TestDeadTeamResumesAfterBackoff(t *testing.T) {
+	ctx, _, c, w1, id := teamOnW1(t)
+	team := w1.team(id)
+	watch, err := w1.kv.Watch(ctx, id.String(), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Stop() }()
+	if err := w1.sys.Stop(ctx, team.Address()); err != nil { // a raw stop: no Team.Stop
+		t.Fatal(err)
+	}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-watch.Updates():
+		case <-ctx.Done():
+			t.Fatal("the dead team's lease was not settled")
+		}
+		var l lease
+		if err := json.Unmarshal(e.Value(), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Error == "" {
+			continue // a renewal before the death was seen
+		}
+		if l.Stopped || !strings.Contains(l.Error, "without being asked") || !l.Until.After(time.Now()) {
+			t.Fatalf("the dead team's lease %+v; want it released after a backoff, the cause said", l)
+		}
+		break
+	}
+	takenOver(t, ctx, w1.Worker, w1.resumed, id) // after the backoff
+	teams, err := c.Teams(ctx)
+	if err != nil || len(teams) != 1 || teams[0].Error != "" {
+		t.Fatalf("Teams after the resume = %+v, %v; want the error cleared", teams, err)
+	}
+}

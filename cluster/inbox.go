@@ -101,6 +101,18 @@ type inbox struct {
 	inflight map[uuid.UUID]jetstream.Msg // input id → its latest delivery, its turn not yet durable
 }
 
+// closedIn returns the messages whose turn log holds closed: inputs
+// delivered again for them are not run again.
+func closedIn(log []message.Message) map[uuid.UUID]bool {
+	done := map[uuid.UUID]bool{}
+	for _, m := range log {
+		if mid, ok := closes(m); ok {
+			done[mid] = true
+		}
+	}
+	return done
+}
+
 // attemptID is the id of the message sent for the n-th delivery of an
 // input: the input's id the first time, a name-based id derived from it
 // after (a turn run again after a crash gets a message of its own).
@@ -115,7 +127,7 @@ func attemptID(input uuid.UUID, n uint64) uuid.UUID {
 // durable consumer created, or resumed after another owner), person the
 // template's Person and log the ledger the team was restored from (its
 // closed messages are not run again).
-func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, log []message.Message) error {
+func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, done map[uuid.UUID]bool) error {
 	w.mu.Lock()
 	o := w.teams[id]
 	w.mu.Unlock()
@@ -123,12 +135,7 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, log
 		return fmt.Errorf("cluster: team %s is no longer this worker's", id)
 	}
 	ib := &inbox{w: w, id: id, team: o.team, ledger: o.ledger, person: person,
-		done: map[uuid.UUID]bool{}, inflight: map[uuid.UUID]jetstream.Msg{}}
-	for _, m := range log {
-		if mid, ok := closes(m); ok {
-			ib.done[mid] = true
-		}
-	}
+		done: done, inflight: map[uuid.UUID]jetstream.Msg{}}
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.inboxStream(), jetstream.ConsumerConfig{
 		Durable:       inboxConsumer(id),
 		Description:   "input of team " + id.String(),

@@ -191,10 +191,10 @@ type owned struct {
 	team     *orchestrator.Team
 	ledger   *Ledger
 	template string
-	inbox    *inbox    // nil until the team's input is consumed
-	noInbox  bool      // opening the inbox failed: renewals try again
-	rev      uint64    // the lease's revision in the bucket
-	until    time.Time // the lease's end, as last stored
+	inbox    *inbox             // nil until the team's input is consumed
+	noInbox  map[uuid.UUID]bool // opening the inbox failed: renewals try again, with these closed messages
+	rev      uint64             // the lease's revision in the bucket
+	until    time.Time          // the lease's end, as last stored
 }
 
 // Worker runs teams for the cluster: it holds a lease on each of its
@@ -477,30 +477,27 @@ const inboxTimeout = 30 * time.Second
 func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
 	ctx, cancel := context.WithTimeout(w.life, inboxTimeout)
 	defer cancel()
-	err := w.openInbox(ctx, id, person, log)
+	done := closedIn(log)
+	err := w.openInbox(ctx, id, person, done)
 	if err != nil {
 		w.mu.Lock()
 		if o := w.teams[id]; o != nil {
-			o.noInbox = true
+			o.noInbox = done // no input is consumed meanwhile: it stays whole
 		}
 		w.mu.Unlock()
 	}
 	return err
 }
 
-// retryInbox opens again the inbox of a team whose opening failed, its
-// closed messages read from the team's log.
-func (w *Worker) retryInbox(ctx context.Context, id uuid.UUID, o *owned) {
-	log, err := o.team.Messages(ctx, orchestrator.Filter{})
-	if err == nil {
-		err = w.openInbox(ctx, id, w.tmpls[o.template].Person, log)
-	}
-	if err != nil {
+// retryInbox opens again the inbox of a team whose opening failed, done
+// the closed messages of the team's log when it first failed.
+func (w *Worker) retryInbox(ctx context.Context, id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
+	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done); err != nil {
 		w.logger.Warn("cluster: a team's input is not consumed yet; trying again on the next renewal", "team_id", id, "error", err)
 		return
 	}
 	w.mu.Lock()
-	o.noInbox = false
+	o.noInbox = nil
 	w.mu.Unlock()
 	w.logger.Info("cluster: a team's input is consumed again", "team_id", id)
 }
@@ -593,7 +590,12 @@ func (w *Worker) renew(ctx context.Context) {
 	sem := make(chan struct{}, renewParallel)
 	var wg sync.WaitGroup
 	for id, o := range teams {
-		sem <- struct{}{}
+		select {
+		case <-w.quit: // Close began: it settles the teams; the renewals under way end
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
@@ -636,7 +638,7 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	if ib != nil {
 		ib.progress()
 	}
-	if retry { // after this renewal, with a beat of its own
+	if retry != nil { // after this renewal, with a beat of its own
 		defer func() {
 			w.mu.Lock()
 			_, still := w.teams[id]
@@ -644,7 +646,7 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 			if still {
 				rctx, cancel := context.WithTimeout(w.life, w.beat)
 				defer cancel()
-				w.retryInbox(rctx, id, o)
+				w.retryInbox(rctx, id, o, retry)
 			}
 		}()
 	}
@@ -679,11 +681,23 @@ func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
 	case broken != nil:
 		w.logger.Error("cluster: a team stopped with its ledger broken; it resumes from the stream", "team_id", id, "error", broken)
 		w.release(ctx, id, o)
-	case !errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested):
-		// Not asked to stop (its actor system shut down, its orchestrator
-		// died): it resumes, here or elsewhere.
-		w.logger.Warn("cluster: a team stopped without being asked to; it resumes from the stream", "team_id", id, "cause", o.team.StopCause())
+	case errors.Is(o.team.StopCause(), actor.ErrShutdown):
+		// Its actor system shut down before the worker's Close: it
+		// resumes at once, here or elsewhere.
+		w.logger.Warn("cluster: a team stopped with its actor system; it resumes from the stream", "team_id", id)
 		w.release(ctx, id, o)
+	case !errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested):
+		// It died (a raw stop, its orchestrator failed): it resumes after a
+		// backoff that doubles while it keeps dying, the cause in its
+		// lease (TeamInfo.Error), so a team that dies on every restore is
+		// not restored in a loop.
+		wait := w.backOff(id)
+		cause := fmt.Sprintf("it stopped on %s without being asked to (%v); resumed after %v", w.cfg.Owner, o.team.StopCause(), wait)
+		w.logger.Warn("cluster: a team stopped without being asked to; it resumes from the stream after a backoff", "team_id", id, "cause", o.team.StopCause(), "retry_in", wait)
+		l := lease{Owner: w.cfg.Owner, Template: o.template, Until: time.Now().Add(wait).UTC(), Error: cause}
+		if _, err := w.put(ctx, id, l, o.rev); err != nil && !errors.Is(err, errStopped) {
+			w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
+		}
 	default:
 		// Its inbox consumer first: once the lease says stopped, the team
 		// holds nothing in the server but its input and records.
@@ -958,9 +972,6 @@ func (w *Worker) take(x teamLease) bool {
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
-	w.mu.Lock()
-	delete(w.backoff, x.id)
-	w.mu.Unlock()
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
@@ -985,19 +996,28 @@ const maxBackoff = 5 * time.Minute
 // again (another worker may succeed meanwhile: a newer version that
 // decodes what this one does not).
 func (w *Worker) failedResume(ctx context.Context, x teamLease, h *heldLease, err error) {
-	w.mu.Lock()
-	b := w.backoff[x.id]
-	b.wait = min(max(2*b.wait, w.cfg.Lease), maxBackoff)
-	b.until = time.Now().Add(b.wait)
-	w.backoff[x.id] = b
-	w.mu.Unlock()
+	wait := w.backOff(x.id)
 	w.logger.Error("cluster: cannot resume a team whose lease this worker took; its lease is released, tried again later",
-		"team_id", x.id, "error", err, "retry_in", b.wait)
+		"team_id", x.id, "error", err, "retry_in", wait)
 	rev, _, _ := h.release()
 	why := fmt.Sprintf("%s could not resume it: %v", w.cfg.Owner, err)
 	if _, perr := w.put(ctx, x.id, lease{Owner: w.cfg.Owner, Template: x.Template, Error: why}, rev); perr != nil {
 		w.logger.Warn("cluster: the lease of a team not resumed could not be released; it ends by itself", "team_id", x.id, "error", perr)
 	}
+}
+
+// backOff records one more failure of team id on this worker and returns
+// how long it waits before it takes the team again: a lease, doubling up
+// to maxBackoff while failures follow each other (an entry is forgotten
+// maxBackoff after its wait ended).
+func (w *Worker) backOff(id uuid.UUID) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.backoff[id]
+	b.wait = min(max(2*b.wait, w.cfg.Lease), maxBackoff)
+	b.until = time.Now().Add(b.wait)
+	w.backoff[id] = b
+	return b.wait
 }
 
 // heldLease is a team's lease a worker renews while it starts the team (a
@@ -1101,11 +1121,17 @@ func (w *Worker) Close(ctx context.Context) error {
 			}
 		}
 		for id, o := range teams {
-			select {
-			case <-o.team.Done(): // stopped before the close: settled as renew does
+			// A team asked to stop (Team.Stop) before the close, its stop
+			// done or under way, is settled as a renewal would (stopped
+			// for good); Close's own stop below has the same cause.
+			asked := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested)
+			if asked || isClosed(o.team.Done()) {
+				if err := o.team.Stop(ctx); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 				w.ended(ctx, id, o)
 				continue
-			default:
 			}
 			if err := o.team.Stop(ctx); err != nil {
 				errs = append(errs, err)
@@ -1118,6 +1144,16 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.acks.Wait() // the last inputs' acknowledgements (bounded by ackTimeout)
 	})
 	return errors.Join(errs...)
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait waits for the groups, or for ctx's end.
