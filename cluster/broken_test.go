@@ -404,3 +404,39 @@ func TestDeadTeamResumesAfterBackoff(t *testing.T) {
 		t.Fatalf("Teams after the resume = %+v, %v; want the error cleared", teams, err)
 	}
 }
+
+// Issue 14 (third review): a worker dead for a few leases leaves no
+// presence behind (workers with the default Owner, a new name each start,
+// would pile up in the bucket every scan reads).
+func TestDeadPresenceIsPurged(t *testing.T) {
+	e := embedded(t)
+	ctx := ctxT(t)
+	nc := connect(t, e)
+	scans := make(chan struct{}, 64)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "alive", scanned: func() { scans <- struct{}{} }}
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	ghost, err := json.Marshal(presence{Owner: "ghost", Until: time.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.kv.Put(ctx, presenceKey("ghost"), ghost); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the next scan read it
+		select {
+		case <-scans:
+		case <-ctx.Done():
+			t.Fatal("the worker does not scan")
+		}
+	}
+	if _, err := w.kv.Get(ctx, presenceKey("ghost")); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("the dead worker's presence: %v; want it purged", err)
+	}
+	if _, err := w.kv.Get(ctx, presenceKey("alive")); err != nil {
+		t.Fatalf("the live worker's presence: %v", err)
+	}
+}

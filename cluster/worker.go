@@ -60,6 +60,9 @@ type presence struct {
 	Templates []string  `json:"templates"`
 	Subject   string    `json:"subject"`
 	Until     time.Time `json:"until"`
+
+	key string // its key and revision in the bucket (readBucket)
+	rev uint64
 }
 
 // ownerToken is a key and subject token naming an owner (Config.Owner
@@ -137,6 +140,7 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 			if strings.HasPrefix(k, presencePrefix) {
 				var p presence
 				if json.Unmarshal(e.Value(), &p) == nil {
+					p.key, p.rev = k, e.Revision()
 					workers[k] = p
 				}
 				continue
@@ -246,6 +250,7 @@ type Worker struct {
 	js     jetstream.JetStream
 	logger *slog.Logger
 	beat   time.Duration
+	scans  uint64 // takeover scans so far (the takeover loop's own)
 	// instance tells this Worker's leases from those of another Worker
 	// with the same Owner (put).
 	instance string
@@ -832,6 +837,7 @@ func (w *Worker) takeExpired(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	now := time.Now()
+	w.purgeDead(ctx, workers, now)
 	todo, share := w.fairShare(teams, workers, now)
 	for template, xs := range todo {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
@@ -845,6 +851,33 @@ func (w *Worker) takeExpired(ctx context.Context) time.Time {
 		}
 	}
 	return next
+}
+
+// Dead workers' presences are purged from the leases bucket a few leases
+// after they ended (every scan reads the bucket: workers started with the
+// default Owner, a new name each time, would pile up), and the bucket's
+// delete markers older than 30 minutes every purgeEvery scans.
+const (
+	deadPresence = 3 // leases
+	purgeEvery   = 64
+)
+
+// purgeDead purges the presences of workers dead for a while (compare
+// and set on their revision: a worker that came back is kept).
+func (w *Worker) purgeDead(ctx context.Context, workers []presence, now time.Time) {
+	for _, p := range workers {
+		if p.Owner != w.cfg.Owner && p.Until.Add(deadPresence*w.cfg.Lease).Before(now) {
+			if err := w.kv.Purge(ctx, p.key, jetstream.LastRevision(p.rev)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				w.logger.Debug("cluster: a dead worker's presence could not be purged", "owner", p.Owner, "error", err)
+			}
+		}
+	}
+	w.scans++
+	if w.scans%purgeEvery == 0 {
+		if err := w.kv.PurgeDeletes(ctx); err != nil {
+			w.logger.Debug("cluster: the leases bucket's delete markers could not be purged", "error", err)
+		}
+	}
 }
 
 // takeParallel bounds the takeovers of one worker in flight: a restore
