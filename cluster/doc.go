@@ -120,9 +120,7 @@
 //
 // The server bounds the atomic batches in flight (50 per stream by
 // default): past that many teams sending at once on a replicated stream, a
-// refused batch is sent again after a pause. An input delivered to a
-// worker just before it died is delivered to the next owner only once its
-// acknowledgement deadline passed (up to a lease after the dead worker's
-// last renewal). Stopped teams' leases, claims and records are kept, and
-// each takeover scan reads the whole leases bucket.
+// refused batch is sent again after a pause. Stopped teams' leases,
+// claims and records are kept, and each takeover scan reads the whole
+// leases bucket.
 package cluster

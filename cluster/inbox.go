@@ -141,7 +141,12 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 		Description:   "input of team " + id.String(),
 		FilterSubject: w.cfg.inboxSubject(id),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.cfg.Lease, // renewed by progress on every heartbeat
+		// Two beats: renewed by progress on every beat, and an input
+		// delivered to an owner that died after its last renewal is
+		// delivered again by the time its lease ends (a lease would add up
+		// to a beat to the failover). A delivery again to a live owner
+		// whose renewals lag is not run twice (inflight).
+		AckWait:       2 * w.beat,
 		MaxAckPending: inboxMaxPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
