@@ -49,15 +49,7 @@ func limitStream(t *testing.T, ctx context.Context, js jetstream.JetStream, max 
 // input whose turn was lost is run again (at least once), and the ledger
 // has no hole.
 func TestBrokenLedgerTeamResumes(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	w := startNamed(t, ctx, nc, system(t), "w1")
-	c := client(t, ctx, nc)
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, nc, c, w, id := teamOnW1(t)
 	team, first := w.team(id), w.ledgerOf(id)
 	if _, err := acked(ctx, team, first); err != nil {
 		t.Fatal(err)

@@ -252,15 +252,7 @@ func TestClientErrors(t *testing.T) {
 // Issue 14 (durable inbox): input sent while no worker owns the team waits
 // in the stream and is delivered, once each, when a worker resumes it.
 func TestInboxWaitsForAnOwner(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	c := client(t, ctx, nc)
-	w1 := startNamed(t, ctx, nc, system(t), "w1")
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, nc, c, w1, id := teamOnW1(t)
 	first := send(t, ctx, c, id, "b", "before")
 	waitInputs(t, ctx, w1.inputs, first...)
 	if err := w1.Close(ctx); err != nil { // the team's lease released: no owner now
@@ -338,15 +330,7 @@ func TestInboxRerunsACutTurn(t *testing.T) {
 // marked stopped in its lease, after its inbox consumer is deleted; input
 // to it is then refused (ErrNoSuchTeam).
 func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	w := startNamed(t, ctx, nc, system(t), "w1")
-	c := client(t, ctx, nc)
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, c, w, id := teamOnW1(t)
 	watch, err := c.kv.Watch(ctx, id.String(), jetstream.UpdatesOnly())
 	if err != nil {
 		t.Fatal(err)
@@ -378,15 +362,7 @@ func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
 // from a record index catches up from that record of the ledger on, in
 // the ledger's order, then follows the records stored after it.
 func TestWatchFromIndex(t *testing.T) {
-	e := embedded(t)
-	ctx := ctxT(t)
-	nc := connect(t, e)
-	w := startNamed(t, ctx, nc, system(t), "w1")
-	c := client(t, ctx, nc)
-	id, err := c.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, nc, c, w, id := teamOnW1(t)
 	waitInputs(t, ctx, w.inputs, send(t, ctx, c, id, "a", "one", "two")...)
 	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
 	if err != nil {
