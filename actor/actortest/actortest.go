@@ -208,6 +208,31 @@ func Team(t testing.TB) (*actor.System, *Recorder, *message.Address) {
 	return sys, rec, team.Address()
 }
 
+// NewTeam starts a system whose logs go to a LogCapture bound to t, and a
+// team on it made with opts (orchestrator.New), and shuts the system down
+// when the test ends. Team is the same with a Recorder subscribed.
+func NewTeam(t testing.TB, opts ...orchestrator.Option) (*actor.System, *orchestrator.Team, *LogCapture) {
+	t.Helper()
+	logs := NewLogCapture(t)
+	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
+	t.Cleanup(func() { Shutdown(t, sys) })
+	team, err := orchestrator.New(sys, opts...)
+	if err != nil {
+		t.Fatalf("actortest: new team: %v", err)
+	}
+	return sys, team, logs
+}
+
+// Context returns a context that ends after Timeout or when the test's
+// cleanup runs, whichever is first, so that a wait that hangs fails its
+// test rather than the whole test binary. Unlike t.Context, it is still
+// live while cleanups registered before it run.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // Shutdown shuts sys down within Timeout, failing t on error.
 func Shutdown(t testing.TB, sys *actor.System) {
 	t.Helper()

@@ -8,6 +8,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,4 +89,25 @@ func UnixNano() int64 {
 // Now returns the current coarse time in UTC.
 func Now() time.Time {
 	return time.Unix(0, UnixNano()).UTC()
+}
+
+// Sleep waits for d, or until ctx is done, whichever is first. It returns
+// nil after a full wait and context.Cause(ctx) when ctx ended first (the
+// cause says why: ctx.Err() unless the context was cancelled with one). A
+// d of zero or less returns at once, with the cause if ctx is already done.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }

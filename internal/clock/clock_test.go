@@ -1,7 +1,10 @@
 package clock
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -36,4 +39,24 @@ func TestAcquireRelease(t *testing.T) {
 	if d := time.Since(Now()); d < -time.Second || d > time.Second {
 		t.Fatalf("fallback Now is off by %v", d)
 	}
+}
+
+func TestSleepEndsWithTheContextsCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		if err := Sleep(t.Context(), time.Second); err != nil {
+			t.Fatalf("a full sleep: %v, want nil", err)
+		}
+		why := errors.New("stopped by the test")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(time.Millisecond, func() { cancel(why) })
+		if err := Sleep(ctx, time.Hour); !errors.Is(err, why) {
+			t.Fatalf("a cancelled sleep: %v, want the cause %v", err, why)
+		}
+		if err := Sleep(ctx, 0); !errors.Is(err, why) {
+			t.Fatalf("a zero sleep on a done context: %v, want the cause", err)
+		}
+		if err := Sleep(t.Context(), -time.Second); err != nil {
+			t.Fatalf("a negative sleep: %v, want nil", err)
+		}
+	})
 }
