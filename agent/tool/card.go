@@ -1,6 +1,6 @@
-// Package tool holds what a tool card of an LLM agent is made of
-// (A62-A66): a card is a configured capability that gives an agent model
-// tools (the TOOL_CALL channel), system-prompt sections (SYSTEM_PROMPT) and
+// Package tool holds what a tool card of an LLM agent is made of: a card
+// is a configured capability that gives an agent model tools (the
+// TOOL_CALL channel), system-prompt sections (SYSTEM_PROMPT) and
 // commands (COMMAND: slash commands and typed in-agent calls). An agent
 // attaches the cards of its config (agent.AgentConfig.Tools) when it
 // starts: each after the cards it depends on, its commands registered in
@@ -28,8 +28,8 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Channel is a set of the three channels a capability can be exposed on
-// (A62); test one with ch&ToolCall != 0.
+// Channel is a set of the three channels a capability can be exposed on;
+// test one with ch&ToolCall != 0.
 type Channel uint8
 
 // The channels.
@@ -97,7 +97,7 @@ func (c *Channel) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Capability configures one capability of a card (A64). The zero value
+// Capability configures one capability of a card. The zero value
 // means "on, on its default channels, no extra instructions".
 type Capability struct {
 	// Disabled turns the capability off.
@@ -109,8 +109,8 @@ type Capability struct {
 	Instructions string `json:"instructions,omitempty"`
 }
 
-// UnmarshalJSON accepts the three forms of A64: true (defaults), false
-// (off) or the object form.
+// UnmarshalJSON accepts the three forms of a capability: true (defaults),
+// false (off) or the object form.
 func (c *Capability) UnmarshalJSON(data []byte) error {
 	var on bool
 	if json.Unmarshal(data, &on) == nil {
@@ -139,7 +139,7 @@ func (c Capability) Channels(defaults Channel) Channel {
 }
 
 // Describe returns description with the capability's instructions
-// appended (A64).
+// appended.
 func (c Capability) Describe(description string) string {
 	if c.Instructions == "" {
 		return description
@@ -211,19 +211,18 @@ type Capabilities struct {
 	// provides each (a second is a start error).
 
 	// Hire, when set, hires a member of role as the owner's child and
-	// returns its address: how the agent routes a message to a bare role
-	// (A14). TeamTool sets it when its hire capability is exposed on
-	// COMMAND (the channel of typed calls for code). Call it on the
-	// owner's goroutine.
+	// returns its address: how the agent routes a message to a bare role.
+	// TeamTool sets it when its hire capability is exposed on COMMAND (the
+	// channel of typed calls for code). Call it on the owner's goroutine.
 	Hire func(ctx context.Context, role string) (*message.Address, error)
 	// ExpandMedia, when set, expands the media references of a prompt into
 	// ordered parts; a prompt without one comes back as exactly one text
-	// part equal to it (A96-A97). WorkspaceTool sets it when its media
-	// capability is on. It may be called from any goroutine.
+	// part equal to it. WorkspaceTool sets it when its media capability is
+	// on. It may be called from any goroutine.
 	ExpandMedia func(ctx context.Context, prompt string) ([]llm.Part, error)
 }
 
-// Card is a tool card (A63): serializable configuration that, attached to
+// Card is a tool card: serializable configuration that, attached to
 // an agent, yields its capabilities. Cards are values in an agent's config
 // and must round-trip through JSON (see Register).
 //
@@ -234,7 +233,7 @@ type Capabilities struct {
 //
 // listing their kinds: the agent attaches it after every card of those
 // kinds, and refuses to start when one is missing or the dependencies form
-// a cycle (A65).
+// a cycle.
 type Card interface {
 	// Kind is the card's registered type name, e.g. "TeamTool"; it labels
 	// the card's commands and is what a DependsOn method names.

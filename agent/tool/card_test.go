@@ -56,7 +56,9 @@ func TestCardsJSON(t *testing.T) {
 	}
 }
 
-// A64: capability channels and instructions.
+// A capability's channels are its defaults, none when disabled, or what it
+// exposes; its instructions are appended to a description; registering a
+// kind twice panics.
 func TestCapability(t *testing.T) {
 	def := tool.ToolCall | tool.Command
 	if got := (tool.Capability{}).Channels(def); got != def {
@@ -85,7 +87,7 @@ func TestCapability(t *testing.T) {
 	tool.Register("fake", func() tool.Card { return &fake{} })
 }
 
-// A64: a capability is true, false or an object; channels are names.
+// A capability is true, false or an object; channels are names.
 func TestCapabilityJSON(t *testing.T) {
 	var caps struct {
 		A tool.Capability `json:"a"`

@@ -17,17 +17,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/mcp"
 	"github.com/akgentic/akgentic-go/message"
 )
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // agentStub is the owner of a card attached outside a team: it records
 // what the card reports.
@@ -67,7 +62,7 @@ func (a *agentStub) warnings() []string {
 func attach(t *testing.T, c *mcp.Card) (map[string]*llm.Tool, *agentStub, func() error) {
 	t.Helper()
 	owner := &agentStub{}
-	caps, err := c.Attach(ctxT(t), &tool.Owner{Agent: owner})
+	caps, err := c.Attach(actortest.Context(t), &tool.Owner{Agent: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +90,7 @@ func call(t *testing.T, tl *llm.Tool, args string) (string, error) {
 	if tl == nil {
 		t.Fatal("no such tool")
 	}
-	out, err := tl.Call(ctxT(t), json.RawMessage(args))
+	out, err := tl.Call(actortest.Context(t), json.RawMessage(args))
 	if err != nil {
 		var re *llm.RetryError
 		if !errors.As(err, &re) {
@@ -120,7 +115,7 @@ func transports(t *testing.T, f func(t *testing.T, s mcp.Server, release func())
 	})
 }
 
-// Issue 16: the tools of a server, over both transports, with their
+// The tools of a server, over both transports, with their
 // names, schemas (strict where strict mode can say them) and results.
 func TestServerTools(t *testing.T) {
 	t.Parallel()
@@ -173,7 +168,7 @@ func TestServerTools(t *testing.T) {
 	})
 }
 
-// Issue 16: a stdio server gets a small environment plus Env, its
+// A stdio server gets a small environment plus Env, its
 // ${NAME} expanded (not the agent's secrets), and is reaped when the card
 // closes.
 func TestStdioEnvironmentAndReaping(t *testing.T) {
@@ -209,7 +204,7 @@ func TestStdioEnvironmentAndReaping(t *testing.T) {
 	}
 }
 
-// Issue 16: a call that outlasts the server's timeout is a tool error and
+// A call that outlasts the server's timeout is a tool error and
 // a warning; the next call connects again and works.
 func TestTimeoutReconnects(t *testing.T) {
 	t.Parallel()
@@ -230,7 +225,7 @@ func TestTimeoutReconnects(t *testing.T) {
 	})
 }
 
-// Issue 16: a stdio server that dies mid-call (its process exits) is a
+// A stdio server that dies mid-call (its process exits) is a
 // tool error and a warning; the next call starts a new process.
 func TestStdioCrashReconnects(t *testing.T) {
 	t.Parallel()
@@ -259,7 +254,7 @@ func TestStdioCrashReconnects(t *testing.T) {
 	}
 }
 
-// Issue 16: allow and deny lists, per server, by MCP tool name; two
+// Allow and deny lists, per server, by MCP tool name; two
 // servers' tools are kept apart by their prefixes.
 func TestAllowDeny(t *testing.T) {
 	t.Parallel()
@@ -281,13 +276,13 @@ func TestAllowDeny(t *testing.T) {
 
 	c, _, _ := httpServer(t, "c", nil)
 	c.Allow = []string{"echo", "ecko"}
-	_, err := (&mcp.Card{Servers: []mcp.Server{c}}).Attach(ctxT(t), &tool.Owner{Agent: &agentStub{}})
+	_, err := (&mcp.Card{Servers: []mcp.Server{c}}).Attach(actortest.Context(t), &tool.Owner{Agent: &agentStub{}})
 	if err == nil || !strings.Contains(err.Error(), `mcp: server c: allow names tool "ecko", which the server does not offer (it offers: `) {
 		t.Fatalf("unknown allowed tool: %v", err)
 	}
 }
 
-// Issue 16: bad configurations are errors naming what is wrong, before
+// Bad configurations are errors naming what is wrong, before
 // anything is started.
 func TestBadConfig(t *testing.T) {
 	ok := mcp.Server{Name: "s", URL: "http://127.0.0.1:1/mcp"}
@@ -315,14 +310,14 @@ func TestBadConfig(t *testing.T) {
 		{with(func(s *mcp.Server) { s.Allow, s.Deny = []string{"x"}, []string{"x"} }), `tool "x" is both allowed and denied`},
 		{[]mcp.Server{ok, ok}, `mcp: servers[1]: name "s" is used twice`},
 	} {
-		_, err := (&mcp.Card{Servers: tc.servers}).Attach(ctxT(t), nil)
+		_, err := (&mcp.Card{Servers: tc.servers}).Attach(actortest.Context(t), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.servers, err, tc.want)
 		}
 	}
 }
 
-// Issue 16: a server that cannot be reached or started is a start error
+// A server that cannot be reached or started is a start error
 // naming it.
 func TestUnreachable(t *testing.T) {
 	_, srv, _ := httpServer(t, "gone", nil)
@@ -332,7 +327,7 @@ func TestUnreachable(t *testing.T) {
 		{Name: "nocmd", Command: []string{"/nonexistent/mcp-server"}},
 		{Name: "badflag", Command: []string{"sh", "-c", "echo 'unknown flag: --x' >&2; exit 2"}},
 	} {
-		_, err := (&mcp.Card{Servers: []mcp.Server{s}}).Attach(ctxT(t), nil)
+		_, err := (&mcp.Card{Servers: []mcp.Server{s}}).Attach(actortest.Context(t), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "mcp: server "+s.Name+": connect: ") {
 			t.Errorf("%s: %v", s.Name, err)
 		}
@@ -363,7 +358,7 @@ func TestCardJSON(t *testing.T) {
 	}
 }
 
-// Issue 16: two tools of a card that end up with one model name (after
+// Two tools of a card that end up with one model name (after
 // the characters OpenAI refuses are replaced) are a start error naming
 // both.
 func TestNameCollision(t *testing.T) {
@@ -374,13 +369,13 @@ func TestNameCollision(t *testing.T) {
 	}
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil))
 	t.Cleanup(srv.Close)
-	_, err := (&mcp.Card{Servers: []mcp.Server{{Name: "d", URL: srv.URL}}}).Attach(ctxT(t), nil)
+	_, err := (&mcp.Card{Servers: []mcp.Server{{Name: "d", URL: srv.URL}}}).Attach(actortest.Context(t), nil)
 	if err == nil || err.Error() != "mcp: tools d/get.item and d/get_item are both offered as d_get_item (deny one, or rename a server)" {
 		t.Fatalf("collision: %v", err)
 	}
 }
 
-// Issue 16: an HTTP server gets the card's headers, their ${NAME}
+// An HTTP server gets the card's headers, their ${NAME}
 // expanded; a header it refuses, or a variable that is not set, is a
 // start error naming it.
 func TestHeaders(t *testing.T) {
@@ -408,14 +403,14 @@ func TestHeaders(t *testing.T) {
 		"Bearer k2":                  "mcp: server a: connect: ",
 		"Bearer ${MCP_TEST_UNSET_X}": "mcp: server a: headers: Authorization: ${MCP_TEST_UNSET_X}: the environment variable is not set",
 	} {
-		_, err := (&mcp.Card{Servers: []mcp.Server{server(auth)}}).Attach(ctxT(t), nil)
+		_, err := (&mcp.Card{Servers: []mcp.Server{server(auth)}}).Attach(actortest.Context(t), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", auth, err, want)
 		}
 	}
 }
 
-// Issue 16: an HTTP server that restarted (it no longer knows the
+// An HTTP server that restarted (it no longer knows the
 // session: 404) gets the call again on a new session; the model sees the
 // answer, and no warning is recorded.
 func TestRestartedServer(t *testing.T) {
@@ -449,7 +444,7 @@ func TestRestartedServer(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): the card's headers go only to the configured URL's
+// The card's headers go only to the configured URL's
 // scheme and host: a server that redirects (307) to another host does not
 // get the token passed on with the request.
 func TestHeadersNotSentAcrossRedirect(t *testing.T) {

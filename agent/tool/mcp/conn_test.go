@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 16: ${NAME} in Env and Headers values.
+// ${NAME} in Env and Headers values.
 func TestExpand(t *testing.T) {
 	t.Setenv("MCP_TEST_A", "alpha")
 	for in, want := range map[string]string{
@@ -59,7 +59,7 @@ func TestStderrTail(t *testing.T) {
 	}
 }
 
-// Issue 16: model tool names keep to OpenAI's charset and length.
+// Model tool names keep to OpenAI's charset and length.
 func TestModelName(t *testing.T) {
 	for _, tc := range []struct{ server, tool, want string }{
 		{"fs", "read_file", "fs_read_file"},
@@ -73,7 +73,7 @@ func TestModelName(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): the origin the card's headers are limited to: the
+// The origin the card's headers are limited to: the
 // scheme, the host in any case and the port, a default one made explicit.
 func TestOrigin(t *testing.T) {
 	o := func(s string) string {
@@ -106,7 +106,7 @@ func TestOrigin(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): with none of the inherited variables set and no Env,
+// With none of the inherited variables set and no Env,
 // a stdio server's environment is empty, not nil: os/exec gives a child
 // with a nil Env the agent's whole environment, API keys included.
 func TestChildEnvNeverInheritsAll(t *testing.T) {

@@ -1,6 +1,6 @@
-// Package mcp is the MCPTool card (issue 16): the tools of MCP (Model
-// Context Protocol) servers as model tools of an agent, on the official Go
-// SDK (github.com/modelcontextprotocol/go-sdk).
+// Package mcp is the MCPTool card: the tools of MCP (Model Context
+// Protocol) servers as model tools of an agent, on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk).
 //
 // # Servers
 //

@@ -6,7 +6,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 16: what each kind of content becomes in the model's tool message.
+// What each kind of content becomes in the model's tool message.
 func TestRender(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -37,7 +37,7 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// Issue 16: a long result is cut at a character boundary and says so.
+// A long result is cut at a character boundary and says so.
 func TestTruncate(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -12,7 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// Issue 16: which MCP input schemas are sent strict, and how (the rule of
+// Which MCP input schemas are sent strict, and how (the rule of
 // toolSchema); the others are sent as the server wrote them.
 func TestToolSchemaStrictness(t *testing.T) {
 	var strict []json.RawMessage
@@ -150,7 +150,7 @@ func acceptedAsStrict(t *testing.T, schemas []json.RawMessage) {
 	}
 }
 
-// Issue 16: the nulls the model sends for properties made nullable are
+// The nulls the model sends for properties made nullable are
 // dropped, at any depth along properties and items; others stay.
 func TestArgumentsDropNulls(t *testing.T) {
 	var in any
@@ -177,7 +177,7 @@ func TestArgumentsDropNulls(t *testing.T) {
 	}
 }
 
-// Issue 16: toolSchema takes any JSON without panicking; what it sends is
+// toolSchema takes any JSON without panicking; what it sends is
 // JSON; a strict schema is its own strict form (the rule is idempotent);
 // and arguments of any shape are handled.
 func FuzzToolSchema(f *testing.F) {

@@ -14,9 +14,9 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Issue 16 (A22): an agent of a team (a BaseAgent on a scripted model)
-// calls MCP tools over each transport; the server dies in the middle of a
-// call (the child process exits; the HTTP connection is cut), which the
+// An agent of a team (a BaseAgent on a scripted model) calls MCP tools
+// over each transport; the server dies in the middle of a call (the child
+// process exits; the HTTP connection is cut), which the
 // model sees as a retry tool message and the team as a warning record;
 // the next call reconnects, and the answer uses its result.
 func TestAgentUsesMCPTools(t *testing.T) {
@@ -25,7 +25,7 @@ func TestAgentUsesMCPTools(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		crashed := make(chan struct{})
 		s, srv, release := httpServer(t, "s", crashed)
-		ctx := ctxT(t)
+		ctx := actortest.Context(t)
 		cut := make(chan struct{})
 		go func() {
 			defer close(cut)
@@ -58,7 +58,7 @@ func agentConversation(t *testing.T, s mcp.Server, afterAnswer func()) {
 
 	_, rec, root := actortest.Team(t)
 	team := orchestrator.Of(root)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	answers := make(chan *agent.AgentMessage, 1)
 	human, err := team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) { answers <- m }},
 		&actor.Config{Name: "@Human", Role: "Human"})

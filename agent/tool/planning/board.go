@@ -19,7 +19,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Status is the state of a task (A86).
+// Status is the state of a task.
 type Status string
 
 // The statuses of a task.
@@ -43,7 +43,7 @@ func statusList() string {
 	return strings.Join(names, ", ")
 }
 
-// Limits of the task texts (A86), documented on Task.
+// Limits of the task texts, documented on Task.
 const (
 	// maxDescription is the longest description, in characters; a longer
 	// one is refused.
@@ -53,7 +53,7 @@ const (
 	maxOutput = 150
 )
 
-// Task is one task of the team's plan (A86).
+// Task is one task of the team's plan.
 type Task struct {
 	// ID is chosen by the model that creates the task; unique on the board.
 	ID     int    `json:"id"`
@@ -83,7 +83,7 @@ func (t Task) clone() Task {
 func deps(ids []int) []int { return append([]int{}, ids...) }
 
 // line is the one-line form of a task used by search_planning and
-// planning_summary (A90).
+// planning_summary.
 func (t Task) line() string {
 	owner := t.Owner
 	if owner == "" {
@@ -128,7 +128,7 @@ func checkDescription(d string) error {
 	return nil
 }
 
-// cutOutput truncates an output longer than maxOutput (A86).
+// cutOutput truncates an output longer than maxOutput.
 func cutOutput(s string) string {
 	if utf8.RuneCountInString(s) <= maxOutput {
 		return s
@@ -137,7 +137,7 @@ func cutOutput(s string) string {
 	return string(r[:maxOutput-3]) + "..."
 }
 
-// apply runs one update (A87): creations, then changes, then deletions.
+// apply runs one update: creations, then changes, then deletions.
 // A faulty item is skipped with an error naming it; the others are applied.
 // It reports whether the board changed.
 func (b *Board) apply(u args.Update, creator string, now time.Time) (changed bool, errs []string) {
@@ -207,7 +207,7 @@ func (b *Board) apply(u args.Update, creator string, now time.Time) (changed boo
 // oneLine joins the lines of an errors.Join.
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ", ") }
 
-// query is a search_planning request (A90, keyword mode).
+// query is a search_planning request (keyword mode).
 type query struct {
 	text     string
 	status   Status // "" = any
@@ -222,7 +222,7 @@ type hit struct {
 	score int
 }
 
-// search filters the tasks (A90): with a query, a task matches when its
+// search filters the tasks: with a query, a task matches when its
 // description contains the query, case-insensitively, and is scored by the
 // number of occurrences; the filters are ANDed; results are ordered by score
 // (then id) when there is a query, else by id.
@@ -251,7 +251,7 @@ func (b *Board) search(q query) []hit {
 	return out
 }
 
-// Texts of the capabilities (A88-A90).
+// Texts of the capabilities.
 const (
 	noPlanning   = "No current team planning."
 	noTask       = "No task with that ID."
@@ -274,7 +274,7 @@ func renderHits(hits []hit, scored bool) string {
 	return strings.Join(lines, "\n")
 }
 
-// summary is the planning_summary text (A88) for agent: the task count, the
+// summary is the planning_summary text for agent: the task count, the
 // tasks per owner, then the agent's tasks (those it owns, or created and
 // assigned) or all tasks, and hint.
 func (b *Board) summary(agent string, filterByAgent bool, hint string) string {

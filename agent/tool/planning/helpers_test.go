@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -20,15 +19,6 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// waitTimeout bounds every wait in these tests.
-const waitTimeout = 10 * time.Second
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // owner is a bare team member the cards are attached to.
 type owner struct{ actor.Base }
 
@@ -36,23 +26,9 @@ func (*owner) Receive(*actor.Context, any) (any, error) { return nil, nil }
 
 func init() { actor.RegisterKind("planning_test.owner", func() actor.Actor { return &owner{} }) }
 
-// newTeam starts a system and a team in it, both shut down at the end of
-// the test.
-func newTeam(t testing.TB, opts ...orchestrator.Option) (*actor.System, *orchestrator.Team) {
-	t.Helper()
-	logs := actortest.NewLogCapture(t)
-	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
-	t.Cleanup(func() { actortest.Shutdown(t, sys) })
-	team, err := orchestrator.New(sys, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sys, team
-}
-
 func spawnOwner(t testing.TB, team *orchestrator.Team, name string) *message.Address {
 	t.Helper()
-	addr, err := team.Spawn(ctxT(t), &owner{}, &actor.Config{Name: name, Role: "Member"})
+	addr, err := team.Spawn(actortest.Context(t), &owner{}, &actor.Config{Name: name, Role: "Member"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +47,7 @@ type agent struct {
 // does.
 func attach(t testing.TB, addr *message.Address, cs ...tool.Card) (*agent, error) {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	a := &agent{t: t, addr: addr, reg: command.NewRegistry()}
 	err := proxy.Do(ctx, addr, func(c *actor.Context, _ actor.Actor) error {
 		o := &tool.Owner{Agent: c, Team: orchestrator.Of(c.Orchestrator()), Registry: a.reg}
@@ -95,7 +71,7 @@ func mustAttach(t testing.TB, addr *message.Address, cs ...tool.Card) *agent {
 // run.
 func (a *agent) onOwner(fn func(ctx context.Context) string) string {
 	a.t.Helper()
-	ctx := ctxT(a.t)
+	ctx := actortest.Context(a.t)
 	v, err := proxy.Ask(ctx, a.addr, func(*actor.Context, actor.Actor) (string, error) { return fn(ctx), nil })
 	if err != nil {
 		a.t.Fatal(err)
@@ -150,7 +126,7 @@ func (a *agent) tool(name string) *llm.Tool {
 // tool calls do.
 func (a *agent) call(name, args string) (any, error) {
 	a.t.Helper()
-	return a.tool(name).Call(ctxT(a.t), json.RawMessage(args))
+	return a.tool(name).Call(actortest.Context(a.t), json.RawMessage(args))
 }
 
 // mustCall runs a tool that must succeed with a string.
@@ -192,7 +168,7 @@ func (a *agent) commandNames() []string {
 // boards returns the members named #PlanningTool.
 func boards(t testing.TB, team *orchestrator.Team) []*message.Address {
 	t.Helper()
-	members, err := team.Members(ctxT(t))
+	members, err := team.Members(actortest.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package planning is the PlanningTool card (A85-A90): a task board shared by
+// Package planning is the PlanningTool card: a task board shared by
 // every agent of a team.
 //
 // The card is registered (tool.Register) under the kind "PlanningTool", which
@@ -24,7 +24,7 @@
 //	                                           TOOL_CALL|COMMAND
 //
 // Summary may also be exposed as a TOOL_CALL; any other channel is refused at
-// attach. Search is keyword-only (decision C9: no vector store in v1).
+// attach. Search is keyword-only: there is no vector store.
 //
 // Every capability reaches the board through proxy calls to the address
 // captured at attach, never through the owning agent's context, so the
@@ -53,7 +53,7 @@ const (
 	// boardName is the name of the team's board actor (a display name:
 	// what makes it a tool is its actor.Config.Tool).
 	boardName = "#PlanningTool"
-	// boardRole is the board actor's role (A85: a tool actor).
+	// boardRole is the board actor's role (a tool actor).
 	boardRole = "ToolActor"
 	// boardKind is the board actor's registered kind (actor.RegisterKind),
 	// which a restore recreates it from.
@@ -76,15 +76,15 @@ func init() {
 // Card is the PlanningTool card. The zero value has every capability on, on
 // its default channels.
 type Card struct {
-	// Update is update_planning: create, update and delete tasks (A87).
+	// Update is update_planning: create, update and delete tasks.
 	// Default channel: TOOL_CALL (the only one allowed).
 	Update tool.Capability `json:"update"`
-	// Summary is planning_summary (A88). Default channels:
+	// Summary is planning_summary. Default channels:
 	// SYSTEM_PROMPT|COMMAND; TOOL_CALL is allowed too.
 	Summary tool.Capability `json:"summary"`
-	// Get is get_planning_task (A89). Default channels: TOOL_CALL|COMMAND.
+	// Get is get_planning_task. Default channels: TOOL_CALL|COMMAND.
 	Get tool.Capability `json:"get"`
-	// Search is search_planning, keyword mode (A90, C9). Default channels:
+	// Search is search_planning, keyword mode. Default channels:
 	// TOOL_CALL|COMMAND.
 	Search tool.Capability `json:"search"`
 }
@@ -196,7 +196,7 @@ const (
 		"top_k of them. With no arguments, every task."
 )
 
-// hint is the closing line of the summary (A88), naming what the agent can
+// hint is the closing line of the summary, naming what the agent can
 // use to read more.
 func hint(get, search bool) string {
 	const (
@@ -226,7 +226,7 @@ type updateArgs struct {
 	Update args.Update `json:"update" description:"The changes: create_tasks, update_tasks and delete_tasks, all optional."`
 }
 
-// updateTool is update_planning (A87).
+// updateTool is update_planning.
 func (p *plan) updateTool(ctx context.Context, in updateArgs) (any, error) {
 	errs, err := onBoard(ctx, p.board, func(a *boardActor, b *Board) ([]string, error) {
 		changed, errs := b.apply(in.Update, p.agent, now())
@@ -278,7 +278,7 @@ func (p *plan) summaryTool(ctx context.Context, a summaryArgs) (any, error) {
 	return p.summary(ctx, filter)
 }
 
-// get returns the task, or the not-found text (A89).
+// get returns the task, or the not-found text.
 func (p *plan) get(ctx context.Context, id int) (any, error) {
 	type found struct {
 		t  Task
@@ -314,7 +314,7 @@ func (p *plan) getCommand(doc string) *command.Command {
 	}, id)
 }
 
-// search runs a keyword search (A90, C9) and renders its lines.
+// search runs a keyword search and renders its lines.
 func (p *plan) search(ctx context.Context, q query, topKGiven bool) (string, error) {
 	if q.status != "" && !q.status.valid() {
 		return "", llm.Retry("search_planning: %s", checkStatus(q.status))

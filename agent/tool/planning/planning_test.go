@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // PlanningTool attached.
 func twoAgents(t *testing.T) (*orchestrator.Team, *agent, *agent) {
 	t.Helper()
-	_, team := newTeam(t)
+	_, team, _ := actortest.NewTeam(t)
 	m := mustAttach(t, spawnOwner(t, team, "@Manager"), planning.New())
 	d := mustAttach(t, spawnOwner(t, team, "@Dev"), planning.New())
 	return team, m, d
@@ -38,7 +39,7 @@ const threeTasks = `{"update": {"create_tasks": [
 	{"id": 3, "description": "Review the API design"}
 ]}}`
 
-// A85: one board per team, shared by every agent that attaches the card.
+// One board per team, shared by every agent that attaches the card.
 func TestAgentsShareOneBoard(t *testing.T) {
 	team, m, d := twoAgents(t)
 	b := boards(t, team)
@@ -97,7 +98,7 @@ func TestAgentsShareOneBoard(t *testing.T) {
 		t.Fatalf("/get_planning_task 9 = %q", got)
 	}
 	// The typed surface returns the Task itself.
-	tk, err := command.Call[planning.Task](ctxT(t), m.reg, "get_planning_task", 3)
+	tk, err := command.Call[planning.Task](actortest.Context(t), m.reg, "get_planning_task", 3)
 	if err != nil || tk.ID != 3 || tk.Owner != "" {
 		t.Fatalf("typed get_planning_task(3) = %+v, %v", tk, err)
 	}
@@ -108,7 +109,7 @@ func TestAgentsShareOneBoard(t *testing.T) {
 	}
 }
 
-// A88: planning_summary as system prompt and slash command.
+// planning_summary as system prompt and slash command.
 func TestSummary(t *testing.T) {
 	team, m, d := twoAgents(t)
 	if got := m.prompt(); got != "No current team planning." {
@@ -156,7 +157,7 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-// A90: keyword search with filters, ordering and top_k.
+// Keyword search with filters, ordering and top_k.
 func TestSearch(t *testing.T) {
 	_, m, d := twoAgents(t)
 	m.mustCall("update_planning", `{"update": {"create_tasks": [
@@ -211,7 +212,7 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-// A86-A87: validation errors are retry errors naming the field; the valid
+// Validation errors are retry errors naming the field; the valid
 // parts of an update are applied.
 func TestUpdateValidation(t *testing.T) {
 	_, m, d := twoAgents(t)
@@ -271,18 +272,18 @@ func TestUpdateValidation(t *testing.T) {
 	// left alone; an empty owner unassigns, an empty list clears.
 	out := strings.Repeat("o", 200)
 	m.mustCall("update_planning", `{"update": {"create_tasks": [{"id": 6, "description": "Six", "output": "`+out+`", "dependencies": [1, 3]}]}}`)
-	tk, err := command.Call[planning.Task](ctxT(t), d.reg, "get_planning_task", 6)
+	tk, err := command.Call[planning.Task](actortest.Context(t), d.reg, "get_planning_task", 6)
 	if err != nil || tk.Output != strings.Repeat("o", 147)+"..." || !slices.Equal(tk.Dependencies, []int{1, 3}) {
 		t.Fatalf("task 6 = %+v, %v", tk, err)
 	}
 	d.mustCall("update_planning", `{"update": {"update_tasks": [{"id": 6, "status": null, "description": "Six!", "owner": " @Dev ", "dependencies": [], "output": "`+out+`"}]}}`)
-	tk, _ = command.Call[planning.Task](ctxT(t), d.reg, "get_planning_task", 6)
+	tk, _ = command.Call[planning.Task](actortest.Context(t), d.reg, "get_planning_task", 6)
 	if tk.Description != "Six!" || tk.Owner != "@Dev" || tk.Status != planning.Pending || len(tk.Dependencies) != 0 ||
 		len(tk.Output) != 150 || tk.Creator != "@Manager" {
 		t.Fatalf("task 6 after update = %+v", tk)
 	}
 	d.mustCall("update_planning", `{"update": {"update_tasks": [{"id": 6, "owner": ""}]}}`)
-	tk, _ = command.Call[planning.Task](ctxT(t), d.reg, "get_planning_task", 6)
+	tk, _ = command.Call[planning.Task](actortest.Context(t), d.reg, "get_planning_task", 6)
 	if tk.Owner != "" || tk.Description != "Six!" {
 		t.Fatalf("task 6 after unassigning = %+v", tk)
 	}
@@ -304,7 +305,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			tl := a.tool("update_planning")
 			wg.Go(func() {
 				args := fmt.Sprintf(`{"update": {"create_tasks": [{"id": %d, "description": "task %d"}]}}`, 2*i+j, 2*i+j)
-				if v, err := tl.Call(ctxT(t), json.RawMessage(args)); err != nil || v != "Done" {
+				if v, err := tl.Call(actortest.Context(t), json.RawMessage(args)); err != nil || v != "Done" {
 					errs <- fmt.Errorf("%s: %v, %v", args, v, err)
 				}
 			})
@@ -325,10 +326,10 @@ func TestConcurrentUpdates(t *testing.T) {
 	}
 }
 
-// A64: disabled capabilities contribute nothing, exposure and instructions
+// Disabled capabilities contribute nothing, exposure and instructions
 // are honoured, and channels a capability cannot use are refused.
 func TestCapabilityConfiguration(t *testing.T) {
-	_, team := newTeam(t)
+	_, team, _ := actortest.NewTeam(t)
 	a := mustAttach(t, spawnOwner(t, team, "@A"), &planning.Card{
 		Search:  tool.Capability{Disabled: true},
 		Summary: tool.Capability{Expose: tool.Command | tool.ToolCall},
@@ -384,7 +385,7 @@ func TestCapabilityConfiguration(t *testing.T) {
 
 // With every capability off, the card attaches nothing and creates no board.
 func TestAllDisabled(t *testing.T) {
-	_, team := newTeam(t)
+	_, team, _ := actortest.NewTeam(t)
 	off := tool.Capability{Disabled: true}
 	a := mustAttach(t, spawnOwner(t, team, "@A"), &planning.Card{Update: off, Summary: off, Get: off, Search: off})
 	if len(a.caps.Tools)+len(a.caps.SystemPrompts)+len(a.caps.Commands) != 0 {
@@ -395,7 +396,7 @@ func TestAllDisabled(t *testing.T) {
 	}
 }
 
-// A63: the card is serializable config and round-trips through tool.Cards.
+// The card is serializable config and round-trips through tool.Cards.
 func TestCardJSON(t *testing.T) {
 	in := tool.Cards{&planning.Card{
 		Update: tool.Capability{Instructions: "Keep ids small."},
@@ -428,7 +429,7 @@ func TestCardJSON(t *testing.T) {
 // Attach needs a team; once the team has stopped, the capabilities fail
 // cleanly.
 func TestNoTeamAndBoardGone(t *testing.T) {
-	sys, team := newTeam(t)
+	sys, team, _ := actortest.NewTeam(t)
 	root, err := sys.Spawn(&owner{}, &actor.Config{Name: "@Loner"})
 	if err != nil {
 		t.Fatal(err)
@@ -436,12 +437,12 @@ func TestNoTeamAndBoardGone(t *testing.T) {
 	if _, err := attach(t, root, planning.New()); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("attach outside a team: %v, want orchestrator.ErrNoTeam", err)
 	}
-	if _, err := planning.New().Attach(ctxT(t), nil); err == nil {
+	if _, err := planning.New().Attach(actortest.Context(t), nil); err == nil {
 		t.Fatal("attach with no owner succeeded")
 	}
 
 	a := mustAttach(t, spawnOwner(t, team, "@A"), planning.New())
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = a.call("update_planning", `{"update": {}}`)
@@ -454,10 +455,10 @@ func TestNoTeamAndBoardGone(t *testing.T) {
 			t.Errorf("%s after the team stopped: %v", name, err)
 		}
 	}
-	if got := a.caps.SystemPrompts[0](ctxT(t)); got != "Cannot get the team planning." {
+	if got := a.caps.SystemPrompts[0](actortest.Context(t)); got != "Cannot get the team planning." {
 		t.Fatalf("prompt after the team stopped: %q", got)
 	}
-	if _, err := command.Call[string](ctxT(t), a.reg, "planning_summary"); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := command.Call[string](actortest.Context(t), a.reg, "planning_summary"); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("planning_summary after the team stopped: %v", err)
 	}
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// A85, A87, B94: the board is its actor's published state, so a team
+// The board is its actor's published state, so a team
 // restored from its log has the same board actor with the same plan, and
 // the agents attaching again share it.
 func TestBoardSurvivesRestore(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := &recorder{}
-	_, team1 := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	m := mustAttach(t, spawnOwner(t, team1, "@Manager"), planning.New())
 	d := mustAttach(t, spawnOwner(t, team1, "@Dev"), planning.New())
 	m.mustCall("update_planning", threeTasks)
@@ -62,14 +62,14 @@ func TestBoardSurvivesRestore(t *testing.T) {
 	}
 }
 
-// A85: the board is a tool actor (actor.Config.Tool, not its "#" name): a
+// The board is a tool actor (actor.Config.Tool, not its "#" name): a
 // team's stop stops it after the agents, so that an agent stopping can
 // still reach the plan, and a restore recreates it before them, so that
 // they find it when they attach again.
 func TestBoardIsATool(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := &recorder{}
-	_, team1 := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	m := mustAttach(t, spawnOwner(t, team1, "@Manager"), planning.New()) // creates the board: it starts after @Manager
 	d := mustAttach(t, spawnOwner(t, team1, "@Dev"), planning.New())
 	board := boards(t, team1)[0]
@@ -85,7 +85,7 @@ func TestBoardIsATool(t *testing.T) {
 		t.Fatalf("restored boards %v, want one tool", b)
 	}
 	// Positions in the team's log (the ledger order; while the team stops,
-	// StopMessages are logged but not fanned out to subscribers, B97): the
+	// StopMessages are logged but not fanned out to subscribers): the
 	// last record of a kind for each sender. The recreated actors'
 	// StartMessages follow the replayed ones.
 	last := func(kind string) map[uuid.UUID]int {
@@ -130,16 +130,16 @@ func TestBoardIsATool(t *testing.T) {
 // redesign, which leaves replay to Restore.)
 func TestRestoredBoardState(t *testing.T) {
 	rec := &recorder{}
-	_, team1 := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	mustAttach(t, spawnOwner(t, team1, "@A"), planning.New())
 	board := boards(t, team1)[0]
 	// The board publishes its state in OnStart, on its own goroutine: a
 	// call on it runs after that, and the sync after the call puts the
 	// StateChanged record in the log.
-	if err := proxy.Do(ctxT(t), board, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+	if err := proxy.Do(actortest.Context(t), board, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := team1.Sync(ctxT(t)); err != nil {
+	if err := team1.Sync(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	saved := rec.saved(t)
@@ -188,7 +188,7 @@ func restore(t *testing.T, log []message.Message) *orchestrator.Team {
 	t.Helper()
 	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
 	t.Cleanup(func() { actortest.Shutdown(t, sys) })
-	team, err := orchestrator.Restore(ctxT(t), sys, log)
+	team, err := orchestrator.Restore(actortest.Context(t), sys, log)
 	if team == nil {
 		t.Fatal(err)
 	}

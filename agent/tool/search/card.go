@@ -68,8 +68,8 @@ func (c *Card) Kind() string { return kind }
 
 // Attach resolves the provider and returns the tools and commands of the
 // enabled capabilities. An unknown provider, "searxng" without a base URL
-// or an unreadable fixed file is an error; a missing API key is not (A98:
-// web_search explains it to the model). The tools never touch the owner,
+// or an unreadable fixed file is an error; a missing API key is not
+// (web_search explains it to the model). The tools never touch the owner,
 // so they may run concurrently.
 func (c *Card) Attach(_ context.Context, _ *tool.Owner) (tool.Capabilities, error) {
 	both := tool.ToolCall | tool.Command
@@ -196,7 +196,7 @@ func (s *searchTool) command(description string) *command.Command {
 
 // search returns web_search's answer. A service that fails (a missing key,
 // an error answer, a rate limit past its retries) is explained in the
-// answer, not returned as an error (A98): the model learns search is
+// answer, not returned as an error: the model learns search is
 // unavailable and goes on without it.
 func (s *searchTool) search(ctx context.Context, query string, n int) (string, error) {
 	query = strings.TrimSpace(query)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/search"
@@ -56,7 +57,7 @@ func (f providerFunc) Search(_ context.Context, _ string, n int) ([]search.Resul
 	return f(n)
 }
 
-// A98: no provider, or one that fails, is explained in the answer, never a
+// No provider, or one that fails, is explained in the answer, never a
 // tool error; the key does not appear.
 func TestWebSearchUnavailable(t *testing.T) {
 	t.Setenv("TAVILY_API_KEY", "")
@@ -102,24 +103,24 @@ func TestAttachErrors(t *testing.T) {
 		{&search.Card{Provider: "fixed", File: "testdata/missing.json"}, "missing.json"},
 		{&search.Card{Fetch: tool.Capability{Expose: tool.SystemPrompt}}, "fetch: channel SYSTEM_PROMPT is not supported"},
 	} {
-		if _, err := c.card.Attach(ctxT(t), &tool.Owner{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := c.card.Attach(actortest.Context(t), &tool.Owner{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.card, err, c.want)
 		}
 	}
 	// A disabled search needs no provider.
-	caps, err := (&search.Card{Provider: "bing", Search: tool.Capability{Disabled: true}}).Attach(ctxT(t), &tool.Owner{})
+	caps, err := (&search.Card{Provider: "bing", Search: tool.Capability{Disabled: true}}).Attach(actortest.Context(t), &tool.Owner{})
 	if err != nil || len(caps.Tools) != 1 || caps.Tools[0].Name != "web_fetch" {
 		t.Fatalf("search disabled: %v %v", caps.Tools, err)
 	}
 }
 
-// A64: both capabilities can be commands as well; instructions extend the
+// Both capabilities can be commands as well; instructions extend the
 // description.
 func TestCommands(t *testing.T) {
 	card := &search.Card{Provider: "fixed", File: "testdata/fixed.json", AllowPrivate: true,
 		Search: tool.Capability{Expose: tool.ToolCall | tool.Command, Instructions: "Prefer official docs."},
 		Fetch:  tool.Capability{Expose: tool.Command}}
-	caps, err := card.Attach(ctxT(t), &tool.Owner{})
+	caps, err := card.Attach(actortest.Context(t), &tool.Owner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,28 +131,28 @@ func TestCommands(t *testing.T) {
 	if err := reg.Register(card.Kind(), caps.Commands...); err != nil {
 		t.Fatal(err)
 	}
-	out, err := reg.Dispatch(ctxT(t), `/web_search "go actor runtime" max_results=1`)
+	out, err := reg.Dispatch(actortest.Context(t), `/web_search "go actor runtime" max_results=1`)
 	if err != nil || !strings.Contains(out, "1. akgentic for Go") || strings.Contains(out, "2.") {
 		t.Fatalf("/web_search: %q %v", out, err)
 	}
 	srv := page(t, "text/html", article)
-	if out, err := reg.Dispatch(ctxT(t), "/web_fetch "+srv.URL); err != nil || !strings.Contains(out, "# Actors") {
+	if out, err := reg.Dispatch(actortest.Context(t), "/web_fetch "+srv.URL); err != nil || !strings.Contains(out, "# Actors") {
 		t.Fatalf("/web_fetch: %q %v", out, err)
 	}
-	// A slash command's failure is its answer (A10).
-	out, err = reg.Dispatch(ctxT(t), "/web_fetch file:///etc/passwd")
+	// A slash command's failure is its answer.
+	out, err = reg.Dispatch(actortest.Context(t), "/web_fetch file:///etc/passwd")
 	if err != nil || !strings.HasPrefix(out, "Command 'web_fetch' failed: web_fetch: refused") || !strings.Contains(out, `scheme "file"`) {
 		t.Fatalf("/web_fetch file: %q %v", out, err)
 	}
 	// Called from code, the failure is the retry error the tool returns.
-	_, err = command.Call[string](ctxT(t), reg, "web_fetch", "http://169.254.169.254/latest/")
+	_, err = command.Call[string](actortest.Context(t), reg, "web_fetch", "http://169.254.169.254/latest/")
 	var re *llm.RetryError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "a cloud metadata address") {
 		t.Fatalf("web_fetch from code: %v", err)
 	}
 }
 
-// A63: the card is serializable config: it round-trips through tool.Cards
+// The card is serializable config: it round-trips through tool.Cards
 // under its kind (Searcher, code only, does not).
 func TestCardJSON(t *testing.T) {
 	in := tool.Cards{&search.Card{Provider: "searxng", BaseURL: "http://searx.internal:8080", AllowPrivate: true,

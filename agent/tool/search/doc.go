@@ -1,5 +1,5 @@
-// Package search is the SearchTool card (A98): web search and page fetching
-// for LLM agents.
+// Package search is the SearchTool card: web search and page fetching for
+// LLM agents.
 //
 // # Capabilities
 //
@@ -8,8 +8,8 @@
 //     answers them numbered, each with its title, URL and snippet. A
 //     provider that fails (no API key, an error answer, a rate limit that
 //     outlasts its retries) is explained in the answer rather than
-//     returned as an error (A98), so a run goes on without search; an empty
-//     query is a retry error (A22).
+//     returned as an error, so a run goes on without search; an empty
+//     query is a retry error.
 //   - Fetch: web_fetch(url) downloads the page (at most 4 MiB, 30 s, 5
 //     redirects) and answers "URL: ...", "Title: ..." and its readable
 //     text: headings as "#" lines, paragraphs, list items as "- " or "1. "

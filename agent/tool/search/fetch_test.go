@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/search"
@@ -20,7 +21,7 @@ import (
 // returns its tools by name.
 func tools(t *testing.T, card *search.Card) map[string]*llm.Tool {
 	t.Helper()
-	caps, err := card.Attach(ctxT(t), &tool.Owner{})
+	caps, err := card.Attach(actortest.Context(t), &tool.Owner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func tools(t *testing.T, card *search.Card) map[string]*llm.Tool {
 func call(t *testing.T, tl *llm.Tool, args map[string]any) (string, error) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	v, err := tl.Call(ctxT(t), raw)
+	v, err := tl.Call(actortest.Context(t), raw)
 	if err != nil {
 		return "", err
 	}

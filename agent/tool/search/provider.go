@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/akgentic/akgentic-go/internal/clock"
 )
 
 // Provider is a web search service.
@@ -103,7 +105,7 @@ const (
 	// maxResults is the most results a search returns (Tavily's and
 	// Brave's limit).
 	maxResults = 20
-	// defaultResults is the number of results when none is asked for (A98).
+	// defaultResults is the number of results when none is asked for.
 	defaultResults = 5
 )
 
@@ -144,7 +146,7 @@ func newAPI(e Endpoint, name, base, keyEnv string, message func(int, []byte) str
 		a.maxWait = defaultMaxWait
 	}
 	if a.sleep == nil {
-		a.sleep = sleep
+		a.sleep = clock.Sleep
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -153,18 +155,6 @@ func newAPI(e Endpoint, name, base, keyEnv string, message func(int, []byte) str
 		a.logger = slog.Default()
 	}
 	return a
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }
 
 // call sends the request that build makes (a new one for each attempt)

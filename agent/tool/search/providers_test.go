@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go.uber.org/goleak"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,18 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/tool/search"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func writeFile(name, content string) error { return os.WriteFile(name, []byte(content), 0o600) }
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // The key the stand-ins expect; no error or log line may show it.
 const secret = "tvly-SECRET-0123456789"
@@ -134,7 +130,7 @@ func TestTavily(t *testing.T) {
 			{"title": "Third", "url": "https://c.example/", "content": "Past n.", "score": 0.2, "raw_content": null}],
 		"response_time": 1.09}`))
 	c := &clock{}
-	got, err := search.Tavily(s.endpoint(c, &bytes.Buffer{})).Search(ctxT(t), "go actors", 2)
+	got, err := search.Tavily(s.endpoint(c, &bytes.Buffer{})).Search(actortest.Context(t), "go actors", 2)
 	want(t, got, err,
 		search.Result{Title: "Actors in Go", URL: "https://a.example/go", Snippet: "Actors  and\nmailboxes."},
 		search.Result{Title: "Proto.Actor", URL: "https://b.example/", Snippet: "Cross-platform actors."})
@@ -154,7 +150,7 @@ func TestBrave(t *testing.T) {
 			{"type": "search_result", "title": "Actors in <strong>Go</strong>", "url": "https://a.example/go",
 			 "description": "The <strong>actor</strong> model &amp; Go.", "age": "2 days ago", "language": "en",
 			 "profile": {"name": "A", "url": "https://a.example", "long_name": "a.example", "img": ""}}]}}`))
-	got, err := search.Brave(s.endpoint(&clock{}, &bytes.Buffer{})).Search(ctxT(t), "go actors", 50)
+	got, err := search.Brave(s.endpoint(&clock{}, &bytes.Buffer{})).Search(actortest.Context(t), "go actors", 50)
 	want(t, got, err, search.Result{Title: "Actors in Go", URL: "https://a.example/go", Snippet: "The actor model & Go."})
 }
 
@@ -174,7 +170,7 @@ func TestSearXNG(t *testing.T) {
 		"answers": [], "corrections": [], "infoboxes": [], "suggestions": ["go actor model"], "unresponsive_engines": [["google", "timeout"]]}`))
 	e := s.endpoint(&clock{}, &bytes.Buffer{})
 	e.BaseURL += "/searx/"
-	got, err := search.SearXNG(e).Search(ctxT(t), "go actors", 1)
+	got, err := search.SearXNG(e).Search(actortest.Context(t), "go actors", 1)
 	want(t, got, err, search.Result{Title: "Actors in Go", URL: "https://a.example/go", Snippet: "Actors."})
 }
 
@@ -206,7 +202,7 @@ func TestProviderErrors(t *testing.T) {
 			s := newStandIn(t, nil, c.answer)
 			var logs bytes.Buffer
 			clk := &clock{}
-			_, err := c.provider(s.endpoint(clk, &logs)).Search(ctxT(t), "q", 3)
+			_, err := c.provider(s.endpoint(clk, &logs)).Search(actortest.Context(t), "q", 3)
 			var ae *search.APIError
 			if !errors.As(err, &ae) || ae.Status != c.status {
 				t.Fatalf("error %v (%T), want an *APIError with status %d", err, err, c.status)
@@ -233,7 +229,7 @@ func TestRetryAfterSeconds(t *testing.T) {
 		ok(`{"web": {"results": [{"title": "T", "url": "https://t.example/", "description": "d"}]}}`))
 	clk := &clock{}
 	var logs bytes.Buffer
-	got, err := search.Brave(s.endpoint(clk, &logs)).Search(ctxT(t), "q", 5)
+	got, err := search.Brave(s.endpoint(clk, &logs)).Search(actortest.Context(t), "q", 5)
 	want(t, got, err, search.Result{Title: "T", URL: "https://t.example/", Snippet: "d"})
 	if w := clk.slept(); !reflect.DeepEqual(w, []time.Duration{7 * time.Second}) {
 		t.Fatalf("waits %v, want [7s]", w)
@@ -250,7 +246,7 @@ func TestRetryAfterDate(t *testing.T) {
 		answer{429, map[string]string{"Retry-After": now.Add(20 * time.Second).Format(http.TimeFormat)}, `{"detail": {"error": "Your request has been blocked due to excessive requests."}}`},
 		ok(`{"results": []}`))
 	clk := &clock{now: now}
-	got, err := search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(ctxT(t), "q", 5)
+	got, err := search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(actortest.Context(t), "q", 5)
 	want(t, got, err)
 	if w := clk.slept(); !reflect.DeepEqual(w, []time.Duration{20 * time.Second}) {
 		t.Fatalf("waits %v, want [20s]", w)
@@ -264,7 +260,7 @@ func TestRetryBounds(t *testing.T) {
 	limited := answer{429, map[string]string{"Retry-After": "120"}, `{"detail": {"error": "slow down"}}`}
 	s := newStandIn(t, nil, limited)
 	clk := &clock{}
-	_, err := search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(ctxT(t), "q", 5)
+	_, err := search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(actortest.Context(t), "q", 5)
 	var ae *search.APIError
 	if !errors.As(err, &ae) || ae.RetryAfter != 2*time.Minute || len(clk.slept()) != 0 || s.count() != 1 {
 		t.Fatalf("err %v, waits %v, %d requests", err, clk.slept(), s.count())
@@ -275,7 +271,7 @@ func TestRetryBounds(t *testing.T) {
 
 	s = newStandIn(t, nil, answer{429, nil, `{"detail": {"error": "slow down"}}`})
 	clk = &clock{}
-	_, err = search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(ctxT(t), "q", 5)
+	_, err = search.Tavily(s.endpoint(clk, &bytes.Buffer{})).Search(actortest.Context(t), "q", 5)
 	if w := clk.slept(); !errors.As(err, &ae) || !reflect.DeepEqual(w, []time.Duration{time.Second, 2 * time.Second}) || s.count() != 3 {
 		t.Fatalf("err %v, waits %v, %d requests", err, w, s.count())
 	}
@@ -283,7 +279,7 @@ func TestRetryBounds(t *testing.T) {
 	s = newStandIn(t, nil, answer{503, map[string]string{"Retry-After": "1"}, ``})
 	e := s.endpoint(&clock{}, &bytes.Buffer{})
 	e.MaxRetries = -1
-	if _, err := search.SearXNG(e).Search(ctxT(t), "q", 5); !errors.As(err, &ae) || s.count() != 1 {
+	if _, err := search.SearXNG(e).Search(actortest.Context(t), "q", 5); !errors.As(err, &ae) || s.count() != 1 {
 		t.Fatalf("err %v, %d requests", err, s.count())
 	}
 
@@ -291,7 +287,7 @@ func TestRetryBounds(t *testing.T) {
 	s = newStandIn(t, nil, limited)
 	e = s.endpoint(&clock{}, &bytes.Buffer{})
 	e.MaxWait = time.Hour
-	ctx, cancel := context.WithCancelCause(ctxT(t))
+	ctx, cancel := context.WithCancelCause(actortest.Context(t))
 	stop := errors.New("agent stopping")
 	e.Sleep = func(context.Context, time.Duration) error { cancel(stop); return context.Cause(ctx) }
 	if _, err := search.Tavily(e).Search(ctx, "q", 5); !errors.Is(err, stop) {
@@ -311,14 +307,14 @@ func TestKeys(t *testing.T) {
 	}, ok(`{"web": {"results": []}}`))
 	e := s.endpoint(&clock{}, &bytes.Buffer{})
 	e.Key = ""
-	if _, err := search.Brave(e).Search(ctxT(t), "q", 1); err != nil {
+	if _, err := search.Brave(e).Search(actortest.Context(t), "q", 1); err != nil {
 		t.Fatal(err)
 	}
-	_, err := search.Tavily(e).Search(ctxT(t), "q", 1)
+	_, err := search.Tavily(e).Search(actortest.Context(t), "q", 1)
 	if err == nil || !strings.Contains(err.Error(), "no API key: set TAVILY_API_KEY") || s.count() != 1 {
 		t.Fatalf("err %v, %d requests", err, s.count())
 	}
-	if _, err := search.SearXNG(search.Endpoint{}).Search(ctxT(t), "q", 1); err == nil || !strings.Contains(err.Error(), "no base URL") {
+	if _, err := search.SearXNG(search.Endpoint{}).Search(actortest.Context(t), "q", 1); err == nil || !strings.Contains(err.Error(), "no base URL") {
 		t.Fatalf("searxng without a base URL: %v", err)
 	}
 }
@@ -326,13 +322,13 @@ func TestKeys(t *testing.T) {
 // A network failure names the provider; a bad JSON answer says so.
 func TestTransportErrors(t *testing.T) {
 	s := newStandIn(t, nil, ok(`{"results": "not a list"}`))
-	_, err := search.Tavily(s.endpoint(&clock{}, &bytes.Buffer{})).Search(ctxT(t), "q", 1)
+	_, err := search.Tavily(s.endpoint(&clock{}, &bytes.Buffer{})).Search(actortest.Context(t), "q", 1)
 	if err == nil || !strings.Contains(err.Error(), "search: tavily: the answer is not the expected JSON") {
 		t.Fatalf("bad JSON: %v", err)
 	}
 	e := s.endpoint(&clock{}, &bytes.Buffer{})
 	s.srv.Close()
-	_, err = search.Brave(e).Search(ctxT(t), "q", 1)
+	_, err = search.Brave(e).Search(actortest.Context(t), "q", 1)
 	if err == nil || !strings.HasPrefix(err.Error(), "search: brave: ") || strings.Contains(err.Error(), secret) {
 		t.Fatalf("closed server: %v", err)
 	}
@@ -345,9 +341,9 @@ func TestFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Search(ctxT(t), "  Go   ACTOR runtime ", 1)
+	got, err := p.Search(actortest.Context(t), "  Go   ACTOR runtime ", 1)
 	want(t, got, err, search.Result{Title: "akgentic for Go", URL: "https://example.com/akgentic-go", Snippet: "An actor runtime for teams of LLM agents, in Go."})
-	got, err = p.Search(ctxT(t), "anything else", 5)
+	got, err = p.Search(actortest.Context(t), "anything else", 5)
 	want(t, got, err, search.Result{Title: "Example Domain", URL: "https://example.com/", Snippet: "This domain is for use in documentation examples."})
 
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// A22, A98: an agent of a team (a BaseAgent on a scripted model) searches
+// An agent of a team (a BaseAgent on a scripted model) searches
 // with web_search on a SearXNG stand-in, reads a result with web_fetch,
 // and is told, as a retry tool message, that a metadata address is
 // refused; then it answers the person.
@@ -45,7 +45,7 @@ func TestAgentSearchesAndFetches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	answers := make(chan *agent.AgentMessage, 1)
 	human, err := team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) { answers <- m }},
 		&actor.Config{Name: "@Human", Role: "Human"})

@@ -36,10 +36,10 @@ func (e *env) send(to *message.Address, msg any) {
 	}
 }
 
-// A78 (team_activity, opt-in here): the latest messages between members,
-// oldest first, with intent and text on one line, cut when long; a member
-// filter; a limit; who is working now; model mistakes are retry errors.
-func TestTeamActivityA78(t *testing.T) {
+// team_activity (opt-in here): the latest messages between members, oldest
+// first, with intent and text on one line, cut when long; a member filter;
+// a limit; who is working now; model mistakes are retry errors.
+func TestTeamActivity(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{Activity: tool.Capability{Expose: tool.ToolCall | tool.Command}})
 	ada, err := e.hire("Developer", "@Ada")
 	if err != nil {
@@ -107,7 +107,7 @@ func TestTeamActivityA78(t *testing.T) {
 	}
 }
 
-// A78: team_activity is off by default (opt-in): no tool, no command.
+// team_activity is off by default (opt-in): no tool, no command.
 func TestTeamActivityOffByDefault(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	if e.tool("team_activity") != nil || e.o.Registry.Has("team_activity") {

@@ -43,7 +43,7 @@ func (b *binding) fireTool(c tool.Capability) (*llm.Tool, error) {
 	return t, nil
 }
 
-// fireMember is fire_member (A81).
+// fireMember is fire_member.
 func (b *binding) fireMember(ctx context.Context, name string) (string, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -98,7 +98,7 @@ func (b *binding) others(members []*message.Address, gone []string) []string {
 	return out
 }
 
-// fireMembers is the fire_members tool (A81).
+// fireMembers is the fire_members tool.
 func (b *binding) fireMembers(ctx context.Context, names []string) (string, error) {
 	if len(names) == 0 {
 		return "", llm.Retry("no names given: list at least one member to fire")

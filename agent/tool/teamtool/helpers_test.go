@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -18,15 +17,6 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
 )
-
-// waitTimeout bounds every wait in these tests; nothing should take long.
-const waitTimeout = 10 * time.Second
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // worker is the agent kind of every test card: it handles nothing.
 type worker struct{}
@@ -84,7 +74,7 @@ func newTeam(t *testing.T, sys *actor.System, cards ...*orchestrator.AgentCard) 
 		t.Fatal(err)
 	}
 	if len(cards) > 0 {
-		if err := team.Register(ctxT(t), cards...); err != nil {
+		if err := team.Register(actortest.Context(t), cards...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +83,7 @@ func newTeam(t *testing.T, sys *actor.System, cards ...*orchestrator.AgentCard) 
 
 func newEnv(t *testing.T, card *teamtool.Card) *env {
 	t.Helper()
-	e := &env{t: t, ctx: ctxT(t), sys: newSystem(t)}
+	e := &env{t: t, ctx: actortest.Context(t), sys: newSystem(t)}
 	e.team = newTeam(t, e.sys, catalog(t)...)
 	owner, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "@Manager", Role: "Manager"})
 	if err != nil {

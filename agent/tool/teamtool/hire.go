@@ -61,7 +61,7 @@ type unknownRoleError struct{ llm.RetryError }
 // Unwrap makes it a *llm.RetryError for the model.
 func (e *unknownRoleError) Unwrap() error { return &e.RetryError }
 
-// hireMember is hire_member (A80).
+// hireMember is hire_member.
 func (b *binding) hireMember(ctx context.Context, role, name string, named bool) (*message.Address, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -108,11 +108,11 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 	return addr, nil
 }
 
-// refuse says why the owner may not hire card's role, "" when it may (C4):
-// the card must be hireable (CanBeHired, B106), and the owner's own card,
-// the catalog's card for its role, must route to the role (RoutesTo,
-// B109). An owner whose role has no card in the catalog (a member spawned
-// by a program, not from a card) may hire any hireable role.
+// refuse says why the owner may not hire card's role, "" when it may: the
+// card must be hireable (CanBeHired), and the owner's own card, the
+// catalog's card for its role, must route to the role (RoutesTo). An
+// owner whose role has no card in the catalog (a member spawned by a
+// program, not from a card) may hire any hireable role.
 func (b *binding) refuse(ctx context.Context, card *orchestrator.AgentCard) (string, error) {
 	role := card.Role()
 	if !card.CanBeHired {
@@ -131,7 +131,7 @@ func (b *binding) refuse(ctx context.Context, card *orchestrator.AgentCard) (str
 }
 
 // generateName reserves and returns "@" + role without spaces + a number
-// from 100 to 999, incremented until the team has the name free (A80). The
+// from 100 to 999, incremented until the team has the name free. The
 // reservation (a reservation in the team) keeps two hirers from picking one name.
 func (b *binding) generateName(ctx context.Context, role string) (string, error) {
 	base := "@" + strings.Join(strings.Fields(role), "")
@@ -176,7 +176,7 @@ func (b *binding) spawn(card *orchestrator.AgentCard, name string) (*message.Add
 	return addr, nil
 }
 
-// hireMembers is the hire_members tool (A79).
+// hireMembers is the hire_members tool.
 func (b *binding) hireMembers(ctx context.Context, roles []string) (string, error) {
 	if len(roles) == 0 {
 		return "", llm.Retry("no roles given: list at least one role to hire")
@@ -187,7 +187,7 @@ func (b *binding) hireMembers(ctx context.Context, roles []string) (string, erro
 	for _, role := range roles {
 		addr, err := b.hireMember(ctx, role, "", false)
 		// Without a given name, a retry error is an unknown role or a
-		// refusal (C4).
+		// refusal.
 		var retry *llm.RetryError
 		var unknownRole *unknownRoleError
 		switch {

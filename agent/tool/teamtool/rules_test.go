@@ -25,9 +25,9 @@ func (e *env) register(role string, hireable bool, routes ...string) {
 	}
 }
 
-// C4, B106, B109: a hire needs a hireable card, and a role the hirer's own
-// card routes to; the refusal names the rule and hires nothing.
-func TestHireRefusalsC4(t *testing.T) {
+// A hire needs a hireable card, and a role the hirer's own card routes to;
+// the refusal names the rule and hires nothing.
+func TestHireRefusesUnhireableAndUnroutedRoles(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	e.register("Auditor", false)
 	e.register("Manager", false, "Developer", "Auditor") // the owner's own card
@@ -63,10 +63,10 @@ func TestHireRefusalsC4(t *testing.T) {
 	}
 }
 
-// C4: an owner whose role has no card in the catalog (a member the program
+// An owner whose role has no card in the catalog (a member the program
 // spawned) may hire any hireable role; a card with an empty routes_to
 // routes to any role.
-func TestHireWithoutOwnCardC4(t *testing.T) {
+func TestHireUnrestrictedWithoutOwnCardOrRoutes(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	if _, err := e.hire("Data Scientist"); err != nil {
 		t.Fatalf("owner without a card: %v", err)
@@ -77,10 +77,10 @@ func TestHireWithoutOwnCardC4(t *testing.T) {
 	}
 }
 
-// A80, A81: OnHire and OnFire run on the owner's goroutine after each
-// hire and fire, from the commands and the model tools alike; a failed hire
-// calls nothing.
-func TestHireFireHooksA80A81(t *testing.T) {
+// OnHire and OnFire run on the owner's goroutine after each hire and fire,
+// from the commands and the model tools alike; a failed hire calls
+// nothing.
+func TestHireAndFireHooks(t *testing.T) {
 	var events []string // appended on the owner's goroutine, read after its calls returned
 	card := teamtool.New()
 	card.OnHire = func(ctx context.Context, a *message.Address) {

@@ -1,6 +1,6 @@
 // Package teamtool provides TeamTool, the tool card that lets an agent
-// manage its team (A78-A83): hire members by role, fire them by name, and
-// see the roster and the roles it can hire.
+// manage its team: hire members by role, fire them by name, and see the
+// roster and the roles it can hire.
 //
 // Its capabilities and their default channels:
 //
@@ -18,10 +18,10 @@
 //	hire, err := command.Callable[*message.Address](reg, "hire_member")
 //
 // and the card gives its owner the same hire, typed, as
-// tool.Capabilities.Hire, which the agent routes a message to a bare role
-// with (A14).
+// tool.Capabilities.Hire, with which the agent routes a message to a bare
+// role.
 //
-// Hiring follows the catalog's rules (C4): a card must be hireable
+// Hiring follows the catalog's rules: a card must be hireable
 // (AgentCard.CanBeHired), and the hirer's own card (the catalog's card for
 // its role, when it has one) must route to the role (AgentCard.RoutesTo);
 // a refusal is a retry error naming the rule. The card's OnHire and OnFire
@@ -78,7 +78,7 @@ const (
 	teamActivityName = "team_activity"
 )
 
-// Default channels of each capability (A78).
+// Default channels of each capability.
 const (
 	defaultHire   = tool.ToolCall | tool.Command
 	defaultFire   = tool.ToolCall | tool.Command
@@ -95,10 +95,10 @@ const (
 	viewChannels   = tool.ToolCall | tool.SystemPrompt | tool.Command
 )
 
-// Card is the TeamTool card (A78). Its zero value, like New's, has every
+// Card is the TeamTool card. Its zero value, like New's, has every
 // capability on its default channels. It round-trips through JSON (Rand
 // excepted) and is registered under the kind "TeamTool". An agent gets a
-// default one, first, when its config has none (A66); it depends on no
+// default one, first, when its config has none; it depends on no
 // other card.
 type Card struct {
 	// Hire is hiring by role: model tool hire_members(roles), command
@@ -123,7 +123,7 @@ type Card struct {
 	// the goroutines of every agent the card is attached to.
 	Rand func(n int) int `json:"-"`
 	// OnHire, when set, is called after each successful hire with the new
-	// member's address (A80), on the owner's goroutine, before the hire
+	// member's address, on the owner's goroutine, before the hire
 	// returns: record it, brief the member, keep a registry. It must not
 	// block for long; ctx bounds the hire. Not serialized, so not copied:
 	// agent configs are copied through JSON, so a member hired from a card
@@ -131,7 +131,7 @@ type Card struct {
 	// unless its config is given one again (a kind factory, or
 	// orchestrator.WithPrepare for a restore).
 	OnHire func(ctx context.Context, hired *message.Address) `json:"-"`
-	// OnFire, when set, is called after each member is fired (A81): the
+	// OnFire, when set, is called after each member is fired: the
 	// member has been told to stop (with every member it hired) but may
 	// still be running. Same rules as OnHire.
 	OnFire func(ctx context.Context, fired *message.Address) `json:"-"`
@@ -148,7 +148,7 @@ func New() *Card { return &Card{} }
 func (*Card) Kind() string { return kind }
 
 // Attach binds the card to its owner and returns the tools, system-prompt
-// sections and commands of its enabled capabilities (A78). The owner must
+// sections and commands of its enabled capabilities. The owner must
 // be in a team. A capability exposed on a channel it has no form for
 // (hiring or firing as a system prompt) is an error naming it.
 func (c *Card) Attach(_ context.Context, o *tool.Owner) (tool.Capabilities, error) {
@@ -255,7 +255,7 @@ type binding struct {
 	o    *tool.Owner
 
 	// The roster and roles sections as last built, and the team's
-	// roster-and-catalog version they were built at (issue 12): a run
+	// roster-and-catalog version they were built at: a run
 	// whose team is at the same version reuses them instead of two team
 	// queries. The text is what the queries would give: the version moves
 	// when a member's Start or Stop record is appended and when cards are

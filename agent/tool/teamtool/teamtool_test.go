@@ -8,11 +8,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
@@ -20,7 +22,6 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
-	"sync"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,8 +39,8 @@ func TestCardContract(t *testing.T) {
 	}
 }
 
-// A78: the default capabilities, their tools, commands and prompts.
-func TestDefaultsA78(t *testing.T) {
+// The default capabilities, their tools, commands and prompts.
+func TestDefaultCapabilities(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	var tools []string
 	for _, tl := range e.caps.Tools {
@@ -75,9 +76,9 @@ func TestDefaultsA78(t *testing.T) {
 	}
 }
 
-// A80: hiring by role makes a child of the hiring agent, in the team, with
-// a generated name.
-func TestHireByRoleA80(t *testing.T) {
+// Hiring by role makes a child of the hiring agent, in the team, with a
+// generated name.
+func TestHireByRole(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{Rand: fixed(23)})
 	addr, err := e.hire("Developer")
 	if err != nil {
@@ -131,8 +132,8 @@ func TestHireByRoleA80(t *testing.T) {
 	}
 }
 
-// A80: the default RNG gives @Role + three digits.
-func TestHireDefaultRandA80(t *testing.T) {
+// The default RNG gives @Role + three digits.
+func TestHireDefaultNameIsRoleAndThreeDigits(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	for range 3 {
 		addr, err := e.hire("Developer")
@@ -148,8 +149,8 @@ func TestHireDefaultRandA80(t *testing.T) {
 	}
 }
 
-// A80: a given name is trimmed and must be free and non-empty.
-func TestHireWithNameA80(t *testing.T) {
+// A given name is trimmed and must be free and non-empty.
+func TestHireWithName(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	addr, err := e.hire("Developer", command.Named("name", "  @Ada "))
 	if err != nil {
@@ -174,8 +175,8 @@ func TestHireWithNameA80(t *testing.T) {
 	}
 }
 
-// A80: an unknown role names the role and lists the available ones.
-func TestHireUnknownRoleA80(t *testing.T) {
+// An unknown role names the role and lists the available ones.
+func TestHireUnknownRoleListsAvailableRoles(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	_, err := e.hire("Astronaut")
 	msg := retryMessage(t, err)
@@ -191,9 +192,9 @@ func TestHireUnknownRoleA80(t *testing.T) {
 	}
 }
 
-// A69: the router resolves hire_member as a typed callable returning the
-// address.
-func TestHireCallableA69(t *testing.T) {
+// The registry resolves hire_member as a typed callable returning the
+// address, and refuses it as returning anything else.
+func TestHireMemberIsATypedCallable(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{Rand: fixed(0)})
 	hire, err := command.Callable[*message.Address](e.o.Registry, "hire_member")
 	if err != nil {
@@ -211,7 +212,8 @@ func TestHireCallableA69(t *testing.T) {
 	}
 }
 
-// A72-A76: a person hires and fires by slash command.
+// A person hires and fires, and reads the roster and roles, by slash
+// command.
 func TestSlashCommands(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	out := e.dispatch("/hire_member Developer name=@Ada")
@@ -241,9 +243,9 @@ func TestSlashCommands(t *testing.T) {
 	}
 }
 
-// A79: hire_members hires each role; unknown roles are a retry error,
-// with a note of what was hired.
-func TestHireMembersA79(t *testing.T) {
+// hire_members hires each role; unknown roles are a retry error, with a
+// note of what was hired.
+func TestHireMembers(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{Rand: fixed(0)})
 	out, err := e.call("hire_members", map[string]any{"roles": []string{"Developer", "Data Scientist", "Developer"}})
 	if err != nil {
@@ -279,8 +281,8 @@ func TestHireMembersA79(t *testing.T) {
 	}
 }
 
-// A81: fire_member stops the member; the roster drops it once stopped.
-func TestFireMemberA81(t *testing.T) {
+// fire_member stops the member; the roster drops it once stopped.
+func TestFireMember(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	ada, err := e.hire("Developer", "@Ada")
 	if err != nil {
@@ -322,8 +324,8 @@ func TestFireMemberA81(t *testing.T) {
 	}
 }
 
-// A81: firing stops what the fired member hired, and never waits for it.
-func TestFireStopsRecursivelyA81(t *testing.T) {
+// Firing stops what the fired member hired, and never waits for it.
+func TestFireStopsWhatTheMemberHired(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	lead, err := e.hire("Developer", "@Lead")
 	if err != nil {
@@ -353,9 +355,9 @@ func actortestSpawn(t *testing.T, e *env, parent *message.Address) *message.Addr
 	return v
 }
 
-// A81: fire_members fires each name; problems are a retry error with a
-// note of what was fired.
-func TestFireMembersA81(t *testing.T) {
+// fire_members fires each name; problems are a retry error with a note of
+// what was fired.
+func TestFireMembers(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	var hired []*message.Address
 	for _, n := range []string{"@A", "@B", "@C"} {
@@ -392,10 +394,10 @@ func TestFireMembersA81(t *testing.T) {
 	}
 }
 
-// A82: the roster marks the owner and hides tool actors: those whose
-// config says so (actor.Config.Tool), whatever their name; a "#" name
-// alone no longer hides a member.
-func TestTeamMembersA82(t *testing.T) {
+// The roster marks the owner and hides tool actors: those whose config
+// says so (actor.Config.Tool), whatever their name; a "#" name alone no
+// longer hides a member.
+func TestRosterMarksOwnerAndHidesToolActors(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	if _, err := e.team.Spawn(e.ctx, &worker{}, &actor.Config{Name: "#PlanningTool", Role: "ToolActor", Tool: true}); err != nil {
 		t.Fatal(err)
@@ -426,9 +428,9 @@ func TestTeamMembersA82(t *testing.T) {
 	}
 }
 
-// A82, A83: an empty team and catalog give empty sections; a failed query
-// gives a short line.
-func TestViewsEmptyAndUnavailableA82A83(t *testing.T) {
+// An empty team and catalog give empty roster and roles sections; a failed
+// query gives a short line, and hiring and firing fail plainly.
+func TestViewsEmptyAndUnavailable(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	empty := newTeam(t, e.sys)
 	caps, err := e.attach(teamtool.New(), empty)
@@ -474,8 +476,8 @@ func TestViewsEmptyAndUnavailableA82A83(t *testing.T) {
 	}
 }
 
-// A83: the role profiles list every card with its skills.
-func TestTeamRolesA83(t *testing.T) {
+// The role profiles list every card with its skills.
+func TestTeamRolesListCardsWithSkills(t *testing.T) {
 	e := newEnv(t, teamtool.New())
 	want := "Available roles:\nDeveloper: Writes code (Skills: go, review)\nData Scientist: Analyses data (Skills: none)"
 	out, err := e.cmd("team_roles")
@@ -490,8 +492,8 @@ func TestTeamRolesA83(t *testing.T) {
 	}
 }
 
-// A64: a disabled capability contributes nothing.
-func TestDisabledA64(t *testing.T) {
+// A disabled capability contributes nothing.
+func TestDisabledCapabilityContributesNothing(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{
 		Hire:   tool.Capability{Disabled: true},
 		Roster: tool.Capability{Disabled: true},
@@ -521,10 +523,10 @@ func TestDisabledA64(t *testing.T) {
 	}
 }
 
-// A14, A80: the card gives its owner the hire, typed (tool.Capabilities.Hire,
-// what the agent routes a bare role with), exactly when hire_member is a
+// The card gives its owner the hire, typed (tool.Capabilities.Hire, what
+// the agent routes a bare role with), exactly when hire_member is a
 // command: it hires like hire_member without a name.
-func TestTypedHireA14(t *testing.T) {
+func TestTypedHire(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{Rand: fixed(23)})
 	if e.caps.Hire == nil {
 		t.Fatal("no typed hire by default")
@@ -546,8 +548,9 @@ func TestTypedHireA14(t *testing.T) {
 	}
 }
 
-// A64: Expose replaces the default channels.
-func TestExposeA64(t *testing.T) {
+// Expose replaces the default channels; a channel a capability has no form
+// for, or an unknown channel bit, is an attach error.
+func TestExposeReplacesDefaultChannels(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{
 		Hire:   tool.Capability{Expose: tool.Command},
 		Fire:   tool.Capability{Expose: tool.ToolCall},
@@ -595,8 +598,8 @@ func TestExposeA64(t *testing.T) {
 	}
 }
 
-// A64: instructions are appended to the descriptions.
-func TestInstructionsA64(t *testing.T) {
+// Instructions are appended to the descriptions.
+func TestInstructionsAppendedToDescriptions(t *testing.T) {
 	e := newEnv(t, &teamtool.Card{
 		Hire:   tool.Capability{Instructions: "Only hire testers."},
 		Roster: tool.Capability{Expose: tool.ToolCall | tool.Command, Instructions: "Ask before routing."},
@@ -618,7 +621,7 @@ func TestInstructionsA64(t *testing.T) {
 	}
 }
 
-// A63: the card round-trips through tool.Cards JSON.
+// The card round-trips through tool.Cards JSON.
 func TestJSONRoundTrip(t *testing.T) {
 	in := tool.Cards{&teamtool.Card{
 		Hire:   tool.Capability{Instructions: "Only testers."},
@@ -662,10 +665,10 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// A78: the card needs a team.
-func TestAttachNeedsTeamA78(t *testing.T) {
+// The card needs an owner in a team.
+func TestAttachNeedsTeam(t *testing.T) {
 	sys := newSystem(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	loner, err := sys.Spawn(&worker{}, &actor.Config{Name: "@Loner"})
 	if err != nil {
 		t.Fatal(err)

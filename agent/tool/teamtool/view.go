@@ -18,7 +18,7 @@ Send work to a member by its exact name (e.g. @Developer123).`
 
 const rolesDoc = `List the roles that can be hired, with their descriptions and skills.`
 
-// roster is team_members (A82): "Team members:" then "<name> (role:
+// roster is team_members: "Team members:" then "<name> (role:
 // <role>)" per member, " - [you]" marking the owner; tool actors
 // (message.Address.IsTool) are hidden; no visible member gives "" (the section is omitted).
 func (b *binding) roster(ctx context.Context) string {
@@ -60,7 +60,7 @@ func (b *binding) keep(v *cachedView, nv cachedView) {
 // rosterText writes the roster section.
 func (b *binding) rosterText(members []*message.Address) string {
 	// Written piece by piece into one buffer: this runs at the start of
-	// every run (A19).
+	// every run.
 	var sb strings.Builder
 	for _, m := range members {
 		if m.IsTool() {
@@ -82,7 +82,7 @@ func (b *binding) rosterText(members []*message.Address) string {
 	return sb.String()
 }
 
-// roles is team_roles (A83): "Available roles:" then "<role>:
+// roles is team_roles: "Available roles:" then "<role>:
 // <description> (Skills: a, b)" per catalog card; an empty catalog gives "".
 func (b *binding) roles(ctx context.Context) string {
 	version, known := names.Version(b.o.Team)

@@ -67,7 +67,7 @@ type Card struct {
 	// Media is the command _expand_media_refs(prompt) returning []llm.Part,
 	// COMMAND only; when on, the card also gives its owner the expansion,
 	// typed, as tool.Capabilities.ExpandMedia (how an agent expands its
-	// prompts, A97).
+	// prompts).
 	Media tool.Capability `json:"media"`
 }
 

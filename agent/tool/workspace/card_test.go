@@ -5,18 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
@@ -27,12 +26,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // attached is a card attached to an owner agent in a team.
 type attached struct {
@@ -45,19 +38,8 @@ type attached struct {
 // goroutine, as an agent does (cards.Attach also registers the commands).
 func attach(t *testing.T, cs ...tool.Card) (attached, error) {
 	t.Helper()
-	ctx := ctxT(t)
-	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	team, err := orchestrator.New(sys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	owner, err := team.Spawn(ctx, actor.Func(func(*actor.Context, any) (any, error) { return nil, actor.ErrUnhandled }),
 		&actor.Config{Name: "@Owner", Role: "Tester"})
 	if err != nil {
@@ -163,7 +145,7 @@ func (w *ws) tool(name string) *llm.Tool {
 // call calls a tool with raw JSON arguments.
 func (w *ws) call(name, args string) (string, error) {
 	w.t.Helper()
-	v, err := w.tool(name).Call(ctxT(w.t), json.RawMessage(args))
+	v, err := w.tool(name).Call(actortest.Context(w.t), json.RawMessage(args))
 	if err != nil {
 		return "", err
 	}
@@ -203,7 +185,7 @@ func (w *ws) retry(name, args, want string) error {
 
 func (w *ws) expand(prompt string) []llm.Part {
 	w.t.Helper()
-	parts, err := command.Call[[]llm.Part](ctxT(w.t), w.reg, workspace.MediaCommand, prompt)
+	parts, err := command.Call[[]llm.Part](actortest.Context(w.t), w.reg, workspace.MediaCommand, prompt)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -293,7 +275,7 @@ func TestAttachChannels(t *testing.T) {
 	if w.reg.Has(workspace.MediaCommand) {
 		t.Fatal("disabled media command registered")
 	}
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	for _, c := range []struct{ line, want string }{
 		{`/workspace_write notes/a.txt "hello world"`, "Written: notes/a.txt"},
 		{`/workspace_read notes/a.txt`, "1     hello world"},
@@ -373,7 +355,7 @@ func TestWorkspaceDirectory(t *testing.T) {
 		}
 	})
 	t.Run("no team", func(t *testing.T) {
-		_, err := workspace.New().Attach(ctxT(t), &tool.Owner{})
+		_, err := workspace.New().Attach(actortest.Context(t), &tool.Owner{})
 		if err == nil || !strings.Contains(err.Error(), "no workspace id") {
 			t.Fatalf("err %v", err)
 		}

@@ -1,7 +1,7 @@
-// Package workspace is the WorkspaceTool card (A91-A97): files under a
-// per-team directory that agents read, write, list and glob through model
-// tools, and the media references ("!!shot.png") that an agent expands into
-// image parts before it calls its model.
+// Package workspace is the WorkspaceTool card: files under a per-team
+// directory that agents read, write, list and glob through model tools, and
+// the media references ("!!shot.png") that an agent expands into image
+// parts before it calls its model.
 //
 // # Workspace directory
 //

@@ -19,7 +19,7 @@ const (
 	markNoImage    = "[Error: no image found in the workspace]"
 )
 
-// ExpandMediaRefs expands the media references of prompt (A96) into ordered
+// ExpandMediaRefs expands the media references of prompt into ordered
 // parts. A reference is !!"<pattern with spaces>" or !!<pattern> (up to the
 // next white space); its pattern is globbed in the workspace (files only,
 // sorted by path). Then:

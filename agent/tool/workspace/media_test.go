@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
 )
@@ -111,15 +112,15 @@ func TestExpandMediaRefsUnreadable(t *testing.T) {
 func TestExpandMediaRefsDispatch(t *testing.T) {
 	w := newWS(t, nil)
 	w.file("a.png", "A")
-	got, err := w.reg.Dispatch(ctxT(t), `/_expand_media_refs "see !!a.png"`)
+	got, err := w.reg.Dispatch(actortest.Context(t), `/_expand_media_refs "see !!a.png"`)
 	if err != nil || !strings.Contains(got, `"image_url":"data:image/png;base64,QQ=="`) {
 		t.Fatalf("dispatch: %q, %v", got, err)
 	}
 }
 
-// A97: the card gives its owner the same expansion, typed
-// (tool.Capabilities.ExpandMedia), which the agent expands its prompts
-// with; a disabled media capability gives neither.
+// The card gives its owner the same expansion, typed
+// (tool.Capabilities.ExpandMedia), with which the agent expands its
+// prompts; a disabled media capability gives neither.
 func TestExpandMediaCapability(t *testing.T) {
 	w := newWS(t, nil)
 	w.file("a.png", "A")
@@ -127,7 +128,7 @@ func TestExpandMediaCapability(t *testing.T) {
 		t.Fatal("no typed media expansion")
 	}
 	for _, prompt := range []string{"see !!a.png and !!b.png", "no reference"} {
-		got, err := w.caps.ExpandMedia(ctxT(t), prompt)
+		got, err := w.caps.ExpandMedia(actortest.Context(t), prompt)
 		if want := w.expand(prompt); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ExpandMedia(%q) = %s, %v; the command gives %s", prompt, show(got), err, show(want))
 		}

@@ -40,7 +40,7 @@ var (
 func ext(name string) string { return strings.ToLower(path.Ext(filepath.ToSlash(name))) }
 
 // readText returns lines of the text file name as workspace_read shows
-// them (A92): from line offset (1 for the first; 0 means 1), at most limit
+// them: from line offset (1 for the first; 0 means 1), at most limit
 // lines (0 means defaultReadLimit), each prefixed by its number
 // left-aligned in a 6-wide column, then a truncation line when lines
 // remain.
@@ -122,7 +122,7 @@ func (f *FS) readText(name string, offset, limit int) (string, error) {
 	return b.String(), nil
 }
 
-// writeText writes content to the file name as workspace_write does (A93):
+// writeText writes content to the file name as workspace_write does:
 // parent directories are created, and when the file exists as text its
 // line-ending style (CRLF or LF) is applied to content. It returns
 // "Written: <name>".
@@ -202,7 +202,7 @@ func (f *FS) entries(rel string) ([]entry, error) {
 	return out, nil
 }
 
-// listText lists the directory name as workspace_list does (A94): depth 1 is a
+// listText lists the directory name as workspace_list does: depth 1 is a
 // flat listing; depth 0 (unlimited) or above 1 an ASCII tree that does not
 // descend into linked directories.
 func (f *FS) listText(name string, depth int) (string, error) {

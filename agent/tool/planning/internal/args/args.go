@@ -5,7 +5,7 @@
 // here; planning checks it against its Status values.
 package args
 
-// Update is the argument of update_planning (A87): tasks to create, changes
+// Update is the argument of update_planning: tasks to create, changes
 // to existing tasks and ids of tasks to delete, processed in that order.
 type Update struct {
 	CreateTasks []NewTask    `json:"create_tasks,omitempty" nullable:"true" description:"Tasks to add to the plan; each id must be new."`
