@@ -38,7 +38,7 @@
 // behalf and Say sends their message. UsageSummary prices an agent's usage from the
 // team's log, and a restored agent gets its model context back from it.
 //
-// A turn can be cancelled while it runs (issue 15): a message.CancelMessage
+// A turn can be cancelled while it runs: a message.CancelMessage
 // sent to the agent (a person's "/cancel [reason]" through Say or
 // HumanProxy.Reply) cancels its model call and tool calls at once; the turn
 // ends with a warning naming who cancelled, the history stays one the model

@@ -11,7 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Guards are a team's guard rails (issue 16): loop limits, a spend ceiling
+// Guards are a team's guard rails: loop limits, a spend ceiling
 // for the whole team and a rate limiter shared by its agents. Set them on
 // the Env the team's agents share (Env.Guards): hired agents inherit their
 // hirer's Env and orchestrator.Restore gives every recreated agent the one

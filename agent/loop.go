@@ -10,7 +10,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 )
 
-// Loop detection (issue 16).
+// Loop detection.
 //
 // Design: the chain travels with the message. Every AgentMessage an agent
 // sends from a turn carries AgentMessage.Chain: the names of the agents
@@ -45,7 +45,7 @@ const (
 const maxChainHops = 64
 
 // ErrLoop is wrapped by the warning of a turn that was not given to the
-// model because its message continued a loop between agents (issue 16):
+// model because its message continued a loop between agents:
 // a chain that came back to the same agent more than Guards.MaxRounds
 // times, or two agents that exchanged more than Guards.MaxPairMessages
 // messages, without a person's message in between. The team's person is
@@ -103,7 +103,7 @@ func loopIn(chain []string, rounds, pair int) string {
 	return ""
 }
 
-// guardLoop is the loop check of a message before its turn (issue 16): it
+// guardLoop is the loop check of a message before its turn: it
 // sets the chain the turn's messages carry, or, when m continues a loop,
 // tells the team's person and returns the turn's warning; the model is
 // not called.
