@@ -17,7 +17,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Issue 15, cancelling a running turn: a CancelMessage (a person's
+// Cancelling a running turn: a CancelMessage (a person's
 // "/cancel") sent to a busy agent cancels its model call or tool calls at
 // once through the turn's context, the turn ends with a warning naming
 // who cancelled, what was queued behind it is handled, and the next
@@ -234,7 +234,7 @@ func TestCancelFromPersonReply(t *testing.T) {
 		t.Fatalf("%d model requests, want 2 (the idle /cancel is not a prompt)", n)
 	}
 	// Idle: a person's CancelMessage (agent.Say turns "/cancel" into one)
-	// finds no turn and the person is told (review finding).
+	// finds no turn and the person is told.
 	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 
 const waitTimeout = 10 * time.Second
 
-// harness is the spec's §3 team: an orchestrator, @Human (a HumanProxy),
+// harness is a small software team: an orchestrator, @Human (a HumanProxy),
 // @Manager, and cards for Manager, Developer and QA, on a scripted model.
 type harness struct {
 	t       testing.TB

@@ -96,7 +96,7 @@ func rateLimitedTeam(t *testing.T) (*harness, *fakeClock, *message.Address) {
 	return h, clock, dev
 }
 
-// Issue 16: a 429 with Retry-After on one agent holds back the other
+// A 429 with Retry-After on one agent holds back the other
 // agents' calls to that model until then, on the limiter's clock.
 func TestRateLimit429PausesTheTeam(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
@@ -120,7 +120,7 @@ func TestRateLimit429PausesTheTeam(t *testing.T) {
 	}
 }
 
-// Issue 16: stopping an agent ends its rate-limit wait at once: no call is
+// Stopping an agent ends its rate-limit wait at once: no call is
 // made and its turn ends with the stop's warning.
 func TestRateLimitWaitEndsOnStop(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)

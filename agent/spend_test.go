@@ -70,7 +70,7 @@ func (h *harness) restoreFromFile(env *agent.Env) (*actor.System, *orchestrator.
 	return sys2, team2
 }
 
-// Issue 16: the team's spend ceiling is shared by its agents; the call
+// The team's spend ceiling is shared by its agents; the call
 // that could pass it is not made (the fake server sees no request), the
 // person is told the amounts (spent, reserved, ceiling), and a team
 // restored from its event log starts from what it spent.
@@ -144,7 +144,7 @@ func (h *harness) syncAll(team *orchestrator.Team) {
 	}
 }
 
-// Issue 16: an agent's own spend ceiling (AgentUsageLimits.SpendLimit)
+// An agent's own spend ceiling (AgentUsageLimits.SpendLimit)
 // refuses the call that could pass it, and a restored agent recomputes its
 // spend from its usage events.
 func TestAgentSpendCeiling(t *testing.T) {
@@ -176,7 +176,7 @@ func TestAgentSpendCeiling(t *testing.T) {
 	h.syncAll(team2)
 }
 
-// Issue 16 (review): a Guards shared by several teams holds a team's
+// A Guards shared by several teams holds a team's
 // spend only while one of its agents runs: one agent stopping keeps it,
 // the team stopping drops it (a long process does not keep every team it
 // ever ran).

@@ -15,7 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Issue 15, token streaming through a team: an agent whose config streams
+// Token streaming through a team: an agent whose config streams
 // reports its answer's text to the team's subscribers as ephemeral
 // TextDeltaEvents, in order, joining to the answer it then routes as
 // usual; the durable log and the team's events index keep none of them,

@@ -25,7 +25,7 @@ func (h *harness) managerTurn(prompt string) string {
 	return strings.Join(reqs[len(reqs)-1].SystemTexts(), "\n")
 }
 
-// A19, A82: the roster section shows the team as it is at the start of
+// The roster section shows the team as it is at the start of
 // each run, whoever changed it: a member another agent hired is on the
 // manager's next prompt, and gone from the one after it was fired.
 func TestRosterShowsOthersHires(t *testing.T) {
@@ -53,7 +53,7 @@ func TestRosterShowsOthersHires(t *testing.T) {
 	}
 }
 
-// A19, A83: the roles section shows the catalog as it is at the start of
+// The roles section shows the catalog as it is at the start of
 // each run: a role registered between two turns appears, and a card
 // replaced for an existing role shows its new description and skills.
 func TestRolesShowCatalogChanges(t *testing.T) {
@@ -100,7 +100,7 @@ func (h *harness) memberMatching(pattern string) *message.Address {
 	return nil
 }
 
-// A13, A82: "@Name" is routed to the member the run's roster showed only
+// "@Name" is routed to the member the run's roster showed only
 // while that member is alive; one that stopped during the model call is
 // looked up again: gone, the message is skipped with a warning; replaced
 // by a new member of that name, the new one gets it.
