@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
@@ -42,7 +43,7 @@ func TestRequestReplyToHuman(t *testing.T) {
 // No sender in the envelope reads "unknown".
 func TestMissingSenderReadsUnknown(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("hi")); err != nil {
+	if _, err := h.sys.Ask(actortest.Context(t), h.manager, agent.NewRequest("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if u := h.lastUser("@Manager", 0); !strings.HasPrefix(u, "You received a request from ") {
@@ -60,7 +61,7 @@ func TestSlashCommandFromHuman(t *testing.T) {
 	if reply.Type != agent.Notification || !strings.Contains(reply.Content, "@Ada") || !strings.Contains(reply.Content, "Developer") {
 		t.Fatalf("reply %s %q", reply.Type, reply.Content)
 	}
-	if ada, _ := h.team.Member(h.ctx(), "@Ada"); ada == nil || ada.Role() != "Developer" {
+	if ada, _ := h.team.Member(actortest.Context(t), "@Ada"); ada == nil || ada.Role() != "Developer" {
 		t.Fatalf("@Ada = %v", ada)
 	}
 	if n := len(h.srv.RequestsFor("@Manager")); n != 0 {
@@ -230,13 +231,13 @@ func TestRunLimitEscalates(t *testing.T) {
 // person in the team nothing is sent, a warning is logged.
 func TestLifetimeLimitWithoutHuman(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(1) })
-	if _, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("one")); err != nil {
+	if _, err := h.sys.Ask(actortest.Context(t), h.manager, agent.NewRequest("one")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.sys.Stop(h.ctx(), h.human); err != nil {
+	if err := h.sys.Stop(actortest.Context(t), h.human); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.sys.Ask(h.ctx(), h.manager, agent.NewRequest("two"))
+	_, err := h.sys.Ask(actortest.Context(t), h.manager, agent.NewRequest("two"))
 	var w *actor.WarningError
 	if !errors.As(err, &w) || !strings.Contains(err.Error(), "agent_request_limit of 1") {
 		t.Fatalf("second ask: %v", err)
@@ -256,7 +257,7 @@ func TestHumanAnswers(t *testing.T) {
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
 	h.say(h.manager, agent.Request, "Ask the human")
 	q := h.expectHuman()
-	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "Yes", q); err != nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), h.human, "Yes", q); err != nil {
 		t.Fatal(err)
 	}
 	var answer *agent.AgentMessage
@@ -286,18 +287,18 @@ func TestAnswerKeepsTheCallersID(t *testing.T) {
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
 	h.say(h.manager, agent.Request, "Ask the human")
 	q := h.expectHuman()
-	if err := agent.Answer(h.ctx(), h.human, q, nil); err == nil {
+	if err := agent.Answer(actortest.Context(t), h.human, q, nil); err == nil {
 		t.Fatal("Answer(nil) accepted")
 	}
-	if err := agent.Answer(h.ctx(), h.human, q, &agent.AgentMessage{Type: "shout", Content: "x"}); err == nil || !strings.Contains(err.Error(), "shout") {
+	if err := agent.Answer(actortest.Context(t), h.human, q, &agent.AgentMessage{Type: "shout", Content: "x"}); err == nil || !strings.Contains(err.Error(), "shout") {
 		t.Fatalf("bad intent: %v", err)
 	}
-	if err := agent.Answer(h.ctx(), h.manager, q, &agent.AgentMessage{Content: "x"}); err == nil || !strings.Contains(err.Error(), "not a user proxy") {
+	if err := agent.Answer(actortest.Context(t), h.manager, q, &agent.AgentMessage{Content: "x"}); err == nil || !strings.Contains(err.Error(), "not a user proxy") {
 		t.Fatalf("from an agent: %v", err)
 	}
 	am := &agent.AgentMessage{Content: "Yes"}
 	am.ID = uuid.New()
-	if err := agent.Answer(h.ctx(), h.human, q, am); err != nil {
+	if err := agent.Answer(actortest.Context(t), h.human, q, am); err != nil {
 		t.Fatal(err)
 	}
 	h.waitProcessed(h.manager, am.ID)
@@ -315,7 +316,7 @@ func TestAnswerKeepsTheCallersID(t *testing.T) {
 // The proxy is inert: no model request, no message from it.
 func TestHumanProxyInert(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.sys.Ask(h.ctx(), h.human, agent.NewRequest("for you")); err != nil {
+	if _, err := h.sys.Ask(actortest.Context(t), h.human, agent.NewRequest("for you")); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.expectHuman(); got.Content != "for you" {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -29,7 +30,7 @@ func TestMultiHop(t *testing.T) {
 	if q.Content != "Which auth provider?" || q.Sender.Name() != "@Developer" {
 		t.Fatalf("question %q from %s", q.Content, q.Sender.Name())
 	}
-	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "OAuth", q); err != nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), h.human, "OAuth", q); err != nil {
 		t.Fatal(err)
 	}
 	final := h.expectHuman()
@@ -93,7 +94,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("usage events over %d runs, want 1", len(runs))
 	}
-	if members, _ := h.team.Members(h.ctx()); len(members) != 3 {
+	if members, _ := h.team.Members(actortest.Context(t)); len(members) != 3 {
 		t.Fatalf("roster %v, want human, manager and the QA", members)
 	}
 }
@@ -108,7 +109,7 @@ func TestUsageSummary(t *testing.T) {
 	)
 	h.say(h.manager, agent.Request, "run A")
 	h.say(h.manager, agent.Request, "run B")
-	sum, err := agent.UsageSummary(h.ctx(), h.team, h.manager.AgentID(), true, nil)
+	sum, err := agent.UsageSummary(actortest.Context(t), h.team, h.manager.AgentID(), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

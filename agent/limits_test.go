@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -128,7 +129,7 @@ func TestStopInterruptsModelCall(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(llmtest.Hang())
 	m := agent.NewRequest("think hard")
-	if err := agent.Say(h.ctx(), h.human, h.manager, m); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, m); err != nil {
 		t.Fatal(err)
 	}
 	h.sub.waitFor(t, "the manager's turn", func(ms []message.Message) bool {
@@ -140,7 +141,7 @@ func TestStopInterruptsModelCall(t *testing.T) {
 		return false
 	})
 	start := time.Now()
-	if err := h.team.Stop(h.ctx()); err != nil { // the harness's grace is a minute
+	if err := h.team.Stop(actortest.Context(t)); err != nil { // the harness's grace is a minute
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 30*time.Second {
@@ -184,7 +185,7 @@ func TestConclusionWithoutToolsAfterRunLimit(t *testing.T) {
 	}
 	h.noHuman()
 	// The conclusion's request is counted: two usage events for the run.
-	sum, err := agent.UsageSummary(h.ctx(), h.team, h.manager.AgentID(), true, nil)
+	sum, err := agent.UsageSummary(actortest.Context(t), h.team, h.manager.AgentID(), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

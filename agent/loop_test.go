@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -116,7 +117,7 @@ func TestLoopChainCappedWithLimitsOff(t *testing.T) {
 	h.sub.waitFor(t, "the ping-pong to pass the cap", func([]message.Message) bool {
 		return len(h.sub.sentTo("@Manager")) >= answers
 	})
-	if err := h.team.Stop(h.ctx()); err != nil {
+	if err := h.team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	longest := 0

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -69,7 +70,7 @@ func (f *fakeClock) nextWait(t *testing.T) time.Duration {
 	select {
 	case d := <-f.waiting:
 		return d
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatal("timed out waiting for a rate-limit wait")
 		return 0
 	}
@@ -101,7 +102,7 @@ func rateLimitedTeam(t *testing.T) (*harness, *fakeClock, *message.Address) {
 func TestRateLimit429PausesTheTeam(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
 	h.srv.Model("@Developer").Enqueue(final(out(agent.Response, "@Human", "developer done")))
-	if err := agent.Say(h.ctx(), h.human, dev, agent.NewRequest("work")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, dev, agent.NewRequest("work")); err != nil {
 		t.Fatal(err)
 	}
 	if d := clock.nextWait(t); d != 30*time.Second {
@@ -124,11 +125,11 @@ func TestRateLimit429PausesTheTeam(t *testing.T) {
 // made and its turn ends with the stop's warning.
 func TestRateLimitWaitEndsOnStop(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
-	if err := agent.Say(h.ctx(), h.human, dev, agent.NewRequest("work")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, dev, agent.NewRequest("work")); err != nil {
 		t.Fatal(err)
 	}
 	clock.nextWait(t)
-	if err := h.sys.Stop(h.ctx(), dev); err != nil { // the clock never moves
+	if err := h.sys.Stop(actortest.Context(t), dev); err != nil { // the clock never moves
 		t.Fatal(err)
 	}
 	h.barrier()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
@@ -29,18 +30,18 @@ func TestRestoreGivesTheHumanItsHook(t *testing.T) {
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
 	delivered := make(chan *agent.AgentMessage, 1)
-	team2, err := orchestrator.Restore(h.ctx(), sys2, saved, agent.WithEnv(h.env),
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(h.env),
 		agent.WithHumanDelivery(func(m *agent.AgentMessage) { delivered <- m }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	human2, _ := team2.Member(h.ctx(), "@Human")
-	manager2, _ := team2.Member(h.ctx(), "@Manager")
+	human2, _ := team2.Member(actortest.Context(t), "@Human")
+	manager2, _ := team2.Member(actortest.Context(t), "@Manager")
 	if human2 == nil || manager2 == nil {
 		t.Fatal("the restored team lacks @Human or @Manager")
 	}
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "second answer")))
-	if err := agent.Say(h.ctx(), human2, manager2, agent.NewRequest("second question")); err != nil {
+	if err := agent.Say(actortest.Context(t), human2, manager2, agent.NewRequest("second question")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -48,7 +49,7 @@ func TestRestoreGivesTheHumanItsHook(t *testing.T) {
 		if m.Content != "second answer" {
 			t.Fatalf("the hook got %q", m.Content)
 		}
-	case <-h.ctx().Done():
+	case <-actortest.Context(t).Done():
 		t.Fatal("the restored person's hook got nothing")
 	}
 }
@@ -68,15 +69,15 @@ func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
 	// Recreated agents have no hirer to inherit an Env from: the restore
 	// gives it (it was a process-wide default before the redesign).
-	team2, err := orchestrator.Restore(h.ctx(), sys2, saved, agent.WithEnv(h.env))
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(h.env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, _ := team2.Member(h.ctx(), "@Manager")
+	m2, _ := team2.Member(actortest.Context(t), "@Manager")
 	if m2 == nil || m2.AgentID() != h.manager.AgentID() {
 		t.Fatalf("restored manager %v", m2)
 	}
-	got, _ := proxy.Ask(h.ctx(), m2, func(_ *actor.Context, a *agent.BaseAgent) ([]int, error) {
+	got, _ := proxy.Ask(actortest.Context(t), m2, func(_ *actor.Context, a *agent.BaseAgent) ([]int, error) {
 		if a.Env != h.env {
 			t.Error("the restored agent did not get the restore's Env")
 		}
@@ -88,10 +89,10 @@ func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 	}
 	// The lifetime limit of 3 leaves one run.
 	before := len(h.srv.RequestsFor("@Manager"))
-	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("third")); err != nil {
+	if _, err := sys2.Ask(actortest.Context(t), m2, agent.NewRequest("third")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
+	if _, err := sys2.Ask(actortest.Context(t), m2, agent.NewRequest("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
 		t.Fatalf("fourth run: %v", err)
 	}
 	reqs := h.srv.RequestsFor("@Manager")
@@ -133,17 +134,17 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	sys2 := actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
 	t.Cleanup(func() { _ = sys2.Shutdown(context.Background()) })
 	answers := make(chan *agent.AgentMessage, 4)
-	team2, err := orchestrator.Restore(h.ctx(), sys2, all[:cut], agent.WithEnv(h.env),
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, all[:cut], agent.WithEnv(h.env),
 		agent.WithHumanDelivery(func(m *agent.AgentMessage) { answers <- m }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, _ := team2.Member(h.ctx(), "@Manager")
-	human2, _ := team2.Member(h.ctx(), "@Human")
+	m2, _ := team2.Member(actortest.Context(t), "@Manager")
+	human2, _ := team2.Member(actortest.Context(t), "@Human")
 	if m2 == nil || human2 == nil {
 		t.Fatal("the restored team lacks its members")
 	}
-	if err := agent.Say(h.ctx(), human2, m2, &agent.AgentMessage{Type: agent.Request, Content: "second question"}); err != nil {
+	if err := agent.Say(actortest.Context(t), human2, m2, &agent.AgentMessage{Type: agent.Request, Content: "second question"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -151,13 +152,13 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 		if a.Content != "second answer" {
 			t.Fatalf("the rerun answered %q; want the logged \"second answer\"", a.Content)
 		}
-	case <-h.ctx().Done():
+	case <-actortest.Context(t).Done():
 		t.Fatal("no answer to the rerun")
 	}
 	if n := len(h.srv.RequestsFor("@Manager")); n != paid {
 		t.Fatalf("%d model requests after the rerun; want %d (the answers were replayed from the log)", n, paid)
 	}
-	hist, err := proxy.Ask(h.ctx(), m2, func(_ *actor.Context, a *agent.BaseAgent) (string, error) {
+	hist, err := proxy.Ask(actortest.Context(t), m2, func(_ *actor.Context, a *agent.BaseAgent) (string, error) {
 		var b strings.Builder
 		for _, m := range a.Runner().History() {
 			b.WriteString(m.Role + ":" + m.Content + "\n")

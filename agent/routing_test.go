@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
@@ -60,7 +61,7 @@ func TestHireByRole(t *testing.T) {
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "Developer", "Build login")))
 	h.say(h.manager, agent.Request, "Need a login page")
 	var dev *message.Address
-	members, _ := h.team.Members(h.ctx())
+	members, _ := h.team.Members(actortest.Context(t))
 	for _, m := range members {
 		if matched, _ := regexp.MatchString(`^@Developer\d{3}$`, m.Name()); matched {
 			dev = m
@@ -72,7 +73,7 @@ func TestHireByRole(t *testing.T) {
 	if dev.TeamID() != h.team.ID() {
 		t.Fatal("hired member in another team")
 	}
-	kids, _ := proxy.Ask(h.ctx(), h.manager, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
+	kids, _ := proxy.Ask(actortest.Context(t), h.manager, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
 	if k := kids; len(k) != 1 || !k[0].Equal(dev) {
 		t.Fatalf("manager's children %v, want the hire", k)
 	}
@@ -80,7 +81,7 @@ func TestHireByRole(t *testing.T) {
 	if len(got) != 1 || got[0].Content != "Build login" {
 		t.Fatalf("hire got %+v", got)
 	}
-	env, _ := proxy.Ask(h.ctx(), dev, func(_ *actor.Context, a *agent.BaseAgent) (*agent.Env, error) { return a.Env, nil })
+	env, _ := proxy.Ask(actortest.Context(t), dev, func(_ *actor.Context, a *agent.BaseAgent) (*agent.Env, error) { return a.Env, nil })
 	if env != h.env {
 		t.Fatal("the hire did not inherit its hirer's Env")
 	}
@@ -182,7 +183,7 @@ func TestHireByRoleRefusedWhenNotHireable(t *testing.T) {
 	if errs := of[*message.ErrorMessage](h.sub, h.manager); !strings.Contains(errs[0].Content, "can_be_hired is false") {
 		t.Fatalf("error %q does not name can_be_hired", errs[0].Content)
 	}
-	if members, _ := h.team.Members(h.ctx()); len(members) != 2 {
+	if members, _ := h.team.Members(actortest.Context(t)); len(members) != 2 {
 		t.Fatalf("members after a refused hire: %v", members)
 	}
 }
@@ -200,7 +201,7 @@ func TestRouteToARoleFailsWithoutHire(t *testing.T) {
 	if e := of[*message.ErrorMessage](h.sub, h.manager)[0]; !strings.Contains(e.Content, "hire_member command not available") {
 		t.Fatalf("error %q", e.Content)
 	}
-	v, _ := proxy.Ask(h.ctx(), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (bool, error) {
+	v, _ := proxy.Ask(actortest.Context(t), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (bool, error) {
 		reg := a.Registry()
 		return reg.Has("hire_member") || !reg.Has("fire_member"), nil
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
@@ -45,7 +46,7 @@ func TestRosterShowsOthersHires(t *testing.T) {
 	h.expectHuman() // the command's answer
 	select {        // its Stop record is in the log before Done closes
 	case <-actor.Done(dev):
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("%s did not stop", dev.Name())
 	}
 	if sys := h.managerTurn("three"); strings.Contains(sys, dev.Name()) {
@@ -70,7 +71,7 @@ func TestRolesShowCatalogChanges(t *testing.T) {
 		}
 		cards = append(cards, card)
 	}
-	if err := h.team.Register(h.ctx(), cards...); err != nil {
+	if err := h.team.Register(actortest.Context(t), cards...); err != nil {
 		t.Fatal(err)
 	}
 	sys := h.managerTurn("two")
@@ -87,7 +88,7 @@ func TestRolesShowCatalogChanges(t *testing.T) {
 // memberMatching returns the team member whose name matches pattern.
 func (h *harness) memberMatching(pattern string) *message.Address {
 	h.t.Helper()
-	members, err := h.team.Members(h.ctx())
+	members, err := h.team.Members(actortest.Context(h.t))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -115,14 +116,14 @@ func TestRouteAfterTheRosterChanged(t *testing.T) {
 				if !strings.Contains(strings.Join(r.SystemTexts(), "\n"), "@Dev (role: Developer)") {
 					return errors.New("@Dev is not on the roster")
 				}
-				if err := h.sys.Stop(h.ctx(), old); err != nil {
+				if err := h.sys.Stop(actortest.Context(t), old); err != nil {
 					return err
 				}
 				if !replaced {
 					return nil
 				}
 				var err error
-				fresh, err = h.team.Spawn(h.ctx(), &agent.BaseAgent{Env: h.env}, h.config("@Dev", "Developer"))
+				fresh, err = h.team.Spawn(actortest.Context(t), &agent.BaseAgent{Env: h.env}, h.config("@Dev", "Developer"))
 				return err
 			}
 			h.srv.Model("@Manager").Enqueue(step)
