@@ -21,8 +21,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// A request from the human gets the reply protocol prefix and the
-// model's response goes back to the human, raw.
+// A request from the human gets the reply protocol prefix and the model's
+// response goes back to the human, raw.
 func TestRequestReplyToHuman(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "Plan: ship it")))
@@ -51,9 +51,9 @@ func TestMissingSenderReadsUnknown(t *testing.T) {
 	}
 }
 
-// A slash command from the person runs without the
-// model, answers with a notification, and is recorded as an operator
-// action prepended to the next prompt.
+// A slash command from the person runs without the model, answers with a
+// notification, and is recorded as an operator action prepended to the
+// next prompt.
 func TestSlashCommandFromHuman(t *testing.T) {
 	h := newHarness(t)
 	h.say(h.manager, agent.Request, "/hire_member Developer name=@Ada")
@@ -164,10 +164,10 @@ func TestCommandsAnnounced(t *testing.T) {
 	}
 }
 
-// Descriptors come in registration order: each card's commands
-// grouped, the cards as they are ordered (the configured order here: no
-// card depends on another), the agent's built-ins (compact, clear) after
-// them and the registry's help last; /help lists them in that order.
+// Descriptors come in registration order: each card's commands grouped,
+// the cards as they are ordered (the configured order here: no card
+// depends on another), the agent's built-ins (compact, clear) after them
+// and the registry's help last; /help lists them in that order.
 func TestCommandsComeInRegistrationOrder(t *testing.T) {
 	h := newHarness(t, withTools(planning.New(), teamtool.New()))
 	h.barrier()
@@ -202,8 +202,8 @@ func TestCommandsComeInRegistrationOrder(t *testing.T) {
 	}
 }
 
-// A run-tier breach notifies the human and ends the turn with a
-// warning, not an error.
+// A run-tier breach notifies the human and ends the turn with a warning,
+// not an error.
 func TestRunLimitEscalates(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = new(2) })
 	h.srv.Model("@Manager").Enqueue(
@@ -227,8 +227,8 @@ func TestRunLimitEscalates(t *testing.T) {
 	}
 }
 
-// The lifetime tier refuses a run before any request; with no
-// person in the team nothing is sent, a warning is logged.
+// The lifetime tier refuses a run before any request; with no person in
+// the team nothing is sent, a warning is logged.
 func TestLifetimeLimitWithoutHuman(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(1) })
 	if _, err := h.sys.Ask(actortest.Context(t), h.manager, agent.NewRequest("one")); err != nil {
@@ -250,8 +250,8 @@ func TestLifetimeLimitWithoutHuman(t *testing.T) {
 	}
 }
 
-// The human's answer goes back as a response parented to the
-// question, and the agent reads the response protocol.
+// The human's answer goes back as a response parented to the question, and
+// the agent reads the response protocol.
 func TestHumanAnswers(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))
@@ -278,10 +278,10 @@ func TestHumanAnswers(t *testing.T) {
 	}
 }
 
-// agent.Answer sends the person's answer with the id its
-// caller chose (a durable inbox recognizes the answer's turn by it),
-// parented to the question, as a response by default; it refuses a nil
-// message, a bad intent and an actor that is not a user proxy.
+// agent.Answer sends the person's answer with the id its caller chose (a
+// durable inbox recognizes the answer's turn by it), parented to the
+// question, as a response by default; it refuses a nil message, a bad
+// intent and an actor that is not a user proxy.
 func TestAnswerKeepsTheCallersID(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Approve budget?")))

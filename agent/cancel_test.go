@@ -18,11 +18,11 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Cancelling a running turn: a CancelMessage (a person's
-// "/cancel") sent to a busy agent cancels its model call or tool calls at
-// once through the turn's context, the turn ends with a warning naming
-// who cancelled, what was queued behind it is handled, and the next
-// request's history is one OpenAI accepts (llmtest's strict checks).
+// Cancelling a running turn: a CancelMessage (a person's "/cancel") sent
+// to a busy agent cancels its model call or tool calls at once through the
+// turn's context, the turn ends with a warning naming who cancelled, what
+// was queued behind it is handled, and the next request's history is one
+// OpenAI accepts (llmtest's strict checks).
 
 // blockCard is a tool card whose tool block_until_cancelled signals its
 // start on the channel registered under Key and waits for its context.

@@ -15,8 +15,8 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool"
 )
 
-// PromptTemplate is the agent's backstory template: {key}
-// placeholders filled from Params; {{ and }} are literal braces.
+// PromptTemplate is the agent's backstory template: {key} placeholders
+// filled from Params; {{ and }} are literal braces.
 type PromptTemplate struct {
 	// Template is the backstory; "" means "You are a useful assistant."
 	Template string            `json:"template"`
@@ -62,10 +62,10 @@ func (p PromptTemplate) Render() (string, error) {
 	return b.String(), nil
 }
 
-// AgentConfig configures a BaseAgent: the core config plus the
-// prompt, the model, the loop's knobs, both usage tiers, compaction and
-// the tool cards. It is serializable (a restored agent gets it back from
-// its StartMessage); the API key never is.
+// AgentConfig configures a BaseAgent: the core config plus the prompt, the
+// model, the loop's knobs, both usage tiers, compaction and the tool
+// cards. It is serializable (a restored agent gets it back from its
+// StartMessage); the API key never is.
 type AgentConfig struct {
 	actor.Config
 	Prompt      PromptTemplate       `json:"prompt"`

@@ -51,8 +51,8 @@ func TestMultiHop(t *testing.T) {
 	h.sync(dev)
 }
 
-// A tool call round trip: hire_members runs, its result
-// goes back to the model, events share the run id.
+// A tool call round trip: hire_members runs, its result goes back to the
+// model, events share the run id.
 func TestToolCallRoundTrip(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
@@ -155,9 +155,8 @@ func TestCompactAndClear(t *testing.T) {
 	}
 }
 
-// A run that fails (invalid outputs past the budget, a server
-// that keeps failing) is an ErrorMessage; nothing is sent; the agent
-// lives on.
+// A run that fails (invalid outputs past the budget, a server that keeps
+// failing) is an ErrorMessage; nothing is sent; the agent lives on.
 func TestFailedRuns(t *testing.T) {
 	h := newHarness(t)
 	bad := llmtest.Final("not json")

@@ -19,8 +19,9 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// harness is a small software team: an orchestrator, @Human (a HumanProxy),
-// @Manager, and cards for Manager, Developer and QA, on a scripted model.
+// harness is a small software team: an orchestrator, @Human (a
+// HumanProxy), @Manager, and cards for Manager, Developer and QA, on a
+// scripted model.
 type harness struct {
 	t       testing.TB
 	srv     *llmtest.Server

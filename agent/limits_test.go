@@ -12,9 +12,9 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// The second run sends the system block, the first exchange
-// and the new prompt; the system block is rendered again (a member hired in
-// between is on the roster).
+// The second run sends the system block, the first exchange and the new
+// prompt; the system block is rendered again (a member hired in between is
+// on the roster).
 func TestContinuityAndFreshSystemBlock(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first")))
@@ -47,8 +47,8 @@ func TestContinuityAndFreshSystemBlock(t *testing.T) {
 	}
 }
 
-// A 429 with Retry-After is retried after the wait; one usage
-// event is recorded for the one response.
+// A 429 with Retry-After is retried after the wait; one usage event is
+// recorded for the one response.
 func TestRateLimitThenSuccess(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(llmtest.RateLimited("1"), final(out(agent.Response, "@Human", "ok")))
@@ -95,8 +95,8 @@ func TestRunTokenLimit(t *testing.T) {
 	}
 }
 
-// Lifetime tokens bound where a run may start; a failed
-// run still counts against the run budget.
+// Lifetime tokens bound where a run may start; a failed run still counts
+// against the run budget.
 func TestLifetimeTiers(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.TotalTokensLimit = new(250) })
 	for range 4 {
@@ -194,8 +194,8 @@ func TestConclusionWithoutToolsAfterRunLimit(t *testing.T) {
 	}
 }
 
-// When the tool-free request fails, the breach escalates as
-// before: the person is told and the turn ends with a warning.
+// When the tool-free request fails, the breach escalates as before: the
+// person is told and the turn ends with a warning.
 func TestConclusionFailsThenEscalates(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) {
 		c.RunLimits.RequestLimit = new(1)

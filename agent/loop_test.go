@@ -21,10 +21,10 @@ func (h *harness) processedBy(who *message.Address, n int) {
 	})
 }
 
-// A ping-pong between two agents is stopped when the chain comes
-// back to an agent more than MaxRounds times without a person: the
-// message is not given to the model, the person is told which agents and
-// how many hops, and the turn's warning says the same.
+// A ping-pong between two agents is stopped when the chain comes back to
+// an agent more than MaxRounds times without a person: the message is not
+// given to the model, the person is told which agents and how many hops,
+// and the turn's warning says the same.
 func TestLoopPingPongStoppedAtMaxRounds(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -78,8 +78,8 @@ func TestLoopPingPongStoppedAtMaxRounds(t *testing.T) {
 	}
 }
 
-// One message fanned out to ten members, each answering, is not
-// a loop, even with tight limits: each branch is its own chain.
+// One message fanned out to ten members, each answering, is not a loop,
+// even with tight limits: each branch is its own chain.
 func TestLoopFanOutIsNotALoop(t *testing.T) {
 	h := newHarness(t)
 	h.env.Guards = &agent.Guards{MaxRounds: 1, MaxPairMessages: 2}
@@ -103,9 +103,9 @@ func TestLoopFanOutIsNotALoop(t *testing.T) {
 	h.noHuman()
 }
 
-// With both limits off a ping-pong goes on, and its
-// chain, carried in every message and stored in the log, keeps only the
-// last agent.MaxChainHops agents instead of growing with each hop.
+// With both limits off a ping-pong goes on, and its chain, carried in
+// every message and stored in the log, keeps only the last
+// agent.MaxChainHops agents instead of growing with each hop.
 func TestLoopChainCappedWithLimitsOff(t *testing.T) {
 	h := newHarness(t)
 	h.env.Guards = &agent.Guards{MaxRounds: -1, MaxPairMessages: -1}
@@ -160,8 +160,8 @@ func TestLoopInNamesTheLimitPassed(t *testing.T) {
 }
 
 // With both loop limits off nothing stops a chain, and it is stored in
-// every message and the log: it carries its last MaxChainHops agents
-// only. With a limit on (keep 0) it is whole.
+// every message and the log: it carries its last MaxChainHops agents only.
+// With a limit on (keep 0) it is whole.
 func TestChainOfKeepsTheLastHopsWithLimitsOff(t *testing.T) {
 	team := uuid.New()
 	long := make([]string, 100)

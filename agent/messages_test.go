@@ -41,8 +41,8 @@ func TestPrefixNamesIntentAndSender(t *testing.T) {
 	}
 }
 
-// Intents are validated at decoding (and by Say); the default is
-// request; the type survives a round trip.
+// Intents are validated at decoding (and by Say); the default is request;
+// the type survives a round trip.
 func TestAgentMessageIntentIsValidatedAndDefaultsToRequest(t *testing.T) {
 	for _, i := range []agent.Intent{agent.Request, agent.Response, agent.Instruction, agent.Notification, agent.Acknowledgment} {
 		if !i.Valid() {

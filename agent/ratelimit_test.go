@@ -97,8 +97,8 @@ func rateLimitedTeam(t *testing.T) (*harness, *fakeClock, *message.Address) {
 	return h, clock, dev
 }
 
-// A 429 with Retry-After on one agent holds back the other
-// agents' calls to that model until then, on the limiter's clock.
+// A 429 with Retry-After on one agent holds back the other agents' calls
+// to that model until then, on the limiter's clock.
 func TestRateLimit429PausesTheTeam(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
 	h.srv.Model("@Developer").Enqueue(final(out(agent.Response, "@Human", "developer done")))
@@ -121,8 +121,8 @@ func TestRateLimit429PausesTheTeam(t *testing.T) {
 	}
 }
 
-// Stopping an agent ends its rate-limit wait at once: no call is
-// made and its turn ends with the stop's warning.
+// Stopping an agent ends its rate-limit wait at once: no call is made and
+// its turn ends with the stop's warning.
 func TestRateLimitWaitEndsOnStop(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
 	if err := agent.Say(actortest.Context(t), h.human, dev, agent.NewRequest("work")); err != nil {

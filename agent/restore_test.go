@@ -15,10 +15,10 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// A restored HumanProxy gets its delivery hook from the restore
-// call (WithHumanDelivery), together with the agents' Env (WithEnv): the
-// two restore options compose, and the person's next answer reaches the
-// new hook.
+// A restored HumanProxy gets its delivery hook from the restore call
+// (WithHumanDelivery), together with the agents' Env (WithEnv): the two
+// restore options compose, and the person's next answer reaches the new
+// hook.
 func TestRestoreGivesTheHumanItsHook(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
@@ -54,8 +54,8 @@ func TestRestoreGivesTheHumanItsHook(t *testing.T) {
 	}
 }
 
-// A restored agent gets its LLM context and its
-// lifetime counters back from the replayed log.
+// A restored agent gets its LLM context and its lifetime counters back
+// from the replayed log.
 func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(3) })
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
@@ -104,12 +104,12 @@ func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 	}
 }
 
-// A team restored from a log cut by a crash in
-// the middle of an agent's turn (the model answered, the answer was not
-// routed yet), whose message is then sent again (as a durable inbox does,
-// at least once): the agent replays the model's logged answers instead of
-// paying for them again (the fake server gets no request), runs the tool
-// again, routes the answer, and keeps the run once in its history.
+// A team restored from a log cut by a crash in the middle of an agent's
+// turn (the model answered, the answer was not routed yet), whose message
+// is then sent again (as a durable inbox does, at least once): the agent
+// replays the model's logged answers instead of paying for them again (the
+// fake server gets no request), runs the tool again, routes the answer,
+// and keeps the run once in its history.
 func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(

@@ -14,8 +14,8 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Routing to @Name keeps content and intent; the
-// receiver's prompt names the sender; several outputs go in order.
+// Routing to @Name keeps content and intent; the receiver's prompt names
+// the sender; several outputs go in order.
 func TestRouteToMembers(t *testing.T) {
 	h := newHarness(t)
 	dev := h.spawnAgent(h.config("@Developer", "Developer"))
@@ -54,8 +54,8 @@ func TestRouteToMembers(t *testing.T) {
 	}
 }
 
-// A bare role hires a member (child of the hirer, same
-// team), which receives the message.
+// A bare role hires a member (child of the hirer, same team), which
+// receives the message.
 func TestHireByRole(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "Developer", "Build login")))
@@ -91,8 +91,8 @@ func TestHireByRole(t *testing.T) {
 	}
 }
 
-// An unknown @Name is skipped with a warning, not silently, and the
-// rest is delivered.
+// An unknown @Name is skipped with a warning, not silently, and the rest
+// is delivered.
 func TestUnknownMemberSkipped(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Ghost", "x"), out(agent.Response, "@Human", "done")))
@@ -109,8 +109,8 @@ func TestUnknownMemberSkipped(t *testing.T) {
 	}
 }
 
-// An unknown role fails the turn after what was already sent;
-// the agent goes on.
+// An unknown role fails the turn after what was already sent; the agent
+// goes on.
 func TestUnknownRoleFailsTheTurn(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
@@ -133,10 +133,10 @@ func TestUnknownRoleFailsTheTurn(t *testing.T) {
 	h.noHuman()
 }
 
-// Work (a request or an instruction) handed to a member whose
-// role the agent's card does not route to fails the turn with an error
-// naming routes_to; what came before it was delivered, what comes after it
-// is not. A notification goes anywhere, and answering the sender of the
+// Work (a request or an instruction) handed to a member whose role the
+// agent's card does not route to fails the turn with an error naming
+// routes_to; what came before it was delivered, what comes after it is
+// not. A notification goes anywhere, and answering the sender of the
 // message being handled is never refused. The next turn runs.
 func TestRouteRefusedOutsideRoutesTo(t *testing.T) {
 	h := newHarness(t) // the Manager's card routes to Developer and QA
@@ -188,8 +188,8 @@ func TestHireByRoleRefusedWhenNotHireable(t *testing.T) {
 	}
 }
 
-// With TeamTool's hire capability off, routing to a role fails with
-// an error naming the missing command; @Name routing still works.
+// With TeamTool's hire capability off, routing to a role fails with an
+// error naming the missing command; @Name routing still works.
 func TestRouteToARoleFailsWithoutHire(t *testing.T) {
 	h := newHarness(t, withTools(&teamtool.Card{Hire: tool.Capability{Disabled: true}}))
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "hi"), out(agent.Request, "Developer", "x")))

@@ -19,8 +19,8 @@ func roles(r *llmtest.Request) string {
 
 // compaction_cfg.max_messages sends only the last N history entries,
 // extended backwards so that a tool reply keeps the assistant message that
-// called it (llmtest answers 400 on an orphan tool message, which would end
-// the run with an error instead of the answer).
+// called it (llmtest answers 400 on an orphan tool message, which would
+// end the run with an error instead of the answer).
 func TestSlidingWindowMaxMessages(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.Compaction.MaxMessages = 2 })
 	h.srv.Model("@Manager").Enqueue(
@@ -49,8 +49,8 @@ func TestSlidingWindowMaxMessages(t *testing.T) {
 	}
 }
 
-// max_messages together with live auto-compaction is a config error
-// naming both settings; with auto_trigger off it is accepted.
+// max_messages together with live auto-compaction is a config error naming
+// both settings; with auto_trigger off it is accepted.
 func TestSlidingWindowExclusiveWithAutoCompaction(t *testing.T) {
 	cfg := agent.NewConfig("@A", "A")
 	cfg.Model.ContextLength = 100000
@@ -65,10 +65,10 @@ func TestSlidingWindowExclusiveWithAutoCompaction(t *testing.T) {
 	}
 }
 
-// end_strategy defaults to exhaustive; an unknown value is a config
-// error naming it; early is accepted and, in native structured-output mode,
-// changes nothing: a response with tool calls still runs them all
-// and the run goes on to the final answer.
+// end_strategy defaults to exhaustive; an unknown value is a config error
+// naming it; early is accepted and, in native structured-output mode,
+// changes nothing: a response with tool calls still runs them all and the
+// run goes on to the final answer.
 func TestEndStrategy(t *testing.T) {
 	if got := agent.NewConfig("@A", "A").Runtime.EndStrategy; got != "exhaustive" {
 		t.Fatalf("default end_strategy %q, want exhaustive", got)

@@ -71,10 +71,10 @@ func (h *harness) restoreFromFile(env *agent.Env) (*actor.System, *orchestrator.
 	return sys2, team2
 }
 
-// The team's spend ceiling is shared by its agents; the call
-// that could pass it is not made (the fake server sees no request), the
-// person is told the amounts (spent, reserved, ceiling), and a team
-// restored from its event log starts from what it spent.
+// The team's spend ceiling is shared by its agents; the call that could
+// pass it is not made (the fake server sees no request), the person is
+// told the amounts (spent, reserved, ceiling), and a team restored from
+// its event log starts from what it spent.
 func TestTeamSpendCeiling(t *testing.T) {
 	const ceiling = 0.025
 	guards := &agent.Guards{TeamSpendLimit: ceiling}
@@ -145,9 +145,9 @@ func (h *harness) syncAll(team *orchestrator.Team) {
 	}
 }
 
-// An agent's own spend ceiling (AgentUsageLimits.SpendLimit)
-// refuses the call that could pass it, and a restored agent recomputes its
-// spend from its usage events.
+// An agent's own spend ceiling (AgentUsageLimits.SpendLimit) refuses the
+// call that could pass it, and a restored agent recomputes its spend from
+// its usage events.
 func TestAgentSpendCeiling(t *testing.T) {
 	h := newHarness(t, capped, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.SpendLimit = new(0.015) })
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "done")).WithUsage(callPrompt, callCompletion, 0))
@@ -177,10 +177,9 @@ func TestAgentSpendCeiling(t *testing.T) {
 	h.syncAll(team2)
 }
 
-// A Guards shared by several teams holds a team's
-// spend only while one of its agents runs: one agent stopping keeps it,
-// the team stopping drops it (a long process does not keep every team it
-// ever ran).
+// A Guards shared by several teams holds a team's spend only while one of
+// its agents runs: one agent stopping keeps it, the team stopping drops it
+// (a long process does not keep every team it ever ran).
 func TestGuardsDropATeamsSpendWhenItStops(t *testing.T) {
 	guards := &agent.Guards{TeamSpendLimit: 1}
 	share := func(h *harness, _ *agent.AgentConfig) { h.env.Guards = guards }

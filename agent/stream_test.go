@@ -16,8 +16,8 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Token streaming through a team: an agent whose config streams
-// reports its answer's text to the team's subscribers as ephemeral
+// Token streaming through a team: an agent whose config streams reports
+// its answer's text to the team's subscribers as ephemeral
 // TextDeltaEvents, in order, joining to the answer it then routes as
 // usual; the durable log and the team's events index keep none of them,
 // and a stream cut mid-way is never routed half.

@@ -26,9 +26,9 @@ func (h *harness) managerTurn(prompt string) string {
 	return strings.Join(reqs[len(reqs)-1].SystemTexts(), "\n")
 }
 
-// The roster section shows the team as it is at the start of
-// each run, whoever changed it: a member another agent hired is on the
-// manager's next prompt, and gone from the one after it was fired.
+// The roster section shows the team as it is at the start of each run,
+// whoever changed it: a member another agent hired is on the manager's
+// next prompt, and gone from the one after it was fired.
 func TestRosterShowsOthersHires(t *testing.T) {
 	h := newHarness(t)
 	qa := h.spawnAgent(h.config("@QA", "QA"))
@@ -54,9 +54,9 @@ func TestRosterShowsOthersHires(t *testing.T) {
 	}
 }
 
-// The roles section shows the catalog as it is at the start of
-// each run: a role registered between two turns appears, and a card
-// replaced for an existing role shows its new description and skills.
+// The roles section shows the catalog as it is at the start of each run: a
+// role registered between two turns appears, and a card replaced for an
+// existing role shows its new description and skills.
 func TestRolesShowCatalogChanges(t *testing.T) {
 	h := newHarness(t)
 	if sys := h.managerTurn("one"); !strings.Contains(sys, "QA: QA of the team (Skills: qa)") || strings.Contains(sys, "Designer") {
@@ -101,10 +101,10 @@ func (h *harness) memberMatching(pattern string) *message.Address {
 	return nil
 }
 
-// "@Name" is routed to the member the run's roster showed only
-// while that member is alive; one that stopped during the model call is
-// looked up again: gone, the message is skipped with a warning; replaced
-// by a new member of that name, the new one gets it.
+// "@Name" is routed to the member the run's roster showed only while that
+// member is alive; one that stopped during the model call is looked up
+// again: gone, the message is skipped with a warning; replaced by a new
+// member of that name, the new one gets it.
 func TestRouteAfterTheRosterChanged(t *testing.T) {
 	for _, replaced := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stopped", true: "replaced"}[replaced], func(t *testing.T) {

@@ -19,8 +19,8 @@ func withTools(cards ...tool.Card) option {
 	return func(_ *harness, c *agent.AgentConfig) { c.Tools = append(tool.Cards{}, cards...) }
 }
 
-// Planning commands through the agent: coercion failures are
-// strings, #hash tokens survive, a bad quote on a known command fails.
+// Planning commands through the agent: coercion failures are strings,
+// #hash tokens survive, a bad quote on a known command fails.
 func TestPlanningCommands(t *testing.T) {
 	h := newHarness(t, withTools(planning.New()))
 	h.srv.Model("@Manager").Enqueue(
@@ -61,9 +61,8 @@ func TestPlanningCommands(t *testing.T) {
 	}
 }
 
-// Media references become image parts with a
-// WorkspaceTool; plain prompts stay strings; without the tool nothing is
-// expanded.
+// Media references become image parts with a WorkspaceTool; plain prompts
+// stay strings; without the tool nothing is expanded.
 func TestMediaReferences(t *testing.T) {
 	root := t.TempDir()
 	h := newHarness(t, withTools(&workspace.Card{Root: root}))

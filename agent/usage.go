@@ -108,8 +108,8 @@ func asLLMEvent(v any) llm.Event {
 }
 
 // UsageSummary aggregates an agent's LLM usage and cost from the usage
-// events in its team's log; byRun adds a per-run breakdown.
-// prices may be nil (llm.DefaultPriceTable()).
+// events in its team's log; byRun adds a per-run breakdown. prices may be
+// nil (llm.DefaultPriceTable()).
 func UsageSummary(ctx context.Context, team *orchestrator.Team, agentID uuid.UUID, byRun bool, prices *llm.PriceTable) (llm.UsageSummary, error) {
 	evs, err := LLMEvents(ctx, team, agentID)
 	if err != nil {

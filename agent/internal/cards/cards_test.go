@@ -120,10 +120,9 @@ func TestAttachAggregatesInDependencyOrder(t *testing.T) {
 	}
 }
 
-// The typed capabilities the agent calls itself (a hire, the
-// media expansion) are collected from whichever card provides them; two
-// cards providing one is an error naming both, and releases what was
-// attached.
+// The typed capabilities the agent calls itself (a hire, the media
+// expansion) are collected from whichever card provides them; two cards
+// providing one is an error naming both, and releases what was attached.
 func TestAttachTypedCapabilities(t *testing.T) {
 	ctx := context.Background()
 	caps, err := cards.Attach(ctx, &tool.Owner{}, []tool.Card{&fake{K: "A"}, &fake{K: "T", Hire: true}, &fake{K: "W", Media: true}})
