@@ -27,8 +27,7 @@ func init() {
 	actor.RegisterKind(Kind, func() actor.Actor { return &BaseAgent{} })
 }
 
-// CommandsAnnouncedEvent lists an agent's commands, once, when it starts
-// (A71).
+// CommandsAnnouncedEvent lists an agent's commands, once, when it starts.
 type CommandsAnnouncedEvent struct {
 	Agent    *message.Address     `json:"agent"`
 	Commands []command.Descriptor `json:"commands"`
@@ -50,7 +49,7 @@ func init() {
 // attach); the start error itself was reported when it happened.
 var errNotStarted = errors.New("agent: not started")
 
-// structured is the static output schema of every run (A5).
+// structured is the static output schema of every run.
 var structured = func() *llm.Output[StructuredOutput] {
 	out, err := llm.NewOutput[StructuredOutput]("StructuredOutput")
 	if err != nil {
@@ -59,11 +58,11 @@ var structured = func() *llm.Output[StructuredOutput] {
 	return out
 }()
 
-// BaseAgent is an LLM agent (A9-A16, A100-A101): each AgentMessage it
-// receives is a slash command (run, answered, recorded) or a prompt: the
-// reply protocol for its intent, the raw content, one ReAct run whose
-// StructuredOutput is routed, each request to "@Name" (a member) or to a
-// role (hired from the team's catalog).
+// BaseAgent is an LLM agent: each AgentMessage it receives is a slash
+// command (run, answered, recorded) or a prompt: the reply protocol for
+// its intent, the raw content, one ReAct run whose StructuredOutput is
+// routed, each request to "@Name" (a member) or to a role (hired from the
+// team's catalog).
 //
 // Embed it to add handlers; spawn it with an *AgentConfig. Its methods run
 // on its own goroutine.
@@ -99,10 +98,10 @@ func (a *BaseAgent) env() *Env {
 	return &Env{}
 }
 
-// OnStart builds the agent (A100): team required, backstory, TeamTool
-// injection, cards attached, command registry, one CommandsAnnouncedEvent,
-// the LLM runner with both usage tiers, and on a restore the LLM context
-// and lifetime counters from the team's log (A37, A51). No model call.
+// OnStart builds the agent: team required, backstory, TeamTool injection,
+// cards attached, command registry, one CommandsAnnouncedEvent, the LLM
+// runner with both usage tiers, and on a restore the LLM context and
+// lifetime counters from the team's log. No model call.
 func (a *BaseAgent) OnStart(c *actor.Context) error {
 	a.ctx = c.Context() // a team stop or shutdown ends a model call in flight
 	if err := a.start(c); err != nil {
@@ -190,8 +189,8 @@ func httpDoer(env *Env) openai.HTTPDoer {
 	return env.HTTPClient
 }
 
-// withTeamTool puts a default TeamTool first when none is configured (A66);
-// the config itself is not changed.
+// withTeamTool puts a default TeamTool first when none is configured; the
+// config itself is not changed.
 func withTeamTool(cs tool.Cards) []tool.Card {
 	team := teamtool.New()
 	for _, c := range cs {
@@ -246,7 +245,7 @@ func WithEnv(env *Env) orchestrator.Option {
 	return orchestrator.WithPrepare(func(a actor.Actor) { giveEnv(a, env) })
 }
 
-// builtins are the agent's own commands: compact and clear (A56-A57).
+// builtins are the agent's own commands: compact and clear.
 func (a *BaseAgent) builtins() []*command.Command {
 	return []*command.Command{
 		command.New("compact", "Compact the conversation context now.",
@@ -260,8 +259,8 @@ func (a *BaseAgent) builtins() []*command.Command {
 	}
 }
 
-// OnStop closes the runner (A101), releases the tool cards and its hold
-// on the team's spend ceiling (Guards); a failure is logged.
+// OnStop closes the runner, releases the tool cards and its hold on the
+// team's spend ceiling (Guards); a failure is logged.
 func (a *BaseAgent) OnStop(c *actor.Context) {
 	if a.runner != nil {
 		if err := a.runner.Close(); err != nil {
@@ -310,16 +309,16 @@ func senderOf(s *message.Address) string {
 	return s.Name()
 }
 
-// handle runs the receive path for one AgentMessage (A9): slash command
+// handle runs the receive path for one AgentMessage: slash command
 // interception, reply-protocol prefix, one run, routing; a usage-limit
 // breach is escalated to the team's person and ends the turn with a
-// warning (A38).
+// warning.
 func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if a.runner == nil {
 		return fmt.Errorf("%w: %v", errNotStarted, a.startErr)
 	}
 	// The turn's context: cancelled by a CancelMessage sent while it runs
-	// (DESIGN 12), and with the actor's when the agent's stop is requested.
+	// and with the actor's when the agent's stop is requested.
 	ctx := c.Context()
 	c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: message", // attrs: no boxing when debug is off
 		slog.String("type", string(m.Type)), slog.String("from", senderOf(m.Sender)), slog.Int("length", len(m.Content)))
@@ -338,8 +337,8 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 		return &actor.WarningError{Msg: fmt.Sprintf("agent %s: turn ended: the agent is stopping", c.Self().Name()), Err: err}
 	}
 	if err != nil && ctx.Err() != nil {
-		// Cancelled (issue 15): the cause names who cancelled. The run
-		// left a history the next request can send (llm.Run heals it).
+		// Cancelled: the cause names who cancelled. The run left a history
+		// the next request can send (llm.Run heals it).
 		c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: turn cancelled", slog.String("error", err.Error()))
 		a.cancelled = true // the CancelMessage's own turn, next, knows it found one
 		return &actor.WarningError{Msg: "agent " + c.Self().Name(), Err: context.Cause(ctx)}
@@ -348,14 +347,14 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	if errors.As(err, &limit) {
 		a.notifyHuman(c, err)
 		// The reason is the cause's text, said once: "LLM usage limit
-		// exceeded: <reason>" (A38).
+		// exceeded: <reason>".
 		return &actor.WarningError{Msg: "LLM usage limit exceeded", Err: err}
 	}
 	return err
 }
 
-// slash runs a slash command when the sender may (A10-A12); done means the
-// message was a command and is answered.
+// slash runs a slash command when the sender may; done means the message
+// was a command and is answered.
 func (a *BaseAgent) slash(ctx context.Context, c *actor.Context, m *AgentMessage) (bool, error) {
 	if !a.mayCommand(c, m.Sender) {
 		if first := strings.Fields(m.Content); len(first) > 0 && a.registry.Has(strings.TrimPrefix(first[0], "/")) {
@@ -372,15 +371,15 @@ func (a *BaseAgent) slash(ctx context.Context, c *actor.Context, m *AgentMessage
 	}
 	res, err := a.registry.Dispatch(ctx, m.Content)
 	if errors.Is(err, command.ErrNotRecognized) {
-		return false, nil // A12: a sentence that starts with a slash
+		return false, nil // not a command: a sentence that starts with a slash
 	}
 	if err != nil {
 		return true, err
 	}
 	if ctx.Err() != nil {
-		// Cancelled while it ran (issue 15): the sender gets the command's
-		// answer (its failure), the history no operator action, and the
-		// turn its cancel warning (handle).
+		// Cancelled while it ran: the sender gets the command's answer
+		// (its failure), the history no operator action, and the turn its
+		// cancel warning (handle).
 		return true, errors.Join(a.answer(c, m, res), context.Cause(ctx))
 	}
 	a.runner.RecordOperatorAction(m.Content, res)
@@ -407,9 +406,9 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 	return sender.TeamID() != c.Self().TeamID()
 }
 
-// turn prompts the model and routes its output (A7, A13, A17). A run that
-// ends on a run-tier usage limit gets one tool-free request to conclude
-// (conclude, A40) before the breach is escalated (handle, A38).
+// turn prompts the model and routes its output. A run that ends on a
+// run-tier usage limit gets one tool-free request to conclude (conclude)
+// before the breach is escalated (handle).
 func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage) error {
 	ctx, roster := cards.WithTurnRoster(ctx)
 	out, err := Act(ctx, a, prefix(m), structured)
@@ -426,12 +425,12 @@ func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage)
 	return a.route(rctx, c, out, roster)
 }
 
-// conclude is the guard's answer to a run-tier usage-limit breach (A40):
-// one more request with the tools removed (llm.Conclude) asking the model
-// to answer the requester with what it has. It returns that answer, or
-// breach when it delivers nothing (the request failed, the answer was
-// invalid, or it sends no message): the breach is then escalated as
-// before (A38). Any other error is returned unchanged.
+// conclude is the guard's answer to a run-tier usage-limit breach: one
+// more request with the tools removed (llm.Conclude) asking the model to
+// answer the requester with what it has. It returns that answer, or breach
+// when it delivers nothing (the request failed, the answer was invalid, or
+// it sends no message): the breach is then escalated as before. Any other
+// error is returned unchanged.
 func (a *BaseAgent) conclude(ctx context.Context, c *actor.Context, breach error) (StructuredOutput, error) {
 	var limit *llm.UsageLimitError
 	if !errors.As(breach, &limit) || limit.Tier != "run" {
@@ -447,10 +446,9 @@ func (a *BaseAgent) conclude(ctx context.Context, c *actor.Context, breach error
 }
 
 // Act runs one ReAct run of the agent's runner with prompt against out's
-// schema (A17, C7), expanding media references first when a card gives
-// the agent the expansion (WorkspaceTool's media capability,
-// tool.Capabilities.ExpandMedia; A96-A97). Call it on the agent's
-// goroutine.
+// schema, expanding media references first when a card gives the agent the
+// expansion (WorkspaceTool's media capability,
+// tool.Capabilities.ExpandMedia). Call it on the agent's goroutine.
 func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Output[T]) (T, error) {
 	msg := llm.UserText(prompt)
 	if a.expand != nil {
@@ -466,12 +464,12 @@ func Act[T any](ctx context.Context, a *BaseAgent, prompt string, out *llm.Outpu
 	return llm.Run(ctx, a.runner, msg, out)
 }
 
-// route delivers each request in order (A13-A14): "@Name" to that member
-// (an unknown name is skipped and reported as a warning), a role to a new
-// member hired from the catalog. The raw text goes with the request's
-// intent (A8). A hire that fails ends the routing with that error. A name
-// is looked up in the roster the run showed the model while that member
-// is alive, else asked of the team.
+// route delivers each request in order: "@Name" to that member (an unknown
+// name is skipped and reported as a warning), a role to a new member hired
+// from the catalog. The raw text goes with the request's intent. A hire
+// that fails ends the routing with that error. A name is looked up in the
+// roster the run showed the model while that member is alive, else asked
+// of the team.
 func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
 	for i, r := range out.Messages {
 		if !r.MessageType.Valid() {
@@ -506,14 +504,14 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 	return nil
 }
 
-// mayRoute enforces the agent's card's routes_to when it hands work
-// (a request or an instruction) to an existing member (C4, B109): the
-// member's role must be one the card routes to. Hiring by a bare role is
-// checked by the hire (TeamTool). Never refused: the other intents (a
-// response, a notification, an acknowledgment), a person, the sender of the
-// message being handled and the agent's hirer (answering or asking back up
-// is not handing work out), and an agent whose role has no card or a card
-// with an empty routes_to (any role).
+// mayRoute enforces the agent's card's routes_to when it hands work (a
+// request or an instruction) to an existing member: the member's role must
+// be one the card routes to. Hiring by a bare role is checked by the hire
+// (TeamTool). Never refused: the other intents (a response, a
+// notification, an acknowledgment), a person, the sender of the message
+// being handled and the agent's hirer (answering or asking back up is not
+// handing work out), and an agent whose role has no card or a card with an
+// empty routes_to (any role).
 func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Intent, to *message.Address) error {
 	if intent != Request && intent != Instruction || to.IsUserProxy() {
 		return nil
@@ -537,10 +535,10 @@ func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Inten
 		self.Name(), intent, to.Name(), to.Role(), self.Role(), strings.Join(own.RoutesTo, ", "), ErrRouteRefused)
 }
 
-// ErrRouteRefused is wrapped by the error of a turn whose output hands work
-// to a member whose role the agent's card does not route to (the card's
-// RoutesTo, C4). The messages before it in the output were delivered; it
-// and the ones after it were not.
+// ErrRouteRefused is wrapped by the error of a turn whose output hands
+// work to a member whose role the agent's card does not route to (the
+// card's RoutesTo). The messages before it in the output were delivered;
+// it and the ones after it were not.
 var ErrRouteRefused = errors.New("route outside the card's routes_to")
 
 // member returns the first member named name, nil for none: from roster
@@ -556,11 +554,11 @@ func (a *BaseAgent) member(ctx context.Context, roster *cards.TurnRoster, name s
 
 // errNoHire is returned when no card gives the agent a hire (its
 // TeamTool's hire capability is disabled, or not exposed on COMMAND, so
-// there is no hire_member command either) (A14).
+// there is no hire_member command either).
 var errNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
 
 // hireMember hires a member of role with the hire its cards give it
-// (TeamTool's hire_member, tool.Capabilities.Hire; A14) and returns its
+// (TeamTool's hire_member, tool.Capabilities.Hire) and returns its
 // address. Call it on the agent's goroutine.
 func (a *BaseAgent) hireMember(ctx context.Context, role string) (*message.Address, error) {
 	if a.hire == nil {
@@ -571,15 +569,15 @@ func (a *BaseAgent) hireMember(ctx context.Context, role string) (*message.Addre
 	return a.hire(ctx, role)
 }
 
-// notifyHuman tells the team's person about a usage-limit breach (A38).
+// notifyHuman tells the team's person about a usage-limit breach.
 func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
 	a.tellPerson(c, "usage limit exceeded", fmt.Sprintf("The agent %s has exceeded its usage limits (%v). \nPlease review the agent's activity and give your instruction.",
 		c.Self().Name(), cause))
 }
 
-// tellPerson sends text as a notification to the team's person (A38): the
-// first member whose address is a user proxy, whatever its role. what
-// names the occasion in the log lines of a failure.
+// tellPerson sends text as a notification to the team's person: the first
+// member whose address is a user proxy, whatever its role. what names the
+// occasion in the log lines of a failure.
 func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
 	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()

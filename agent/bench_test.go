@@ -21,21 +21,20 @@ import (
 // between turns (outside the timer) so every request is the one
 // BenchmarkRawModelCall sends, byte for byte.
 //
-// Target (issue 12): ns/op <= 1.5x BenchmarkRawModelCall of the same run,
-// allocs/op <= 1.5x. The allocs hold (1.12x); ns/op measured 1.6-1.8x on
-// the shared 2-core machine. What the profile leaves is mostly the
-// runtime's: goroutine wake-ups of the actor hand-offs and of the
-// orchestrator on telemetry (17% of the turn's CPU, 7% in the baseline),
-// the telemetry itself, and the two team queries the system sections make
-// at the start of each run (A19; about 0.1x: skipping them needs a roster
-// and catalog change signal from the orchestrator).
+// Target: ns/op <= 1.5x BenchmarkRawModelCall of the same run, allocs/op
+// <= 1.5x. The allocs hold (1.12x); ns/op measured 1.6-1.8x on the shared
+// 2-core machine. What the profile leaves is mostly the runtime's:
+// goroutine wake-ups of the actor hand-offs and of the orchestrator on
+// telemetry (17% of the turn's CPU, 7% in the baseline), the telemetry
+// itself, and the two team queries the system sections make at the start
+// of each run (about 0.1x: skipping them needs a roster and catalog change
+// signal from the orchestrator).
 func BenchmarkAgentTurn(b *testing.B) { benchTurn(b) }
 
 // BenchmarkAgentTurnStreamed is BenchmarkAgentTurn with the answer
-// streamed (AgentConfig.Runtime.Stream, issue 15): the same request with
-// stream and include_usage, the answer in server-sent chunks, each piece
-// of text one ephemeral TextDeltaEvent through the team's ledger to its
-// subscriber.
+// streamed (AgentConfig.Runtime.Stream): the same request with stream and
+// include_usage, the answer in server-sent chunks, each piece of text one
+// ephemeral TextDeltaEvent through the team's ledger to its subscriber.
 func BenchmarkAgentTurnStreamed(b *testing.B) { benchTurn(b, streamingAgents) }
 
 func benchTurn(b *testing.B, opts ...option) {

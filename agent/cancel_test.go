@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -17,11 +18,11 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Issue 15, cancelling a running turn: a CancelMessage (a person's
-// "/cancel") sent to a busy agent cancels its model call or tool calls at
-// once through the turn's context, the turn ends with a warning naming
-// who cancelled, what was queued behind it is handled, and the next
-// request's history is one OpenAI accepts (llmtest's strict checks).
+// Cancelling a running turn: a CancelMessage (a person's "/cancel") sent
+// to a busy agent cancels its model call or tool calls at once through the
+// turn's context, the turn ends with a warning naming who cancelled, what
+// was queued behind it is handled, and the next request's history is one
+// OpenAI accepts (llmtest's strict checks).
 
 // blockCard is a tool card whose tool block_until_cancelled signals its
 // start on the channel registered under Key and waits for its context.
@@ -65,7 +66,7 @@ func (h *harness) await(what string, ch <-chan struct{}) {
 	h.t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		h.t.Fatalf("timed out waiting for %s", what)
 	}
 }
@@ -110,15 +111,15 @@ func TestCancelDuringModelCall(t *testing.T) {
 	h := newHarness(t)
 	hang, inFlight := arrived()
 	h.srv.Model("@Manager").Enqueue(hang, final(out(agent.Response, "@Human", "done: second")))
-	if err := agent.Say(h.ctx(), h.human, h.manager, agent.NewRequest("first, slow")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, agent.NewRequest("first, slow")); err != nil {
 		t.Fatal(err)
 	}
 	h.await("the model call", inFlight)
 	second := agent.NewRequest("second")
-	if err := agent.Say(h.ctx(), h.human, h.manager, second); err != nil { // queued behind the running turn
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, second); err != nil { // queued behind the running turn
 		t.Fatal(err)
 	}
-	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel too slow"}); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, &agent.AgentMessage{Content: "/cancel too slow"}); err != nil {
 		t.Fatal(err)
 	}
 	h.cancelWarning(h.manager, "agent @Manager: turn cancelled by @Human: too slow")
@@ -174,11 +175,11 @@ func TestCancelDuringToolCall(t *testing.T) {
 		llmtest.ToolCalls(llmtest.Call("call_block", "block_until_cancelled", `{}`)),
 		final(out(agent.Response, "@Human", "ready again")),
 	)
-	if err := agent.Say(h.ctx(), h.human, worker, agent.NewRequest("do the long thing")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, worker, agent.NewRequest("do the long thing")); err != nil {
 		t.Fatal(err)
 	}
 	h.await("the tool call", entered)
-	if err := agent.Say(h.ctx(), h.human, worker, &agent.AgentMessage{Content: "/cancel"}); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, worker, &agent.AgentMessage{Content: "/cancel"}); err != nil {
 		t.Fatal(err)
 	}
 	h.cancelWarning(worker, "agent @Worker: turn cancelled by @Human")
@@ -213,18 +214,18 @@ func TestCancelFromPersonReply(t *testing.T) {
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Human", "Which colour?")), hang)
 	h.say(h.manager, agent.Request, "paint it")
 	question := h.expectHuman()
-	if err := agent.Say(h.ctx(), h.human, h.manager, agent.NewRequest("and think hard")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, agent.NewRequest("and think hard")); err != nil {
 		t.Fatal(err)
 	}
 	h.await("the model call", inFlight)
-	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "/cancel", question); err != nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), h.human, "/cancel", question); err != nil {
 		t.Fatal(err)
 	}
 	h.cancelWarning(h.manager, "agent @Manager: turn cancelled by @Human")
 
 	// Idle: a "/cancel" sent as text (not through Say) is answered.
 	text := &agent.AgentMessage{Type: agent.Request, Content: "/cancel"}
-	if err := proxy.Do(h.ctx(), h.human, func(c *actor.Context, _ actor.Actor) error { return c.Send(h.manager, text) }); err != nil {
+	if err := proxy.Do(actortest.Context(t), h.human, func(c *actor.Context, _ actor.Actor) error { return c.Send(h.manager, text) }); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.expectHuman(); got.Content != "Nothing to cancel: no turn was running." {
@@ -234,8 +235,8 @@ func TestCancelFromPersonReply(t *testing.T) {
 		t.Fatalf("%d model requests, want 2 (the idle /cancel is not a prompt)", n)
 	}
 	// Idle: a person's CancelMessage (agent.Say turns "/cancel" into one)
-	// finds no turn and the person is told (review finding).
-	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
+	// finds no turn and the person is told.
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.expectHuman(); got.Content != "Nothing to cancel: no turn was running." {
@@ -255,11 +256,11 @@ func TestCancelDuringCommand(t *testing.T) {
 	h.expectHuman()
 	hang, inFlight := arrived()
 	h.srv.Summarizer().Enqueue(hang)
-	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/compact"}); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, &agent.AgentMessage{Content: "/compact"}); err != nil {
 		t.Fatal(err)
 	}
 	h.await("the summarizer call", inFlight)
-	if err := agent.Say(h.ctx(), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, h.manager, &agent.AgentMessage{Content: "/cancel"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.expectHuman().Content; !strings.HasPrefix(got, "Command 'compact' failed") {
@@ -271,7 +272,7 @@ func TestCancelDuringCommand(t *testing.T) {
 		t.Fatalf("errors %+v: the cancelled command should end with the warning only", errs)
 	}
 	// Nothing was compacted: the history is whole, not truncated.
-	n, err := proxy.Ask(h.ctx(), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (int, error) { return len(a.Runner().History()), nil })
+	n, err := proxy.Ask(actortest.Context(t), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (int, error) { return len(a.Runner().History()), nil })
 	if err != nil || n != 4 {
 		t.Fatalf("history of %d entries (%v) after a cancelled /compact, want the 4 it had", n, err)
 	}

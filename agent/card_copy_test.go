@@ -27,10 +27,10 @@ func TestCardKeepsAPIKey(t *testing.T) {
 	}
 }
 
-// B105: CopyConfig, made field by field, gives what a JSON round trip
-// gives (the API key kept), and shares no pointer, map or slice with the
-// original. Every field is filled, so a field added to AgentConfig (or to
-// a struct in it) that the copy misses or shares fails here.
+// CopyConfig, made field by field, gives what a JSON round trip gives (the
+// API key kept), and shares no pointer, map or slice with the original.
+// Every field is filled, so a field added to AgentConfig (or to a struct
+// in it) that the copy misses or shares fails here.
 func TestCopyConfigIsTheJSONRoundTrip(t *testing.T) {
 	for _, name := range []string{"full", "empty", "defaults"} {
 		t.Run(name, func(t *testing.T) {

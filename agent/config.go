@@ -15,8 +15,8 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool"
 )
 
-// PromptTemplate is the agent's backstory template (A18): {key}
-// placeholders filled from Params; {{ and }} are literal braces.
+// PromptTemplate is the agent's backstory template: {key} placeholders
+// filled from Params; {{ and }} are literal braces.
 type PromptTemplate struct {
 	// Template is the backstory; "" means "You are a useful assistant."
 	Template string            `json:"template"`
@@ -62,10 +62,10 @@ func (p PromptTemplate) Render() (string, error) {
 	return b.String(), nil
 }
 
-// AgentConfig configures a BaseAgent (A99): the core config plus the
-// prompt, the model, the loop's knobs, both usage tiers, compaction and
-// the tool cards. It is serializable (a restored agent gets it back from
-// its StartMessage); the API key never is.
+// AgentConfig configures a BaseAgent: the core config plus the prompt, the
+// model, the loop's knobs, both usage tiers, compaction and the tool
+// cards. It is serializable (a restored agent gets it back from its
+// StartMessage); the API key never is.
 type AgentConfig struct {
 	actor.Config
 	Prompt      PromptTemplate       `json:"prompt"`
@@ -75,7 +75,7 @@ type AgentConfig struct {
 	AgentLimits llm.AgentUsageLimits `json:"agent_usage_limits"`
 	Compaction  llm.CompactionConfig `json:"compaction_cfg"`
 	// Tools are the agent's tool cards; a TeamTool is added in front when
-	// none is configured (A66).
+	// none is configured.
 	Tools tool.Cards `json:"tools"`
 	// AllowAgentCommands lets other agents' messages run slash commands.
 	// By default only a person (a user proxy) and the program itself (a
@@ -84,7 +84,7 @@ type AgentConfig struct {
 	AllowAgentCommands bool `json:"allow_agent_commands,omitempty"`
 }
 
-// NewConfig returns an AgentConfig with every default (A99).
+// NewConfig returns an AgentConfig with every default.
 func NewConfig(name, role string) *AgentConfig {
 	d := llm.DefaultConfig()
 	return &AgentConfig{

@@ -38,14 +38,14 @@
 // behalf and Say sends their message. UsageSummary prices an agent's usage from the
 // team's log, and a restored agent gets its model context back from it.
 //
-// A turn can be cancelled while it runs (issue 15): a message.CancelMessage
-// sent to the agent (a person's "/cancel [reason]" through Say or
-// HumanProxy.Reply) cancels its model call and tool calls at once; the turn
-// ends with a warning naming who cancelled, the history stays one the model
-// accepts, and what was queued behind it is handled as usual. With
-// AgentConfig.Runtime.Stream the answers stream: the team's subscribers see
-// each one being written as ephemeral llm.TextDeltaEvents, and the whole
-// answer is validated and routed as before.
+// A turn can be cancelled while it runs: a message.CancelMessage sent to
+// the agent (a person's "/cancel [reason]" through Say or
+// HumanProxy.Reply) cancels its model call and tool calls at once; the
+// turn ends with a warning naming who cancelled, the history stays one the
+// model accepts, and what was queued behind it is handled as usual. With
+// AgentConfig.Runtime.Stream the answers stream: the team's subscribers
+// see each one being written as ephemeral llm.TextDeltaEvents, and the
+// whole answer is validated and routed as before.
 //
 // Agents reach their model through Env (an HTTP client; agent/llmtest's
 // fake server in tests and offline demos); hired agents inherit their

@@ -10,11 +10,10 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Errors carry the provider's words (issue 13): a 400
-// context_length_exceeded with compaction off (A53: nothing to compact)
-// ends the turn with an ErrorMessage whose text keeps OpenAI's status, code
-// and message (spec §4, the error table: 400 context_length_exceeded,
-// fail fast).
+// Errors carry the provider's words: a 400 context_length_exceeded with
+// compaction off (nothing to compact, so no retry: it fails fast) ends the
+// turn with an ErrorMessage whose text keeps OpenAI's status, code and
+// message.
 func TestContextLengthErrorKeepsProviderWords(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(llmtest.ContextLengthExceeded())
@@ -31,14 +30,14 @@ func TestContextLengthErrorKeepsProviderWords(t *testing.T) {
 	}
 }
 
-// A36, A38: a usage-limit breach ends the turn with a WarningMessage (no
+// A usage-limit breach ends the turn with a WarningMessage (no
 // ErrorMessage) whose text gives the reason once: "LLM usage limit
-// exceeded: <reason>"; a log line carrying it says it once too (issue 13).
-func TestUsageLimitIsAWarning_A38(t *testing.T) {
+// exceeded: <reason>"; a log line carrying it says it once too.
+func TestUsageLimitBreachIsAWarning(t *testing.T) {
 	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.RunLimits.RequestLimit = new(1) })
 	h.srv.Model("@Manager").Enqueue(llmtest.ToolCalls(llmtest.Call("", "team_roles_nope", `{}`)))
 	h.say(h.manager, agent.Request, "loop")
-	h.expectHuman() // A38: the person is told
+	h.expectHuman() // the person is told
 	const reason = "The next request would exceed the run_request_limit of 1"
 	h.sub.waitFor(t, "the WarningMessage", func([]message.Message) bool { return len(of[*message.WarningMessage](h.sub, h.manager)) > 0 })
 	warns := of[*message.WarningMessage](h.sub, h.manager)

@@ -22,7 +22,7 @@ func (a *BaseAgent) Registry() *command.Registry { return a.registry }
 // Runner returns the agent's LLM runner (nil before its start).
 func (a *BaseAgent) Runner() *llm.Runner { return a.runner }
 
-// Test-only access to loop detection's parts (issue 16).
+// Test-only access to loop detection's parts.
 
 // LoopIn reports the limit the last hop of chain passes, "" for none.
 var LoopIn = loopIn

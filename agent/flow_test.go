@@ -1,17 +1,15 @@
 package agent_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
-	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // The issue's multi-hop: Manager -> Developer -> Human -> Developer ->
@@ -32,7 +30,7 @@ func TestMultiHop(t *testing.T) {
 	if q.Content != "Which auth provider?" || q.Sender.Name() != "@Developer" {
 		t.Fatalf("question %q from %s", q.Content, q.Sender.Name())
 	}
-	if err := orchestrator.ProcessHumanInput(h.ctx(), h.human, "OAuth", q); err != nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), h.human, "OAuth", q); err != nil {
 		t.Fatal(err)
 	}
 	final := h.expectHuman()
@@ -46,15 +44,15 @@ func TestMultiHop(t *testing.T) {
 	if u := h.lastUser("@Manager", 1); !strings.HasPrefix(u, "You received a response from @Developer.") {
 		t.Fatalf("manager's second prompt %q", u)
 	}
-	// The manager's second request carries its first exchange (A20).
+	// The manager's second request carries its first exchange.
 	if hist := userTexts(h.srv.RequestsFor("@Manager")[1]); len(hist) != 2 {
 		t.Fatalf("manager's history users %q", hist)
 	}
 	h.sync(dev)
 }
 
-// S25, A22, A48: a tool call round trip: hire_members runs, its result
-// goes back to the model, events share the run id.
+// A tool call round trip: hire_members runs, its result goes back to the
+// model, events share the run id.
 func TestToolCallRoundTrip(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
@@ -96,12 +94,12 @@ func TestToolCallRoundTrip(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("usage events over %d runs, want 1", len(runs))
 	}
-	if members, _ := h.team.Members(h.ctx()); len(members) != 3 {
+	if members, _ := h.team.Members(actortest.Context(t)); len(members) != 3 {
 		t.Fatalf("roster %v, want human, manager and the QA", members)
 	}
 }
 
-// S46, A46-A47: the usage summary aggregates the agent's usage events.
+// The usage summary aggregates the agent's usage events.
 func TestUsageSummary(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
@@ -111,7 +109,7 @@ func TestUsageSummary(t *testing.T) {
 	)
 	h.say(h.manager, agent.Request, "run A")
 	h.say(h.manager, agent.Request, "run B")
-	sum, err := agent.UsageSummary(h.ctx(), h.team, h.manager.AgentID(), true, nil)
+	sum, err := agent.UsageSummary(actortest.Context(t), h.team, h.manager.AgentID(), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,74 +124,7 @@ func TestUsageSummary(t *testing.T) {
 	}
 }
 
-// A37, A51, issue item 8: a restored agent gets its LLM context and its
-// lifetime counters back from the replayed log.
-func TestRestoreAgentContext(t *testing.T) {
-	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(3) })
-	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
-	h.say(h.manager, agent.Request, "first question")
-	h.expectHuman()
-	h.say(h.manager, agent.Request, "second question")
-	h.barrier()
-	saved := roundTrip(t, h.sub.all())
-
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
-	// Recreated agents have no hirer to inherit an Env from: the restore
-	// gives it (it was a process-wide default before the redesign).
-	team2, err := orchestrator.Restore(h.ctx(), sys2, saved, agent.WithEnv(h.env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, _ := team2.Member(h.ctx(), "@Manager")
-	if m2 == nil || m2.AgentID() != h.manager.AgentID() {
-		t.Fatalf("restored manager %v", m2)
-	}
-	got, _ := proxy.Ask(h.ctx(), m2, func(_ *actor.Context, a *agent.BaseAgent) ([]int, error) {
-		if a.Env != h.env {
-			t.Error("the restored agent did not get the restore's Env")
-		}
-		runs, _, _ := a.Runner().AgentUsage()
-		return []int{len(a.Runner().History()), runs}, nil
-	})
-	if got[0] != 4 || got[1] != 2 { // two exchanges of user + assistant; two runs
-		t.Fatalf("restored history %d entries, %d runs; want 4 and 2", got[0], got[1])
-	}
-	// The lifetime limit of 3 leaves one run.
-	before := len(h.srv.RequestsFor("@Manager"))
-	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("third")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
-		t.Fatalf("fourth run: %v", err)
-	}
-	reqs := h.srv.RequestsFor("@Manager")
-	if len(reqs) != before+1 {
-		t.Fatalf("%d new requests, want 1", len(reqs)-before)
-	}
-	if users := userTexts(reqs[len(reqs)-1]); len(users) != 3 || !strings.HasSuffix(users[0], "first question") {
-		t.Fatalf("restored request history %q", users)
-	}
-}
-
-func roundTrip(t *testing.T, msgs []message.Message) []message.Message {
-	t.Helper()
-	out := make([]message.Message, 0, len(msgs))
-	for _, m := range msgs {
-		data, err := message.Marshal(m)
-		if err != nil {
-			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
-		}
-		back, err := message.UnmarshalMessage(data)
-		if err != nil {
-			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
-		}
-		out = append(out, back)
-	}
-	return out
-}
-
-// S50, A56-A57: /compact and /clear are built-in commands.
+// /compact and /clear are built-in commands.
 func TestCompactAndClear(t *testing.T) {
 	h := newHarness(t)
 	h.say(h.manager, agent.Request, "/compact")
@@ -224,9 +155,8 @@ func TestCompactAndClear(t *testing.T) {
 	}
 }
 
-// S30, S35: a run that fails (invalid outputs past the budget, a server
-// that keeps failing) is an ErrorMessage; nothing is sent; the agent
-// lives on.
+// A run that fails (invalid outputs past the budget, a server that keeps
+// failing) is an ErrorMessage; nothing is sent; the agent lives on.
 func TestFailedRuns(t *testing.T) {
 	h := newHarness(t)
 	bad := llmtest.Final("not json")

@@ -11,14 +11,14 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Guards are a team's guard rails (issue 16): loop limits, a spend ceiling
-// for the whole team and a rate limiter shared by its agents. Set them on
-// the Env the team's agents share (Env.Guards): hired agents inherit their
-// hirer's Env and orchestrator.Restore gives every recreated agent the one
-// of WithEnv, so every agent of the team uses the same values and the
-// same counters. An agent without Guards has the default loop limits, no
-// team ceiling and no rate limiter. The per-agent spend ceiling is the
-// agent's own: llm.AgentUsageLimits.SpendLimit in its config.
+// Guards are a team's guard rails: loop limits, a spend ceiling for the
+// whole team and a rate limiter shared by its agents. Set them on the Env
+// the team's agents share (Env.Guards): hired agents inherit their hirer's
+// Env and orchestrator.Restore gives every recreated agent the one of
+// WithEnv, so every agent of the team uses the same values and the same
+// counters. An agent without Guards has the default loop limits, no team
+// ceiling and no rate limiter. The per-agent spend ceiling is the agent's
+// own: llm.AgentUsageLimits.SpendLimit in its config.
 //
 // A Guards is safe for concurrent use; do not copy one once used. Several
 // teams may share one: the team spend is counted per team, and a team's

@@ -19,10 +19,9 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-const waitTimeout = 10 * time.Second
-
-// harness is the spec's §3 team: an orchestrator, @Human (a HumanProxy),
-// @Manager, and cards for Manager, Developer and QA, on a scripted model.
+// harness is a small software team: an orchestrator, @Human (a
+// HumanProxy), @Manager, and cards for Manager, Developer and QA, on a
+// scripted model.
 type harness struct {
 	t       testing.TB
 	srv     *llmtest.Server
@@ -62,13 +61,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h.sys = actor.NewSystem(actor.SystemConfig{Logger: logger})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := h.sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	t.Cleanup(func() { actortest.Shutdown(t, h.sys) })
 	var err error
 	// A long stop grace: a stop that ends early ended because the agents
 	// stopped, not because the grace ran out (TestStopInterruptsModelCall).
@@ -76,7 +69,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := h.ctx()
+	ctx := actortest.Context(t)
 	var cards []*orchestrator.AgentCard
 	for _, role := range []string{"Manager", "Developer", "QA"} {
 		cfg := h.config("@"+role, role)
@@ -105,12 +98,6 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	return h
 }
 
-func (h *harness) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	h.t.Cleanup(cancel)
-	return ctx
-}
-
 // config is an agent config on the scripted model.
 func (h *harness) config(name, role string) *agent.AgentConfig {
 	cfg := agent.NewConfig(name, role)
@@ -122,7 +109,7 @@ func (h *harness) config(name, role string) *agent.AgentConfig {
 // spawnAgent starts a BaseAgent in the team and waits for its start.
 func (h *harness) spawnAgent(cfg *agent.AgentConfig) *message.Address {
 	h.t.Helper()
-	addr, err := h.team.Spawn(h.ctx(), &agent.BaseAgent{Env: h.env}, cfg)
+	addr, err := h.team.Spawn(actortest.Context(h.t), &agent.BaseAgent{Env: h.env}, cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -134,7 +121,7 @@ func (h *harness) spawnAgent(cfg *agent.AgentConfig) *message.Address {
 // before (a proxy call queues behind them).
 func (h *harness) sync(addr *message.Address) {
 	h.t.Helper()
-	if err := proxy.Do(h.ctx(), addr, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+	if err := proxy.Do(actortest.Context(h.t), addr, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
 		h.t.Fatalf("sync with %s: %v", addr.Name(), err)
 	}
 }
@@ -144,7 +131,7 @@ func (h *harness) sync(addr *message.Address) {
 func (h *harness) say(to *message.Address, intent agent.Intent, content string) *agent.AgentMessage {
 	h.t.Helper()
 	m := &agent.AgentMessage{Type: intent, Content: content}
-	if err := agent.Say(h.ctx(), h.human, to, m); err != nil {
+	if err := agent.Say(actortest.Context(h.t), h.human, to, m); err != nil {
 		h.t.Fatal(err)
 	}
 	h.waitProcessed(to, m.ID)
@@ -183,7 +170,7 @@ func waitFrom[T message.Message](h *harness, who *message.Address, what string) 
 // before the call (a team query consumes the ledger first).
 func (h *harness) barrier() {
 	h.t.Helper()
-	if _, err := h.team.Members(h.ctx()); err != nil {
+	if _, err := h.team.Members(actortest.Context(h.t)); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -194,7 +181,7 @@ func (h *harness) expectHuman() *agent.AgentMessage {
 	select {
 	case m := <-h.inbox:
 		return m
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		h.t.Fatal("timed out waiting for a message to @Human")
 		return nil
 	}
@@ -277,7 +264,7 @@ func (r *recorder) all() []message.Message {
 
 func (r *recorder) waitFor(t testing.TB, what string, cond func([]message.Message) bool) []message.Message {
 	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
+	deadline := time.NewTimer(actortest.Timeout)
 	defer deadline.Stop()
 	for {
 		ms := r.all()

@@ -20,11 +20,11 @@ func init() {
 	actor.RegisterKind(kindHumanProxy, func() actor.Actor { return &HumanProxy{} })
 }
 
-// HumanProxy is the team member standing for a person (A59-A61): a user
-// proxy (the agents' usage-limit notices find it by that flag, whatever
-// its name or role) that receives AgentMessages for the person and sends
-// the person's messages and answers. It is registered (actor.RegisterKind)
-// under the kind "HumanProxy", which a restore recreates it from.
+// HumanProxy is the team member standing for a person: a user proxy (the
+// agents' usage-limit notices find it by that flag, whatever its name or
+// role) that receives AgentMessages for the person and sends the person's
+// messages and answers. It is registered (actor.RegisterKind) under the
+// kind "HumanProxy", which a restore recreates it from.
 //
 // Receiving only logs (type, sender, length): a user interface sees the
 // content through the sender's SentMessage (a team subscriber), or sets
@@ -59,10 +59,10 @@ func (h *HumanProxy) Receive(c *actor.Context, msg any) (any, error) {
 }
 
 // Reply sends the person's answer to the sender of original as an
-// AgentMessage with intent response, parented to original (A60). It
-// overrides orchestrator.UserProxy's Reply, so orchestrator.ProcessHumanInput
-// on a HumanProxy sends an AgentMessage. Call it on the proxy's goroutine,
-// or use orchestrator.ProcessHumanInput.
+// AgentMessage with intent response, parented to original. It overrides
+// orchestrator.UserProxy's Reply, so orchestrator.ProcessHumanInput on a
+// HumanProxy sends an AgentMessage. Call it on the proxy's goroutine, or
+// use orchestrator.ProcessHumanInput.
 //
 // A person's "/cancel [reason]" is sent as a message.CancelMessage instead
 // (see Say).
@@ -73,16 +73,16 @@ func (h *HumanProxy) Reply(c *actor.Context, content string, original message.Me
 	return h.Answer(c, original, &AgentMessage{Type: Response, Content: content})
 }
 
-// Say sends a person's message from the human proxy at proxy to an agent
-// (A61): the team's log records the proxy as the sender. An empty intent
-// means request.
+// Say sends a person's message from the human proxy at proxy to an agent:
+// the team's log records the proxy as the sender. An empty intent means
+// request.
 //
 // A person's "/cancel" (optionally followed by a reason) is sent as a
 // message.CancelMessage{Reason: reason} instead of msg, which is not sent:
-// the runtime cancels the agent's running turn the moment it is sent,
-// even though the agent is busy with that turn (its model call and tool
-// calls end at once; the turn ends with a warning naming the person), and
-// what was queued behind it is still handled (issue 15).
+// the runtime cancels the agent's running turn the moment it is sent, even
+// though the agent is busy with that turn (its model call and tool calls
+// end at once; the turn ends with a warning naming the person), and what
+// was queued behind it is still handled.
 func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) error {
 	if msg == nil {
 		return errors.New("agent: Say(nil)")
@@ -103,12 +103,12 @@ func Say(ctx context.Context, from, to *message.Address, msg *AgentMessage) erro
 	})
 }
 
-// Answer sends a person's answer to original from the user proxy at
-// proxy (leg 2, B112, A60), as UserProxy.Answer does on the proxy's
-// goroutine: msg goes to the sender of original, with original as its
-// parent. An empty intent means response. Unlike
-// orchestrator.ProcessHumanInput, the caller makes the message, so it may
-// set its id (a durable inbox that must recognize the answer's turn).
+// Answer sends a person's answer to original from the user proxy at proxy,
+// as UserProxy.Answer does on the proxy's goroutine: msg goes to the
+// sender of original, with original as its parent. An empty intent means
+// response. Unlike orchestrator.ProcessHumanInput, the caller makes the
+// message, so it may set its id (a durable inbox that must recognize the
+// answer's turn).
 //
 // A person's "/cancel [reason]" is sent as a message.CancelMessage instead
 // of msg, which is not sent (see Say). It fails with

@@ -10,7 +10,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 )
 
-// Loop detection (issue 16).
+// Loop detection.
 //
 // Design: the chain travels with the message. Every AgentMessage an agent
 // sends from a turn carries AgentMessage.Chain: the names of the agents
@@ -45,11 +45,11 @@ const (
 const maxChainHops = 64
 
 // ErrLoop is wrapped by the warning of a turn that was not given to the
-// model because its message continued a loop between agents (issue 16):
-// a chain that came back to the same agent more than Guards.MaxRounds
-// times, or two agents that exchanged more than Guards.MaxPairMessages
-// messages, without a person's message in between. The team's person is
-// told which agents and how many hops.
+// model because its message continued a loop between agents: a chain that
+// came back to the same agent more than Guards.MaxRounds times, or two
+// agents that exchanged more than Guards.MaxPairMessages messages, without
+// a person's message in between. The team's person is told which agents
+// and how many hops.
 var ErrLoop = errors.New("loop between agents stopped")
 
 // chainOf returns the chain of m as received by self: the sender's chain
@@ -103,10 +103,9 @@ func loopIn(chain []string, rounds, pair int) string {
 	return ""
 }
 
-// guardLoop is the loop check of a message before its turn (issue 16): it
-// sets the chain the turn's messages carry, or, when m continues a loop,
-// tells the team's person and returns the turn's warning; the model is
-// not called.
+// guardLoop is the loop check of a message before its turn: it sets the
+// chain the turn's messages carry, or, when m continues a loop, tells the
+// team's person and returns the turn's warning; the model is not called.
 func (a *BaseAgent) guardLoop(c *actor.Context, m *AgentMessage) error {
 	self := c.Self()
 	rounds, pair := a.env().Guards.loopLimits()

@@ -2,9 +2,13 @@ package agent_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -17,10 +21,10 @@ func (h *harness) processedBy(who *message.Address, n int) {
 	})
 }
 
-// Issue 16: a ping-pong between two agents is stopped when the chain comes
-// back to an agent more than MaxRounds times without a person: the
-// message is not given to the model, the person is told which agents and
-// how many hops, and the turn's warning says the same.
+// A ping-pong between two agents is stopped when the chain comes back to
+// an agent more than MaxRounds times without a person: the message is not
+// given to the model, the person is told which agents and how many hops,
+// and the turn's warning says the same.
 func TestLoopPingPongStoppedAtMaxRounds(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -74,8 +78,8 @@ func TestLoopPingPongStoppedAtMaxRounds(t *testing.T) {
 	}
 }
 
-// Issue 16: one message fanned out to ten members, each answering, is not
-// a loop, even with tight limits: each branch is its own chain.
+// One message fanned out to ten members, each answering, is not a loop,
+// even with tight limits: each branch is its own chain.
 func TestLoopFanOutIsNotALoop(t *testing.T) {
 	h := newHarness(t)
 	h.env.Guards = &agent.Guards{MaxRounds: 1, MaxPairMessages: 2}
@@ -99,9 +103,9 @@ func TestLoopFanOutIsNotALoop(t *testing.T) {
 	h.noHuman()
 }
 
-// Issue 16 (review): with both limits off a ping-pong goes on, and its
-// chain, carried in every message and stored in the log, keeps only the
-// last agent.MaxChainHops agents instead of growing with each hop.
+// With both limits off a ping-pong goes on, and its chain, carried in
+// every message and stored in the log, keeps only the last
+// agent.MaxChainHops agents instead of growing with each hop.
 func TestLoopChainCappedWithLimitsOff(t *testing.T) {
 	h := newHarness(t)
 	h.env.Guards = &agent.Guards{MaxRounds: -1, MaxPairMessages: -1}
@@ -113,7 +117,7 @@ func TestLoopChainCappedWithLimitsOff(t *testing.T) {
 	h.sub.waitFor(t, "the ping-pong to pass the cap", func([]message.Message) bool {
 		return len(h.sub.sentTo("@Manager")) >= answers
 	})
-	if err := h.team.Stop(h.ctx()); err != nil {
+	if err := h.team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	longest := 0
@@ -122,5 +126,61 @@ func TestLoopChainCappedWithLimitsOff(t *testing.T) {
 	}
 	if longest != agent.MaxChainHops {
 		t.Fatalf("the longest chain carried %d agents, want the cap of %d", longest, agent.MaxChainHops)
+	}
+}
+
+// LoopIn names the limit the last hop of a chain passes: the rounds (how
+// many times the chain came back to an agent) or the messages a pair
+// exchanged; a negative limit is off.
+func TestLoopInNamesTheLimitPassed(t *testing.T) {
+	for _, tc := range []struct {
+		chain       string
+		rounds      int
+		pair        int
+		wantPassing string // "" for none
+	}{
+		{"A", 0, 0, ""},
+		{"A B", 0, 1, ""},
+		{"A B A", 0, 5, "came back to A 1 times (limit 0)"},
+		{"A B A", 1, 2, ""},
+		{"A B A", 1, 1, "B and A exchanged 2 messages (limit 1)"},
+		// A triangle: each pair exchanges once a round.
+		{"A B C A B C A", 2, 2, ""},
+		{"A B C A B C A B", 2, 2, "A and B exchanged 3 messages (limit 2)"},
+		{"A B C A B C A B", 1, 5, "came back to B 2 times (limit 1)"},
+		{"A B C A B C A B", 5, 2, "A and B exchanged 3 messages (limit 2)"},
+		// Off.
+		{"A B A B A B A B", -1, -1, ""},
+	} {
+		got := agent.LoopIn(strings.Fields(tc.chain), tc.rounds, tc.pair)
+		if (tc.wantPassing == "") != (got == "") || !strings.Contains(got, tc.wantPassing) {
+			t.Errorf("chain %q rounds %d pair %d: %q, want %q", tc.chain, tc.rounds, tc.pair, got, tc.wantPassing)
+		}
+	}
+}
+
+// With both loop limits off nothing stops a chain, and it is stored in
+// every message and the log: it carries its last MaxChainHops agents only.
+// With a limit on (keep 0) it is whole.
+func TestChainOfKeepsTheLastHopsWithLimitsOff(t *testing.T) {
+	team := uuid.New()
+	long := make([]string, 100)
+	for i := range long {
+		long[i] = fmt.Sprintf("@N%d", i%2)
+	}
+	m := &agent.AgentMessage{Chain: long}
+	m.Sender = message.NewSnapshotAddress(message.Identity{Name: "@N1", TeamID: team})
+	got := agent.ChainOf("@N0", team, m, agent.MaxChainHops)
+	want := append(slices.Clone(long[100-agent.MaxChainHops+1:]), "@N0")
+	if !slices.Equal(got, want) {
+		t.Fatalf("capped chain (%d) %v, want the last %d: %v", len(got), got, agent.MaxChainHops, want)
+	}
+	if got := agent.ChainOf("@N0", team, m, 0); len(got) != 101 || got[100] != "@N0" {
+		t.Fatalf("uncapped chain has %d agents, want 101", len(got))
+	}
+	short := &agent.AgentMessage{Chain: []string{"@N0", "@N1"}}
+	short.Sender = m.Sender
+	if got := agent.ChainOf("@N0", team, short, agent.MaxChainHops); !slices.Equal(got, []string{"@N0", "@N1", "@N0"}) {
+		t.Fatalf("short chain %v", got)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Intent is what a sender expects of the recipient (A1-A2): it travels in
-// every AgentMessage and decides the reply protocol the receiver reads.
-// It is guidance for the model: the framework never blocks or synthesises
+// Intent is what a sender expects of the recipient: it travels in every
+// AgentMessage and decides the reply protocol the receiver reads. It is
+// guidance for the model: the framework never blocks or synthesises
 // replies from it.
 type Intent string
 
@@ -42,8 +42,8 @@ func (i Intent) Valid() bool {
 	return false
 }
 
-// AgentMessage is the one message agents exchange (A1): an intent and the
-// raw content, in the core envelope.
+// AgentMessage is the one message agents exchange: an intent and the raw
+// content, in the core envelope.
 type AgentMessage struct {
 	message.Base
 	Type    Intent `json:"type"`
@@ -51,8 +51,8 @@ type AgentMessage struct {
 	// Chain is set by the agent that sends the message from a turn: the
 	// names of the agents its chain of turns went through since the last
 	// message from a person or the program, oldest first, the sender last
-	// (loop detection, issue 16); with both loop limits off, only the
-	// last 64 of them. Leave it empty.
+	// (loop detection); with both loop limits off, only the last 64 of
+	// them. Leave it empty.
 	Chain []string `json:"chain,omitempty"`
 }
 
@@ -78,7 +78,7 @@ func (m *AgentMessage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// OutboundRequest is one message the model asks to send (A3). Recipient is
+// OutboundRequest is one message the model asks to send. Recipient is
 // "@Name" for an existing member, or a role to hire one.
 type OutboundRequest struct {
 	MessageType Intent `json:"message_type" enum:"request,instruction,response,notification,acknowledgment" description:"The intent: request = ask the recipient to do a task and reply to you with the result; instruction = direct the recipient to do a task, you may ask for an acknowledgment; response = answer a previous request; notification = information, no reply expected; acknowledgment = confirm receipt of an instruction, no reply expected."`
@@ -86,8 +86,8 @@ type OutboundRequest struct {
 	Recipient   string `json:"recipient" description:"@Name of an existing team member (e.g. @Developer123), or a role name without @ to hire a new member of that role (only to add a member)."`
 }
 
-// StructuredOutput is what the model answers on every run (A4): the list
-// of messages to send, in parallel. An empty list sends nothing.
+// StructuredOutput is what the model answers on every run: the list of
+// messages to send, in parallel. An empty list sends nothing.
 type StructuredOutput struct {
 	Messages []OutboundRequest `json:"messages" description:"Your only way to send messages: every item is delivered to its recipient. Several messages are sent in parallel. Leave it empty when nothing needs to be sent."`
 }
@@ -98,8 +98,8 @@ type replyProtocol struct {
 	text   string
 }
 
-// replyProtocols is the guidance the receiver prepends, per incoming intent
-// (A6, decision C1: the seed's wording; upstream later reworded it to
+// replyProtocols is the guidance the receiver prepends, per incoming
+// intent (akgentic's README wording; upstream later reworded it to
 // "message mechanics only" because the request line made coordinators do
 // specialists' work). {sender} is replaced with the sender's name.
 var replyProtocols = []replyProtocol{
@@ -121,10 +121,9 @@ func protocol(i Intent, sender string) string {
 	return ""
 }
 
-// prefix returns the prompt the receiver hands the model for m (A7):
-// "You received a|an <type> from <sender>. <protocol>" then a blank line
-// and the raw content. The sender is the envelope sender's name, or
-// "unknown".
+// prefix returns the prompt the receiver hands the model for m: "You
+// received a|an <type> from <sender>. <protocol>" then a blank line and
+// the raw content. The sender is the envelope sender's name, or "unknown".
 func prefix(m *AgentMessage) string {
 	if m == nil {
 		return ""

@@ -11,8 +11,9 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// A7: the prefix, article and sender rules, table-tested.
-func TestPrefix(t *testing.T) {
+// The prompt prefix: its article, the intent's protocol and the sender's
+// name ("unknown" for none), table-tested.
+func TestPrefixNamesIntentAndSender(t *testing.T) {
 	from := message.NewSnapshotAddress(message.Identity{AgentID: uuid.New(), Name: "@Manager", Role: "Manager"})
 	cases := []struct {
 		intent agent.Intent
@@ -40,9 +41,9 @@ func TestPrefix(t *testing.T) {
 	}
 }
 
-// A1: intents are validated at decoding (and by Say); the default is
-// request; the type survives a round trip.
-func TestAgentMessage(t *testing.T) {
+// Intents are validated at decoding (and by Say); the default is request;
+// the type survives a round trip.
+func TestAgentMessageIntentIsValidatedAndDefaultsToRequest(t *testing.T) {
 	for _, i := range []agent.Intent{agent.Request, agent.Response, agent.Instruction, agent.Notification, agent.Acknowledgment} {
 		if !i.Valid() {
 			t.Fatalf("intent %q invalid", i)
@@ -73,8 +74,9 @@ func TestAgentMessage(t *testing.T) {
 	}
 }
 
-// A18: the backstory template.
-func TestPromptTemplate(t *testing.T) {
+// The backstory template fills {key} from Params, keeps {{ }} as literal
+// braces and names a missing parameter.
+func TestPromptTemplateRenders(t *testing.T) {
 	p := agent.PromptTemplate{Template: "You are {name}, {{literal}}.", Params: map[string]string{"name": "@Ada"}}
 	if s, err := p.Render(); err != nil || s != "You are @Ada, {literal}." {
 		t.Fatalf("render %q %v", s, err)
@@ -90,8 +92,8 @@ func TestPromptTemplate(t *testing.T) {
 	}
 }
 
-// A99: config validation names what is wrong.
-func TestConfigValidate(t *testing.T) {
+// Config validation names what is wrong.
+func TestConfigValidateNamesWhatIsWrong(t *testing.T) {
 	cfg := agent.NewConfig("@A", "A")
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -69,7 +70,7 @@ func (f *fakeClock) nextWait(t *testing.T) time.Duration {
 	select {
 	case d := <-f.waiting:
 		return d
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatal("timed out waiting for a rate-limit wait")
 		return 0
 	}
@@ -96,12 +97,12 @@ func rateLimitedTeam(t *testing.T) (*harness, *fakeClock, *message.Address) {
 	return h, clock, dev
 }
 
-// Issue 16: a 429 with Retry-After on one agent holds back the other
-// agents' calls to that model until then, on the limiter's clock.
+// A 429 with Retry-After on one agent holds back the other agents' calls
+// to that model until then, on the limiter's clock.
 func TestRateLimit429PausesTheTeam(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
 	h.srv.Model("@Developer").Enqueue(final(out(agent.Response, "@Human", "developer done")))
-	if err := agent.Say(h.ctx(), h.human, dev, agent.NewRequest("work")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, dev, agent.NewRequest("work")); err != nil {
 		t.Fatal(err)
 	}
 	if d := clock.nextWait(t); d != 30*time.Second {
@@ -120,15 +121,15 @@ func TestRateLimit429PausesTheTeam(t *testing.T) {
 	}
 }
 
-// Issue 16: stopping an agent ends its rate-limit wait at once: no call is
-// made and its turn ends with the stop's warning.
+// Stopping an agent ends its rate-limit wait at once: no call is made and
+// its turn ends with the stop's warning.
 func TestRateLimitWaitEndsOnStop(t *testing.T) {
 	h, clock, dev := rateLimitedTeam(t)
-	if err := agent.Say(h.ctx(), h.human, dev, agent.NewRequest("work")); err != nil {
+	if err := agent.Say(actortest.Context(t), h.human, dev, agent.NewRequest("work")); err != nil {
 		t.Fatal(err)
 	}
 	clock.nextWait(t)
-	if err := h.sys.Stop(h.ctx(), dev); err != nil { // the clock never moves
+	if err := h.sys.Stop(actortest.Context(t), dev); err != nil { // the clock never moves
 		t.Fatal(err)
 	}
 	h.barrier()

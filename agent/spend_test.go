@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -63,17 +64,17 @@ func (h *harness) restoreFromFile(env *agent.Env) (*actor.System, *orchestrator.
 	}
 	sys2 := actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
 	h.t.Cleanup(func() { _ = sys2.Shutdown(context.Background()) })
-	team2, err := orchestrator.Restore(h.ctx(), sys2, log.Messages, agent.WithEnv(env))
+	team2, err := orchestrator.Restore(actortest.Context(h.t), sys2, log.Messages, agent.WithEnv(env))
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return sys2, team2
 }
 
-// Issue 16: the team's spend ceiling is shared by its agents; the call
-// that could pass it is not made (the fake server sees no request), the
-// person is told the amounts (spent, reserved, ceiling), and a team
-// restored from its event log starts from what it spent.
+// The team's spend ceiling is shared by its agents; the call that could
+// pass it is not made (the fake server sees no request), the person is
+// told the amounts (spent, reserved, ceiling), and a team restored from
+// its event log starts from what it spent.
 func TestTeamSpendCeiling(t *testing.T) {
 	const ceiling = 0.025
 	guards := &agent.Guards{TeamSpendLimit: ceiling}
@@ -116,12 +117,12 @@ func TestTeamSpendCeiling(t *testing.T) {
 	env2 := *h.env
 	env2.Guards = &agent.Guards{TeamSpendLimit: ceiling}
 	sys2, team2 := h.restoreFromFile(&env2)
-	m2, err := team2.Member(h.ctx(), "@Manager")
+	m2, err := team2.Member(actortest.Context(t), "@Manager")
 	if err != nil || m2 == nil {
 		t.Fatalf("restored manager: %v", err)
 	}
 	before := len(h.srv.Requests())
-	_, err = sys2.Ask(h.ctx(), m2, agent.NewRequest("go on"))
+	_, err = sys2.Ask(actortest.Context(t), m2, agent.NewRequest("go on"))
 	if err == nil || !strings.Contains(err.Error(), "team spend ceiling of $0.025000: spent $0.020000") {
 		t.Fatalf("restored manager's turn: %v, want the ceiling with the spend recomputed from the log", err)
 	}
@@ -135,7 +136,7 @@ func TestTeamSpendCeiling(t *testing.T) {
 // before (its start included).
 func (h *harness) syncAll(team *orchestrator.Team) {
 	h.t.Helper()
-	members, err := team.Members(h.ctx())
+	members, err := team.Members(actortest.Context(h.t))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -144,9 +145,9 @@ func (h *harness) syncAll(team *orchestrator.Team) {
 	}
 }
 
-// Issue 16: an agent's own spend ceiling (AgentUsageLimits.SpendLimit)
-// refuses the call that could pass it, and a restored agent recomputes its
-// spend from its usage events.
+// An agent's own spend ceiling (AgentUsageLimits.SpendLimit) refuses the
+// call that could pass it, and a restored agent recomputes its spend from
+// its usage events.
 func TestAgentSpendCeiling(t *testing.T) {
 	h := newHarness(t, capped, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.SpendLimit = new(0.015) })
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "done")).WithUsage(callPrompt, callCompletion, 0))
@@ -163,11 +164,11 @@ func TestAgentSpendCeiling(t *testing.T) {
 		t.Fatalf("%d model calls, want 1", got)
 	}
 	sys2, team2 := h.restoreFromFile(h.env)
-	m2, err := team2.Member(h.ctx(), "@Manager")
+	m2, err := team2.Member(actortest.Context(t), "@Manager")
 	if err != nil || m2 == nil {
 		t.Fatalf("restored manager: %v", err)
 	}
-	if _, err := sys2.Ask(h.ctx(), m2, agent.NewRequest("three")); err == nil || !strings.Contains(err.Error(), "spent $0.010000") {
+	if _, err := sys2.Ask(actortest.Context(t), m2, agent.NewRequest("three")); err == nil || !strings.Contains(err.Error(), "spent $0.010000") {
 		t.Fatalf("restored manager's turn: %v, want the ceiling with the spend recomputed", err)
 	}
 	if got := len(h.srv.RequestsFor("@Manager")); got != 1 {
@@ -176,10 +177,9 @@ func TestAgentSpendCeiling(t *testing.T) {
 	h.syncAll(team2)
 }
 
-// Issue 16 (review): a Guards shared by several teams holds a team's
-// spend only while one of its agents runs: one agent stopping keeps it,
-// the team stopping drops it (a long process does not keep every team it
-// ever ran).
+// A Guards shared by several teams holds a team's spend only while one of
+// its agents runs: one agent stopping keeps it, the team stopping drops it
+// (a long process does not keep every team it ever ran).
 func TestGuardsDropATeamsSpendWhenItStops(t *testing.T) {
 	guards := &agent.Guards{TeamSpendLimit: 1}
 	share := func(h *harness, _ *agent.AgentConfig) { h.env.Guards = guards }
@@ -188,19 +188,19 @@ func TestGuardsDropATeamsSpendWhenItStops(t *testing.T) {
 		t.Fatalf("%d teams held, want 2", n)
 	}
 	dev := h1.spawnAgent(h1.config("@Developer", "Developer"))
-	if err := h1.sys.Stop(h1.ctx(), dev); err != nil {
+	if err := h1.sys.Stop(actortest.Context(t), dev); err != nil {
 		t.Fatal(err)
 	}
 	if n := guards.TeamsHeld(); n != 2 {
 		t.Fatalf("%d teams held after one agent stopped, want 2 (the manager runs)", n)
 	}
-	if err := h1.team.Stop(h1.ctx()); err != nil {
+	if err := h1.team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := guards.TeamsHeld(); n != 1 {
 		t.Fatalf("%d teams held after a team stopped, want 1", n)
 	}
-	if err := h2.team.Stop(h2.ctx()); err != nil {
+	if err := h2.team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := guards.TeamsHeld(); n != 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
@@ -15,8 +16,8 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Issue 15, token streaming through a team: an agent whose config streams
-// reports its answer's text to the team's subscribers as ephemeral
+// Token streaming through a team: an agent whose config streams reports
+// its answer's text to the team's subscribers as ephemeral
 // TextDeltaEvents, in order, joining to the answer it then routes as
 // usual; the durable log and the team's events index keep none of them,
 // and a stream cut mid-way is never routed half.
@@ -80,7 +81,7 @@ func TestStreamedTurn(t *testing.T) {
 	}
 
 	// The team's events index keeps no delta; its subscribers saw them.
-	evs, err := h.team.Events(h.ctx(), orchestrator.EventFilter{Agent: h.manager.AgentID()})
+	evs, err := h.team.Events(actortest.Context(t), orchestrator.EventFilter{Agent: h.manager.AgentID()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +121,11 @@ func TestStreamedTurn(t *testing.T) {
 	}
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
-	team2, err := orchestrator.Restore(h.ctx(), sys2, log.Messages, agent.WithEnv(h.env))
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, log.Messages, agent.WithEnv(h.env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := team2.Messages(h.ctx(), orchestrator.Filter{})
+	msgs, err := team2.Messages(actortest.Context(t), orchestrator.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +134,8 @@ func TestStreamedTurn(t *testing.T) {
 			t.Fatal("the restored team has a TextDeltaEvent")
 		}
 	}
-	m2, _ := team2.Member(h.ctx(), "@Manager")
-	n, err := proxy.Ask(h.ctx(), m2, func(_ *actor.Context, a *agent.BaseAgent) (int, error) { return len(a.Runner().History()), nil })
+	m2, _ := team2.Member(actortest.Context(t), "@Manager")
+	n, err := proxy.Ask(actortest.Context(t), m2, func(_ *actor.Context, a *agent.BaseAgent) (int, error) { return len(a.Runner().History()), nil })
 	if err != nil || n != 2 {
 		t.Fatalf("restored history: %d entries (%v), want the prompt and the whole answer", n, err)
 	}

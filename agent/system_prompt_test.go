@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
@@ -25,9 +26,9 @@ func (h *harness) managerTurn(prompt string) string {
 	return strings.Join(reqs[len(reqs)-1].SystemTexts(), "\n")
 }
 
-// A19, A82: the roster section shows the team as it is at the start of
-// each run, whoever changed it: a member another agent hired is on the
-// manager's next prompt, and gone from the one after it was fired.
+// The roster section shows the team as it is at the start of each run,
+// whoever changed it: a member another agent hired is on the manager's
+// next prompt, and gone from the one after it was fired.
 func TestRosterShowsOthersHires(t *testing.T) {
 	h := newHarness(t)
 	qa := h.spawnAgent(h.config("@QA", "QA"))
@@ -45,7 +46,7 @@ func TestRosterShowsOthersHires(t *testing.T) {
 	h.expectHuman() // the command's answer
 	select {        // its Stop record is in the log before Done closes
 	case <-actor.Done(dev):
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("%s did not stop", dev.Name())
 	}
 	if sys := h.managerTurn("three"); strings.Contains(sys, dev.Name()) {
@@ -53,9 +54,9 @@ func TestRosterShowsOthersHires(t *testing.T) {
 	}
 }
 
-// A19, A83: the roles section shows the catalog as it is at the start of
-// each run: a role registered between two turns appears, and a card
-// replaced for an existing role shows its new description and skills.
+// The roles section shows the catalog as it is at the start of each run: a
+// role registered between two turns appears, and a card replaced for an
+// existing role shows its new description and skills.
 func TestRolesShowCatalogChanges(t *testing.T) {
 	h := newHarness(t)
 	if sys := h.managerTurn("one"); !strings.Contains(sys, "QA: QA of the team (Skills: qa)") || strings.Contains(sys, "Designer") {
@@ -70,7 +71,7 @@ func TestRolesShowCatalogChanges(t *testing.T) {
 		}
 		cards = append(cards, card)
 	}
-	if err := h.team.Register(h.ctx(), cards...); err != nil {
+	if err := h.team.Register(actortest.Context(t), cards...); err != nil {
 		t.Fatal(err)
 	}
 	sys := h.managerTurn("two")
@@ -87,7 +88,7 @@ func TestRolesShowCatalogChanges(t *testing.T) {
 // memberMatching returns the team member whose name matches pattern.
 func (h *harness) memberMatching(pattern string) *message.Address {
 	h.t.Helper()
-	members, err := h.team.Members(h.ctx())
+	members, err := h.team.Members(actortest.Context(h.t))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -100,10 +101,10 @@ func (h *harness) memberMatching(pattern string) *message.Address {
 	return nil
 }
 
-// A13, A82: "@Name" is routed to the member the run's roster showed only
-// while that member is alive; one that stopped during the model call is
-// looked up again: gone, the message is skipped with a warning; replaced
-// by a new member of that name, the new one gets it.
+// "@Name" is routed to the member the run's roster showed only while that
+// member is alive; one that stopped during the model call is looked up
+// again: gone, the message is skipped with a warning; replaced by a new
+// member of that name, the new one gets it.
 func TestRouteAfterTheRosterChanged(t *testing.T) {
 	for _, replaced := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stopped", true: "replaced"}[replaced], func(t *testing.T) {
@@ -115,14 +116,14 @@ func TestRouteAfterTheRosterChanged(t *testing.T) {
 				if !strings.Contains(strings.Join(r.SystemTexts(), "\n"), "@Dev (role: Developer)") {
 					return errors.New("@Dev is not on the roster")
 				}
-				if err := h.sys.Stop(h.ctx(), old); err != nil {
+				if err := h.sys.Stop(actortest.Context(t), old); err != nil {
 					return err
 				}
 				if !replaced {
 					return nil
 				}
 				var err error
-				fresh, err = h.team.Spawn(h.ctx(), &agent.BaseAgent{Env: h.env}, h.config("@Dev", "Developer"))
+				fresh, err = h.team.Spawn(actortest.Context(t), &agent.BaseAgent{Env: h.env}, h.config("@Dev", "Developer"))
 				return err
 			}
 			h.srv.Model("@Manager").Enqueue(step)

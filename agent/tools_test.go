@@ -7,15 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
-	"github.com/akgentic/akgentic-go/agent/tool/teamtool"
 	"github.com/akgentic/akgentic-go/agent/tool/workspace"
-	"github.com/akgentic/akgentic-go/message"
-	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // withTools gives every agent of the harness these cards.
@@ -23,8 +19,8 @@ func withTools(cards ...tool.Card) option {
 	return func(_ *harness, c *agent.AgentConfig) { c.Tools = append(tool.Cards{}, cards...) }
 }
 
-// S21, S23: planning commands through the agent: coercion failures are
-// strings, #hash tokens survive, a bad quote on a known command fails.
+// Planning commands through the agent: coercion failures are strings,
+// #hash tokens survive, a bad quote on a known command fails.
 func TestPlanningCommands(t *testing.T) {
 	h := newHarness(t, withTools(planning.New()))
 	h.srv.Model("@Manager").Enqueue(
@@ -58,16 +54,15 @@ func TestPlanningCommands(t *testing.T) {
 	if n := len(h.srv.RequestsFor("@Manager")); n != before+1 {
 		t.Errorf("unbalanced quote on an unknown command made %d requests, want 1", n-before)
 	}
-	// The plan is a system-prompt section of every run (A19).
+	// The plan is a system-prompt section of every run.
 	reqs := h.srv.RequestsFor("@Manager")
 	if sys := strings.Join(reqs[len(reqs)-1].SystemTexts(), "\n"); !strings.Contains(sys, "Team planning") {
 		t.Errorf("no planning section in the system prompt:\n%s", sys)
 	}
 }
 
-// S53-S54, A96-A97: media references become image parts with a
-// WorkspaceTool; plain prompts stay strings; without the tool nothing is
-// expanded.
+// Media references become image parts with a WorkspaceTool; plain prompts
+// stay strings; without the tool nothing is expanded.
 func TestMediaReferences(t *testing.T) {
 	root := t.TempDir()
 	h := newHarness(t, withTools(&workspace.Card{Root: root}))
@@ -97,27 +92,5 @@ func TestMediaReferences(t *testing.T) {
 	hist = plain.srv.RequestsFor("@Manager")[0].History()
 	if last := hist[len(hist)-1]; last.Content[0] == '[' || !strings.HasSuffix(last.Text(), "!!a.png") {
 		t.Fatalf("without a workspace: %s", last.Content)
-	}
-}
-
-// A14: with TeamTool's hire capability off, routing to a role fails with
-// an error naming the missing command; @Name routing still works.
-func TestNoHireCommand(t *testing.T) {
-	h := newHarness(t, withTools(&teamtool.Card{Hire: tool.Capability{Disabled: true}}))
-	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "hi"), out(agent.Request, "Developer", "x")))
-	h.say(h.manager, agent.Request, "go")
-	if r := h.expectHuman(); r.Content != "hi" {
-		t.Fatalf("human got %q", r.Content)
-	}
-	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
-	if e := of[*message.ErrorMessage](h.sub, h.manager)[0]; !strings.Contains(e.Content, "hire_member command not available") {
-		t.Fatalf("error %q", e.Content)
-	}
-	v, _ := proxy.Ask(h.ctx(), h.manager, func(_ *actor.Context, a *agent.BaseAgent) (bool, error) {
-		reg := a.Registry()
-		return reg.Has("hire_member") || !reg.Has("fire_member"), nil
-	})
-	if v {
-		t.Fatal("registry does not follow the TeamTool config")
 	}
 }

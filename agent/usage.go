@@ -12,7 +12,7 @@ import (
 )
 
 // LLMEvents returns the LLM events an agent emitted, in order, from its
-// team's log: what restores its context and lifetime counters (A37, A51).
+// team's log: what restores its context and lifetime counters.
 func LLMEvents(ctx context.Context, team *orchestrator.Team, agentID uuid.UUID) ([]llm.Event, error) {
 	evs, err := team.Events(ctx, orchestrator.EventFilter{Agent: agentID})
 	if err != nil {
@@ -108,8 +108,8 @@ func asLLMEvent(v any) llm.Event {
 }
 
 // UsageSummary aggregates an agent's LLM usage and cost from the usage
-// events in its team's log (A46-A47); byRun adds a per-run breakdown.
-// prices may be nil (llm.DefaultPriceTable()).
+// events in its team's log; byRun adds a per-run breakdown. prices may be
+// nil (llm.DefaultPriceTable()).
 func UsageSummary(ctx context.Context, team *orchestrator.Team, agentID uuid.UUID, byRun bool, prices *llm.PriceTable) (llm.UsageSummary, error) {
 	evs, err := LLMEvents(ctx, team, agentID)
 	if err != nil {

@@ -1,6 +1,6 @@
-// Package cards attaches an agent's tool cards (A65): in dependency order,
-// their commands registered, their capabilities aggregated. It also holds
-// the agent layer's default query timeout and the roster a turn saw
+// Package cards attaches an agent's tool cards: in dependency order, their
+// commands registered, their capabilities aggregated. It also holds the
+// agent layer's default query timeout and the roster a turn saw
 // (TurnRoster: the TeamTool notes it, the agent routes by it). BaseAgent
 // and the tests of the card packages use it; a card itself only sees
 // package tool.
@@ -36,9 +36,9 @@ func dependsOn(c tool.Card) []string {
 	return nil
 }
 
-// Order returns the cards in dependency order (A65): every card after the
-// kinds it depends on, otherwise in the given order. A missing dependency
-// or a cycle is an error naming it, before anything is attached.
+// Order returns the cards in dependency order: every card after the kinds
+// it depends on, otherwise in the given order. A missing dependency or a
+// cycle is an error naming it, before anything is attached.
 func Order(cards []tool.Card) ([]tool.Card, error) {
 	present := map[string]bool{}
 	for i, c := range cards {
@@ -103,8 +103,8 @@ func allPlaced(cards []tool.Card, done []bool, kind string) bool {
 // Attach orders the cards, attaches each to o in that order, registers
 // their commands in o.Registry (owner label: the card's kind) and returns
 // the aggregated tools, system prompts and typed capabilities, and one
-// Close for all (A65). A duplicate command or tool name, or a typed
-// capability provided by two cards, is an error naming them.
+// Close for all. A duplicate command or tool name, or a typed capability
+// provided by two cards, is an error naming them.
 func Attach(ctx context.Context, o *tool.Owner, cards []tool.Card) (tool.Capabilities, error) {
 	ordered, err := Order(cards)
 	if err != nil {

@@ -69,9 +69,9 @@ func kinds(cs []tool.Card) string {
 	return strings.Join(out, ",")
 }
 
-// A65: cards attach after what they depend on, otherwise in order;
-// missing dependencies and cycles are errors before anything attaches.
-func TestOrder(t *testing.T) {
+// Cards attach after what they depend on, otherwise in order; missing
+// dependencies and cycles are errors before anything attaches.
+func TestOrderPutsDependenciesFirst(t *testing.T) {
 	got, err := cards.Order([]tool.Card{&fake{K: "C", Deps: []string{"B"}}, &fake{K: "A"}, &fake{K: "B", Deps: []string{"A"}}})
 	if err != nil || kinds(got) != "A,B,C" {
 		t.Fatalf("order %s, %v", kinds(got), err)
@@ -85,9 +85,9 @@ func TestOrder(t *testing.T) {
 	}
 }
 
-// A65, A67: Attach aggregates in dependency order, registers commands
-// under the card's kind, and rejects duplicate tools and commands.
-func TestAttach(t *testing.T) {
+// Attach aggregates in dependency order, registers commands under the
+// card's kind, and rejects duplicate tools and commands.
+func TestAttachAggregatesInDependencyOrder(t *testing.T) {
 	var log []string
 	reg := command.NewRegistry()
 	o := &tool.Owner{Registry: reg}
@@ -120,10 +120,9 @@ func TestAttach(t *testing.T) {
 	}
 }
 
-// A14, A97: the typed capabilities the agent calls itself (a hire, the
-// media expansion) are collected from whichever card provides them; two
-// cards providing one is an error naming both, and releases what was
-// attached.
+// The typed capabilities the agent calls itself (a hire, the media
+// expansion) are collected from whichever card provides them; two cards
+// providing one is an error naming both, and releases what was attached.
 func TestAttachTypedCapabilities(t *testing.T) {
 	ctx := context.Background()
 	caps, err := cards.Attach(ctx, &tool.Owner{}, []tool.Card{&fake{K: "A"}, &fake{K: "T", Hire: true}, &fake{K: "W", Media: true}})

@@ -1,0 +1,191 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
+)
+
+// A restored HumanProxy gets its delivery hook from the restore call
+// (WithHumanDelivery), together with the agents' Env (WithEnv): the two
+// restore options compose, and the person's next answer reaches the new
+// hook.
+func TestRestoreGivesTheHumanItsHook(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
+	h.say(h.manager, agent.Request, "first question")
+	h.expectHuman()
+	h.barrier()
+	saved := roundTrip(t, h.sub.all())
+
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	delivered := make(chan *agent.AgentMessage, 1)
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(h.env),
+		agent.WithHumanDelivery(func(m *agent.AgentMessage) { delivered <- m }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	human2, _ := team2.Member(actortest.Context(t), "@Human")
+	manager2, _ := team2.Member(actortest.Context(t), "@Manager")
+	if human2 == nil || manager2 == nil {
+		t.Fatal("the restored team lacks @Human or @Manager")
+	}
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "second answer")))
+	if err := agent.Say(actortest.Context(t), human2, manager2, agent.NewRequest("second question")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-delivered:
+		if m.Content != "second answer" {
+			t.Fatalf("the hook got %q", m.Content)
+		}
+	case <-actortest.Context(t).Done():
+		t.Fatal("the restored person's hook got nothing")
+	}
+}
+
+// A restored agent gets its LLM context and its lifetime counters back
+// from the replayed log.
+func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *agent.AgentConfig) { c.AgentLimits.RequestLimit = new(3) })
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
+	h.say(h.manager, agent.Request, "first question")
+	h.expectHuman()
+	h.say(h.manager, agent.Request, "second question")
+	h.barrier()
+	saved := roundTrip(t, h.sub.all())
+
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	// Recreated agents have no hirer to inherit an Env from: the restore
+	// gives it (it was a process-wide default before the redesign).
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(h.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := team2.Member(actortest.Context(t), "@Manager")
+	if m2 == nil || m2.AgentID() != h.manager.AgentID() {
+		t.Fatalf("restored manager %v", m2)
+	}
+	got, _ := proxy.Ask(actortest.Context(t), m2, func(_ *actor.Context, a *agent.BaseAgent) ([]int, error) {
+		if a.Env != h.env {
+			t.Error("the restored agent did not get the restore's Env")
+		}
+		runs, _, _ := a.Runner().AgentUsage()
+		return []int{len(a.Runner().History()), runs}, nil
+	})
+	if got[0] != 4 || got[1] != 2 { // two exchanges of user + assistant; two runs
+		t.Fatalf("restored history %d entries, %d runs; want 4 and 2", got[0], got[1])
+	}
+	// The lifetime limit of 3 leaves one run.
+	before := len(h.srv.RequestsFor("@Manager"))
+	if _, err := sys2.Ask(actortest.Context(t), m2, agent.NewRequest("third")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys2.Ask(actortest.Context(t), m2, agent.NewRequest("fourth")); err == nil || !strings.Contains(err.Error(), "agent_request_limit of 3") {
+		t.Fatalf("fourth run: %v", err)
+	}
+	reqs := h.srv.RequestsFor("@Manager")
+	if len(reqs) != before+1 {
+		t.Fatalf("%d new requests, want 1", len(reqs)-before)
+	}
+	if users := userTexts(reqs[len(reqs)-1]); len(users) != 3 || !strings.HasSuffix(users[0], "first question") {
+		t.Fatalf("restored request history %q", users)
+	}
+}
+
+// A team restored from a log cut by a crash in the middle of an agent's
+// turn (the model answered, the answer was not routed yet), whose message
+// is then sent again (as a durable inbox does, at least once): the agent
+// replays the model's logged answers instead of paying for them again (the
+// fake server gets no request), runs the tool again, routes the answer,
+// and keeps the run once in its history.
+func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(
+		final(out(agent.Response, "@Human", "first answer")),
+		llmtest.ToolCalls(llmtest.Call("call_1", "team_roles_missing", `{}`)),
+		final(out(agent.Response, "@Human", "second answer")),
+	)
+	h.say(h.manager, agent.Request, "first question")
+	second := h.say(h.manager, agent.Request, "second question")
+	h.barrier()
+	paid := len(h.srv.RequestsFor("@Manager"))
+
+	// The crash: the log ends before the manager sent its second answer.
+	all := roundTrip(t, h.sub.all())
+	cut := slices.IndexFunc(all, func(m message.Message) bool {
+		s, ok := m.(*message.SentMessage)
+		return ok && s.Sender.Name() == "@Manager" && s.Message.Envelope().ParentID.UUID == second.ID
+	})
+	if cut < 0 {
+		t.Fatal("no answer to the second question in the log")
+	}
+	sys2 := actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
+	t.Cleanup(func() { _ = sys2.Shutdown(context.Background()) })
+	answers := make(chan *agent.AgentMessage, 4)
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, all[:cut], agent.WithEnv(h.env),
+		agent.WithHumanDelivery(func(m *agent.AgentMessage) { answers <- m }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := team2.Member(actortest.Context(t), "@Manager")
+	human2, _ := team2.Member(actortest.Context(t), "@Human")
+	if m2 == nil || human2 == nil {
+		t.Fatal("the restored team lacks its members")
+	}
+	if err := agent.Say(actortest.Context(t), human2, m2, &agent.AgentMessage{Type: agent.Request, Content: "second question"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-answers:
+		if a.Content != "second answer" {
+			t.Fatalf("the rerun answered %q; want the logged \"second answer\"", a.Content)
+		}
+	case <-actortest.Context(t).Done():
+		t.Fatal("no answer to the rerun")
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != paid {
+		t.Fatalf("%d model requests after the rerun; want %d (the answers were replayed from the log)", n, paid)
+	}
+	hist, err := proxy.Ask(actortest.Context(t), m2, func(_ *actor.Context, a *agent.BaseAgent) (string, error) {
+		var b strings.Builder
+		for _, m := range a.Runner().History() {
+			b.WriteString(m.Role + ":" + m.Content + "\n")
+		}
+		return b.String(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(hist, "second question"); n != 1 || strings.Contains(hist, "aborted") {
+		t.Fatalf("history after the rerun (the second question %d times):\n%s", n, hist)
+	}
+}
+
+func roundTrip(t *testing.T, msgs []message.Message) []message.Message {
+	t.Helper()
+	out := make([]message.Message, 0, len(msgs))
+	for _, m := range msgs {
+		data, err := message.Marshal(m)
+		if err != nil {
+			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
+		}
+		back, err := message.UnmarshalMessage(data)
+		if err != nil {
+			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
+		}
+		out = append(out, back)
+	}
+	return out
+}
