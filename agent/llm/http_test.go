@@ -2,11 +2,15 @@ package llm_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -207,4 +211,50 @@ func TestRetrySendsTheSameBody(t *testing.T) {
 	if tp := reqs[1].Temperature; tp == nil || *tp != 0 {
 		t.Fatalf("retry temperature %v, want 0", tp)
 	}
+}
+
+// doerFunc is an HTTP doer made of a function.
+type doerFunc func(*http.Request) (*http.Response, error)
+
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A run cancelled with a cause while it waits to retry ends at once, and
+// its error is the cause (the real wait, in a synctest bubble).
+func TestRetryWaitEndsWithTheCancelCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := llm.DefaultConfig()
+		cfg.Model = llm.ModelConfig{Provider: "openai-compatible", BaseURL: "http://model.test/v1", Model: "gpt-4.1", APIKey: "sk-test"}
+		var attempts atomic.Int32
+		unavailable := doerFunc(func(r *http.Request) (*http.Response, error) {
+			attempts.Add(1)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"30"}},
+				Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
+		})
+		r, err := llm.NewRunner(cfg, llm.Options{HTTPClient: unavailable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = r.Close() }()
+		out, err := llm.NewOutput[StructuredOutput]("StructuredOutput")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancelCause(t.Context())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := llm.Run(ctx, r, llm.UserText("x"), out)
+			done <- err
+		}()
+		synctest.Wait() // the first attempt got a 503: the retry waits 30s
+		stopping := errors.New("the agent is stopping")
+		cancel(stopping)
+		err = <-done
+		if !errors.Is(err, stopping) || !strings.Contains(err.Error(), "waiting to retry") {
+			t.Fatalf("run ended with %v, want the cancel's cause while waiting to retry", err)
+		}
+		if waited := time.Since(start); waited != 0 || attempts.Load() != 1 {
+			t.Fatalf("attempts %d, waited %v: want 1 attempt and no wait", attempts.Load(), waited)
+		}
+	})
 }

@@ -308,3 +308,17 @@ func TestRateLimiterReconcilesWithUsageOrEstimate(t *testing.T) {
 		t.Fatalf("waits %v, want one of about 81s (a debt of 3,000 and a charge of 5,100 at 6,000 a minute)", c.waits)
 	}
 }
+
+// A wait cancelled with a cause ends with the cause.
+func TestRateLimiterWaitEndsWithTheCancelCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, waiting := emptiedBucket(t)
+		ctx, cancel := context.WithCancelCause(t.Context())
+		done := waiting(ctx, 3000)
+		stopping := errors.New("the agent is stopping")
+		cancel(stopping)
+		if err := <-done; !errors.Is(err, stopping) || !strings.Contains(err.Error(), "waiting for the rate limit of gpt-4.1") {
+			t.Fatalf("wait cancelled with a cause ended with %v", err)
+		}
+	})
+}

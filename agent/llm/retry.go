@@ -13,23 +13,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-)
 
-// sleepContext is the real Options.Sleep: it waits for d or until ctx is
-// done, whichever is first, and returns ctx's error in the second case.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+	"github.com/akgentic/akgentic-go/internal/clock"
+)
 
 // ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
 // RuntimeConfig.HTTP.Timeout; such attempts are not retried (A28).
@@ -229,7 +215,7 @@ func (d *retryDoer) next() openai.HTTPDoer {
 
 func (d *retryDoer) sleep() func(ctx context.Context, d time.Duration) error {
 	if d.Sleep == nil {
-		return sleepContext
+		return clock.Sleep
 	}
 	return d.Sleep
 }

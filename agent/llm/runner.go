@@ -45,8 +45,8 @@ type Options struct {
 	// releases its idle connections.
 	HTTPClient openai.HTTPDoer
 	// Sleep waits d between HTTP retries, or until ctx is done, whichever is
-	// first, and returns ctx's error in the second case (default: a real
-	// wait). Tests inject one that records or scales the waits.
+	// first, and returns context.Cause(ctx) in the second case (default: a
+	// real wait). Tests inject one that records or scales the waits.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter scales the retry backoffs; it must return values in [0, 1)
 	// (default math/rand/v2).
