@@ -23,7 +23,7 @@
 //     Options.Observer; [Runner.Restore] folds them back into a history and
 //     a lifetime budget.
 //   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
-//   - Guard rails (issue 16), checked before every model call: spend
+//   - Guard rails, checked before every model call: spend
 //     ceilings in USD, the agent's (AgentUsageLimits.SpendLimit) and a
 //     team's shared [Budget] ([Options].TeamBudget), each reserving the
 //     call's worst case and settled from its usage; and a shared

@@ -33,7 +33,7 @@ func apiStatus(t *testing.T, err error) int {
 	return 0
 }
 
-// S34, A28: 429 with Retry-After waits what the server asked, then succeeds;
+// 429 with Retry-After waits what the server asked, then succeeds;
 // one response, one usage event.
 func TestRateLimitWithRetryAfter(t *testing.T) {
 	h := newHarness(t, nil)
@@ -42,7 +42,7 @@ func TestRateLimitWithRetryAfter(t *testing.T) {
 	if len(h.requests()) != 2 || len(h.rec.usage()) != 1 {
 		t.Fatalf("attempts %d, usage %d", len(h.requests()), len(h.rec.usage()))
 	}
-	// Issue 15: the usage event says the call took two attempts and how long.
+	// The usage event says the call took two attempts and how long.
 	if u := h.rec.usage()[0]; u.Attempts != 2 || u.Latency <= 0 {
 		t.Fatalf("usage event: attempts %d, latency %v; want 2 and > 0", u.Attempts, u.Latency)
 	}
@@ -51,7 +51,7 @@ func TestRateLimitWithRetryAfter(t *testing.T) {
 	}
 }
 
-// A28: 429 without Retry-After backs off exponentially within BackoffMax.
+// 429 without Retry-After backs off exponentially within BackoffMax.
 func TestRateLimitWithoutRetryAfter(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.RateLimited(""), llmtest.RateLimited(""), llmtest.RateLimited(""), llmtest.Final(finalPlan))
@@ -87,7 +87,7 @@ func TestTransientFaultsRetried(t *testing.T) {
 	}
 }
 
-// S35, A28: persistent 500 makes exactly MaxAttempts attempts, then the
+// Persistent 500 makes exactly MaxAttempts attempts, then the
 // API error surfaces; no usage event; the runner stays usable.
 func TestPersistentServerError(t *testing.T) {
 	h := newHarness(t, nil)
@@ -102,7 +102,7 @@ func TestPersistentServerError(t *testing.T) {
 	h.mustRun("again")
 }
 
-// S37, A28: 401 and 404 fail fast with one attempt; so does a 429
+// 401 and 404 fail fast with one attempt; so does a 429
 // insufficient_quota.
 func TestClientErrorsFailFast(t *testing.T) {
 	for name, step := range map[string]llmtest.Step{
@@ -122,7 +122,7 @@ func TestClientErrorsFailFast(t *testing.T) {
 	}
 }
 
-// Fault "a timeout" (A28): an attempt that exceeds RuntimeConfig.HTTP.Timeout is
+// Fault "a timeout": an attempt that exceeds RuntimeConfig.HTTP.Timeout is
 // not retried and says so.
 func TestAttemptTimeout(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Runtime.HTTP.Timeout = 30 * time.Millisecond })
@@ -195,7 +195,7 @@ func TestAPIKeyNeverLogged(t *testing.T) {
 	}
 }
 
-// A27, A28: a retried request is sent again byte for byte, the explicit
+// A retried request is sent again byte for byte, the explicit
 // temperature 0 (added to go-openai's body) included on every attempt.
 func TestRetrySendsTheSameBody(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Model.Temperature = new(float32(0)) })

@@ -13,7 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/internal/clock"
 )
 
-// RateLimit is a provider's limit on one model (issue 16): requests and
+// RateLimit is a provider's limit on one model: requests and
 // tokens (prompt plus completion) per minute; 0 is no limit.
 type RateLimit struct {
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
