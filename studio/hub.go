@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
-	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -52,7 +51,7 @@ type hub struct {
 type answer struct {
 	name string
 	gen  uint64 // numbers the answers: a new one (Seq 0) gets the next
-	streamtext.Answer
+	llm.StreamedAnswer
 }
 
 // writing is a snapshot of an answer being streamed, for one page.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool/planning"
-	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -149,7 +149,7 @@ func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipSt
 				s.forward(st, <-c.ch, skip, skipState)
 			}
 			for _, w := range ws {
-				text := streamtext.Text(w.raw)
+				text := llm.StreamedText(w.raw)
 				if last, ok := drawn[w.who]; ok && last.gen == w.gen && last.text == text {
 					continue // the answer grew, its messages' text did not
 				}

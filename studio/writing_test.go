@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
-	"github.com/akgentic/akgentic-go/internal/streamtext"
 )
 
 // held is a streamed answer of @Manager that the test holds half-written:
@@ -59,7 +59,7 @@ func (h *held) wait(f *fixture) string {
 	if a == nil {
 		f.t.Fatal("the studio has no answer of @Manager being written")
 	}
-	text := streamtext.Text(a.Raw())
+	text := llm.StreamedText(a.Raw())
 	if text == "" || len(text) >= len(h.text) || !strings.HasPrefix(h.text, text) {
 		f.t.Fatalf("the held answer's text %q is not a beginning of %q", text, h.text)
 	}

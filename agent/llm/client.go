@@ -13,8 +13,8 @@ import (
 )
 
 // client is a chat-completions client over go-openai for any
-// OpenAI-compatible endpoint, with retries (A28) inside its HTTP doer and
-// the model settings of a [ModelConfig] applied to every request (A27). It
+// OpenAI-compatible endpoint, with retries inside its HTTP doer and
+// the model settings of a [ModelConfig] applied to every request. It
 // is safe for concurrent use.
 type client struct {
 	oa        *openai.Client
@@ -144,7 +144,7 @@ func (c *client) Close() error {
 
 // zeroTemperatureDoer adds "temperature":0 to a JSON body that lacks it:
 // go-openai's Temperature is omitempty, so an explicit 0 would otherwise
-// never reach the server (A27).
+// never reach the server.
 type zeroTemperatureDoer struct{ next openai.HTTPDoer }
 
 func (z zeroTemperatureDoer) Do(req *http.Request) (*http.Response, error) {

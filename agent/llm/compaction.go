@@ -13,7 +13,7 @@ import (
 // summaryPrefix starts the single entry that replaces compacted history.
 const summaryPrefix = "[Conversation summary] "
 
-// summarizerPrompts are the summarizer instructions by version (A54).
+// summarizerPrompts are the summarizer instructions by version.
 var summarizerPrompts = map[string]string{
 	"v1": "You compress a conversation between a user, an AI agent and its tools so the agent can continue " +
 		"the work from your summary alone. Keep verbatim every named entity, identifier, file name, number and " +
@@ -34,7 +34,7 @@ type compactResult struct {
 	summary string
 }
 
-// report is the /compact command's reply (A56).
+// report is the /compact command's reply.
 func (c compactResult) report() string {
 	if c.replaced == 0 {
 		return "Nothing to compact."
@@ -43,7 +43,7 @@ func (c compactResult) report() string {
 }
 
 // compactionOn: compaction needs a known context window and a folding
-// strategy (A52).
+// strategy.
 func (r *Runner) compactionOn() bool {
 	return r.cfg.Model.ContextLength > 0 && r.cfg.Compaction.Strategy != strategyNone
 }
@@ -58,7 +58,7 @@ func (r *Runner) compactionState(forced int) string {
 	return fmt.Sprintf("ran %d time(s) and the request still does not fit", forced)
 }
 
-// shouldCompact is the auto-trigger gate (A53): never on missing data.
+// shouldCompact is the auto-trigger gate: never on missing data.
 func (r *Runner) shouldCompact() bool {
 	if !r.compactionOn() || !r.cfg.Compaction.AutoTrigger || r.lastInputTokens == 0 {
 		return false
@@ -67,7 +67,7 @@ func (r *Runner) shouldCompact() bool {
 	return r.lastInputTokens > threshold
 }
 
-// Compact folds the whole history now, ignoring the trigger gate (A56),
+// Compact folds the whole history now, ignoring the trigger gate,
 // and returns the /compact command's reply: "Nothing to compact." or
 // "Compacted: replaced N earlier message(s) with a summary.". The
 // [CompactedEvent] it emits carries the count and the summary; outside a
@@ -109,7 +109,7 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (compac
 		res = compactResult{replaced: n, summary: r.summarize(ctx, r.history[:n])}
 		if err := ctx.Err(); err != nil {
 			// Cancelled (or stopping) while summarizing: the history stays
-			// whole rather than truncated (issue 15).
+			// whole rather than truncated.
 			return compactResult{}, fmt.Errorf("llm: compaction: %w", err)
 		}
 	}
@@ -124,7 +124,7 @@ func (r *Runner) compactPrefix(ctx context.Context, runID string, n int) (compac
 }
 
 // foldCompaction replaces the first n entries with one summary entry; live
-// compaction and restore share it (A51).
+// compaction and restore share it.
 func foldCompaction(h []Message, n int, summary string) []Message {
 	n = min(max(n, 0), len(h))
 	out := make([]Message, 0, len(h)-n+1)
@@ -133,7 +133,7 @@ func foldCompaction(h []Message, n int, summary string) []Message {
 }
 
 // summarize asks the model for a summary of msgs; on failure the summary is
-// a note that the messages were truncated (A54). The call is not a usage
+// a note that the messages were truncated. The call is not a usage
 // event and counts against no budget.
 func (r *Runner) summarize(ctx context.Context, msgs []Message) string {
 	c := r.cfg.Compaction
@@ -185,7 +185,7 @@ func transcript(msgs []Message) string {
 	return b.String()
 }
 
-// Clear drops the whole history (A57), with no model call, and returns the
+// Clear drops the whole history, with no model call, and returns the
 // /clear command's reply: "Cleared N message(s); system prompt regenerates
 // on the next run.". The [ClearedEvent] it emits carries the count.
 func (r *Runner) Clear() string {
@@ -196,12 +196,12 @@ func (r *Runner) Clear() string {
 }
 
 // Restore rebuilds the history from replayed events and reseeds the
-// lifetime budget (A37, A51): messages append, a compaction folds, a clear
+// lifetime budget: messages append, a compaction folds, a clear
 // empties; the run count becomes the number of distinct run ids among usage
 // events and the lifetime tokens their sums. It replaces, never adds, so
 // replaying twice is idempotent. A tool call left unanswered (the log ends
 // in the middle of one) gets a stand-in result, so the next request is
-// valid (A30). Nothing is emitted.
+// valid. Nothing is emitted.
 func (r *Runner) Restore(events []Event) {
 	runs := map[string]bool{}
 	var budget agentBudget

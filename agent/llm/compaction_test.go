@@ -11,7 +11,7 @@ import (
 
 func compacting(c *llm.Config) { c.Model.ContextLength = 1000 }
 
-// A53, A54: the auto-trigger fires before the request once the last prompt
+// The auto-trigger fires before the request once the last prompt
 // exceeded floor(1000 × 0.85); the summarizer request has no tools and no
 // response_format; the history becomes one summary entry plus the prompt.
 func TestAutoCompaction(t *testing.T) {
@@ -50,11 +50,11 @@ func TestAutoCompaction(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 	if len(h.rec.usage()) != 3 {
-		t.Fatalf("A54: summarizer produced a usage event: %d", len(h.rec.usage()))
+		t.Fatalf("the summarizer produced a usage event: %d", len(h.rec.usage()))
 	}
 }
 
-// A53: no trigger below the threshold, without a context length, or with
+// No trigger below the threshold, without a context length, or with
 // auto_trigger off.
 func TestAutoCompactionGate(t *testing.T) {
 	for name, mutate := range map[string]func(*llm.Config){
@@ -78,7 +78,7 @@ func TestAutoCompactionGate(t *testing.T) {
 	}
 }
 
-// S49, A54: a failing summarizer leaves a truncation note; the run goes on.
+// A failing summarizer leaves a truncation note; the run goes on.
 func TestSummarizerFailure(t *testing.T) {
 	h := newHarness(t, compacting)
 	h.model.Enqueue(llmtest.Final(finalPlan).WithUsage(900, 1, 0))
@@ -93,7 +93,7 @@ func TestSummarizerFailure(t *testing.T) {
 	}
 }
 
-// S50, A56, A57: /compact on a fresh runner, /clear after two exchanges.
+// /compact on a fresh runner, /clear after two exchanges.
 func TestCompactAndClear(t *testing.T) {
 	h := newHarness(t, nil)
 	res, err := h.runner.Compact(t.Context())
@@ -120,11 +120,11 @@ func TestCompactAndClear(t *testing.T) {
 		t.Fatalf("%v %v %+v", res, err, ev)
 	}
 	if ev, ok := h.rec.events[len(h.rec.events)-1].(llm.CompactedEvent); !ok || ev.RunID != "" {
-		t.Fatalf("A54: compaction outside a run has no run id: %+v", h.rec.events[len(h.rec.events)-1])
+		t.Fatalf("a compaction outside a run has a run id: %+v", h.rec.events[len(h.rec.events)-1])
 	}
 }
 
-// S51, A51: the restore fold, with nothing emitted.
+// The restore fold, with nothing emitted.
 func TestRestoreFold(t *testing.T) {
 	h := newHarness(t, nil)
 	msg := func(role, text string) llm.Event {
@@ -153,7 +153,7 @@ func TestRestoreFold(t *testing.T) {
 	}
 }
 
-// A55: sliding_window keeps the last N entries, never orphaning a tool
+// sliding_window keeps the last N entries, never orphaning a tool
 // result; none never folds.
 func TestSlidingWindowAndNone(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {

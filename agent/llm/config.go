@@ -18,10 +18,10 @@ const (
 	providerAzure  = "azure"
 )
 
-// defaultModel is the model of DefaultConfig (A27).
+// defaultModel is the model of DefaultConfig.
 const defaultModel = "gpt-5.2"
 
-// ModelConfig says which model to call and how (A27). The zero value is not
+// ModelConfig says which model to call and how. The zero value is not
 // ready: start from [DefaultConfig]'s Model.
 type ModelConfig struct {
 	// Provider is openai (default), azure or openai-compatible (any server
@@ -49,7 +49,7 @@ type ModelConfig struct {
 	// reasoning models (gpt-5*, o-series), as max_tokens otherwise.
 	MaxTokens int `json:"max_tokens,omitempty" validate:"gte=0"`
 	// ContextLength is the model's context window in tokens; compaction is
-	// off unless it is set (A52).
+	// off unless it is set.
 	ContextLength int `json:"context_length,omitempty" validate:"gte=0"`
 	// ReasoningEffort is low, medium or high; only reasoning models accept it.
 	ReasoningEffort string `json:"reasoning_effort,omitempty" validate:"omitempty,oneof=low medium high"`
@@ -104,7 +104,7 @@ func isReasoningModel(model string) bool {
 	return false
 }
 
-// httpConfig is RuntimeConfig.HTTP: it tunes the HTTP layer (A28). The
+// httpConfig is RuntimeConfig.HTTP: it tunes the HTTP layer. The
 // field list and tags must stay identical to RuntimeConfig.HTTP's.
 type httpConfig struct {
 	Timeout       time.Duration `json:"timeout,omitempty" validate:"gte=0"`
@@ -133,37 +133,37 @@ func (h httpConfig) withDefaults() httpConfig {
 	return h
 }
 
-// End strategies (A25). In native structured-output mode both behave the
+// End strategies. In native structured-output mode both behave the
 // same; the field is carried for the final-tool mode (LATER).
 const (
 	endStrategyExhaustive = "exhaustive"
 	endStrategyEarly      = "early"
 )
 
-// RuntimeConfig holds the loop's knobs (A99).
+// RuntimeConfig holds the loop's knobs.
 type RuntimeConfig struct {
 	// Retries is the budget of model-fixable failures per run: invalid
 	// outputs, and per tool the retry errors it returns (default 3).
 	Retries int `json:"retries" validate:"gte=0"`
-	// EndStrategy is exhaustive (default) or early (A25); any other value
+	// EndStrategy is exhaustive (default) or early; any other value
 	// is a config error naming it. In the native structured-output mode
 	// this package uses, it has no observable effect: a response with tool
-	// calls is never final, so its calls all run (A21). It matters only in
+	// calls is never final, so its calls all run. It matters only in
 	// the final-tool output mode (not implemented), where early accepts the
 	// output call and skips the others.
 	EndStrategy string `json:"end_strategy,omitempty" validate:"omitempty,oneof=exhaustive early"`
 	// ParallelToolCalls, when set, is sent as parallel_tool_calls; nil sends
-	// nothing (C8). Tool calls of one response run concurrently unless it
-	// is false or a tool is marked Serial; results keep call order (A26).
+	// nothing. Tool calls of one response run concurrently unless it
+	// is false or a tool is marked Serial; results keep call order.
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
 	// Stream, when true, streams each answer (stream: true with
-	// stream_options.include_usage, issue 15): its text is reported piece by
+	// stream_options.include_usage): its text is reported piece by
 	// piece as TextDeltaEvents while it is written, and the whole answer is
 	// then validated and recorded exactly as an unstreamed one. A stream cut
 	// mid-way is sent again (HTTP.MaxAttempts in all), never taken as an
 	// answer. Off by default. HTTP.Timeout bounds each whole stream.
 	Stream bool `json:"stream,omitempty"`
-	// HTTP tunes timeouts and retries (A28); zero fields take the defaults.
+	// HTTP tunes timeouts and retries; zero fields take the defaults.
 	HTTP struct {
 		// Timeout bounds each attempt (default 120 s). A timed-out
 		// attempt is not retried.
@@ -181,7 +181,7 @@ type RuntimeConfig struct {
 	} `json:"http"`
 }
 
-// RunUsageLimits bound one run; counters reset every run (A31). Nil means
+// RunUsageLimits bound one run; counters reset every run. Nil means
 // unlimited; a set value (e.g. new(50)) must be > 0.
 type RunUsageLimits struct {
 	// RequestLimit caps model requests per run (default 50).
@@ -196,7 +196,7 @@ type RunUsageLimits struct {
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 }
 
-// AgentUsageLimits bound the runner's whole lifetime (A32). All nil (the
+// AgentUsageLimits bound the runner's whole lifetime. All nil (the
 // default) never blocks.
 type AgentUsageLimits struct {
 	// RequestLimit caps the number of runs.
@@ -208,7 +208,7 @@ type AgentUsageLimits struct {
 	// TotalTokensLimit caps lifetime prompt + completion tokens.
 	TotalTokensLimit *int `json:"total_tokens_limit,omitempty" validate:"omitempty,gt=0"`
 	// SpendLimit caps the agent's lifetime model spend in USD, priced
-	// with the runner's price table (issue 16): before each model call its
+	// with the runner's price table: before each model call its
 	// worst case is reserved: its prompt plus Model.MaxTokens, or without
 	// it the model's whole default output (gpt-5: 128,000 tokens, $1.02),
 	// so set Model.MaxTokens with a ceiling of less than that or no call
@@ -218,14 +218,14 @@ type AgentUsageLimits struct {
 	SpendLimit *float64 `json:"spend_limit_usd,omitempty" validate:"omitempty,gt=0"`
 }
 
-// Compaction strategies (A54, A55).
+// Compaction strategies.
 const (
 	strategySummarize     = "summarize"
 	strategySlidingWindow = "sliding_window"
 	strategyNone          = "none"
 )
 
-// CompactionConfig configures context compaction (A52). It has no effect
+// CompactionConfig configures context compaction. It has no effect
 // unless ModelConfig.ContextLength is set.
 type CompactionConfig struct {
 	// Strategy is summarize (default), sliding_window or none.
@@ -246,7 +246,7 @@ type CompactionConfig struct {
 	// agent's model).
 	SummaryModel string `json:"summary_model,omitempty"`
 	// MaxMessages, when > 0, is a sliding window on what each request
-	// sends (A58): only the last MaxMessages history entries go to the
+	// sends: only the last MaxMessages history entries go to the
 	// model (the system block is not counted; the history itself is kept
 	// whole). The window is extended backwards rather than split an
 	// assistant tool-call message from its tool replies. It is exclusive
@@ -289,7 +289,7 @@ type Config struct {
 	RunLimits   RunUsageLimits   `json:"run_usage_limits"`
 	AgentLimits AgentUsageLimits `json:"agent_usage_limits"`
 	Compaction  CompactionConfig `json:"compaction_cfg"`
-	// Backstory is the first system-prompt section (A19).
+	// Backstory is the first system-prompt section.
 	Backstory string `json:"backstory,omitempty"`
 }
 
@@ -314,8 +314,8 @@ var validate = validator.New(validator.WithRequiredStructEnabled())
 
 // Validate checks every field and the cross-field rules, naming what is
 // wrong: temperature on a reasoning model, a sliding window together with
-// auto-compaction (A58), and a compaction threshold that a run-tier token
-// limit would pre-empt (A39).
+// auto-compaction, and a compaction threshold that a run-tier token
+// limit would pre-empt.
 func (c Config) Validate() error {
 	if err := validate.Struct(c); err != nil {
 		return fmt.Errorf("llm: invalid config: %w", describeValidation(err))
@@ -331,7 +331,7 @@ func (c Config) Validate() error {
 	comp := c.Compaction.withDefaults()
 	autoCompaction := comp.AutoTrigger && comp.Strategy != strategyNone && c.Model.ContextLength > 0
 	if autoCompaction && comp.MaxMessages > 0 {
-		return fmt.Errorf("llm: invalid config: compaction_cfg.max_messages (%d) and compaction_cfg.auto_trigger (on, with strategy %s and context_length %d) are exclusive (A58): set auto_trigger false or strategy none, or drop max_messages",
+		return fmt.Errorf("llm: invalid config: compaction_cfg.max_messages (%d) and compaction_cfg.auto_trigger (on, with strategy %s and context_length %d) are exclusive: set auto_trigger false or strategy none, or drop max_messages",
 			comp.MaxMessages, comp.Strategy, c.Model.ContextLength)
 	}
 	if autoCompaction {

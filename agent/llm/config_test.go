@@ -8,7 +8,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// A27: an explicit temperature 0 reaches the wire; seed and max tokens too.
+// An explicit temperature 0 reaches the wire; seed and max tokens too.
 func TestModelSettingsOnTheWire(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
 		c.Model.Temperature = new(float32(0))
@@ -27,7 +27,7 @@ func TestModelSettingsOnTheWire(t *testing.T) {
 	}
 }
 
-// A27: reasoning models take max_completion_tokens and reasoning_effort.
+// Reasoning models take max_completion_tokens and reasoning_effort.
 func TestReasoningModelSettings(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
 		c.Model.Model = "gpt-5.2"
@@ -41,7 +41,7 @@ func TestReasoningModelSettings(t *testing.T) {
 	}
 }
 
-// Decision 10: configs are validated at creation with errors that name
+// Configs are validated at creation with errors that name
 // the field.
 func TestConfigValidation(t *testing.T) {
 	cases := map[string]struct {

@@ -21,9 +21,11 @@
 //   - Events ([MessageEvent], [UsageEvent], [ToolCallEvent],
 //     [ToolReturnEvent], [CompactedEvent], [ClearedEvent]) reported to
 //     Options.Observer; [Runner.Restore] folds them back into a history and
-//     a lifetime budget.
+//     a lifetime budget. A streamed answer's [TextDeltaEvent]s are joined
+//     by [StreamedAnswer], and [StreamedText] decodes the text of the
+//     messages it is writing.
 //   - Pricing: an embedded, versioned [PriceTable] and [Aggregate].
-//   - Guard rails (issue 16), checked before every model call: spend
+//   - Guard rails, checked before every model call: spend
 //     ceilings in USD, the agent's (AgentUsageLimits.SpendLimit) and a
 //     team's shared [Budget] ([Options].TeamBudget), each reserving the
 //     call's worst case and settled from its usage; and a shared

@@ -68,3 +68,25 @@ func ExampleRun() {
 	// 2 + 3 = 5
 	// 5
 }
+
+// An answer streamed in pieces, shown as it is written: each delta is
+// added, and the text of its messages so far decoded from the unfinished
+// JSON. A Seq 0 starts the answer over (here, the request sent again).
+func ExampleStreamedAnswer() {
+	var a llm.StreamedAnswer
+	for _, d := range []llm.TextDeltaEvent{
+		{RunID: "r1", Seq: 0, Delta: `{"messages":[{"message":"Hel`},
+		{RunID: "r1", Seq: 1, Delta: `lo, \"world`},
+		{RunID: "r1", Seq: 0, Delta: `{"messages":[{"message":"Hi`},
+		{RunID: "r1", Seq: 1, Delta: `","recipient":"@Human"},{"message":"Done`},
+	} {
+		if a.Add(d) {
+			fmt.Println(llm.StreamedText(a.Raw()))
+		}
+	}
+	// Output:
+	// Hel
+	// Hello, "world
+	// Hi
+	// Hi · Done
+}

@@ -27,14 +27,14 @@ func (t *PriceTable) Lookup(model string) (Price, bool) { return t.lookup(model)
 // SetTools replaces the tools the model may call, as NewRunner does.
 func (r *Runner) SetTools(tools ...*Tool) error { return r.setTools(tools...) }
 
-// LastInputTokens is the prompt size of the latest response, 0 if unknown
-// (A43).
+// LastInputTokens is the prompt size of the latest response, 0 if
+// unknown.
 func (r *Runner) LastInputTokens() int { return r.lastInputTokens }
 
 // HTTPConfig is the type of RuntimeConfig.HTTP, named.
 type HTTPConfig = httpConfig
 
-// Test-only access to the guard rails' unexported parts (issue 16).
+// Test-only access to the guard rails' unexported parts.
 
 // Reserve reserves worst USD against b as a model call does.
 func (b *Budget) Reserve(tier string, worst float64) (func(cost float64), error) {

@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Request and StructuredOutput have the shape the agent layer's output
-// will have (issue 6); the loop is generic over them (C7).
+// will have; the loop is generic over them.
 type Request struct {
 	MessageType string `json:"message_type" enum:"request,response,notification,instruction,acknowledgment"`
 	Message     string `json:"message" validate:"required"`

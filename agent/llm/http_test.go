@@ -2,11 +2,15 @@ package llm_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -29,7 +33,7 @@ func apiStatus(t *testing.T, err error) int {
 	return 0
 }
 
-// S34, A28: 429 with Retry-After waits what the server asked, then succeeds;
+// 429 with Retry-After waits what the server asked, then succeeds;
 // one response, one usage event.
 func TestRateLimitWithRetryAfter(t *testing.T) {
 	h := newHarness(t, nil)
@@ -38,7 +42,7 @@ func TestRateLimitWithRetryAfter(t *testing.T) {
 	if len(h.requests()) != 2 || len(h.rec.usage()) != 1 {
 		t.Fatalf("attempts %d, usage %d", len(h.requests()), len(h.rec.usage()))
 	}
-	// Issue 15: the usage event says the call took two attempts and how long.
+	// The usage event says the call took two attempts and how long.
 	if u := h.rec.usage()[0]; u.Attempts != 2 || u.Latency <= 0 {
 		t.Fatalf("usage event: attempts %d, latency %v; want 2 and > 0", u.Attempts, u.Latency)
 	}
@@ -47,7 +51,7 @@ func TestRateLimitWithRetryAfter(t *testing.T) {
 	}
 }
 
-// A28: 429 without Retry-After backs off exponentially within BackoffMax.
+// 429 without Retry-After backs off exponentially within BackoffMax.
 func TestRateLimitWithoutRetryAfter(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.RateLimited(""), llmtest.RateLimited(""), llmtest.RateLimited(""), llmtest.Final(finalPlan))
@@ -83,7 +87,7 @@ func TestTransientFaultsRetried(t *testing.T) {
 	}
 }
 
-// S35, A28: persistent 500 makes exactly MaxAttempts attempts, then the
+// Persistent 500 makes exactly MaxAttempts attempts, then the
 // API error surfaces; no usage event; the runner stays usable.
 func TestPersistentServerError(t *testing.T) {
 	h := newHarness(t, nil)
@@ -98,7 +102,7 @@ func TestPersistentServerError(t *testing.T) {
 	h.mustRun("again")
 }
 
-// S37, A28: 401 and 404 fail fast with one attempt; so does a 429
+// 401 and 404 fail fast with one attempt; so does a 429
 // insufficient_quota.
 func TestClientErrorsFailFast(t *testing.T) {
 	for name, step := range map[string]llmtest.Step{
@@ -118,7 +122,7 @@ func TestClientErrorsFailFast(t *testing.T) {
 	}
 }
 
-// Fault "a timeout" (A28): an attempt that exceeds RuntimeConfig.HTTP.Timeout is
+// Fault "a timeout": an attempt that exceeds RuntimeConfig.HTTP.Timeout is
 // not retried and says so.
 func TestAttemptTimeout(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Runtime.HTTP.Timeout = 30 * time.Millisecond })
@@ -191,7 +195,7 @@ func TestAPIKeyNeverLogged(t *testing.T) {
 	}
 }
 
-// A27, A28: a retried request is sent again byte for byte, the explicit
+// A retried request is sent again byte for byte, the explicit
 // temperature 0 (added to go-openai's body) included on every attempt.
 func TestRetrySendsTheSameBody(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.Model.Temperature = new(float32(0)) })
@@ -207,4 +211,50 @@ func TestRetrySendsTheSameBody(t *testing.T) {
 	if tp := reqs[1].Temperature; tp == nil || *tp != 0 {
 		t.Fatalf("retry temperature %v, want 0", tp)
 	}
+}
+
+// doerFunc is an HTTP doer made of a function.
+type doerFunc func(*http.Request) (*http.Response, error)
+
+func (f doerFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A run cancelled with a cause while it waits to retry ends at once, and
+// its error is the cause (the real wait, in a synctest bubble).
+func TestRetryWaitEndsWithTheCancelCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := llm.DefaultConfig()
+		cfg.Model = llm.ModelConfig{Provider: "openai-compatible", BaseURL: "http://model.test/v1", Model: "gpt-4.1", APIKey: "sk-test"}
+		var attempts atomic.Int32
+		unavailable := doerFunc(func(r *http.Request) (*http.Response, error) {
+			attempts.Add(1)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"30"}},
+				Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
+		})
+		r, err := llm.NewRunner(cfg, llm.Options{HTTPClient: unavailable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = r.Close() }()
+		out, err := llm.NewOutput[StructuredOutput]("StructuredOutput")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancelCause(t.Context())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := llm.Run(ctx, r, llm.UserText("x"), out)
+			done <- err
+		}()
+		synctest.Wait() // the first attempt got a 503: the retry waits 30s
+		stopping := errors.New("the agent is stopping")
+		cancel(stopping)
+		err = <-done
+		if !errors.Is(err, stopping) || !strings.Contains(err.Error(), "waiting to retry") {
+			t.Fatalf("run ended with %v, want the cancel's cause while waiting to retry", err)
+		}
+		if waited := time.Since(start); waited != 0 || attempts.Load() != 1 {
+			t.Fatalf("attempts %d, waited %v: want 1 attempt and no wait", attempts.Load(), waited)
+		}
+	})
 }

@@ -2,13 +2,13 @@ package llm
 
 import "fmt"
 
-// The two usage tiers (A31, A32), as UsageLimitError.Tier names them.
+// The two usage tiers, as UsageLimitError.Tier names them.
 const (
 	tierRun   = "run"
 	tierAgent = "agent"
 )
 
-// UsageLimitError is the one error both tiers raise (A36). Match it with
+// UsageLimitError is the one error both tiers raise. Match it with
 // errors.As; Limit names the limit (e.g. "run_request_limit") and the text
 // says which value was crossed.
 type UsageLimitError struct {
@@ -23,7 +23,7 @@ type UsageLimitError struct {
 // Error describes the failure.
 func (e *UsageLimitError) Error() string { return e.Reason }
 
-// runUsage counts one run (A35).
+// runUsage counts one run.
 type runUsage struct {
 	requests, toolCalls, input, output int
 }
@@ -70,7 +70,7 @@ func tokenBreach(tier string, in, out, total *int, input, output int) error {
 	return nil
 }
 
-// agentBudget is the lifetime tier's state (A34, A37). It is not persisted:
+// agentBudget is the lifetime tier's state. It is not persisted:
 // Restore recomputes it from usage events.
 type agentBudget struct {
 	runs, input, output int

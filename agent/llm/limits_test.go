@@ -11,7 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// S38, A35, A36: run_request_limit=2 with a model that always calls a tool:
+// run_request_limit=2 with a model that always calls a tool:
 // two requests, then a run-tier breach; the next run's request is valid.
 func TestRunRequestLimit(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.RunLimits.RequestLimit = new(2) }, hireTool(t, nil))
@@ -22,10 +22,10 @@ func TestRunRequestLimit(t *testing.T) {
 		t.Fatalf("err %+v requests %d", ule, len(h.requests()))
 	}
 	h.model.Enqueue(llmtest.Final(finalPlan))
-	h.mustRun("next") // counters reset every run (A31)
+	h.mustRun("next") // counters reset every run
 }
 
-// S38 variant, A35: tool_calls_limit=1 and one response with two calls:
+// tool_calls_limit=1 and one response with two calls:
 // breach before either runs; history healed with two synthetic results.
 func TestToolCallsLimitHealsBothCalls(t *testing.T) {
 	var calls []string
@@ -47,7 +47,7 @@ func TestToolCallsLimitHealsBothCalls(t *testing.T) {
 	h.mustRun("next")
 }
 
-// S39, A35: total_tokens_limit=150 and a 180+20 response: breach after one
+// total_tokens_limit=150 and a 180+20 response: breach after one
 // request, and its usage event is still emitted.
 func TestRunTokenLimit(t *testing.T) {
 	for _, tc := range []struct {
@@ -70,7 +70,7 @@ func TestRunTokenLimit(t *testing.T) {
 	}
 }
 
-// A35: a token breach on a tool-call response heals the unexecuted calls.
+// A token breach on a tool-call response heals the unexecuted calls.
 func TestRunTokenLimitOnToolCallResponse(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.RunLimits.TotalTokensLimit = new(150) }, hireTool(t, nil))
 	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("", "hire_members", `{"roles":["QA"]}`)).WithUsage(180, 20, 0))
@@ -79,7 +79,7 @@ func TestRunTokenLimitOnToolCallResponse(t *testing.T) {
 	h.mustRun("next")
 }
 
-// S41, A34: agent_request_limit=2: the third run makes no HTTP request.
+// agent_request_limit=2: the third run makes no HTTP request.
 func TestAgentRequestLimit(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(2) })
 	h.mustRun("1")
@@ -90,11 +90,11 @@ func TestAgentRequestLimit(t *testing.T) {
 		t.Fatalf("err %v requests %d", ule, len(h.requests()))
 	}
 	if runs, _, _ := h.runner.AgentUsage(); runs != 2 {
-		t.Fatalf("A34: a rejection consumed budget: runs=%d", runs)
+		t.Fatalf("a rejected run consumed budget: runs=%d", runs)
 	}
 }
 
-// S42, A34: lifetime total 250, 120 per run: runs 1-3 execute (240 ≤ 250 at
+// Lifetime total 250, 120 per run: runs 1-3 execute (240 ≤ 250 at
 // the start of run 3), run 4 is refused pre-flight.
 func TestAgentTokenLimitOvershoot(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.TotalTokensLimit = new(250) })
@@ -124,7 +124,7 @@ func TestAgentTokenLimitOvershoot(t *testing.T) {
 	}
 }
 
-// S45, A34: a run that fails still counts against agent_request_limit.
+// A run that fails still counts against agent_request_limit.
 func TestFailedRunCounts(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(1) })
 	for range 5 {
@@ -139,7 +139,7 @@ func TestFailedRunCounts(t *testing.T) {
 	}
 }
 
-// A37: Restore recomputes the agent tier from usage events, idempotently;
+// Restore recomputes the agent tier from usage events, idempotently;
 // a run with no usage event is invisible.
 func TestRestoreReseedsAgentBudget(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.AgentLimits.RequestLimit = new(3) })
@@ -158,7 +158,7 @@ func TestRestoreReseedsAgentBudget(t *testing.T) {
 	usageErr(t, err)
 }
 
-// A39: a compaction threshold at or above a run-tier token limit is a
+// A compaction threshold at or above a run-tier token limit is a
 // config error naming both values.
 func TestConfigRejectsDeadCompactionThreshold(t *testing.T) {
 	cfg := llm.DefaultConfig()
@@ -172,14 +172,14 @@ func TestConfigRejectsDeadCompactionThreshold(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Compaction.AutoTrigger = false // A39 only checks a live auto-trigger
+	cfg.Compaction.AutoTrigger = false // only a live auto-trigger is checked
 	cfg.RunLimits.InputTokensLimit = new(10)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A31, A32: every set limit must be > 0; defaults are 50 requests per run
+// Every set limit must be > 0; defaults are 50 requests per run
 // and an all-nil agent tier.
 func TestLimitDefaultsAndValidation(t *testing.T) {
 	cfg := llm.DefaultConfig()
@@ -197,7 +197,7 @@ func TestLimitDefaultsAndValidation(t *testing.T) {
 	}
 }
 
-// A36: one error type for both tiers, matched with errors.As.
+// One error type for both tiers, matched with errors.As.
 func TestUsageLimitErrorIsOneType(t *testing.T) {
 	kinds := map[string]bool{}
 	h := newHarness(t, func(c *llm.Config) {

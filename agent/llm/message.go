@@ -14,7 +14,7 @@ const (
 	roleTool      = "tool"
 )
 
-// Message is one history entry (A20). It is our own type, converted to
+// Message is one history entry. It is our own type, converted to
 // go-openai's at the edge, so it serializes the same way in events and
 // transcripts whatever the client library does.
 type Message struct {
@@ -119,14 +119,14 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 // set is closed.
 type Event interface{ llmEvent() }
 
-// MessageEvent reports one history append (A50); replaying these rebuilds
-// the history (A51).
+// MessageEvent reports one history append; replaying these rebuilds
+// the history.
 type MessageEvent struct {
 	RunID   string  `json:"run_id"`
 	Message Message `json:"message"`
 }
 
-// UsageEvent reports one model response (A41): tokens as the provider
+// UsageEvent reports one model response: tokens as the provider
 // counted them and the cost from the price table.
 type UsageEvent struct {
 	RunID        string `json:"run_id"`
@@ -144,15 +144,15 @@ type UsageEvent struct {
 	// Latency is how long the model call took, from its first HTTP attempt
 	// to the decoded response (retry waits included); the event is emitted
 	// when it ends, so the call started Latency before the event's record.
-	// Zero in logs written before it was recorded (issue 15).
+	// Zero in logs written before it was recorded.
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Attempts is the number of HTTP attempts the call took: 1, or more
-	// when a 429, a 5xx or a transport error was retried (A28). Zero in logs
-	// written before it was recorded (issue 15).
+	// when a 429, a 5xx or a transport error was retried. Zero in logs
+	// written before it was recorded.
 	Attempts int `json:"attempts,omitempty"`
 }
 
-// ToolCallEvent reports one tool call of a response, in call order (A48).
+// ToolCallEvent reports one tool call of a response, in call order.
 type ToolCallEvent struct {
 	RunID      string `json:"run_id"`
 	ToolName   string `json:"tool_name"`
@@ -161,7 +161,7 @@ type ToolCallEvent struct {
 	Arguments string `json:"arguments"`
 }
 
-// ToolReturnEvent reports one tool result (A49); Success is false when the
+// ToolReturnEvent reports one tool result; Success is false when the
 // result is retry feedback or an abort notice.
 type ToolReturnEvent struct {
 	RunID      string `json:"run_id"`
@@ -170,7 +170,7 @@ type ToolReturnEvent struct {
 	Success    bool   `json:"success"`
 }
 
-// CompactedEvent reports a compaction (A54); replaying it folds the history
+// CompactedEvent reports a compaction; replaying it folds the history
 // the same way.
 type CompactedEvent struct {
 	// RunID is empty outside a run.
@@ -183,7 +183,7 @@ type CompactedEvent struct {
 	TokensAfter             int    `json:"tokens_after"`
 }
 
-// ClearedEvent reports that the history was dropped (A57).
+// ClearedEvent reports that the history was dropped.
 type ClearedEvent struct {
 	RunID               string `json:"run_id,omitempty"`
 	ClearedMessageCount int    `json:"cleared_message_count"`

@@ -19,8 +19,8 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Output is the structured output a run must end with: a JSON Schema made
 // from T (go-openai's jsonschema tags: json, description, enum) sent as a
-// strict json_schema response format (A24), and a parser that validates the
-// model's JSON against that schema and T's validate tags (A23).
+// strict json_schema response format, and a parser that validates the
+// model's JSON against that schema and T's validate tags.
 type Output[T any] struct {
 	name   string
 	schema schema[T]

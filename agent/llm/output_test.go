@@ -9,7 +9,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
-// A23: the parser's verdicts, each naming what is wrong.
+// The parser's verdicts, each naming what is wrong.
 func TestOutputParse(t *testing.T) {
 	type Inner struct {
 		N     int     `json:"n"`

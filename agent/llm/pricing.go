@@ -13,21 +13,21 @@ import (
 //go:embed pricing.json
 var defaultPricingJSON []byte
 
-// Price is a model's price in USD per million tokens (A44).
+// Price is a model's price in USD per million tokens.
 type Price struct {
 	Input      float64 `json:"input"`
 	Output     float64 `json:"output"`
 	CacheRead  float64 `json:"cache_read"`
 	CacheWrite float64 `json:"cache_write"`
 	// MaxOutput is the model's default maximum completion in tokens:
-	// what a spend ceiling reserves for a call without max_tokens
-	// (issue 16); 0 assumes 16,384.
+	// what a spend ceiling reserves for a call without max_tokens; 0
+	// assumes 16,384.
 	MaxOutput int `json:"max_output,omitempty"`
 }
 
 // PriceTable maps model-name keys to prices. A model's price is the entry
 // whose key is the longest substring of the model name, so dated names like
-// gpt-4.1-mini-2025-04-14 find gpt-4.1-mini (A44). A table is immutable
+// gpt-4.1-mini-2025-04-14 find gpt-4.1-mini. A table is immutable
 // once built and safe for concurrent use.
 type PriceTable struct {
 	// Version names the table's edition.
@@ -105,7 +105,7 @@ func (t *PriceTable) lookup(model string) (Price, bool) {
 	return Price{}, false
 }
 
-// Cost prices one usage record (A45, decision C6): uncached input at the
+// Cost prices one usage record: uncached input at the
 // input price, cache reads at the cache price, never negative.
 func (t *PriceTable) Cost(model string, input, output, cacheRead, cacheWrite int) float64 {
 	p, ok := t.lookup(model)
@@ -138,7 +138,7 @@ type RunUsage struct {
 	Cost         float64      `json:"cost"`
 }
 
-// UsageSummary aggregates usage events (A46).
+// UsageSummary aggregates usage events.
 type UsageSummary struct {
 	// ByModel has one entry per model name, in first-seen order.
 	ByModel          []ModelUsage `json:"by_model"`
@@ -154,7 +154,7 @@ type UsageSummary struct {
 }
 
 // Aggregate sums events per model (priced with t, nil meaning the default
-// table) and, when byRun is set, per run (A46). Costs are recomputed from
+// table) and, when byRun is set, per run. Costs are recomputed from
 // the tokens, so a table override applies to old events too.
 func Aggregate(events []UsageEvent, byRun bool, t *PriceTable) UsageSummary {
 	if t == nil {

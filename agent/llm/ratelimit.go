@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/akgentic/akgentic-go/internal/clock"
 )
 
-// RateLimit is a provider's limit on one model (issue 16): requests and
+// RateLimit is a provider's limit on one model: requests and
 // tokens (prompt plus completion) per minute; 0 is no limit.
 type RateLimit struct {
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
@@ -67,7 +69,7 @@ func NewRateLimiter(limits map[string]RateLimit, now func() time.Time, sleep fun
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = sleepContext
+		sleep = clock.Sleep
 	}
 	l := &RateLimiter{limits: maps.Clone(limits), now: now, sleep: sleep, buckets: map[string]*bucket{}}
 	l.keys = slices.SortedFunc(maps.Keys(l.limits), func(a, b string) int {
@@ -166,8 +168,8 @@ func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, to
 	key := mc.provider() + " " + mc.BaseURL + " " + model
 	var charged float64
 	for {
-		if err := ctx.Err(); err != nil {
-			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, err)
+		if ctx.Err() != nil {
+			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, context.Cause(ctx))
 		}
 		l.mu.Lock()
 		now := l.now()
@@ -192,7 +194,7 @@ func (l *RateLimiter) wait(ctx context.Context, mc ModelConfig, model string, to
 		l.mu.Unlock()
 		wake()
 		if ctx.Err() != nil {
-			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, ctx.Err())
+			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, context.Cause(ctx))
 		}
 		if err != nil && sleepCtx.Err() == nil { // not woken: the sleep itself failed
 			return ctx, nil, fmt.Errorf("llm: waiting for the rate limit of %s: %w", model, err)

@@ -44,7 +44,7 @@ func newLimiter(t *testing.T, limits map[string]llm.RateLimit) (*llm.RateLimiter
 
 var endpoint = llm.ModelConfig{Provider: "openai-compatible", BaseURL: "http://localhost/v1", Model: "gpt-4.1"}
 
-// Issue 16: requests per minute: a minute's worth at once, then one every
+// Requests per minute: a minute's worth at once, then one every
 // 60/RPM seconds; the longest matching key applies.
 func TestRateLimiterRequestsPerMinute(t *testing.T) {
 	l, c := newLimiter(t, map[string]llm.RateLimit{"": {RequestsPerMinute: 100}, "gpt-4.1": {RequestsPerMinute: 2}})
@@ -58,7 +58,7 @@ func TestRateLimiterRequestsPerMinute(t *testing.T) {
 	}
 }
 
-// Issue 16: tokens per minute: a call is charged its tokens (capped at the
+// Tokens per minute: a call is charged its tokens (capped at the
 // bucket) and gets back what the response did not use.
 func TestRateLimiterTokensPerMinute(t *testing.T) {
 	l, c := newLimiter(t, map[string]llm.RateLimit{"gpt": {TokensPerMinute: 6000}})
@@ -82,7 +82,7 @@ func TestRateLimiterTokensPerMinute(t *testing.T) {
 	}
 }
 
-// Issue 16: a 429's Retry-After seen by one call pauses the next calls to
+// A 429's Retry-After seen by one call pauses the next calls to
 // the same endpoint and model, not the others; a cancelled context ends a
 // wait with its error.
 func TestRateLimiterPauseAndCancel(t *testing.T) {
@@ -107,7 +107,7 @@ func TestRateLimiterPauseAndCancel(t *testing.T) {
 	}
 }
 
-// Issue 16: a negative limit is refused, naming the model.
+// A negative limit is refused, naming the model.
 func TestRateLimiterRejectsNegativeLimits(t *testing.T) {
 	_, err := llm.NewRateLimiter(map[string]llm.RateLimit{"gpt-4o": {TokensPerMinute: -1}}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `"gpt-4o"`) {
@@ -115,7 +115,7 @@ func TestRateLimiterRejectsNegativeLimits(t *testing.T) {
 	}
 }
 
-// Issue 16: a 429 with Retry-After answered to one runner pauses the next
+// A 429 with Retry-After answered to one runner pauses the next
 // call of another runner sharing the limiter (the retry doer tells it).
 func TestRateLimiterShares429AcrossRunners(t *testing.T) {
 	l, c := newLimiter(t, nil)
@@ -174,7 +174,7 @@ func answered(content string, prompt, completion int) openai.ChatCompletionRespo
 		Usage: openai.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
 }
 
-// Issue 16 (review): under the README's limits (gpt-4.1, 500 requests and
+// Under the README's limits (gpt-4.1, 500 requests and
 // 30,000 tokens a minute) a call without max_tokens was charged the
 // model's whole maximum output (32,768 tokens, capped at the bucket): two
 // overlapping calls and the second waited a minute. It is charged its
@@ -238,7 +238,7 @@ func emptiedBucket(t *testing.T) (reconcile func(int), waiting func(ctx context.
 	}
 }
 
-// Issue 16 (review): a call waiting for tokens is woken when another call
+// A call waiting for tokens is woken when another call
 // gives its unused tokens back, instead of sleeping the whole computed
 // wait. In a synctest bubble: no fake time passes before it goes.
 func TestRateLimiterRefundWakesWaiter(t *testing.T) {
@@ -256,7 +256,7 @@ func TestRateLimiterRefundWakesWaiter(t *testing.T) {
 	})
 }
 
-// Issue 16: a wait that a refund wakes but that still does not fit sleeps
+// A wait that a refund wakes but that still does not fit sleeps
 // again; its context still ends it.
 func TestRateLimiterWokenWaiterHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -277,7 +277,7 @@ func TestRateLimiterWokenWaiterHonoursContext(t *testing.T) {
 	})
 }
 
-// Issue 16 (review): reconciling. With max_tokens a call is charged its
+// Reconciling. With max_tokens a call is charged its
 // prompt plus max_tokens; an answer without usage (a stream with no usage
 // chunk) is reconciled with the estimate of its prompt and answer, not
 // left charged at the worst case; a call that used more than it was
@@ -307,4 +307,18 @@ func TestRateLimiterReconcilesWithUsageOrEstimate(t *testing.T) {
 	if len(c.waits) != 1 || c.waits[0] < 80*time.Second || c.waits[0] > 82*time.Second {
 		t.Fatalf("waits %v, want one of about 81s (a debt of 3,000 and a charge of 5,100 at 6,000 a minute)", c.waits)
 	}
+}
+
+// A wait cancelled with a cause ends with the cause.
+func TestRateLimiterWaitEndsWithTheCancelCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, waiting := emptiedBucket(t)
+		ctx, cancel := context.WithCancelCause(t.Context())
+		done := waiting(ctx, 3000)
+		stopping := errors.New("the agent is stopping")
+		cancel(stopping)
+		if err := <-done; !errors.Is(err, stopping) || !strings.Contains(err.Error(), "waiting for the rate limit of gpt-4.1") {
+			t.Fatalf("wait cancelled with a cause ended with %v", err)
+		}
+	})
 }

@@ -46,7 +46,7 @@ func texts(hist []llmtest.Message) []string {
 	return out
 }
 
-// Issue 14 (stretch): the message of a turn cut by a crash, run again (a
+// The message of a turn cut by a crash, run again (a
 // durable inbox delivers it at least once), gets the model's answers the
 // cut run already paid for from the log: a crash after the final answer
 // costs no request at all; tools run again; the history holds the run
@@ -78,7 +78,7 @@ func TestRestoreCutReplaysPaidAnswers(t *testing.T) {
 	}
 }
 
-// Issue 14 (stretch): a crash while the tool ran: the tool call is
+// A crash while the tool ran: the tool call is
 // replayed, the tool runs, and the model is asked only for what the cut
 // run never got, with the real result (no stand-in).
 func TestRestoreCutMidTool(t *testing.T) {
@@ -97,7 +97,7 @@ func TestRestoreCutMidTool(t *testing.T) {
 	}
 }
 
-// Issue 14 (stretch): the replay lasts only while the rerun is the cut
+// The replay lasts only while the rerun is the cut
 // run: a tool that answers differently this time ends it (the model is
 // asked again), and a different prompt replays nothing and keeps the cut
 // run in the history (as Restore).

@@ -13,26 +13,12 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/akgentic/akgentic-go/internal/clock"
 )
 
-// sleepContext is the real Options.Sleep: it waits for d or until ctx is
-// done, whichever is first, and returns ctx's error in the second case.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
-// RuntimeConfig.HTTP.Timeout; such attempts are not retried (A28).
+// RuntimeConfig.HTTP.Timeout; such attempts are not retried.
 var ErrAttemptTimeout = errors.New("llm: request timed out")
 
 // attemptCountKey is the context key of the counter a retryDoer sets to
@@ -47,7 +33,7 @@ func withAttemptCount(ctx context.Context, n *int) context.Context {
 
 // retryDoer is an [openai.HTTPDoer] that retries a request on 429, 408,
 // 409, any 5xx and transport errors (connection reset, refused, EOF), with
-// random exponential backoff that a Retry-After header overrides (A28). It
+// random exponential backoff that a Retry-After header overrides. It
 // fails fast on other statuses, on its per-attempt timeout and when the
 // caller's context ends. After the last attempt the last answer (or error)
 // is returned as is, so go-openai decodes the API error.
@@ -86,7 +72,7 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		wait := d.backoff(cfg, attempt, resp)
-		sharePause(ctx, resp, wait) // a Retry-After pauses the team's other calls too (issue 16)
+		sharePause(ctx, resp, wait) // a Retry-After pauses the team's other calls too
 		d.logger().LogAttrs(ctx, slog.LevelDebug, "llm: retrying request", slog.Int("attempt", attempt),
 			slog.Int("status", statusOf(resp)), slog.String("error", errString(err)), slog.Duration("wait", wait))
 		if resp != nil {
@@ -229,7 +215,7 @@ func (d *retryDoer) next() openai.HTTPDoer {
 
 func (d *retryDoer) sleep() func(ctx context.Context, d time.Duration) error {
 	if d.Sleep == nil {
-		return sleepContext
+		return clock.Sleep
 	}
 	return d.Sleep
 }

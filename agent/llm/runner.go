@@ -19,13 +19,13 @@ import (
 // context's error.
 var (
 	// ErrOutputRetriesExceeded: the model's final output stayed invalid
-	// after RuntimeConfig.Retries corrections (A23).
+	// after RuntimeConfig.Retries corrections.
 	ErrOutputRetriesExceeded = errors.New("llm: output retries exceeded")
 	// ErrToolRetriesExceeded: one tool failed with retry errors more than
-	// RuntimeConfig.Retries times in a run (A22).
+	// RuntimeConfig.Retries times in a run.
 	ErrToolRetriesExceeded = errors.New("llm: tool retries exceeded")
 	// ErrContentFilter: the provider stopped the answer with
-	// finish_reason content_filter (A23).
+	// finish_reason content_filter.
 	ErrContentFilter = errors.New("llm: response stopped by the content filter")
 	// ErrContextLength: the conversation does not fit the model's context
 	// window and compaction is off or did not help.
@@ -35,7 +35,7 @@ var (
 )
 
 // SystemPrompt returns one system-prompt section; it is evaluated at the
-// start of every run (A19). An empty string omits the section.
+// start of every run. An empty string omits the section.
 type SystemPrompt func(ctx context.Context) string
 
 // Options are the injectable parts of a [Runner].
@@ -45,8 +45,8 @@ type Options struct {
 	// releases its idle connections.
 	HTTPClient openai.HTTPDoer
 	// Sleep waits d between HTTP retries, or until ctx is done, whichever is
-	// first, and returns ctx's error in the second case (default: a real
-	// wait). Tests inject one that records or scales the waits.
+	// first, and returns context.Cause(ctx) in the second case (default: a
+	// real wait). Tests inject one that records or scales the waits.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter scales the retry backoffs; it must return values in [0, 1)
 	// (default math/rand/v2).
@@ -70,9 +70,9 @@ type Options struct {
 	NewRunID func() string
 	// TeamBudget, when set, is the team's spend ceiling, shared with the
 	// other runners of the team: each model call reserves its worst case
-	// against it (issue 16).
+	// against it.
 	TeamBudget *Budget
-	// RateLimiter, when set, paces the model calls (issue 16).
+	// RateLimiter, when set, paces the model calls.
 	RateLimiter *RateLimiter
 }
 
@@ -94,11 +94,11 @@ type Runner struct {
 	newRunID  func() string
 
 	history         []Message
-	pendingOps      []string // operator actions waiting for the next prompt (A11)
+	pendingOps      []string // operator actions waiting for the next prompt
 	budget          agentBudget
-	lastInputTokens int       // prompt size of the latest response, 0 if unknown (A43)
+	lastInputTokens int       // prompt size of the latest response, 0 if unknown
 	lastCall        callStats // the latest model call's latency and HTTP attempts (UsageEvent)
-	lastRunID       string    // the latest run's id: Conclude answers for it (A40)
+	lastRunID       string    // the latest run's id: Conclude answers for it
 	closed          bool
 	own, team       *Budget      // the agent's and the team's spend ceilings, nil for none (spend.go)
 	limiter         *RateLimiter // nil for none
@@ -189,13 +189,13 @@ func toolName(t *Tool) string {
 func (r *Runner) History() []Message { return append([]Message(nil), r.history...) }
 
 // AgentUsage returns the lifetime tier's counters: runs started, input and
-// output tokens (A34).
+// output tokens.
 func (r *Runner) AgentUsage() (runs, input, output int) {
 	return r.budget.runs, r.budget.input, r.budget.output
 }
 
 // Close releases the idle connections of the runner's HTTP client. It is
-// idempotent; later runs fail with [ErrClosed] (A101).
+// idempotent; later runs fail with [ErrClosed].
 func (r *Runner) Close() error {
 	if r.closed {
 		return nil
@@ -205,7 +205,7 @@ func (r *Runner) Close() error {
 }
 
 // RecordOperatorAction puts a command a person ran into the history as one
-// user entry attributed to the human (A11), so that the model reasons about
+// user entry attributed to the human, so that the model reasons about
 // it on its next run without mistaking it for its own tool call. With an
 // empty history (before the first run, or after a clear) the entry is held
 // and prepended to the next run's prompt, so the first request keeps its
@@ -219,8 +219,7 @@ func (r *Runner) RecordOperatorAction(commandText, result string) {
 	r.appendMessage("", UserText(entry))
 }
 
-// operatorAction renders the history entry for a command a person ran
-// (A11).
+// operatorAction renders the history entry for a command a person ran.
 func operatorAction(commandText, result string) string {
 	return fmt.Sprintf("[Operator action] The human ran %q. \nResult:\n%s", commandText, result)
 }
@@ -254,9 +253,9 @@ type outputSpec[T any] interface {
 }
 
 // Run sends prompt with the history and runs the ReAct loop until the model
-// answers a valid out (A17-A30): tools are executed and answered, invalid
+// answers a valid out: tools are executed and answered, invalid
 // outputs are fed back for correction, both usage tiers are enforced, and a
-// failed run leaves a history the next run can send (A30).
+// failed run leaves a history the next run can send.
 func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) (T, error) {
 	var zero T
 	if r.closed {
@@ -280,12 +279,12 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 	return res, nil
 }
 
-// concludePrompt asks for a tool-free answer after a run-tier breach (A40).
+// concludePrompt asks for a tool-free answer after a run-tier breach.
 const concludePrompt = "[Usage limit] This run has reached a usage limit (%s). Tools are no longer available. " +
 	"Answer the requester now with what you have: say what you found, what is done and what is left."
 
-// Conclude answers a run-tier usage-limit breach that [Run] returned
-// (A40): one more model request for the same run, with the tools removed,
+// Conclude answers a run-tier usage-limit breach that [Run] returned:
+// one more model request for the same run, with the tools removed,
 // asking the model to answer the requester with what it has. The request
 // is counted (its usage event carries the run's id and its tokens count
 // against the lifetime tier) and the exchange joins the history. When the
@@ -435,7 +434,7 @@ func (rs *runState[T]) answer(msg Message, finish openai.FinishReason, usage *Us
 	if err := r.cfg.RunLimits.afterResponse(rs.usage); err != nil {
 		return true, res, err
 	}
-	if len(msg.ToolCalls) > 0 { // never final: A21
+	if len(msg.ToolCalls) > 0 { // a response with tool calls is never final
 		if err := r.cfg.RunLimits.beforeTools(rs.usage, len(msg.ToolCalls)); err != nil {
 			return true, res, err
 		}
@@ -462,7 +461,7 @@ func (rs *runState[T]) answer(msg Message, finish openai.FinishReason, usage *Us
 }
 
 // outputRetry spends one output retry; with feedback it tells the model
-// what was wrong (A23).
+// what was wrong.
 func (rs *runState[T]) outputRetry(cause error, feedback bool) error {
 	rs.outputRetries++
 	if rs.outputRetries > rs.r.cfg.Runtime.Retries {
@@ -494,7 +493,7 @@ func (rs *runState[T]) request() openai.ChatCompletionRequest {
 
 // window returns the last max entries of h (all of h when max is 0),
 // extended backwards while the first one is a tool reply, so that no reply
-// is sent without the assistant message that called it (A58, A55).
+// is sent without the assistant message that called it.
 func window(h []Message, max int) []Message {
 	if max <= 0 || len(h) <= max {
 		return h
@@ -522,7 +521,7 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 }
 
 // complete sends one chat completion of run runID, once the guards admit
-// it (spend ceilings and rate limit, issue 16), and notes, for its usage
+// it (spend ceilings and rate limit), and notes, for its usage
 // event, how long it took and how many HTTP attempts it needed (the retry
 // doer counts them through ctx; for a stream, those of its last sending).
 func (r *Runner) complete(ctx context.Context, runID string, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
@@ -569,7 +568,7 @@ type toolResult struct {
 }
 
 // runTools executes a batch, in parallel when allowed, and appends results
-// in call order (A22, A26).
+// in call order.
 func (rs *runState[T]) runTools(calls []ToolCall) error {
 	r := rs.r
 	results := make([]toolResult, len(calls))
@@ -673,7 +672,7 @@ func (r *Runner) callTool(ctx context.Context, c ToolCall) (res toolResult) {
 }
 
 // heal answers every tool call of the last assistant message that has no
-// result yet, so the next request is valid (A30).
+// result yet, so the next request is valid.
 func (r *Runner) heal(runID string, cause error) {
 	last := -1
 	for i := len(r.history) - 1; i >= 0; i-- {
@@ -712,7 +711,7 @@ func promptAfter(index int, res compactResult) int {
 
 // repairToolResults returns h with a stand-in tool result, right after an
 // assistant message's tool results, for each of its calls that has none:
-// OpenAI refuses a history with an unanswered tool call (A30). A log that
+// OpenAI refuses a history with an unanswered tool call. A log that
 // ends in the middle of a tool call (a crash) restores to such a history.
 func repairToolResults(h []Message, note string) []Message {
 	var out []Message

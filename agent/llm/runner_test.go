@@ -13,7 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// A19, A20, A21, A24, A41, A42 (S1 shape): one request, system block per
+// One request, system block per
 // section, strict json_schema, no tool_choice, events in order.
 func TestRunFinalOutput(t *testing.T) {
 	h := newHarness(t, nil)
@@ -62,7 +62,7 @@ func TestRunFinalOutput(t *testing.T) {
 	}
 }
 
-// S25, A22, A29, A42, A48: a tool call round trip.
+// A tool call round trip.
 func TestToolCallRoundTrip(t *testing.T) {
 	var calls []string
 	h := newHarness(t, nil, hireTool(t, &calls))
@@ -97,7 +97,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	}
 }
 
-// S26, A26: calls of one response run concurrently; results keep call order.
+// Calls of one response run concurrently; results keep call order.
 func TestParallelToolCallsKeepOrder(t *testing.T) {
 	bDone := make(chan struct{})
 	a := funcTool("a", func(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -123,7 +123,7 @@ func TestParallelToolCallsKeepOrder(t *testing.T) {
 	}
 }
 
-// A26, C8: parallel_tool_calls is sent only when set; false runs calls in order.
+// parallel_tool_calls is sent only when set; false runs calls in order.
 func TestSequentialWhenParallelOff(t *testing.T) {
 	var order []string
 	mk := func(name string) *llm.Tool {
@@ -140,7 +140,7 @@ func TestSequentialWhenParallelOff(t *testing.T) {
 	}
 }
 
-// A26: a Serial tool keeps the batch sequential.
+// A Serial tool keeps the batch sequential.
 func TestSerialToolRunsAlone(t *testing.T) {
 	var order []string
 	a := funcTool("a", func(context.Context, json.RawMessage) (any, error) { order = append(order, "a"); return "a", nil })
@@ -154,7 +154,7 @@ func TestSerialToolRunsAlone(t *testing.T) {
 	}
 }
 
-// S27, A22, A49: a retry error goes back to the model, which recovers.
+// A retry error goes back to the model, which recovers.
 func TestToolRetryRecovers(t *testing.T) {
 	tool := funcTool("update_planning", func(context.Context, json.RawMessage) (any, error) {
 		return nil, llm.Retry("no task with ID %d", 99)
@@ -173,7 +173,7 @@ func TestToolRetryRecovers(t *testing.T) {
 	}
 }
 
-// S31, fault "a tool the model invents": the model is told the tool is
+// Fault "a tool the model invents": the model is told the tool is
 // unknown and which tools exist.
 func TestHallucinatedTool(t *testing.T) {
 	h := newHarness(t, nil, hireTool(t, nil))
@@ -186,7 +186,7 @@ func TestHallucinatedTool(t *testing.T) {
 }
 
 // Faults "arguments of the wrong type" and "JSON that does not parse" in
-// tool arguments (A22): each is feedback naming what was wrong.
+// tool arguments: each is feedback naming what was wrong.
 func TestBadToolArguments(t *testing.T) {
 	cases := map[string]struct{ args, want string }{
 		"wrong type":       {`{"roles":"QA"}`, "$.roles: expected an array"},
@@ -210,7 +210,7 @@ func TestBadToolArguments(t *testing.T) {
 	}
 }
 
-// A22: more than Retries retries for one tool fails the run; the history
+// More than Retries retries for one tool fails the run; the history
 // stays valid for the next run (the fake rejects unanswered calls).
 func TestToolRetriesExceeded(t *testing.T) {
 	tool := funcTool("flaky", func(context.Context, json.RawMessage) (any, error) { return nil, llm.Retry("still wrong") })
@@ -225,7 +225,7 @@ func TestToolRetriesExceeded(t *testing.T) {
 	h.mustRun("again")
 }
 
-// A22, A30: a plain tool error aborts the run; the call is answered so the
+// A plain tool error aborts the run; the call is answered so the
 // next request is valid.
 func TestToolErrorAbortsRunAndHeals(t *testing.T) {
 	boom := errors.New("disk on fire")
@@ -266,7 +266,7 @@ func TestToolResultNotEncodable(t *testing.T) {
 	}
 }
 
-// S29, A23: JSON that does not parse is fed back; the model fixes it.
+// JSON that does not parse is fed back; the model fixes it.
 func TestOutputRetryOnBrokenJSON(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.Final("not json"), llmtest.Final(finalPlan))
@@ -277,7 +277,7 @@ func TestOutputRetryOnBrokenJSON(t *testing.T) {
 	}
 }
 
-// Fault "JSON that parses but fails validation" (A23): schema and validate
+// Fault "JSON that parses but fails validation": schema and validate
 // tags both feed back the path of the problem.
 func TestOutputRetryOnInvalidJSON(t *testing.T) {
 	cases := map[string]struct{ content, want string }{
@@ -300,7 +300,7 @@ func TestOutputRetryOnInvalidJSON(t *testing.T) {
 	}
 }
 
-// S30, A23: output retries exhausted fails the run.
+// Output retries exhausted fails the run.
 func TestOutputRetriesExhausted(t *testing.T) {
 	h := newHarness(t, nil)
 	for range 4 {
@@ -313,7 +313,7 @@ func TestOutputRetriesExhausted(t *testing.T) {
 	}
 }
 
-// Fault "a refusal" (A23): treated as invalid output and fed back.
+// Fault "a refusal": treated as invalid output and fed back.
 func TestRefusalIsRetried(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.Refusal("I can't help with that."), llmtest.Final(finalPlan))
@@ -348,7 +348,7 @@ func TestEmptyChoicesRetried(t *testing.T) {
 	}
 }
 
-// A23: finish_reason length with unparsable content is retried and says so;
+// finish_reason length with unparsable content is retried and says so;
 // content_filter fails the run.
 func TestFinishReasons(t *testing.T) {
 	h := newHarness(t, nil)
@@ -366,7 +366,7 @@ func TestFinishReasons(t *testing.T) {
 	wantErrIs(t, err, llm.ErrContentFilter)
 }
 
-// S33, A19, A20: the second run sends system + [u1, a1] + u2, with the
+// The second run sends system + [u1, a1] + u2, with the
 // system block rebuilt.
 func TestHistoryContinuity(t *testing.T) {
 	h := newHarness(t, nil)
@@ -382,11 +382,11 @@ func TestHistoryContinuity(t *testing.T) {
 	}
 	us := h.rec.usage()
 	if us[0].RunID == us[1].RunID {
-		t.Fatal("A29: two runs share a run id")
+		t.Fatal("two runs share a run id")
 	}
 }
 
-// A17: a multipart prompt is sent as an array of parts.
+// A multipart prompt is sent as an array of parts.
 func TestMultipartPrompt(t *testing.T) {
 	h := newHarness(t, nil)
 	h.model.Enqueue(llmtest.Final(finalPlan))
@@ -475,7 +475,7 @@ func TestSetToolsRejectsBadTools(t *testing.T) {
 		t.Fatalf("parameters %s", p)
 	}
 	// RawParameters (an MCP server's schema) are sent byte for byte,
-	// keywords Parameters cannot hold included (issue 16).
+	// keywords Parameters cannot hold included.
 	raw := `{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`
 	if err := h.runner.SetTools(&llm.Tool{Name: "raw", Call: ok.Call, RawParameters: json.RawMessage(raw)}); err != nil {
 		t.Fatal(err)

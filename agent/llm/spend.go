@@ -9,7 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Spend ceilings (issue 16): before each model call its worst case is
+// Spend ceilings: before each model call its worst case is
 // reserved against the agent's ceiling (AgentUsageLimits.SpendLimit) and
 // the team's ([Options].TeamBudget); after it the reservation is settled
 // from the real usage. A call whose worst case could pass a ceiling is not
@@ -182,7 +182,7 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// admit is the guard of one model call (issue 16), shared by every call
+// admit is the guard of one model call, shared by every call
 // path: it reserves the call's worst case against the agent's and the
 // team's spend ceilings, then waits for the rate limiter. It returns the
 // context to send the call with (it carries the rate limiter's pause, for
@@ -245,8 +245,8 @@ func (r *Runner) admit(ctx context.Context, req openai.ChatCompletionRequest) (c
 }
 
 // restoreSpend sets the agent's spend from its replayed usage events
-// (issue 16, like A37: assigned, not added), priced with the runner's
-// table.
+// (assigned, not added, as the lifetime budget is), priced with the
+// runner's table.
 func (r *Runner) restoreSpend(events []Event) {
 	if r.own == nil {
 		return

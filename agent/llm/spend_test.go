@@ -13,7 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// Issue 16: a budget counts the reservations of the calls in flight: with
+// A budget counts the reservations of the calls in flight: with
 // one in flight, a second call whose worst case would pass the ceiling is
 // refused with the amounts; settling replaces a reservation with the real
 // cost.
@@ -38,7 +38,7 @@ func TestBudgetReservesCallsInFlight(t *testing.T) {
 	}
 }
 
-// Issue 16: concurrent reservations never let the spend pass the ceiling.
+// Concurrent reservations never let the spend pass the ceiling.
 func TestBudgetConcurrentReservations(t *testing.T) {
 	b := llm.NewBudget(1.0, 0)
 	var wg sync.WaitGroup
@@ -62,7 +62,7 @@ func TestBudgetConcurrentReservations(t *testing.T) {
 	}
 }
 
-// Issue 16: the default table knows each model's default maximum output,
+// The default table knows each model's default maximum output,
 // which a ceiling reserves for a call without max_tokens.
 func TestPriceMaxOutput(t *testing.T) {
 	p, ok := llm.DefaultPriceTable().Lookup("gpt-4.1-mini-2025-04-14")
@@ -74,7 +74,7 @@ func TestPriceMaxOutput(t *testing.T) {
 	}
 }
 
-// Issue 16: without max_tokens a call reserves the model's default maximum
+// Without max_tokens a call reserves the model's default maximum
 // output (gpt-4.1: 32,768 tokens at $8 per 1M, $0.262): under a $0.25
 // ceiling the call is not made; with max_tokens 1,000 it is, and its real
 // cost is what is spent; a restored runner recomputes that spend.
@@ -124,7 +124,7 @@ func testConfigWith(srv *llmtest.Server, mutate func(*llm.Config)) llm.Config {
 	return cfg
 }
 
-// Issue 16 (review): without max_tokens gpt-5's worst case is its whole
+// Without max_tokens gpt-5's worst case is its whole
 // default output (128,000 tokens at $8 per 1M, $1.02): the README's $0.50
 // agent ceiling refused every call without saying why. The refusal says
 // that no such call can ever be made and names the setting; the README's
@@ -163,7 +163,7 @@ func TestSpendCeilingBelowTheWorstCaseNamesMaxTokens(t *testing.T) {
 	}
 }
 
-// Issue 16: a ceiling the call's worst case fits under, with others in
+// A ceiling the call's worst case fits under, with others in
 // flight, is refused without the "never" hint: waiting may let it pass.
 func TestSpendRefusalInFlightHasNoHint(t *testing.T) {
 	b := llm.NewBudget(1.0, 0.75)
@@ -177,7 +177,7 @@ func TestSpendRefusalInFlightHasNoHint(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): an answer without usage (a stream whose server sent
+// An answer without usage (a stream whose server sent
 // no usage chunk) is settled at its worst case, not at $0; a failed call
 // at $0; an answer with usage at its real cost.
 func TestSpendSettlesAnswerWithoutUsageAtWorstCase(t *testing.T) {
@@ -212,7 +212,7 @@ func TestSpendSettlesAnswerWithoutUsageAtWorstCase(t *testing.T) {
 	}
 }
 
-// Issue 16 (review): end to end, a streamed answer without a usage chunk
+// End to end, a streamed answer without a usage chunk
 // is settled at its worst case.
 func TestSpendStreamWithoutUsageChunk(t *testing.T) {
 	team := llm.NewBudget(10, 0)

@@ -12,7 +12,7 @@ import (
 )
 
 // TextDeltaEvent is one piece of the text of an answer being streamed
-// (RuntimeConfig.Stream, issue 15), reported as it arrives: join the
+// (RuntimeConfig.Stream), reported as it arrives: join the
 // deltas of one answer, in Seq order, and you have its content so far.
 // The complete answer is still reported (and validated) as a
 // [MessageEvent] once it is whole; a delta is only for watching it being

@@ -12,7 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// Issue 15, token streaming: with RuntimeConfig.Stream the runner sends
+// Token streaming: with RuntimeConfig.Stream the runner sends
 // stream: true with include_usage, reports the answer's text as
 // TextDeltaEvents while it arrives, and then handles the whole answer
 // exactly as an unstreamed one (validated against the strict schema,
@@ -252,7 +252,7 @@ func TestStreamToolCallsWithoutIndexAndRefusal(t *testing.T) {
 	}
 }
 
-// Issue 15 (review): a stream whose tool call index is negative or leaves
+// A stream whose tool call index is negative or leaves
 // a gap is malformed: the run fails naming it, no panic, no unbounded
 // growth, and it is not sent again as a cut stream would be.
 func TestStreamMalformedToolCallIndex(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/sashabaranov/go-openai/jsonschema"
 )
 
-// Tool is a function the model may call (A22).
+// Tool is a function the model may call.
 type Tool struct {
 	// Name is the function name, [A-Za-z0-9_-]{1,64}.
 	Name string
@@ -35,7 +35,7 @@ type Tool struct {
 }
 
 // RetryError is a tool failure the model can fix: its text goes back to
-// the model with a hint to try again (A22).
+// the model with a hint to try again.
 type RetryError struct{ Message string }
 
 // Error describes the failure.

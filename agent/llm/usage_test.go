@@ -11,7 +11,7 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
-// S46, A44-A46, C6: the usage summary, by model and by run.
+// The usage summary, by model and by run.
 func TestAggregateUsageSummary(t *testing.T) {
 	events := []llm.UsageEvent{
 		{RunID: "A", ModelName: "gpt-4.1", ProviderName: "openai", InputTokens: 1000, OutputTokens: 100, Requests: 1},
@@ -36,7 +36,7 @@ func TestAggregateUsageSummary(t *testing.T) {
 	}
 }
 
-// S47, A44: an unknown model aggregates tokens at zero cost.
+// An unknown model aggregates tokens at zero cost.
 func TestUnknownModelCostsZero(t *testing.T) {
 	s := llm.Aggregate([]llm.UsageEvent{{RunID: "r", ModelName: "my-local-llm", InputTokens: 10, OutputTokens: 5, Requests: 1}}, false, nil)
 	if s.InputTokens != 10 || s.Cost != 0 {
@@ -44,8 +44,8 @@ func TestUnknownModelCostsZero(t *testing.T) {
 	}
 }
 
-// A44: the longest key that is a substring wins; A45: cached tokens are
-// charged once, at the cache price, and never more than the input (C6).
+// The longest key that is a substring wins; cached tokens are
+// charged once, at the cache price, and never more than the input.
 func TestPriceLookupAndCostFormula(t *testing.T) {
 	p := llm.DefaultPriceTable()
 	if p.Version == "" {
@@ -65,7 +65,7 @@ func TestPriceLookupAndCostFormula(t *testing.T) {
 	}
 }
 
-// A44: a user overrides or extends the table.
+// A user overrides or extends the table.
 func TestPriceTableOverride(t *testing.T) {
 	custom := llm.DefaultPriceTable().With(map[string]llm.Price{"my-local-llm": {Input: 1, Output: 1}, "gpt-4.1": {Input: 10}})
 	if c := custom.Cost("my-local-llm", 1e6, 1e6, 0, 0); !near(c, 2) {
@@ -91,8 +91,9 @@ func TestPriceTableOverride(t *testing.T) {
 	}
 }
 
-// A41: usage from the response: cached and reasoning tokens, dated model
-// name, cost; missing usage and model are zero and the requested model.
+// Usage from the response: cached and reasoning tokens, dated model
+// name, cost; missing usage and model are zero and the requested model,
+// and the last prompt size becomes unknown (0).
 func TestUsageEventFields(t *testing.T) {
 	h := newHarness(t, nil)
 	dated := llmtest.Final(finalPlan).WithUsage(2000, 200, 500).WithModel("gpt-4.1-2025-04-14")
@@ -111,6 +112,6 @@ func TestUsageEventFields(t *testing.T) {
 		t.Fatalf("zero usage %+v", z)
 	}
 	if h.runner.LastInputTokens() != 0 {
-		t.Fatalf("A43: last input tokens %d", h.runner.LastInputTokens())
+		t.Fatalf("last input tokens %d after a response without usage, want 0 (unknown)", h.runner.LastInputTokens())
 	}
 }

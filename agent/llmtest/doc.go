@@ -34,7 +34,7 @@
 // the next recorded one, and any request the transcript does not expect
 // fails with a 400 and is reported.
 //
-// A request with "stream": true is answered as OpenAI streams (issue 15):
+// A request with "stream": true is answered as OpenAI streams:
 // server-sent "data:" chunks carrying the answer in small pieces (a tool
 // call's id and name first, then its arguments, each fragment with its
 // index), the finish_reason, a last chunk with the usage when

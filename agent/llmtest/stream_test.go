@@ -13,7 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-// Issue 15: the fake server streams its answers in OpenAI's wire format
+// The fake server streams its answers in OpenAI's wire format
 // (server-sent "data:" chunks, "data: [DONE]", usage in a last chunk when
 // stream_options.include_usage asks for it), through go-openai's own
 // stream reader, and can cut a stream with an error event.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
-	"github.com/akgentic/akgentic-go/internal/streamtext"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -190,7 +189,7 @@ func clip(s string, n int) string {
 // its end kept in view, redrawn in place and erased before the next line.
 type live struct {
 	agent  string
-	answer streamtext.Answer // the answer so far: structured-output JSON
+	answer llm.StreamedAnswer // the answer so far: structured-output JSON
 	shown  bool
 }
 
@@ -200,12 +199,12 @@ const eraseLine = "\r\x1b[2K"
 func (l *live) show(out io.Writer, from string, d llm.TextDeltaEvent) {
 	if from != l.agent { // another agent's answer
 		l.agent = from
-		l.answer.Reset()
+		l.answer = llm.StreamedAnswer{}
 	}
 	if !l.answer.Add(d) {
 		return
 	}
-	text := strings.Join(strings.Fields(streamtext.Text(l.answer.Raw())), " ")
+	text := strings.Join(strings.Fields(llm.StreamedText(l.answer.Raw())), " ")
 	prefix := "  " + from + " ✎ "
 	if room := width - utf8.RuneCountInString(prefix) - 1; utf8.RuneCountInString(text) > room {
 		r := []rune(text)

@@ -1,21 +1,18 @@
-// Package streamtext reads an answer while it is being streamed
-// (llm.TextDeltaEvent, issue 15): it joins one agent's deltas into the
-// structured output written so far (its JSON, usually unfinished) and
-// decodes from it the text of the messages being written. The demo's
-// live line and the studio's "is writing" bubble (issue 17) show it.
-package streamtext
+package llm
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/akgentic/akgentic-go/agent/llm"
 )
 
-// Answer is one agent's answer being streamed. The zero Answer is empty
-// and waits for a first delta (Seq 0).
-type Answer struct {
+// StreamedAnswer joins one agent's [TextDeltaEvent]s into its answer so
+// far, for showing it while it is written (the demo's live line, the
+// studio's "writing" bubble): a Seq 0 starts the answer over, and a delta
+// whose beginning was missed shows nothing until the next answer. The
+// zero value is empty and waits for a first delta; assign a zero value to
+// start over.
+type StreamedAnswer struct {
 	raw  strings.Builder
 	next int  // the Seq expected next
 	lost bool // a delta was missed: nothing to show until the next answer
@@ -26,7 +23,7 @@ type Answer struct {
 // again): what came before is dropped. A delta that does not follow the
 // last one (its beginning was missed, e.g. by a page that opened
 // mid-way) leaves the answer lost until the next Seq 0.
-func (a *Answer) Add(d llm.TextDeltaEvent) bool {
+func (a *StreamedAnswer) Add(d TextDeltaEvent) bool {
 	switch {
 	case d.Seq == 0:
 		a.raw.Reset()
@@ -43,21 +40,20 @@ func (a *Answer) Add(d llm.TextDeltaEvent) bool {
 	return true
 }
 
-// Reset empties the answer, as a new Answer.
-func (a *Answer) Reset() { *a = Answer{} }
-
-// Raw returns the answer's JSON so far. The string stays valid (and
-// unchanged) after later Adds.
-func (a *Answer) Raw() string { return a.raw.String() }
+// Raw returns the answer so far: the JSON of a structured output, usually
+// unfinished; [StreamedText] decodes its messages. The string stays valid
+// (and unchanged) after later Adds.
+func (a *StreamedAnswer) Raw() string { return a.raw.String() }
 
 // messageField finds the "message" values of a structured output, the last
 // one possibly not closed yet (the answer is still being written).
 var messageField = regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)`)
 
-// Text returns the text of the messages in a partial structured output
-// (its JSON so far), joined by " · "; escapes are decoded as far as they
-// are complete.
-func Text(raw string) string {
+// StreamedText returns the text of the messages an answer is writing,
+// from its structured output so far (raw, as [StreamedAnswer.Raw] returns
+// it): the "message" values, joined by " · ", the last one possibly cut
+// short, escapes decoded as far as they are complete.
+func StreamedText(raw string) string {
 	var parts []string
 	for _, m := range messageField.FindAllStringSubmatch(raw, -1) {
 		s := strings.TrimSuffix(m[1], "\\")
