@@ -112,7 +112,7 @@ func (c *Command) param(name string) int {
 	return -1
 }
 
-// bind applies the binding rules (A73, A74): positionals fill parameters in
+// bind applies the binding rules: positionals fill parameters in
 // order and may not follow a keyword; a keyword binds by name; nothing binds
 // twice; every required parameter must be bound; the rest get defaults.
 func (c *Command) bind(args []arg) (Args, error) {

@@ -53,7 +53,7 @@ func failure(name string, reason error) string {
 	return "Command '" + name + "' failed: " + reason.Error()
 }
 
-// classify turns words into arguments (A73): a word is a keyword only when
+// classify turns words into arguments: a word is a keyword only when
 // the text before its first "=" names a parameter of c; its value is the
 // rest. Every other word is positional, "x=y" included.
 func classify(c *Command, words []string) []arg {
@@ -69,7 +69,7 @@ func classify(c *Command, words []string) []arg {
 }
 
 // split splits line into words with shlex, keeping words that start with
-// "#" (A77).
+// "#" (shlex would read them as comments).
 func split(line string) ([]string, error) {
 	return shlex.Split(escapeHashes(line))
 }
@@ -145,7 +145,7 @@ func firstWord(s string) string {
 	return s
 }
 
-// render turns a command's native result into its reply text (A76).
+// render turns a command's native result into its reply text.
 func render(v any) string {
 	switch x := v.(type) {
 	case nil:

@@ -18,9 +18,9 @@ func dispatch(t *testing.T, r *Registry, text string) string {
 	return got
 }
 
-// A72, A12: no words, an unknown first word or a path-like first word is
+// No words, an unknown first word or a path-like first word is
 // not recognised and invokes nothing.
-func TestDispatchNotRecognized_A72(t *testing.T) {
+func TestDispatchNotRecognizedInvokesNothing(t *testing.T) {
 	r, tm := newTestRegistry(t)
 	for _, text := range []string{
 		"/frobnicate", "/deploy now", "/etc/passwd is missing", "/", "/ ", "", "   ", "//help",
@@ -44,15 +44,15 @@ func TestDispatchNotRecognized_A72(t *testing.T) {
 	}
 }
 
-// A72, S14, S22: identification strips one "/" (and leading blanks), and
-// the native value is rendered (A76).
-func TestDispatchIdentifies_A72_A76(t *testing.T) {
+// Identification strips one "/" (and leading blanks), keyword and quoted
+// values bind, and the native value is rendered.
+func TestDispatchIdentifiesAndRendersResult(t *testing.T) {
 	r, tm := newTestRegistry(t)
 	if got := dispatch(t, r, "/hire_member Developer name=@Ada"); got != "<ActorAddress Developer @Ada (id-0)>" {
-		t.Fatalf("S14: got %q", got)
+		t.Fatalf("keyword name: got %q", got)
 	}
 	if got := dispatch(t, r, `/hire_member Developer "Alice Smith"`); !strings.Contains(got, "Alice Smith") {
-		t.Fatalf("S22: got %q", got)
+		t.Fatalf("quoted name: got %q", got)
 	}
 	if got := dispatch(t, r, "  /team_members"); !strings.Contains(got, "@Ada (role: Developer)\nAlice Smith (role: Developer)") {
 		t.Fatalf("leading blanks: got %q", got)
@@ -68,9 +68,9 @@ func TestDispatchIdentifies_A72_A76(t *testing.T) {
 	}
 }
 
-// A76: results render as text: strings as is, Stringers and errors through
+// Results render as text: strings as is, Stringers and errors through
 // their method, anything else as JSON (HTML left unescaped), nil as "".
-func TestRender_A76(t *testing.T) {
+func TestRenderResultsAsText(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	if got := dispatch(t, r, "/pair"); got != `{"a":"<x&y>","b":2}` {
 		t.Fatalf("struct: got %q", got)
@@ -97,13 +97,13 @@ func TestRender_A76(t *testing.T) {
 	}
 }
 
-// A73, A74: keyword classification and binding.
-func TestKeywordRules_A73_A74(t *testing.T) {
+// Keyword classification and binding.
+func TestKeywordClassificationAndBinding(t *testing.T) {
 	r, tm := newTestRegistry(t)
 	tests := []struct {
 		name, text, want string
 	}{
-		// A73: a keyword only when the text before the first "=" names a parameter.
+		// A keyword only when the text before the first "=" names a parameter.
 		{"keyword binds by name", "/hire_member Developer name=@Ada", "<ActorAddress Developer @Ada (id-0)>"},
 		{"keywords in any order", "/hire_member name=@Bo role=QA", "<ActorAddress QA @Bo (id-1)>"},
 		{"value keeps later =", "/note text=a=b", "note: a=b"},
@@ -112,10 +112,10 @@ func TestKeywordRules_A73_A74(t *testing.T) {
 		{"non-parameter lhs is positional", "/note x=y", "note: x=y"},
 		{"empty lhs is positional", "/note =y", "note: =y"},
 		{"empty keyword value", "/note text=", "note: "},
-		{"S15 x=y is the role", "/hire_member x=y", `Command 'hire_member' failed: retry: no role "x=y"; available roles: Developer, QA`},
-		{"S17 positional after keyword", "/search_planning status=pending foo",
+		{"non-parameter x=y is the role", "/hire_member x=y", `Command 'hire_member' failed: retry: no role "x=y"; available roles: Developer, QA`},
+		{"positional after keyword", "/search_planning status=pending foo",
 			`Command 'search_planning' failed: positional argument "foo" follows keyword arguments`},
-		// A74: binding.
+		// Binding.
 		{"too many positionals", "/hire_member QA @A extra",
 			`Command 'hire_member' failed: too many arguments: takes at most 2 (role, name), got extra "extra"`},
 		{"no parameters", "/compact now", `Command 'compact' failed: takes no arguments, got "now"`},
@@ -142,8 +142,8 @@ func TestKeywordRules_A73_A74(t *testing.T) {
 	}
 }
 
-// A74: coercion per declared type, on the text surface.
-func TestCoercion_A74(t *testing.T) {
+// Coercion per declared type, on the text surface.
+func TestCoercionPerDeclaredType(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	const fail = "Command 'typed' failed: "
 	tests := []struct {
@@ -205,7 +205,7 @@ func TestCoercion_A74(t *testing.T) {
 		t.Fatalf("default list was changed: %q", got)
 	}
 
-	// Enum membership, and S21.
+	// Enum membership, and integer coercion of a task id.
 	for text, want := range map[string]string{
 		"/search_planning mode=vector":     "Task 1: fix #urgent bug\nTask 2: docs",
 		"/search_planning mode=Vector":     `Command 'search_planning' failed: argument mode: "Vector" is not one of: keyword, vector, hybrid`,
@@ -222,9 +222,9 @@ func TestCoercion_A74(t *testing.T) {
 	}
 }
 
-// A75: every failure after identification is a string naming the command,
+// Every failure after identification is a string naming the command,
 // never an error and never a panic.
-func TestFailuresBecomeStrings_A75(t *testing.T) {
+func TestFailuresBecomeStrings(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	tests := []struct{ text, want string }{
 		{"/hire_member", "Command 'hire_member' failed: missing required argument(s): role"},
@@ -244,9 +244,9 @@ func TestFailuresBecomeStrings_A75(t *testing.T) {
 	}
 }
 
-// A75: a handler gets the caller's context; a cancelled context is the
+// A handler gets the caller's context; a cancelled context is the
 // handler's to honour, and its error is a failure string.
-func TestDispatchPassesContext_A75(t *testing.T) {
+func TestDispatchPassesContext(t *testing.T) {
 	type key struct{}
 	r := NewRegistry()
 	err := r.Register("T", New("ctx", "Reports its context.", func(ctx context.Context, _ Args) (string, error) {
@@ -269,14 +269,14 @@ func TestDispatchPassesContext_A75(t *testing.T) {
 	}
 }
 
-// A77, C10, S23: a word starting with "#" survives splitting, quoted or
+// A word starting with "#" survives splitting, quoted or
 // not; an unbalanced quote on a known command is a failure string, on an
 // unknown one falls through.
-func TestHashTokens_A77(t *testing.T) {
+func TestHashTokensSurviveSplitting(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	for _, text := range []string{`/search_planning #urgent`, `/search_planning "#urgent"`, `/search_planning query=#urgent`} {
 		if got := dispatch(t, r, text); got != "Task 1: fix #urgent bug" {
-			t.Errorf("S23 Dispatch(%q) = %q", text, got)
+			t.Errorf("Dispatch(%q) = %q", text, got)
 		}
 	}
 	tests := []struct{ args, want string }{
@@ -298,9 +298,9 @@ func TestHashTokens_A77(t *testing.T) {
 	}
 }
 
-// A77: escapeHashes escapes exactly the "#" that shlex would read as a
+// escapeHashes escapes exactly the "#" that shlex would read as a
 // comment, following shlex's quote and escape states.
-func TestEscapeHashes_A77(t *testing.T) {
+func TestEscapeHashesFollowsShlexStates(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"", ""},
 		{"no hash", "no hash"},
@@ -321,8 +321,8 @@ func TestEscapeHashes_A77(t *testing.T) {
 }
 
 // Built-in help lists commands with their arguments, in the descriptors'
-// order (A70: registration order, help last), and describes one.
-func TestHelp_A70(t *testing.T) {
+// order (registration order, help last), and describes one.
+func TestHelpListsInRegistrationOrder(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	list := dispatch(t, r, "/help")
 	var order []string

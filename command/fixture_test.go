@@ -13,14 +13,15 @@ import (
 )
 
 // address stands in for an actor address: a native value with a String form
-// (A76: `<ActorAddress <role> <name> (<agent_id>)>`).
+// (`<ActorAddress <role> <name> (<agent_id>)>`, as in akgentic).
 type address struct{ Role, Name, ID string }
 
 func (a address) String() string {
 	return fmt.Sprintf("<ActorAddress %s %s (%s)>", a.Role, a.Name, a.ID)
 }
 
-// errRetry stands in for the agent's retry-kind error (A14).
+// errRetry stands in for the agent's retry-kind error (what hire_member returns
+// for an unknown role).
 var errRetry = errors.New("retry")
 
 // team is a fake TeamTool/PlanningTool: it records every hire, so tests can
@@ -90,7 +91,7 @@ func (tm *team) teamCommands() []*Command {
 }
 
 // planningCommands are the PlanningTool commands, with the wide signature of
-// search_planning (A90).
+// search_planning.
 func (tm *team) planningCommands() []*Command {
 	id := NewParam[int]("task_id", "Task ID")
 	get := New("get_planning_task", "Single planning task by ID.", func(_ context.Context, in Args) (string, error) {
@@ -129,7 +130,7 @@ func (tm *team) planningCommands() []*Command {
 	return []*Command{summary, get, search}
 }
 
-// agentCommands are BaseAgent's own extras (A67), plus commands that fail in
+// agentCommands are BaseAgent's own extras, plus commands that fail in
 // each way a handler can.
 func agentCommands() []*Command {
 	compact := New("compact", "Compact the conversation context.", func(context.Context, Args) (string, error) {

@@ -7,8 +7,8 @@ import (
 )
 
 // FuzzDispatch checks that no input panics, that an unidentified command is
-// ErrNotRecognized and nothing else (A72, A77), and that every failure of an
-// identified command names that command (A75).
+// ErrNotRecognized and nothing else, and that every failure of an identified
+// command names that command.
 func FuzzDispatch(f *testing.F) {
 	for _, seed := range []string{
 		"/hire_member Developer name=@Ada", "/hire_member x=y", `/hire_member Developer "Alice Smith"`,
@@ -24,7 +24,7 @@ func FuzzDispatch(f *testing.F) {
 		tm.reset() // keep memory flat over millions of inputs
 		got, err := r.Dispatch(t.Context(), text)
 
-		// The oracle: which command, if any, the text names (A72, A77).
+		// The oracle: which command, if any, the text names.
 		line := strings.TrimPrefix(strings.TrimLeft(text, shellSpace), "/")
 		name := firstWord(line)
 		if words, splitErr := split(line); splitErr == nil {

@@ -79,7 +79,7 @@ func (r *Registry) Register(owner string, cmds ...*Command) error {
 func (r *Registry) Has(name string) bool { return r.lookup(name) != nil }
 
 // Descriptors returns the discovery record of every command in registration
-// order (A70): each Register call's commands in the order given, calls in the
+// order: each Register call's commands in the order given, calls in the
 // order made, and the built-in help last. The result is the caller's to keep.
 func (r *Registry) Descriptors() []Descriptor {
 	es := r.entries()
@@ -114,7 +114,7 @@ func notRecognized(name string) error {
 
 // invoke binds args and runs c. Every failure comes back as an [*Error]
 // naming c, a panic included. When asText is set the result is rendered
-// (A76) under the same protection, since a String method may panic too.
+// under the same protection, since a String method may panic too.
 func (r *Registry) invoke(ctx context.Context, c *Command, args []arg, asText bool) (v any, err error) {
 	defer func() {
 		if rec := recover(); rec != nil {

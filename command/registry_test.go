@@ -12,10 +12,10 @@ import (
 
 func noop(context.Context, Args) (string, error) { return "ok", nil }
 
-// A67: the registry is keyed by canonical name; the same name twice (two
+// The registry is keyed by canonical name; the same name twice (two
 // cards, card vs extra, two extras) is a construction error naming it, and a
 // failed Register adds nothing.
-func TestRegisterDuplicateNames_A67(t *testing.T) {
+func TestRegisterRefusesDuplicateNames(t *testing.T) {
 	tm := &team{}
 	r := NewRegistry()
 	if err := r.Register("TeamTool", tm.teamCommands()...); err != nil {
@@ -48,9 +48,9 @@ func TestRegisterDuplicateNames_A67(t *testing.T) {
 	}
 }
 
-// A67/A68: declaration mistakes are reported at registration, naming the
+// Declaration mistakes are reported at registration, naming the
 // command and what was wrong.
-func TestRegisterInvalidDeclarations_A67_A68(t *testing.T) {
+func TestRegisterReportsInvalidDeclarations(t *testing.T) {
 	var nilRun func(context.Context, Args) (string, error)
 	tests := []struct {
 		name  string
@@ -88,11 +88,11 @@ func TestRegisterInvalidDeclarations_A67_A68(t *testing.T) {
 	}
 }
 
-// A68, A70: descriptors list name, description, args (name, JSON type,
+// Descriptors list name, description, args (name, JSON type,
 // required, description) and owner, in registration order: each Register
 // call's commands as given, the calls in the order made, the built-in help
-// last (issue 13 restores A70's order over issue 4's sort by name).
-func TestDescriptors_A68_A70(t *testing.T) {
+// last (not sorted by name).
+func TestDescriptorsInRegistrationOrder(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	ds := r.Descriptors()
 	var names []string
@@ -124,7 +124,7 @@ func TestDescriptors_A68_A70(t *testing.T) {
 		t.Fatalf("hire_member descriptor:\n got %s\nwant %s", got, wantJSON)
 	}
 
-	// A68 JSON type names, enums and defaults for every parameter kind.
+	// JSON type names, enums and defaults for every parameter kind.
 	byName := map[string]Descriptor{}
 	for _, d := range ds {
 		byName[d.Name] = d
@@ -159,9 +159,9 @@ func TestDescriptors_A68_A70(t *testing.T) {
 	}
 }
 
-// A70/A71: descriptors are the caller's copy (what the announce event
+// Descriptors are the caller's copy (what the announce event
 // carries), and round-trip through JSON.
-func TestDescriptorsAreCopies_A70_A71(t *testing.T) {
+func TestDescriptorsAreCopiesAndRoundTrip(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	ds := r.Descriptors()
 	for i := range ds {
@@ -188,9 +188,9 @@ func TestDescriptorsAreCopies_A70_A71(t *testing.T) {
 	}
 }
 
-// A69: Has, and the typed callable returning the native value; unknown names
+// Has, and the typed callable returning the native value; unknown names
 // are ErrNotRecognized.
-func TestHasAndCallable_A69(t *testing.T) {
+func TestHasAndCallable(t *testing.T) {
 	r, tm := newTestRegistry(t)
 	ctx := t.Context()
 	for _, name := range []string{"help", "hire_member", "compact", "_expand_media_refs"} {
@@ -248,9 +248,9 @@ func TestHasAndCallable_A69(t *testing.T) {
 	}
 }
 
-// A69/A74/A75: every failure on the typed surface is an *Error naming the
-// command; the handler's own error stays reachable with errors.Is (A14).
-func TestCallFailures_A69_A74_A75(t *testing.T) {
+// Every failure on the typed surface is an *Error naming the
+// command; the handler's own error stays reachable with errors.Is.
+func TestCallFailuresAreErrorsNamingTheCommand(t *testing.T) {
 	r, tm := newTestRegistry(t)
 	ctx := t.Context()
 	tests := []struct {
@@ -302,9 +302,9 @@ func TestCallFailures_A69_A74_A75(t *testing.T) {
 	}
 }
 
-// A69: when the command's result type is an interface, Callable can only
+// When the command's result type is an interface, Callable can only
 // check the dynamic value at call time.
-func TestCallableInterfaceResult_A69(t *testing.T) {
+func TestCallableInterfaceResultCheckedAtCall(t *testing.T) {
 	r := NewRegistry()
 	var out any = 7
 	dyn := New("dyn", "Returns whatever out holds.", func(context.Context, Args) (any, error) { return out, nil })
@@ -355,8 +355,8 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// A68: a command and its parameters report the names they were declared with.
-func TestNames_A68(t *testing.T) {
+// A command and its parameters report the names they were declared with.
+func TestNamesAsDeclared(t *testing.T) {
 	role := NewParam[string]("role", "")
 	c := New("hire_member", "", noop, role)
 	if c.Name() != "hire_member" || role.name != "role" {

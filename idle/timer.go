@@ -1,6 +1,6 @@
 // Package idle provides Timer, a countdown that fires after a quiet period
 // and pauses while tasks are in flight: the building block of idle-stop
-// subscribers (B114), such as one that stops a team nobody has talked to for
+// subscribers, such as one that stops a team nobody has talked to for
 // ten minutes.
 package idle
 
@@ -11,7 +11,7 @@ import (
 
 // Timer calls a callback once a delay has passed without being cancelled,
 // and counts tasks in flight so that it only runs while nothing is in
-// progress: the building block of idle-stop subscribers (B114). A typical
+// progress: the building block of idle-stop subscribers. A typical
 // use arms it at start, calls TaskStarted when a turn begins (a
 // ReceivedMessage) and TaskCompleted when it ends (a ProcessedMessage or
 // HandledMessage), and stops the team from the callback.

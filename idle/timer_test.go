@@ -28,7 +28,7 @@ func (c *timerCalls) get() int {
 	return int(c.n.Load())
 }
 
-// after advances the fake clock by d and lets every goroutine settle.
+// timerAdvance advances the fake clock by d and lets every goroutine settle.
 func timerAdvance(d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
@@ -292,7 +292,7 @@ func TestTimerCloseDoesNotWaitButWaitDoes(t *testing.T) {
 func TestTimerCallbacksMayOverlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Each expiry runs the callback on its own goroutine: a slow
-		// callback does not timerDelay the next expiry, and Wait waits for all.
+		// callback does not delay the next expiry, and Wait waits for all.
 		release := make(chan struct{})
 		var started atomic.Int32
 		tm := New(timerDelay, func() {
@@ -342,7 +342,7 @@ func TestTimerConcurrentUse(t *testing.T) {
 	tm.Close()
 	tm.Wait()
 	before := calls.Load()
-	// Arm a second timer with the same tiny timerDelay and wait for its
+	// Arm a second timer with the same tiny delay and wait for its
 	// callback: by then an expiry of the closed timer would have fired too.
 	done := make(chan struct{})
 	probe := New(time.Microsecond, func() { close(done) })
@@ -355,13 +355,27 @@ func TestTimerConcurrentUse(t *testing.T) {
 	}
 }
 
+// On the real clock the callback runs once, no sooner than the delay after
+// Start.
 func TestTimerRealClockCallback(t *testing.T) {
-	fired := make(chan struct{}, 1)
-	tm := New(time.Millisecond, func() { fired <- struct{}{} })
+	const delay = 5 * time.Millisecond
+	var calls atomic.Int32
+	fired := make(chan time.Duration, 1)
+	start := time.Now()
+	tm := New(delay, func() {
+		if calls.Add(1) == 1 {
+			fired <- time.Since(start)
+		}
+	})
 	tm.Start()
-	<-fired
+	if elapsed := <-fired; elapsed < delay {
+		t.Fatalf("callback ran %v after Start, before the %v delay", elapsed, delay)
+	}
 	tm.Close()
 	tm.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("callback ran %d times, want 1", n)
+	}
 }
 
 func TestNewTimerNilCallbackPanics(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/akgentic/akgentic-go/internal/link"
 )
 
-// addressKind says what an Address can do (B60).
+// addressKind says what an Address can do.
 type addressKind uint8
 
 const (
@@ -159,7 +159,7 @@ func (a *Address) AsStopped() *Address {
 }
 
 // addressDict is the serialized form of an address: exactly the eight keys of
-// akgentic-core's ActorAddressDict (B58).
+// akgentic-core's ActorAddressDict.
 type addressDict struct {
 	Tag         bool   `json:"__actor_address__"`
 	ActorType   string `json:"__actor_type__"`
@@ -223,10 +223,10 @@ func parseOptionalUUID(field, s string) (uuid.UUID, error) {
 }
 
 // MarshalJSON encodes the address as the eight keys of akgentic-core's
-// ActorAddressDict (B58): "__actor_address__": true, "__actor_type__",
+// ActorAddressDict: "__actor_address__": true, "__actor_type__",
 // "agent_id", "name", "role", "team_id", "squad_id" (nil ids as "") and
 // "is_user_proxy". UnmarshalJSON turns that form back into a snapshot
-// address (B59).
+// address.
 func (a *Address) MarshalJSON() ([]byte, error) {
 	if a == nil {
 		a = &Address{}

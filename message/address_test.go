@@ -29,8 +29,8 @@ func newSystem(t *testing.T) *actor.System {
 	return sys
 }
 
-// B60: a snapshot reports alive and cannot deliver: the runtime refuses it
-// with ErrNotDeliverable naming the address (B56, now System.Tell/Ask).
+// A snapshot reports alive and cannot deliver: the runtime (System.Tell and
+// Ask) refuses it with ErrNotDeliverable naming the address.
 func TestSnapshotAddress(t *testing.T) {
 	sys := newSystem(t)
 	a := greeter()
@@ -51,7 +51,7 @@ func TestSnapshotAddress(t *testing.T) {
 	}
 }
 
-// B60: a stopped record reports not alive and cannot deliver.
+// A stopped record reports not alive and cannot deliver.
 func TestStoppedAddress(t *testing.T) {
 	sys := newSystem(t)
 	a := greeter().AsStopped()
@@ -85,7 +85,7 @@ func checkRefused(t *testing.T, a *message.Address, err error) {
 	}
 }
 
-// B55, B60: a live address asks its handle whether the actor is alive and
+// A live address asks its handle whether the actor is alive and
 // converts to the snapshot and stopped kinds with the same identity.
 func TestLiveAddress(t *testing.T) {
 	h := &fakeHandle{alive: true}
@@ -106,8 +106,7 @@ func TestLiveAddress(t *testing.T) {
 		t.Errorf("AsStopped() = %v kind %v", st, message.KindOf(st))
 	}
 
-	// The handle says when the actor is gone. The identity still reads
-	// (B57).
+	// The handle says when the actor is gone. The identity still reads.
 	h.alive = false
 	if a.IsAlive() {
 		t.Error("live address with a dead handle reports alive")
@@ -125,9 +124,9 @@ func TestLiveAddress(t *testing.T) {
 	checkRefused(t, nh, newSystem(t).Tell(nh, message.NewUserMessage("x")))
 }
 
-// B56 (now System.Tell/Ask), B45, B55: a live address from the runtime
-// delivers; once the actor stopped it reports not alive, delivery fails with
-// ErrActorDead, and its identity still reads (B57).
+// A live address from the runtime delivers (through System.Tell and Ask);
+// once the actor stopped it reports not alive, delivery fails with
+// ErrActorDead, and its identity still reads.
 func TestLiveAddressDelivers(t *testing.T) {
 	sys := newSystem(t)
 	probe := actortest.NewProbe()
@@ -151,7 +150,7 @@ func TestLiveAddressDelivers(t *testing.T) {
 		t.Fatalf("Ask = %v, %v", reply, err)
 	}
 	// Address.Tell stamped nothing; System.Tell stamps the system endpoint
-	// as sender and the recipient's team (B45), and no parent.
+	// as sender and the recipient's team, and no parent.
 	if !m.Sender.Equal(sys.Address()) || m.TeamID.UUID != a.TeamID() || !m.TeamID.Valid || m.ParentID.Valid {
 		t.Errorf("System.Tell stamped %+v", m.Base)
 	}
@@ -173,7 +172,7 @@ func TestLiveAddressDelivers(t *testing.T) {
 	}
 }
 
-// B57: the identity accessors, and a nil address that never panics.
+// The identity accessors, and a nil address that never panics.
 func TestAddressIdentity(t *testing.T) {
 	oid := orchestratorID
 	oid.Orchestrate = true
@@ -207,7 +206,7 @@ func TestAddressIdentity(t *testing.T) {
 	if n.Identity() != (message.Identity{}) || n.Name() != "" || n.AgentID() != uuid.Nil || n.String() != "<nil address>" || n.IsTool() {
 		t.Errorf("nil address identity = %+v", n.Identity())
 	}
-	// Sending to a nil address is an error naming it (B39; it was
+	// Sending to a nil address is an error naming it (it was
 	// Address.Tell's ErrNotDeliverable, delivery is the runtime's now).
 	// AddressKind and its String are gone: KindOf is a test hook.
 	sys := newSystem(t)
@@ -219,7 +218,7 @@ func TestAddressIdentity(t *testing.T) {
 	}
 }
 
-// B61: addresses are equal when their agent ids are, whatever their kind.
+// Addresses are equal when their agent ids are, whatever their kind.
 func TestAddressEqual(t *testing.T) {
 	g := greeter()
 	renamed := greeterID
@@ -248,7 +247,7 @@ func TestAddressEqual(t *testing.T) {
 	}
 }
 
-// B58: exactly eight keys, ids as canonical strings, nil ids as "".
+// The serialized form: exactly eight keys, ids as canonical strings, nil ids as "".
 func TestAddressSerialize(t *testing.T) {
 	live := message.NewLive(greeterID, &fakeHandle{alive: true})
 	for _, a := range []*message.Address{live, greeter(), greeter().AsStopped()} {
@@ -295,7 +294,7 @@ func TestAddressSerialize(t *testing.T) {
 	}
 }
 
-// B59: a serialized address decodes to a snapshot with the same identity.
+// A serialized address decodes to a snapshot with the same identity.
 // message.Deserialize and its resolver are gone (message/ is data only):
 // UnmarshalJSON is the one decoding path, and resolving a snapshot to the
 // running actor is the runtime's (UserProxy.Answer does it; see the

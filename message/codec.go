@@ -14,7 +14,7 @@ import (
 	"github.com/akgentic/akgentic-go/internal/link"
 )
 
-// typeTag is the JSON key naming a value's registered type (B115).
+// typeTag is the JSON key naming a value's registered type.
 const typeTag = "__model__"
 
 // ErrUnknownType is wrapped by decode errors for a type name that is not

@@ -39,7 +39,7 @@ func roundTrip(t *testing.T, name string, v any) any {
 	return got
 }
 
-// B115: every type message/ registers round-trips by its type name, nested
+// Every type message/ registers round-trips by its type name, nested
 // messages, payloads and addresses included.
 func TestRoundTripEveryRegisteredType(t *testing.T) {
 	s := samples()
@@ -149,7 +149,7 @@ func TestRoundTripLiveAddressBecomesSnapshot(t *testing.T) {
 	}
 }
 
-// The serialized address has exactly the eight keys of B58: whether the
+// The serialized address has exactly the eight keys of akgentic-core's ActorAddressDict: whether the
 // actor is an orchestrator is not among them, so it does not survive.
 func TestAddressOrchestrateNotPersisted(t *testing.T) {
 	id := orchestratorID
@@ -230,7 +230,7 @@ func TestSentMessageRecipientKey(t *testing.T) {
 	}
 }
 
-// B13: legacy keys are ignored; null and absent fields decode to defaults.
+// Legacy keys are ignored; null and absent fields decode to defaults.
 func TestNotificationLegacyPayloads(t *testing.T) {
 	for _, name := range []string{"NotificationMessage", "ErrorMessage", "WarningMessage"} {
 		in := `{"__model__":"` + name + `","id":"cccccccc-cccc-4ccc-8ccc-cccccccccccc",
@@ -435,7 +435,7 @@ func TestMarshalErrors(t *testing.T) {
 type testConflictA struct{ A int }
 type testConflictB struct{ B int }
 
-// B115: names are forever; a conflicting registration panics.
+// Type names are forever; a conflicting registration panics.
 func TestRegisterConflicts(t *testing.T) {
 	message.Register[testConflictA]("test.conflict")
 	message.Register[testConflictA]("test.conflict")                         // the same pair again is fine
@@ -465,7 +465,7 @@ func TestRegisterConflicts(t *testing.T) {
 	}
 }
 
-// B5: the domain events' persisted names are their identity.
+// The domain events' persisted names are their identity.
 func TestDomainEventNames(t *testing.T) {
 	for v, want := range map[any]string{
 		&message.TeamStoppingEvent{}:  `{"__model__":"TeamStoppingEvent"}`,

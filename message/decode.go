@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The hand-written decoder (issue 12): one pass over a record of this
+// The hand-written decoder one pass over a record of this
 // package's own types in the form the encoder writes, nested values of
 // other types through the registry as before. It is a fast path only: on
 // anything it does not expect (a key it does not know, in any spelling, a

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The hand-written encoder (issue 12). This package's own types (the
+// The hand-written encoder. This package's own types (the
 // envelope, addresses, the telemetry records and the built-in payloads)
 // append their JSON to one buffer, field by field, in exactly the bytes
 // encoding/json wrote for them before: same keys, same order, same
@@ -260,7 +260,7 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// appendAddress appends the address's eight-key dict (B58), null for nil.
+// appendAddress appends the address's eight-key dict, null for nil.
 func appendAddress(b []byte, a *Address) []byte {
 	if a == nil {
 		return append(b, "null"...)

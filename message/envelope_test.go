@@ -17,7 +17,8 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Compile-time checks of the interface families (B13, B15).
+// Compile-time checks of the interface families: every telemetry record is a Telemetry, every business payload a
+// Message.
 var (
 	_ message.Telemetry = (*message.StartMessage)(nil)
 	_ message.Telemetry = (*message.StopMessage)(nil)
@@ -35,7 +36,7 @@ var (
 	_ message.Message   = (*message.CancelMessage)(nil)
 )
 
-// B1: the envelope's fields and their defaults.
+// The envelope's fields and their defaults.
 func TestEnvelopeDefaults(t *testing.T) {
 	var b message.Base
 	if b.ID != uuid.Nil || b.ParentID.Valid || b.TeamID.Valid || !b.Timestamp.IsZero() || b.Sender != nil || b.Recipient != nil {
@@ -98,12 +99,12 @@ func TestDisplayTypeValid(t *testing.T) {
 	}
 }
 
-// B2, B39: a send from an actor stamps sender (the actor), team (its own)
+// A send from an actor stamps sender (the actor), team (its own)
 // and parent (the id of the message being handled; none outside a turn;
 // always overwritten), fills a zero id and timestamp and keeps given ones.
 // message.Stamp is gone (stamping is the runtime's), so a real actor sends.
 // The old "team uuid.Nil stamps a null team" case has no runtime
-// counterpart: every actor has a team (B17).
+// counterpart: every actor has a team.
 func TestStamp(t *testing.T) {
 	before := time.Now().UTC() // before the system's clock starts
 	sys := newSystem(t)
@@ -145,7 +146,7 @@ func TestStamp(t *testing.T) {
 
 	// Sending it again outside a turn (a proxy call) stamps a copy: the
 	// parent is cleared, id and time are kept, and the original does not
-	// change (B4).
+	// change.
 	orig := *m
 	if err := proxy.Do(t.Context(), from, func(c *actor.Context, _ actor.Actor) error { return c.Send(to, m) }); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestStamp(t *testing.T) {
 		t.Errorf("original changed by re-sending it: %+v", m.Base)
 	}
 
-	// An id and time given at construction are kept (B1: id is
+	// An id and time given at construction are kept (the id is
 	// overridable); a given sender is overwritten.
 	given := &message.UserMessage{Base: message.Base{ID: msgID, Timestamp: t0, Sender: human()}}
 	if err := proxy.Do(t.Context(), from, func(c *actor.Context, _ actor.Actor) error { return c.Send(to, given) }); err != nil {
@@ -179,7 +180,7 @@ func TestStamp(t *testing.T) {
 	}
 }
 
-// B3: business payloads, their constructors and display types.
+// Business payloads, their constructors and display types.
 func TestBusinessPayloads(t *testing.T) {
 	u := message.NewUserMessage("hello")
 	if u.Content != "hello" || u.Display() != message.DisplayHuman {
@@ -193,7 +194,7 @@ func TestBusinessPayloads(t *testing.T) {
 	if c.Reason != "" || c.Display() != message.DisplayOther {
 		t.Errorf("CancelMessage default = %+v", c)
 	}
-	// StopRecursively and the domain events are not messages (B3, B5).
+	// StopRecursively and the domain events are not messages.
 	for _, v := range []any{&message.StopRecursively{}, &message.TeamStoppingEvent{}, &message.ClosedNotification{}} {
 		if _, ok := v.(message.Message); ok {
 			t.Errorf("%T is a Message", v)
@@ -205,7 +206,7 @@ func TestBusinessPayloads(t *testing.T) {
 	if n := reflect.TypeFor[message.TeamStoppingEvent]().NumField(); n != 0 {
 		t.Errorf("TeamStoppingEvent has %d fields", n)
 	}
-	// B13: the three notification records share NotificationMessage:
+	// The three notification records share NotificationMessage:
 	// ErrorMessage and WarningMessage embed it, so its fields are theirs.
 	// (The message.Notification interface and its Notice method were
 	// removed from the surface: a type switch names the three types.)
@@ -226,7 +227,7 @@ func TestBusinessPayloads(t *testing.T) {
 	}
 }
 
-// B4: a message is claimed once; re-sending it sends a copy with the same id
+// A message is claimed once; re-sending it sends a copy with the same id
 // and leaves the original untouched.
 func TestClaimAndClone(t *testing.T) {
 	m := userMessage()
@@ -380,7 +381,7 @@ func TestTypeName(t *testing.T) {
 	}
 }
 
-// Issue 13's one rule for event payloads: EventAs reads a value and a
+// The one rule for event payloads: EventAs reads a value and a
 // pointer alike (a live event and a decoded one).
 func TestEventAs(t *testing.T) {
 	live := &message.EventMessage{Event: message.TeamStoppingEvent{}}

@@ -19,7 +19,7 @@ var (
 // returned by Unmarshal wrap it).
 type FieldError = fieldError
 
-// Serialize returns the address's eight-key dict (B58), the form
+// Serialize returns the address's eight-key dict, the form
 // MarshalJSON writes.
 func Serialize(a *Address) addressDict { return a.serialize() }
 
@@ -53,7 +53,7 @@ func HandleOf(a *Address) link.Handle {
 	return link.Address[Identity, Address, Message]().HandleOf(a)
 }
 
-// KindOf names an address's kind (B60): "live", "snapshot" or "stopped";
+// KindOf names an address's kind: "live", "snapshot" or "stopped";
 // a nil address is a stopped one.
 func KindOf(a *Address) string {
 	if a == nil {

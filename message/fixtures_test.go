@@ -21,7 +21,7 @@ var (
 		Role:    "Orchestrator",
 		TeamID:  teamID,
 		Type:    "akgentic.core.orchestrator.Orchestrator",
-		// Orchestrate is not part of the serialized form (B58): the
+		// Orchestrate is not part of the serialized form: the
 		// fixture leaves it false so that decoded values compare equal.
 	}
 	userID = message.Identity{

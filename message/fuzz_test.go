@@ -87,7 +87,7 @@ func FuzzUnmarshal(f *testing.F) {
 }
 
 // A nested value with bad syntax: the fast decoder's error is the one
-// encoding/json gives, not a re-encoding failure (review of issue 12).
+// encoding/json gives, not a re-encoding failure.
 func TestNestedSyntaxErrorText(t *testing.T) {
 	for _, in := range []string{
 		`{"__model__":"StateChangedMessage","state":01}`,

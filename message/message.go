@@ -40,7 +40,7 @@ type Message interface {
 	Envelope() *Base
 }
 
-// Base is the envelope every message embeds (B1). Zero values are filled in
+// Base is the envelope every message embeds. Zero values are filled in
 // when the message is first sent: a fresh ID, the current Timestamp (UTC, 1 ms
 // resolution), the sender, recipient and team, and ParentID, the id of the
 // message whose handling caused this one (nil outside a turn).

@@ -24,7 +24,7 @@ func NewResultMessage(content string) *ResultMessage {
 	return &ResultMessage{Base: Base{DisplayType: DisplayAI}, Content: content}
 }
 
-// CancelMessage asks an actor to abandon the turn it is running (issue 15).
+// CancelMessage asks an actor to abandon the turn it is running.
 // The runtime acts on it when it is sent, not when the actor reaches it in
 // its mailbox: the running turn's context (actor.Context.Context) is
 // cancelled at once, with a cause naming the sender and Reason, so that
@@ -38,12 +38,12 @@ type CancelMessage struct {
 }
 
 // StopRecursively tells the receiving actor to run its recursive stop:
-// children first, then itself (B25). It is not a Message: it carries no
+// children first, then itself. It is not a Message: it carries no
 // envelope and produces no telemetry.
 type StopRecursively struct{}
 
 // TeamStoppingEvent is the payload of the EventMessage an orchestrator
-// publishes when its team starts to stop (B5). It has no fields: the
+// publishes when its team starts to stop. It has no fields: the
 // envelope carries the team id, timestamp and sending orchestrator.
 type TeamStoppingEvent struct{}
 

@@ -6,7 +6,7 @@ import (
 	"reflect"
 )
 
-// The encoding/json path the hand-written encoder replaced (issue 12),
+// The encoding/json path the hand-written encoder replaced,
 // kept here as the reference the tests compare the encoder with: every
 // level through json.Marshal, addresses as their addressDict.
 

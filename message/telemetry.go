@@ -13,7 +13,7 @@ type Telemetry interface {
 	telemetry()
 }
 
-// StartMessage records an actor's start (B7): its config and its parent.
+// StartMessage records an actor's start: its config and its parent.
 // The runtime emits it in the creator's context, before the actor's OnStart.
 type StartMessage struct {
 	Base
@@ -21,12 +21,12 @@ type StartMessage struct {
 	Parent *Address `json:"parent"`
 }
 
-// StopMessage records an actor's stop (B12), once per actor.
+// StopMessage records an actor's stop, once per actor.
 type StopMessage struct {
 	Base
 }
 
-// SentMessage opens the ledger record of a message (B10): emitted by the
+// SentMessage opens the ledger record of a message: emitted by the
 // sender after stamping and before delivery.
 //
 // Its Recipient is the sent message's recipient. In JSON it takes the
@@ -38,26 +38,26 @@ type SentMessage struct {
 	Recipient *Address `json:"recipient"`
 }
 
-// ReceivedMessage records the start of a turn for a message (B8).
+// ReceivedMessage records the start of a turn for a message.
 type ReceivedMessage struct {
 	Base
 	MessageID uuid.UUID `json:"message_id"`
 }
 
-// ProcessedMessage closes a message's ledger record after its own turn (B9).
+// ProcessedMessage closes a message's ledger record after its own turn.
 type ProcessedMessage struct {
 	Base
 	MessageID uuid.UUID `json:"message_id"`
 }
 
 // HandledMessage closes a message's ledger record when a running turn
-// consumed it from the mailbox, so it never got a turn of its own (B16).
+// consumed it from the mailbox, so it never got a turn of its own.
 type HandledMessage struct {
 	Base
 	MessageID uuid.UUID `json:"message_id"`
 }
 
-// NotificationMessage reports something about a turn (B13). ContentType is
+// NotificationMessage reports something about a turn. ContentType is
 // the error's type name ("" for none), Content its text, CurrentMessage the
 // message being handled when it happened (nil outside a turn).
 type NotificationMessage struct {
@@ -67,25 +67,24 @@ type NotificationMessage struct {
 	CurrentMessage Message `json:"current_message"`
 }
 
-// ErrorMessage reports a handler failure (B33) with its stack trace.
+// ErrorMessage reports a handler failure with its stack trace.
 type ErrorMessage struct {
 	NotificationMessage
 	Traceback string `json:"traceback"`
 }
 
-// WarningMessage reports a soft failure, a WarningError (B34).
+// WarningMessage reports a soft failure, a WarningError.
 type WarningMessage struct {
 	NotificationMessage
 }
 
-// StateChangedMessage carries a detached copy of an actor's published state
-// (B11).
+// StateChangedMessage carries a detached copy of an actor's published state.
 type StateChangedMessage struct {
 	Base
 	State any `json:"state"`
 }
 
-// EventMessage carries a domain event (B14), e.g. a TeamStoppingEvent. An
+// EventMessage carries a domain event, e.g. a TeamStoppingEvent. An
 // event emitted in the process is the value it was given; one decoded from
 // a log is a pointer to a registered type: read it with EventAs, which
 // takes both.
@@ -95,7 +94,7 @@ type EventMessage struct {
 }
 
 // Ephemeral is implemented by an event payload that is live only, such as
-// a piece of an answer being streamed (issue 15): a team's subscribers get
+// a piece of an answer being streamed: a team's subscribers get
 // its EventMessage as any other, but the team keeps it in no index (its
 // events queries) and the durable log (orchestrator/eventlog) does not
 // write it, so a restored team never sees it.

@@ -1,4 +1,4 @@
-// Package studio serves a live page of a team in the browser (issue 17):
+// Package studio serves a live page of a team in the browser:
 // an http.Handler, Studio, that any program mounts for its
 // orchestrator.Team, next to its own handlers or on its own listener
 // (Studio.Serve).

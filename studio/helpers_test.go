@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
@@ -71,17 +71,9 @@ func buildFixture(t *testing.T, opt Options, readOnly bool, configure func(*agen
 	f := &fixture{t: t, ctx: ctx, model: llmtest.NewServer(), answers: make(chan *agent.AgentMessage, 64)}
 	t.Cleanup(f.model.Close)
 	f.model.Model("@Manager").Otherwise(reply("response", "@Human", "noted"))
-	sys := actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)}) // a member still starting when a test ends logs its cancelled attach
-	t.Cleanup(func() {
-		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c()
-		_ = sys.Shutdown(sctx)
-	})
-	team, err := orchestrator.New(sys, teamOpts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, team, _ := actortest.NewTeam(t, teamOpts...)
 	f.team = team
+	var err error
 	f.human, err = team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) {
 		select {
 		case f.answers <- m:

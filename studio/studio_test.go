@@ -21,7 +21,7 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Issue 17: a page opened after the team worked gets the whole history
+// A page opened after the team worked gets the whole history
 // (members, the conversation, model calls with tokens and cost, the
 // announced commands), a "live" marker, then the records as they happen.
 func TestHistoryThenLive(t *testing.T) {
@@ -114,7 +114,7 @@ func stringOf(v any) string {
 	return strings.TrimSpace(strings.ReplaceAll(strings.Trim(strings.TrimSpace(toJSON(v)), "\""), "\n", " "))
 }
 
-// Issue 17: a reconnecting page (Last-Event-ID, or ?after=) gets exactly
+// A reconnecting page (Last-Event-ID, or ?after=) gets exactly
 // the records after its last one, then follows; an id the history no
 // longer has restarts it from the beginning (reset), saying so; an id
 // that is not one is a 400.
@@ -162,7 +162,7 @@ func TestReconnectCatchUp(t *testing.T) {
 	}
 }
 
-// Issue 17: with the in-memory window exceeded and no Archive, the page
+// With the in-memory window exceeded and no Archive, the page
 // is told what was left out (ErrOutsideWindow's text), not shown a
 // silently shortened history; the roster still lists every member.
 func TestHistoryOutsideWindow(t *testing.T) {
@@ -221,7 +221,7 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Issue 17: a page that falls behind never slows the team: its queue is
+// A page that falls behind never slows the team: its queue is
 // bounded, and when it overflows the page gets what was queued, then a
 // "reload" event; catching up from its last event then yields every
 // record, none missing.
@@ -261,7 +261,7 @@ func TestSlowClientToldToReload(t *testing.T) {
 	}
 }
 
-// Issue 17: the input box speaks as the person: a message to a member, a
+// The input box speaks as the person: a message to a member, a
 // slash command, and the answer to a question an agent asked the person.
 func TestSendAsThePerson(t *testing.T) {
 	f := newFixture(t, Options{}, false)
@@ -301,7 +301,7 @@ func TestSendAsThePerson(t *testing.T) {
 	}
 }
 
-// Issue 17: bad input is refused with a clear 4xx naming what was wrong,
+// Bad input is refused with a clear 4xx naming what was wrong,
 // and nothing is sent.
 func TestBadInput(t *testing.T) {
 	f := newFixture(t, Options{}, false)
@@ -360,7 +360,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Issue 17: loopback requests are served without a token; others need
+// Loopback requests are served without a token; others need
 // the studio's token (query or bearer); without a token configured they
 // are refused. A loopback peer addressed by a foreign host name (DNS
 // rebinding) is not loopback. The page's code is public.
@@ -515,7 +515,7 @@ func TestModelTextIsNotHTML(t *testing.T) {
 	}
 }
 
-// Issue 17: a tool call is shown with its arguments, its output folded
+// A tool call is shown with its arguments, its output folded
 // under it and its result; the member is "using a tool" until then; the
 // planning tool's board reaches the page as it changes, and a page opened
 // later gets the latest board.

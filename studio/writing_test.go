@@ -66,7 +66,7 @@ func (h *held) wait(f *fixture) string {
 	return text
 }
 
-// Issue 17: with streaming on, an answer reaches an open page as it is
+// With streaming on, an answer reaches an open page as it is
 // written: "writing" events of their own SSE type, without id, carrying
 // the text of the messages so far; then the final message as usual, and
 // no "writing" after it. The history a new or reconnecting page gets has
@@ -164,7 +164,7 @@ func (w *chanWriter) Write(p []byte) (int, error) {
 	}
 }
 
-// Issue 17: a page that reads slowly is not flooded by an answer being
+// A page that reads slowly is not flooded by an answer being
 // streamed: whatever the number of deltas, it is sent the text so far at
 // most once per answer per write it was waiting on (the latest replaces
 // the older), and the deltas never count against its queue of records
@@ -227,7 +227,7 @@ func TestStreamedAnswerCoalesced(t *testing.T) {
 	}
 }
 
-// Issue 17: the text of a long answer being written keeps its end (what
+// The text of a long answer being written keeps its end (what
 // is new), cut on a rune boundary.
 func TestClipStart(t *testing.T) {
 	if got := clipStart("short"); got != "short" {

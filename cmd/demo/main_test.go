@@ -306,7 +306,7 @@ func TestRestoreGoldenLog(t *testing.T) {
 	}
 }
 
-// Issue 14: -cluster runs the recorded conversation on NATS JetStream (an
+// With -cluster, the demo runs the recorded conversation on NATS JetStream (an
 // embedded server, two workers): the team created on worker A, its task
 // sent into the durable inbox and its records printed through the cluster
 // client; worker A crashes (its connection dropped, no cleanup) once the

@@ -122,7 +122,7 @@ func (p *printer) OnMessage(m message.Message) {
 	}
 }
 
-// table writes the usage per agent (the seed's /usage).
+// table writes the usage per agent (akgentic's /usage).
 func (p *printer) table(out io.Writer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

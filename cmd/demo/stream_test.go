@@ -15,7 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Issue 15: on a terminal the agents stream their answers and the printer
+// On a terminal the agents stream their answers and the printer
 // shows each as it is written, on one live line redrawn in place and
 // erased before the next record's line; the recorded conversation still
 // replays (the transcript matches streamed requests too) and prints the
@@ -88,7 +88,7 @@ func TestLiveLine(t *testing.T) {
 	}
 }
 
-// Issue 15: with -i, a /cancel typed while the manager is busy (its model
+// With -i, a /cancel typed while the manager is busy (its model
 // call held open) cancels that turn at once; the warning names the person.
 func TestInteractiveCancel(t *testing.T) {
 	var out syncBuffer

@@ -74,7 +74,7 @@ func chromium() string {
 	return ""
 }
 
-// Issue 17, in a real browser: the demo's team served with -web, opened in
+// In a real browser: the demo's team served with -web, opened in
 // headless Chromium. The page shows the members and the conversation as
 // they happen; the person answers the reviewer's question from the page,
 // then sends /team_members (completed from the announced commands) and a

@@ -3,7 +3,7 @@
 // format in process) and drives turns through them, then prints what it
 // measured: turns/s, model calls/s, allocations per turn, heap per idle
 // team. A turn is one request of the person completed end to end (3 model
-// calls); internal/fleet's doc has the details.
+// calls); package internal/fleet documents the details.
 //
 // Usage:
 //
@@ -24,7 +24,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/akgentic/akgentic-go/internal/fleet"
+	"github.com/akgentic/akgentic-go/cmd/fleet/internal/fleet"
 )
 
 func main() {

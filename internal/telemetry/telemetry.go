@@ -10,7 +10,7 @@ import "github.com/akgentic/akgentic-go/message"
 // Kind says which telemetry record a Record is.
 type Kind uint8
 
-// The telemetry records (B6-B16).
+// The kinds of telemetry record.
 const (
 	Start Kind = iota + 1
 	Stop
@@ -45,7 +45,7 @@ type Record struct {
 	// Emitter is the actor that emitted the record (the telemetry's sender).
 	Emitter *message.Address
 	// Parent is the emitter's current message (nil outside a turn); the
-	// record's parent id is its id. Nil for Error and Warning (B33).
+	// record's parent id is its id. Nil for Error and Warning.
 	Parent message.Message
 	// Message is the message the record is about: the sent message for Sent,
 	// the turn's message for Received/Processed/Handled, the current message
@@ -62,8 +62,8 @@ type Record struct {
 
 // Sink receives the telemetry of a team. The runtime gives it to the team's
 // root actor at spawn (never by inspecting the actor's type); every actor
-// spawned under that root reports to it (B77), and the root emits no
-// telemetry of its own (B79).
+// spawned under that root reports to it, and the root emits no
+// telemetry of its own.
 type Sink interface {
 	// Start is called once, when the root is spawned and before any member
 	// can emit. wake schedules a call to Drain on the root's own goroutine;

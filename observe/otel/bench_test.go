@@ -19,7 +19,7 @@ type noopSubscriber struct{}
 
 func (noopSubscriber) OnMessage(message.Message) {}
 
-// BenchmarkRecord is the subscriber's cost per record (issue 15), beside
+// BenchmarkRecord is the subscriber's cost per record, beside
 // the no-op subscriber: each iteration is one turn of a member, four
 // records (the Sent message, Received, a model call's usage event,
 // Processed), prepared before the timer starts. "sdk" records to the

@@ -1,5 +1,5 @@
 // Package akotel turns a team's records into OpenTelemetry spans and
-// metrics (issue 15): add a [Subscriber] to a team and every turn, model
+// metrics: add a [Subscriber] to a team and every turn, model
 // call and tool call becomes a span, and messages, turns, errors, tokens,
 // cost, latencies and live members become metrics.
 //

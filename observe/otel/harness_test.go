@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
@@ -26,8 +27,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const waitTimeout = 10 * time.Second
 
 // secret is the API key of the agents' model: no span may carry it.
 const secret = "sk-akotel-test-secret"
@@ -126,7 +125,7 @@ func sum(rm metricdata.ResourceMetrics, name string, want ...attribute.KeyValue)
 	return total, found
 }
 
-// team is the three-agent team on a scripted model: @Human (a
+// team is a three-agent team on a scripted model: @Human (a
 // HumanProxy), @Manager, and the Developer the manager hires
 // (@Developer100), in a team made with opts.
 type team struct {
@@ -147,14 +146,6 @@ func newTeam(t testing.TB, opts ...orchestrator.Option) *team {
 	t.Cleanup(tm.srv.Close)
 	tm.env = &agent.Env{HTTPClient: tm.srv.HTTPClient(), Rand: func(int) int { return 0 },
 		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }} // retries do not wait
-	tm.sys = actor.NewSystem(actor.SystemConfig{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := tm.sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
 	for _, role := range []string{"Manager", "Developer"} {
 		cfg := agent.NewConfig("@"+role, role)
 		cfg.Prompt = agent.PromptTemplate{Template: "You are the " + role + "."}
@@ -169,15 +160,12 @@ func newTeam(t testing.TB, opts ...orchestrator.Option) *team {
 		}
 		tm.cards = append(tm.cards, card)
 	}
-	var err error
-	tm.team, err = orchestrator.New(tm.sys, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := tm.ctx()
+	tm.sys, tm.team, _ = actortest.NewTeam(t, opts...)
+	ctx := actortest.Context(t)
 	if err := tm.team.Register(ctx, tm.cards...); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	tm.human, err = tm.team.Spawn(ctx, &agent.HumanProxy{Deliver: tm.deliver}, &actor.Config{Name: "@Human", Role: "Human"})
 	if err != nil {
 		t.Fatal(err)
@@ -195,23 +183,17 @@ func newTeam(t testing.TB, opts ...orchestrator.Option) *team {
 
 func (tm *team) deliver(m *agent.AgentMessage) { tm.inbox <- m }
 
-func (tm *team) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	tm.t.Cleanup(cancel)
-	return ctx
-}
-
 // ask sends a request from @Human to the manager and returns the answer
 // the person gets.
 func (tm *team) ask(text string) *agent.AgentMessage {
 	tm.t.Helper()
-	if err := agent.Say(tm.ctx(), tm.human, tm.manager, agent.NewRequest(text)); err != nil {
+	if err := agent.Say(actortest.Context(tm.t), tm.human, tm.manager, agent.NewRequest(text)); err != nil {
 		tm.t.Fatal(err)
 	}
 	select {
 	case m := <-tm.inbox:
 		return m
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		tm.t.Fatal("timed out waiting for the answer to @Human")
 		return nil
 	}
@@ -220,7 +202,7 @@ func (tm *team) ask(text string) *agent.AgentMessage {
 // stop stops the team: every span has ended after it.
 func (tm *team) stop() {
 	tm.t.Helper()
-	if err := tm.team.Stop(tm.ctx()); err != nil {
+	if err := tm.team.Stop(actortest.Context(tm.t)); err != nil {
 		tm.t.Fatal(err)
 	}
 }

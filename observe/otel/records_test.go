@@ -62,7 +62,7 @@ func (f *feed) failed(who *message.Address, m *message.UserMessage, ms int) mess
 	return e
 }
 
-// Issue 15: the Error record of a turn that comes more than 1 s (record
+// The Error record of a turn that comes more than 1 s (record
 // time) after its Processed record finds the turn's span ended by then (a
 // later record of the team settled it): it shows as an "error" span under
 // that turn, with the Error status; the turn kept its real end.
@@ -95,7 +95,7 @@ func TestLateErrorIsAChildSpan(t *testing.T) {
 	}
 }
 
-// Issue 15: a turn's span waits for the actor's next record after its
+// A turn's span waits for the actor's next record after its
 // Processed one, which may be that turn's Error; a message consumed by a
 // running turn (Handled) is an event of it, linked to its sender's turn.
 func TestTurnEndsOnNextRecord(t *testing.T) {
@@ -139,7 +139,7 @@ func TestTurnEndsOnNextRecord(t *testing.T) {
 	}
 }
 
-// Issue 15: a member that stops mid-turn, or a team that stops with a turn
+// A member that stops mid-turn, or a team that stops with a turn
 // open, ends its span with an Error status; the team's bookkeeping and its
 // live-members series go with it.
 func TestUnfinishedTurns(t *testing.T) {
@@ -174,7 +174,7 @@ func TestUnfinishedTurns(t *testing.T) {
 	}
 }
 
-// Issue 15: one subscriber serves several teams at once (its hooks run on
+// One subscriber serves several teams at once (its hooks run on
 // each team's goroutine): live members per team, a team's series gone at
 // its stop, the last stop unregistering the callback.
 func TestTeamsShareASubscriber(t *testing.T) {

@@ -7,12 +7,13 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
 )
 
-// Issue 15, B91-B92: a team restored from its event log replays its
+// A team restored from its event log replays its
 // history without a span or a metric for it; what happens after the
 // restore is recorded as usual.
 func TestRestoreEmitsNoDuplicates(t *testing.T) {
@@ -24,7 +25,7 @@ func TestRestoreEmitsNoDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := newTeam(t, orchestrator.WithTeamID(id), orchestrator.WithSubscribers(before.sub, w))
-	ctx := tm.ctx()
+	ctx := actortest.Context(t)
 	tm.srv.Model("@Manager").Enqueue(final(agent.Response, "@Human", "first answer"), final(agent.Response, "@Human", "second answer"))
 	tm.ask("first question")
 	tm.stop()

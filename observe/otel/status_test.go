@@ -8,13 +8,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Issue 15: a turn that fails has an Error status and an exception event
+// A turn that fails has an Error status and an exception event
 // (its Error record comes after its Processed record); a warning during a
 // turn is an event of its span; both are counted.
 func TestErrorsAndWarnings(t *testing.T) {
@@ -29,12 +30,12 @@ func TestErrorsAndWarnings(t *testing.T) {
 	if got := tm.ask("first"); got.Content != "ok" {
 		t.Fatalf("the person got %q", got.Content)
 	}
-	if err := agent.Say(tm.ctx(), tm.human, tm.manager, agent.NewRequest("second")); err != nil {
+	if err := agent.Say(actortest.Context(t), tm.human, tm.manager, agent.NewRequest("second")); err != nil {
 		t.Fatal(err)
 	}
 	select { // the failure's record, then the stop (a stop cancels a model call)
 	case <-failures:
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatal("timed out waiting for the manager's ErrorMessage")
 	}
 	tm.stop()
@@ -89,7 +90,7 @@ func eventAttr(kvs []attribute.KeyValue, key string) string {
 	return ""
 }
 
-// Issue 15: with CaptureContent, the texts are recorded (and still no API
+// With CaptureContent, the texts are recorded (and still no API
 // key): the message of a turn, a model call's new input and its output, a
 // tool call's arguments and result.
 func TestCaptureContent(t *testing.T) {

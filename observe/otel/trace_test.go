@@ -15,7 +15,7 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Issue 15: person -> manager -> developer -> manager -> person is one
+// Person -> manager -> developer -> manager -> person is one
 // trace; the manager's first model call is a 429 then a success, and its
 // first tool call fails (an unknown tool: feedback the model acts on).
 func TestConversationIsOneTrace(t *testing.T) {

@@ -35,18 +35,18 @@ const benchTurns = 4
 //	stack-B/idle-team goroutine stacks of an idle team (not in the heap)
 //	setup-us/team    time to create a team and see it idle
 //
-// Targets (issue 12): turns/s at N=1000 within 25% of N=10; heap per idle
+// Targets: turns/s at N=1000 within 25% of N=10; heap per idle
 // team <= 150 KB. BenchmarkRawModelCalls is the baseline: the same
 // server answering bare go-openai calls at the same concurrency.
 //
-//	go test -run '^$' -bench Fleet -count 5 ./internal/fleet
+//	go test -run '^$' -bench Fleet -count 5 ./cmd/fleet/internal/fleet
 //
 // An op at N=1000 takes 5-20 s on the 2-core machine (the default
 // -benchtime runs one); N=10 runs several ops per second.
 //
 // Measured 2026-12-01 on the 2-core machine, quiet, one sitting, medians
 // of 5 runs (after the ledger's 128-record chunks, the roster/roles cache
-// and the agent-turn work of issue 12):
+// and the agent-turn speed-ups):
 //
 //	         turns/s  cpu-us/turn  allocs/turn  B/turn  heap-B/idle-team  heap-B/fresh-team  stack-B/idle-team
 //	N=10      1238       1439         1626      201 K         91 K              55 K              14 K

@@ -1,5 +1,5 @@
 // Package fleet starts many teams of LLM agents in one process and drives
-// turns through them: the "thousand teams" measurement of issue 12
+// turns through them: the "thousand teams" measurement
 // (BenchmarkFleet, and cmd/fleet for a run by hand).
 //
 // A team is an orchestrator with a catalog of two cards (Manager, Worker),
