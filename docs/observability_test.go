@@ -144,7 +144,7 @@ func loggedTeam(sys *actor.System, path string) (*orchestrator.Team, error) {
 
 // restoreTeam recreates the team of the event log at path, with the same
 // ids, configs and last states, and goes on writing the log.
-func restoreTeam(ctx context.Context, sys *actor.System, path string, env *agent.Env) (*orchestrator.Team, error) {
+func restoreTeam(ctx context.Context, sys *actor.System, path string, env *agent.Env, deliver func(*agent.AgentMessage)) (*orchestrator.Team, error) {
 	log, err := eventlog.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,8 @@ func restoreTeam(ctx context.Context, sys *actor.System, path string, env *agent
 		return nil, err
 	}
 	return orchestrator.Restore(ctx, sys, log.Messages, orchestrator.WithSubscribers(w),
-		agent.WithEnv(env)) // the recreated agents' environment
+		agent.WithEnv(env),               // the recreated agents' environment
+		agent.WithHumanDelivery(deliver)) // the recreated person's hook
 }
 
 // A team written to its event log, stopped, and restored from it.
@@ -184,7 +185,9 @@ func Example_eventLog() {
 		panic(err)
 	}
 	_ = team.Stop(ctx)
-	team, err = restoreTeam(ctx, sys, path, &agent.Env{HTTPClient: model.HTTPClient()})
+	answers := make(chan *agent.AgentMessage, 1)
+	team, err = restoreTeam(ctx, sys, path, &agent.Env{HTTPClient: model.HTTPClient()},
+		func(m *agent.AgentMessage) { answers <- m })
 	if err != nil {
 		panic(err)
 	}
@@ -192,13 +195,19 @@ func Example_eventLog() {
 	for _, m := range members {
 		fmt.Println("restored:", m.Name())
 	}
-	sent, _ := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
-	fmt.Println("messages sent before the restore:", len(sent))
+	human, _ := team.Member(ctx, "@Human")
+	assistant, _ := team.Member(ctx, "@Assistant")
+	model.Model("@Assistant").Enqueue(llmtest.Final(
+		`{"messages":[{"message_type":"response","recipient":"@Human","message":"Hello again!"}]}`))
+	_ = agent.Say(ctx, human, assistant, agent.NewRequest("Still there?"))
+	fmt.Println("answer:", (<-answers).Content)
+	fmt.Println("model calls:", len(model.RequestsFor("@Assistant")))
 	_ = team.Stop(ctx)
 	// Output:
 	// restored: @Human
 	// restored: @Assistant
-	// messages sent before the restore: 2
+	// answer: Hello again!
+	// model calls: 2
 }
 
 // Writing prints each answer of the team's agents as it is written: the
