@@ -89,3 +89,36 @@ func TestPagesShowTestedCode(t *testing.T) {
 		t.Errorf("no Go block found in %d pages: the pattern finds none", len(pages))
 	}
 }
+
+// link is a Markdown link's target; code is a fenced block or a code
+// span, where brackets are Go.
+var (
+	link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	code = regexp.MustCompile("(?ms)^```.*?^```|`[^`\n]*`")
+)
+
+// TestPagesLinkToFilesThatExist fails for a relative link of a page to a
+// file the repository does not have.
+func TestPagesLinkToFilesThatExist(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "README.md"), filepath.Join("..", "examples", "README.md"))
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prose := code.ReplaceAllString(string(data), "")
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				t.Errorf("%s: link to %s: %v", page, m[1], err)
+			}
+		}
+	}
+}
