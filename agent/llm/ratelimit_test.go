@@ -174,13 +174,13 @@ func answered(content string, prompt, completion int) openai.ChatCompletionRespo
 		Usage: openai.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
 }
 
-// Under the README's limits (gpt-4.1, 500 requests and
+// Under the limits docs/tools.md shows (gpt-4.1, 500 requests and
 // 30,000 tokens a minute) a call without max_tokens was charged the
 // model's whole maximum output (32,768 tokens, capped at the bucket): two
 // overlapping calls and the second waited a minute. It is charged its
 // prompt plus a modest estimate now: several overlap without waiting, and
 // each is reconciled with its real usage.
-func TestRateLimiterREADMELimitsOverlappingCalls(t *testing.T) {
+func TestRateLimiterDocumentedLimitsLetOverlappingCallsThrough(t *testing.T) {
 	l, c := newLimiter(t, map[string]llm.RateLimit{"gpt-4.1": {RequestsPerMinute: 500, TokensPerMinute: 30_000}})
 	r := guardedRunner(t, nil, llm.Options{RateLimiter: l})
 	var dones []func(openai.ChatCompletionResponse, error)
@@ -192,7 +192,7 @@ func TestRateLimiterREADMELimitsOverlappingCalls(t *testing.T) {
 		dones = append(dones, done)
 	}
 	if len(c.waits) != 0 {
-		t.Fatalf("overlapping calls under the README's limits waited %v", c.waits)
+		t.Fatalf("overlapping calls under the documented limits waited %v", c.waits)
 	}
 	for _, done := range dones {
 		done(answered("ok", 2500, 500), nil) // 3,000 used, about what was charged

@@ -125,9 +125,9 @@ func testConfigWith(srv *llmtest.Server, mutate func(*llm.Config)) llm.Config {
 }
 
 // Without max_tokens gpt-5's worst case is its whole
-// default output (128,000 tokens at $8 per 1M, $1.02): the README's $0.50
+// default output (128,000 tokens at $8 per 1M, $1.02): docs/tools.md's $0.50
 // agent ceiling refused every call without saying why. The refusal says
-// that no such call can ever be made and names the setting; the README's
+// that no such call can ever be made and names the setting; docs/tools.md's
 // example, which sets Model.MaxTokens, makes its calls.
 func TestSpendCeilingBelowTheWorstCaseNamesMaxTokens(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) {
@@ -145,7 +145,7 @@ func TestSpendCeilingBelowTheWorstCaseNamesMaxTokens(t *testing.T) {
 		t.Fatalf("%d requests made past the ceiling", n)
 	}
 
-	// The README's example: gpt-4.1, max_tokens 4,096, $0.50.
+	// The example in docs/tools.md: gpt-4.1, max_tokens 4,096, $0.50.
 	h = newHarness(t, func(c *llm.Config) {
 		c.AgentLimits.SpendLimit = new(0.50)
 		c.Model.MaxTokens = 4096

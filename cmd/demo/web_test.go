@@ -83,7 +83,7 @@ func chromium() string {
 // again held in its Check), so the page shows "@Manager is writing…" with
 // the text so far, then the message when it is whole. Assertions are on
 // the rendered text. STUDIO_SCREENSHOT=path also writes the screenshot there
-// (the README's docs/studio.png).
+// (docs/studio.png, shown in docs/studio.md).
 func TestWebInBrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {

@@ -10,7 +10,7 @@
 // manager's turn on the developer's answer, and the person's turn on the
 // final answer. Then the tokens each agent used, from the metrics. To
 // send the spans to Jaeger, Tempo or Honeycomb instead,
-// replace the stdout exporter with an OTLP one (see the README).
+// replace the stdout exporter with an OTLP one (see docs/observability.md).
 package main
 
 import (

@@ -2,7 +2,7 @@
 // prints, per benchmark, the median of each metric (ns/op, allocs/op,
 // B/op, then those of b.ReportMetric by unit) and, when the package has a
 // baseline named Raw<X> (or RawModelCall for AgentTurn), the ratio of the
-// medians: the figures README's speed section reports.
+// medians: the figures docs/performance.md reports.
 //
 // Usage (from the module root):
 //

@@ -8,10 +8,10 @@
 //
 // Usage (from the module root):
 //
-//	go run ./internal/tools/refcheck [dir]
+//	go run ./internal/tools/refcheck [path ...]
 //
 // It reads every file git tracks (and untracked files not ignored) under
-// dir, skips binary files, prints each hit as path:line: text, and exits 1
+// the paths (the whole repository when none is given), skips binary files, prints each hit as path:line: text, and exits 1
 // when there is any. There is no allowlist.
 package main
 
@@ -49,11 +49,11 @@ var rules = []struct {
 var exempt = regexp.MustCompile(`\b[B]64\b|[Bb]ase64|\bA[2]A\b`)
 
 func main() {
-	dir := "."
-	if len(os.Args) > 1 {
-		dir = os.Args[1]
+	paths := os.Args[1:]
+	if len(paths) == 0 {
+		paths = []string{"."}
 	}
-	files, err := listFiles(dir)
+	files, err := listFiles(paths)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "refcheck:", err)
 		os.Exit(2)
@@ -74,10 +74,11 @@ func main() {
 	fmt.Printf("refcheck: %d files, no reference outside the repository\n", len(files))
 }
 
-// listFiles returns the files git knows under dir (tracked, and untracked
-// ones not ignored).
-func listFiles(dir string) ([]string, error) {
-	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", dir)
+// listFiles returns the files git knows under paths (tracked, and
+// untracked ones not ignored).
+func listFiles(paths []string) ([]string, error) {
+	args := append([]string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}, paths...)
+	cmd := exec.Command("git", args...)
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("git ls-files: %w", err)
