@@ -563,7 +563,7 @@ func TestModelConfigPointsHere(t *testing.T) {
 	}
 }
 
-// Issue 13's test kit: a recorded multipart message gives its parts, in
+// A recorded multipart message gives its parts, in
 // order, text and images alike.
 func TestMessageParts(t *testing.T) {
 	m := llmtest.Message{Role: "user", Content: []byte(`[{"type":"text","text":"look: "},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","detail":"low"}},{"type":"text","text":"ok?"}]`)}
