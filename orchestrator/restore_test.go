@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
@@ -85,8 +86,8 @@ func roundTrip(t testing.TB, msgs []message.Message) []message.Message {
 // B94, issue 3 item 6: a team is recreated from its log with the same ids,
 // configs and states, and goes on working.
 func TestRestoreRecreatesTheTeam(t *testing.T) {
-	ctx := ctxT(t)
-	sys1, team1, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	sys1, team1, _ := actortest.NewTeam(t)
 	rec := newSub()
 	_ = team1.Subscribe(ctx, rec)
 	a := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 2})
@@ -175,8 +176,8 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 // same as for the log without it. Team.Replay is gone (Restore replays):
 // the test replays through an export_test.go hook.
 func TestReplay(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	teamID := team.ID()
@@ -240,8 +241,8 @@ func TestReplay(t *testing.T) {
 // stop for the grace: the stop waits for the running members, not the
 // roster.
 func TestPhantomDoesNotHoldTheStop(t *testing.T) {
-	_, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
+	ctx := actortest.Context(t)
 	phantom := message.NewSnapshotAddress(message.Identity{AgentID: uuid.New(), Name: "phantom", Role: "phantom", TeamID: team.ID()})
 	start := &message.StartMessage{Base: message.Base{ID: uuid.New(), Sender: phantom, TeamID: uuid.NullUUID{UUID: team.ID(), Valid: true}}}
 	if err := orchestrator.Replay(ctx, team, []message.Message{start}); err != nil {
@@ -258,8 +259,8 @@ func TestPhantomDoesNotHoldTheStop(t *testing.T) {
 // A log whose actors cannot be recreated still gives a team, with an
 // error naming each of them.
 func TestRestoreUnknownKind(t *testing.T) {
-	ctx := ctxT(t)
-	_, team1, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team1, _ := actortest.NewTeam(t)
 	rec := newSub()
 	_ = team1.Subscribe(ctx, rec)
 	mustSpawn(t, team1, &echo{}, named("unregistered"))
@@ -278,9 +279,9 @@ func TestRestoreUnknownKind(t *testing.T) {
 // A team stopped cleanly resumes with the members it had when its stop
 // began (the teardown's StopMessages do not count).
 func TestRestoreAfterCleanStop(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := newSub()
-	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	gone := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "gone", Role: "Tally"}, Step: 1})
 	if err := stopAddr(ctx, gone); err != nil { // one member leaves before the team stops
@@ -311,7 +312,7 @@ func stopAddr(ctx context.Context, a *message.Address) error {
 // A log restored once (after a clean stop) and then crashed restores with
 // the second session's members, live, and no phantom.
 func TestRestoreAfterRestoreThenCrash(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	path := filepath.Join(t.TempDir(), "team.log")
 	shut := func(sys *actor.System) {
 		t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
@@ -377,7 +378,7 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 func TestRestoreNilEntry(t *testing.T) {
 	sys := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys.Shutdown(context.Background()) }()
-	if _, err := orchestrator.Restore(ctxT(t), sys, []message.Message{nil}); err == nil {
+	if _, err := orchestrator.Restore(actortest.Context(t), sys, []message.Message{nil}); err == nil {
 		t.Fatal("a log of nil restored a team")
 	}
 }
@@ -386,9 +387,9 @@ func TestRestoreNilEntry(t *testing.T) {
 // other members, so that an agent starting finds its team's tools; each
 // keeps its tool mark.
 func TestRestoreToolsFirst(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := newSub()
-	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "board", Role: "Board", Tool: true}, Step: 1})
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 1})

@@ -28,7 +28,7 @@ func waitDone(t testing.TB, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
@@ -41,13 +41,13 @@ func stopAsync(ctx context.Context, team *orchestrator.Team) <-chan error {
 	return ch
 }
 
-// waitErr returns the next value of ch, failing t after waitTimeout.
+// waitErr returns the next value of ch, failing t after actortest.Timeout.
 func waitErr(t testing.TB, ch <-chan error, what string) error {
 	t.Helper()
 	select {
 	case err := <-ch:
 		return err
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("timed out waiting for %s", what)
 		return nil
 	}
@@ -75,8 +75,8 @@ func tool(name string) *actor.Config { return &actor.Config{Name: name, Role: na
 // returned a handle at once); Team.Done is the handle: not closed while a
 // worker is busy.
 func TestGracefulStopOrder(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	mustSpawn(t, team, &echo{}, tool("Tool"))
@@ -141,8 +141,8 @@ func TestGracefulStopOrder(t *testing.T) {
 // returns nil; stopping a stopped team returns nil at once, and so do
 // stops racing from several goroutines.
 func TestStopWaitsAndIsIdempotent(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	a := mustSpawn(t, team, &echo{}, named("a"))
 	child, err := actortest.SpawnIn(ctx, a, &echo{}, named("a.child"))
 	if err != nil {
@@ -176,18 +176,18 @@ func TestStopWaitsAndIsIdempotent(t *testing.T) {
 // Team.Stop gives up waiting when its context ends, and says so; the stop
 // goes on.
 func TestStopContextEnds(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	w := newBlocker()
 	worker := mustSpawn(t, team, w, named("worker"))
 	_ = sys.Tell(worker, message.NewUserMessage("work"))
 	<-w.entered
-	short, cancel := context.WithCancel(ctxT(t))
+	short, cancel := context.WithCancel(actortest.Context(t))
 	cancel()
 	if err := team.Stop(short); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Stop with a cancelled context = %v, want context.Canceled", err)
 	}
 	close(w.release)
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -195,8 +195,8 @@ func TestStopContextEnds(t *testing.T) {
 // §3.43, §4 item 2: a worker asking the orchestrator mid-handler while the
 // team stops: no deadlock, the ask is answered, the stop completes.
 func TestStopDuringReentrantWork(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	inHandler, askNow, answered := make(chan struct{}), make(chan struct{}), make(chan int, 1)
@@ -249,8 +249,8 @@ func (s *stopWitness) OnStopRequest(*actor.Context, error) {
 // still ends: Stop returns nil. The wedged worker is left running, for
 // shutdown's reaper.
 func TestBackstop(t *testing.T) {
-	sys, team, logs := newTeam(t, orchestrator.WithStopGrace(100*time.Millisecond))
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t, orchestrator.WithStopGrace(100*time.Millisecond))
+	ctx := actortest.Context(t)
 	witness := &stopWitness{logs: logs, forced: make(chan int, 1)}
 	toolAddr := mustSpawn(t, team, witness, tool("Tool"))
 	w := newBlocker()
@@ -291,8 +291,8 @@ func TestBackstop(t *testing.T) {
 // it during teardown, and it stops after the consumer's StopMessage; the
 // stop waits for the tools.
 func TestToolsLast(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	toolAddr := mustSpawn(t, team, actor.Func(func(c *actor.Context, msg any) (any, error) {
@@ -336,7 +336,7 @@ func TestToolsLast(t *testing.T) {
 	}
 
 	// A tools-only team stops promptly (not after its grace).
-	_, tools, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	_, tools, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	mustSpawn(t, tools, &echo{}, tool("A"))
 	mustSpawn(t, tools, &echo{}, tool("B"))
 	if err := tools.Stop(ctx); err != nil {
@@ -353,8 +353,8 @@ func TestToolsLast(t *testing.T) {
 // after another in list order): the only order between siblings is tools
 // after the others.
 func TestToolsStopAfterEveryOtherMember(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	mustSpawn(t, team, &echo{}, tool("board"))
 	mustSpawn(t, team, &echo{}, named("a"))
 	mustSpawn(t, team, &echo{}, tool("store"))
@@ -384,18 +384,18 @@ func senders(msgs []message.Message) []string {
 
 // B96: a team with no members stops at once.
 func TestEmptyTeamStops(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	if _, err := orchestrator.New(sys, orchestrator.WithStopGrace(-time.Second)); err == nil {
 		t.Fatal("a negative stop grace accepted")
 	}
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if team.Address().IsAlive() {
 		t.Fatal("orchestrator alive after stop")
 	}
 	// Queries still answer from the final state.
-	msgs, err := team.Messages(ctxT(t), orchestrator.Filter{})
+	msgs, err := team.Messages(actortest.Context(t), orchestrator.Filter{})
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("after stop: %v %v, want Start and TeamStoppingEvent", typeNames(msgs), err)
 	}
@@ -404,8 +404,8 @@ func TestEmptyTeamStops(t *testing.T) {
 // After the stop, every query answers from the team's final view,
 // concurrently from several goroutines (run under -race).
 func TestConcurrentQueriesAfterStop(t *testing.T) {
-	ctx := ctxT(t)
-	sys, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	sys, team, _ := actortest.NewTeam(t)
 	a := mustSpawn(t, team, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	if _, err := sys.Ask(ctx, a, message.NewUserMessage("x")); err != nil {
 		t.Fatal(err)
@@ -458,8 +458,8 @@ func TestConcurrentQueriesAfterStop(t *testing.T) {
 
 // After the stop, every mutation fails with actor.ErrActorDead.
 func TestMutationsAfterStop(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	_ = team.Register(ctx, mustCard(orchestrator.AgentCard{AgentClass: "UserProxy", Description: "a person",
 		Config: &actor.Config{Name: "@Person", Role: "Person"}}))
 	if err := team.Stop(ctx); err != nil {
@@ -492,8 +492,8 @@ func second[T any](_ T, err error) error { return err }
 // A query made while the orchestrator runs its last hooks waits and answers
 // from the final state, instead of failing with a dead actor.
 func TestQueryDuringFinalStop(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	h := &held{entered: make(chan struct{}), release: make(chan struct{})}
 	_ = team.Subscribe(ctx, h)
 	mustSpawn(t, team, &echo{}, named("a"))
@@ -519,7 +519,7 @@ func TestQueryDuringFinalStop(t *testing.T) {
 func TestRawStop(t *testing.T) {
 	for name, stop := range map[string]func(t *testing.T, sys *actor.System, team *orchestrator.Team) error{
 		"System.Stop": func(t *testing.T, sys *actor.System, team *orchestrator.Team) error {
-			return sys.Stop(ctxT(t), team.Address())
+			return sys.Stop(actortest.Context(t), team.Address())
 		},
 		"StopRecursively": func(t *testing.T, sys *actor.System, team *orchestrator.Team) error {
 			if err := sys.Tell(team.Address(), message.StopRecursively{}); err != nil {
@@ -530,8 +530,8 @@ func TestRawStop(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			sys, team, _ := newTeam(t)
-			ctx := ctxT(t)
+			sys, team, _ := actortest.NewTeam(t)
+			ctx := actortest.Context(t)
 			sub := newSub()
 			_ = team.Subscribe(ctx, sub)
 			a := mustSpawn(t, team, &echo{}, named("a"))
@@ -573,7 +573,7 @@ func TestShutdownStopsTeams(t *testing.T) {
 			t.Fatal(err)
 		}
 		sub := newSub()
-		_ = team.Subscribe(ctxT(t), sub)
+		_ = team.Subscribe(actortest.Context(t), sub)
 		subs = append(subs, sub)
 		for i := range 3 {
 			a := mustSpawn(t, team, &echo{}, named(fmt.Sprint("w", i)))
@@ -617,8 +617,8 @@ func TestShutdownStopsTeams(t *testing.T) {
 
 // 1,000 members stopping at once with a subscriber attached.
 func TestThousandMembersStop(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	var count int
 	_ = team.Subscribe(ctx, onMessageFunc(func(message.Message) { count++ }))
 	for i := range 1000 {
@@ -642,8 +642,8 @@ func TestThousandMembersStop(t *testing.T) {
 // A raw stop (System.Stop) of the orchestrator does not block on a member
 // that asks it mid-handler (§4 item 2): it is answered and the team stops.
 func TestRawStopWithAskingMember(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	inHandler, answered := make(chan struct{}), make(chan error, 1)
 	worker := mustSpawn(t, team, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		if _, ok := msg.(*message.UserMessage); !ok {
@@ -671,14 +671,14 @@ func TestRawStopWithAskingMember(t *testing.T) {
 // shutdown and from a raw stop: what a supervisor needs to know whether the
 // team should run again (issue 14's workers resume all but the first).
 func TestStopCause(t *testing.T) {
-	sys, team, _ := newTeam(t)
+	sys, team, _ := actortest.NewTeam(t)
 	if c := team.StopCause(); c != nil {
 		t.Fatalf("a running team's stop cause: %v", c)
 	}
 	if c := orchestrator.Of(team.Address()).StopCause(); c != nil {
 		t.Fatalf("a handle made by Of: %v", c)
 	}
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if c := team.StopCause(); !errors.Is(c, orchestrator.ErrStopRequested) {
@@ -693,13 +693,13 @@ func TestStopCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sys.Stop(ctxT(t), raw.Address()); err != nil {
+	if err := sys.Stop(actortest.Context(t), raw.Address()); err != nil {
 		t.Fatal(err)
 	}
 	if c := raw.StopCause(); c == nil || errors.Is(c, orchestrator.ErrStopRequested) {
 		t.Fatalf("after a raw stop: %v; want a cause, not ErrStopRequested", c)
 	}
-	if err := sys.Shutdown(ctxT(t)); err != nil {
+	if err := sys.Shutdown(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if c := shut.StopCause(); !errors.Is(c, actor.ErrShutdown) || errors.Is(c, orchestrator.ErrStopRequested) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -31,8 +32,8 @@ func (a *asker) Receive(c *actor.Context, msg any) (any, error) {
 // §3.53, B111-B112: leg 1 is an ordinary turn; leg 2 replies to the
 // original sender through the send path; the human text is never logged.
 func TestUserProxyLegs(t *testing.T) {
-	sys, team, logs := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	proxy := mustSpawn(t, team, &orchestrator.UserProxy{}, named("human"))
@@ -97,8 +98,8 @@ func (r *reviewer) Receive(c *actor.Context, msg any) (any, error) {
 // §3.15, B62, B113: a derived proxy with role "worker" is a user proxy; an
 // agent with role "UserProxy" is not.
 func TestUserProxyIdentity(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	rv := &reviewer{seen: make(chan string, 1)}
 	r := mustSpawn(t, team, rv, named("worker"))
 	impostor := mustSpawn(t, team, &echo{}, &actor.Config{Name: "x", Role: "UserProxy"})
@@ -123,7 +124,7 @@ func TestUserProxyIdentity(t *testing.T) {
 // wrapping ErrNoTeam (actor.ErrNoOrchestrator is gone: the sentinel is the
 // orchestrator package's) and catalog queries return nothing.
 func TestNoTeam(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	none := orchestrator.Of(nil)
 	if _, err := none.Members(ctx); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("Members: %v", err)
@@ -151,8 +152,8 @@ func TestNoTeam(t *testing.T) {
 // §3.51, B87: ChildOrCreate returns the live child with that name, or a
 // new one once it stopped.
 func TestChildOrCreate(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	first, err := team.ChildOrCreate(ctx, &echo{}, named("#Foo"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +176,8 @@ func TestChildOrCreate(t *testing.T) {
 // WithRetention bounds the in-memory log; the roster and subscribers are
 // unaffected.
 func TestRetention(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(100))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(100))
+	ctx := actortest.Context(t)
 	var seen int
 	_ = team.Subscribe(ctx, onMessageFunc(func(message.Message) { seen++ }))
 	e := mustSpawn(t, team, &echo{}, named("e"))
@@ -214,8 +215,8 @@ func TestRetention(t *testing.T) {
 // Hire creates a member from a catalog card: its kind, a copy of its
 // config, the card's role, the given name.
 func TestHire(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	// "UserProxy" is UserProxy's registered kind (persisted in logs).
 	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: "UserProxy",
 		Description: "a person", Config: &actor.Config{Name: "@Person", Role: "Person"}})
@@ -246,7 +247,7 @@ func TestHire(t *testing.T) {
 
 // ProcessHumanInput to a nil address is an error, not a panic.
 func TestProcessHumanInputToNobody(t *testing.T) {
-	if err := orchestrator.ProcessHumanInput(ctxT(t), nil, "x", nil); err == nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), nil, "x", nil); err == nil {
 		t.Error("ProcessHumanInput to nobody")
 	}
 }
