@@ -113,7 +113,7 @@ func (e *entry) message(id uint64) message.Message {
 	return toMessage(&e.rec, ids.At(id), nil)
 }
 
-// toMessage builds the telemetry message for a member's record (B6-B16),
+// toMessage builds the telemetry message for a member's record,
 // with the given id, the record's time, its emitter as sender, the
 // emitter's team, and the id of the emitter's current message as parent.
 // The hot kinds come from sl when it is not nil.
@@ -214,7 +214,7 @@ type chunk struct {
 }
 
 // ledger is the team's record of every telemetry record in the order the
-// runtime emitted them (B80). Emitters append under one short mutex; the
+// runtime emitted them. Emitters append under one short mutex; the
 // orchestrator goroutine consumes from a cursor, taking the lock once per
 // batch to read the count.
 //
@@ -477,7 +477,7 @@ func (e *emitter) Emit(r telemetry.Record) {
 	e.l.appendMember(&entry{rec: r})
 }
 
-// eventIndex keeps every event entry of the log (B83), in ledger order and
+// eventIndex keeps every event entry of the log, in ledger order and
 // by emitting agent, however far the window has moved: agents read their
 // own model and usage events back from it. Its size follows the events it
 // holds, not the team's traffic.

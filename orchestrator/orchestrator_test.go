@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// B78: a new team's log holds only the orchestrator's own StartMessage.
+// A new team's log holds only the orchestrator's own StartMessage.
 func TestStartupState(t *testing.T) {
 	_, team, _ := actortest.NewTeam(t)
 	ctx := actortest.Context(t)
@@ -43,7 +43,7 @@ func TestStartupState(t *testing.T) {
 	}
 }
 
-// §3.17, §3.38: a workflow's log holds Start/Sent/Received/Processed in
+// A workflow's log holds Start/Sent/Received/Processed in
 // causal order, no StateChanged, nothing sent by the orchestrator.
 func TestLogContents(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)
@@ -87,7 +87,7 @@ func TestLogContents(t *testing.T) {
 	if pos["sentM"] >= pos["recvM"] {
 		t.Fatalf("Sent(M) at %d, Received(M) at %d: want Sent first (log %v)", pos["sentM"], pos["recvM"], typeNames(msgs))
 	}
-	// Filters (B82).
+	// Filters.
 	sent, _ := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage", Sender: a.AgentID()})
 	if len(orchestrator.Select[*message.SentMessage](sent)) != len(sent) || len(sent) != 1 {
 		t.Fatalf("a's SentMessages = %v, want 1", typeNames(sent))
@@ -139,7 +139,7 @@ func TestNilTeam(t *testing.T) {
 	}
 }
 
-// B84: States returns copies: editing one changes nothing in the team. Only
+// States returns copies: editing one changes nothing in the team. Only
 // actors that publish a state have one (the orchestrator has none).
 func TestStatesAreCopies(t *testing.T) {
 	ctx := actortest.Context(t)
@@ -258,7 +258,7 @@ func (s *stepper) ask(c *actor.Context, role, content string) error {
 	return fmt.Errorf("no %s in the team", role)
 }
 
-// approver is a derived user proxy (B113) standing for a person who
+// approver is a derived user proxy standing for a person who
 // approves everything.
 type approver struct{ orchestrator.UserProxy }
 
@@ -269,7 +269,7 @@ func (p *approver) Receive(c *actor.Context, msg any) (any, error) {
 	return p.UserProxy.Receive(c, msg)
 }
 
-// §3.57, B81, B84, B111-B113: a multi-agent workflow (example 05's): the
+// A multi-agent workflow (example 05's): the
 // coordinator has a researcher research, a writer write and the person
 // approve through a derived user proxy, and reaches status "complete"; the
 // log holds at least 12 messages with every hop's SentMessage, the roster

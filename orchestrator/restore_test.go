@@ -83,7 +83,7 @@ func roundTrip(t testing.TB, msgs []message.Message) []message.Message {
 	return out
 }
 
-// B94, issue 3 item 6: a team is recreated from its log with the same ids,
+// A team is recreated from its log with the same ids,
 // configs and states, and goes on working.
 func TestRestoreRecreatesTheTeam(t *testing.T) {
 	ctx := actortest.Context(t)
@@ -172,7 +172,7 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	}
 }
 
-// §3.47, B94: a replay skips the TeamStoppingEvent only; the roster is the
+// A replay skips the TeamStoppingEvent only; the roster is the
 // same as for the log without it. Team.Replay is gone (Restore replays):
 // the test replays through an export_test.go hook.
 func TestReplay(t *testing.T) {
@@ -224,7 +224,7 @@ func TestReplay(t *testing.T) {
 	if len(members) != 1 || members[0].AgentID() != k.AgentID() {
 		t.Fatalf("roster %v, want {k}", members)
 	}
-	// §4 item 6: replay k's stop, and the roster is empty.
+	// Replay k's stop, and the roster is empty.
 	if err := orchestrator.Replay(ctx, team, []message.Message{env(&message.StopMessage{}, k)}); err != nil {
 		t.Fatal(err)
 	}
@@ -236,10 +236,9 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// §4 item 6, B99 (DESIGN 12): a phantom member (a replayed Start with no
-// actor behind it) stays in the roster but can no longer hold the team's
-// stop for the grace: the stop waits for the running members, not the
-// roster.
+// A phantom member (a replayed Start with no actor behind it) stays in the
+// roster but can no longer hold the team's stop for the grace: the stop
+// waits for the running members, not the roster.
 func TestPhantomDoesNotHoldTheStop(t *testing.T) {
 	_, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	ctx := actortest.Context(t)
@@ -383,8 +382,8 @@ func TestRestoreNilEntry(t *testing.T) {
 	}
 }
 
-// B98 (restore half): tools (actor.Config.Tool) are recreated before the
-// other members, so that an agent starting finds its team's tools; each
+// Tools (actor.Config.Tool) are recreated before the other members (the
+// restore's half of "tools stop last"), so that an agent starting finds its team's tools; each
 // keeps its tool mark.
 func TestRestoreToolsFirst(t *testing.T) {
 	ctx := actortest.Context(t)

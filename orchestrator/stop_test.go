@@ -54,7 +54,7 @@ func waitErr(t testing.TB, ch <-chan error, what string) error {
 }
 
 // stopBegun waits until sub has been told OnStopRequest: the team's stop
-// has begun (B96).
+// has begun.
 func stopBegun(t testing.TB, sub *recordingSub) {
 	t.Helper()
 	sub.waitFor(t, "OnStopRequest", func(ev []event) bool {
@@ -69,7 +69,7 @@ func stopBegun(t testing.TB, sub *recordingSub) {
 
 func tool(name string) *actor.Config { return &actor.Config{Name: name, Role: name, Tool: true} }
 
-// §3.42, B96-B97, B100: the subscriber sees one TeamStoppingEvent from the
+// The subscriber sees one TeamStoppingEvent from the
 // orchestrator, then OnStopRequest, then OnStop, and no StopMessage; a
 // second stop announces nothing new. Team.Stop now waits for the end (it
 // returned a handle at once); Team.Done is the handle: not closed while a
@@ -115,7 +115,7 @@ func TestGracefulStopOrder(t *testing.T) {
 					}
 				}
 			case *message.StopMessage:
-				t.Fatal("a StopMessage reached the subscriber during teardown (B97)")
+				t.Fatal("a StopMessage reached the subscriber during teardown")
 			}
 		case "stop_request", "stop":
 			if e.team != team.ID() {
@@ -137,7 +137,7 @@ func TestGracefulStopOrder(t *testing.T) {
 	}
 }
 
-// B96, B20: Team.Stop waits until the team and every member have ended and
+// Team.Stop waits until the team and every member have ended and
 // returns nil; stopping a stopped team returns nil at once, and so do
 // stops racing from several goroutines.
 func TestStopWaitsAndIsIdempotent(t *testing.T) {
@@ -192,7 +192,7 @@ func TestStopContextEnds(t *testing.T) {
 	}
 }
 
-// §3.43, §4 item 2: a worker asking the orchestrator mid-handler while the
+// A worker asking the orchestrator mid-handler while the
 // team stops: no deadlock, the ask is answered, the stop completes.
 func TestStopDuringReentrantWork(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
@@ -243,7 +243,7 @@ func (s *stopWitness) OnStopRequest(*actor.Context, error) {
 	s.forced <- s.logs.Count(slog.LevelWarn, "forcing teardown")
 }
 
-// §3.45, B99: a worker that ignores the stop (a wedged member): after the
+// A worker that ignores the stop (a wedged member): after the
 // stop grace (WithStopGrace) the runtime logs "forcing teardown" naming it,
 // tells the tool, which was held back until then, to stop, and the team
 // still ends: Stop returns nil. The wedged worker is left running, for
@@ -286,7 +286,7 @@ func TestBackstop(t *testing.T) {
 	}
 }
 
-// §3.46, B98: tools (actor.Config.Tool) stop after the other members: the
+// Tools (actor.Config.Tool) stop after the other members: the
 // tool is alive and untold while the consumer works, the consumer can call
 // it during teardown, and it stops after the consumer's StopMessage; the
 // stop waits for the tools.
@@ -347,10 +347,10 @@ func TestToolsLast(t *testing.T) {
 	}
 }
 
-// B98: every tool stops after every other member, whatever the creation
+// Every tool stops after every other member, whatever the creation
 // order, and a "#" name no longer makes a tool (actor.Config.Tool does).
-// Siblings are told to stop concurrently (DESIGN 12, replacing B20's one
-// after another in list order): the only order between siblings is tools
+// Siblings are told to stop concurrently (not one after another in list
+// order): the only order between siblings is tools
 // after the others.
 func TestToolsStopAfterEveryOtherMember(t *testing.T) {
 	_, team, _ := actortest.NewTeam(t)
@@ -382,7 +382,7 @@ func senders(msgs []message.Message) []string {
 	return out
 }
 
-// B96: a team with no members stops at once.
+// A team with no members stops at once.
 func TestEmptyTeamStops(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	if _, err := orchestrator.New(sys, orchestrator.WithStopGrace(-time.Second)); err == nil {
@@ -513,7 +513,7 @@ func TestQueryDuringFinalStop(t *testing.T) {
 	}
 }
 
-// §3.49, B102-B103: a raw stop (System.Stop, or a StopRecursively told to
+// A raw stop (System.Stop, or a StopRecursively told to
 // the team root) fires OnStop once and no OnStopRequest, and announces
 // nothing: no TeamStoppingEvent reaches the subscriber or the log.
 func TestRawStop(t *testing.T) {
@@ -559,7 +559,7 @@ func TestRawStop(t *testing.T) {
 	}
 }
 
-// §3.58, B53, B96: shutdown stops two busy teams and a root agent; every
+// Shutdown stops two busy teams and a root agent; every
 // subscriber is told OnStopRequest once, after one TeamStoppingEvent
 // (shutdown announces, as Team.Stop does), and OnStop once; nothing is
 // left alive.
@@ -640,7 +640,7 @@ func TestThousandMembersStop(t *testing.T) {
 }
 
 // A raw stop (System.Stop) of the orchestrator does not block on a member
-// that asks it mid-handler (§4 item 2): it is answered and the team stops.
+// that asks it mid-handler: it is answered and the team stops.
 func TestRawStopWithAskingMember(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)
 	ctx := actortest.Context(t)
@@ -669,7 +669,7 @@ func TestRawStopWithAskingMember(t *testing.T) {
 
 // Team.StopCause tells a stop asked for (Team.Stop) from the system's
 // shutdown and from a raw stop: what a supervisor needs to know whether the
-// team should run again (issue 14's workers resume all but the first).
+// team should run again (the cluster's workers resume all but the first).
 func TestStopCause(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)
 	if c := team.StopCause(); c != nil {

@@ -29,7 +29,7 @@ func (a *asker) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
-// §3.53, B111-B112: leg 1 is an ordinary turn; leg 2 replies to the
+// Leg 1 is an ordinary turn; leg 2 replies to the
 // original sender through the send path; the human text is never logged.
 func TestUserProxyLegs(t *testing.T) {
 	sys, team, logs := actortest.NewTeam(t)
@@ -81,7 +81,7 @@ func TestUserProxyLegs(t *testing.T) {
 	}
 }
 
-// reviewer is a derived user proxy (B113) with its own role.
+// reviewer is a derived user proxy with its own role.
 type reviewer struct {
 	orchestrator.UserProxy
 	seen chan string
@@ -95,7 +95,7 @@ func (r *reviewer) Receive(c *actor.Context, msg any) (any, error) {
 	return r.UserProxy.Receive(c, msg)
 }
 
-// §3.15, B62, B113: a derived proxy with role "worker" is a user proxy; an
+// A derived proxy with role "worker" is a user proxy; an
 // agent with role "UserProxy" is not.
 func TestUserProxyIdentity(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)
@@ -120,7 +120,7 @@ func TestUserProxyIdentity(t *testing.T) {
 	}
 }
 
-// B110, §3.23: with no orchestrator, team queries fail with a warning
+// With no orchestrator, team queries fail with a warning
 // wrapping ErrNoTeam (actor.ErrNoOrchestrator is gone: the sentinel is the
 // orchestrator package's) and catalog queries return nothing.
 func TestNoTeam(t *testing.T) {
@@ -149,7 +149,7 @@ func TestNoTeam(t *testing.T) {
 	}
 }
 
-// §3.51, B87: ChildOrCreate returns the live child with that name, or a
+// ChildOrCreate returns the live child with that name, or a
 // new one once it stopped.
 func TestChildOrCreate(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)

@@ -19,7 +19,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// The in-memory window (issue 12): a team's ledger keeps a bounded number
+// The in-memory window: a team's ledger keeps a bounded number
 // of records by default, the indexes keep what queries need, and history
 // older than the window comes from an Archive or is reported missing.
 
@@ -54,7 +54,7 @@ func TestDefaultWindowIsBounded(t *testing.T) {
 	}
 }
 
-// emitter publishes one event per message it handles (B14, B83).
+// emitter publishes one event per message it handles.
 type emitter struct{ actor.Base }
 
 type tick struct{ N int }
@@ -66,7 +66,7 @@ func (*emitter) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
-// B83: events are an index, not part of the window: every one of them is
+// Events are an index, not part of the window: every one of them is
 // still there, by agent, long after its records left the window.
 func TestEventsOutliveTheWindow(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(50))
@@ -245,7 +245,7 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 	}
 }
 
-// Issue 12: every subscriber receives the same materialized message for a
+// Every subscriber receives the same materialized message for a
 // record (one copy per record, shared read-only), not a copy each.
 func TestSubscribersShareOneCopy(t *testing.T) {
 	sys, team, _ := actortest.NewTeam(t)
@@ -268,7 +268,7 @@ func TestSubscribersShareOneCopy(t *testing.T) {
 	}
 }
 
-// Issue 12: the roster-and-catalog version an agent caches its roster and
+// The roster-and-catalog version an agent caches its roster and
 // roles sections by moves with every join, leave and card registration,
 // and with nothing else; a stopped team has none.
 func TestRosterVersion(t *testing.T) {
@@ -330,7 +330,7 @@ func TestLateArchiveIsNotUsed(t *testing.T) {
 // The history read from an Archive past the window is the history a team
 // keeping everything in memory answers: same messages, same order, with
 // metadata changes (subscriber-only) left out and the members' Stop
-// records of the team's stop (recorded, not fanned out, B97) in.
+// records of the team's stop (recorded, not fanned out) in.
 func TestArchiveHistoryMatchesMemory(t *testing.T) {
 	run := func(opts ...orchestrator.Option) []string {
 		sys, team, _ := actortest.NewTeam(t, opts...)
@@ -434,7 +434,7 @@ func TestRosterVersionAfterRestore(t *testing.T) {
 	_ = restored.Stop(ctx)
 }
 
-// Issue 13 (B82, B84): Messages leaves the state changes out, unless the
+// Messages leaves the state changes out, unless the
 // filter asks for them; then each comes with its parent, the message whose
 // turn changed the state.
 func TestStateChangesWithTheirParents(t *testing.T) {
@@ -451,7 +451,7 @@ func TestStateChangesWithTheirParents(t *testing.T) {
 	}
 	all, _ := team.Messages(ctx, orchestrator.Filter{})
 	if n := len(orchestrator.Select[*message.StateChangedMessage](all)); n != 0 {
-		t.Fatalf("the zero filter returned %d state changes (B82)", n)
+		t.Fatalf("the zero filter returned %d state changes", n)
 	}
 	got, err := team.Messages(ctx, orchestrator.Filter{Type: "StateChangedMessage", Sender: nb.AgentID()})
 	if err != nil {

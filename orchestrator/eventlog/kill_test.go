@@ -119,7 +119,7 @@ func runKillChild(path string) {
 	}
 }
 
-// Issue 3 item 7: a team killed with SIGKILL is restored in a fresh
+// A team killed with SIGKILL is restored in a fresh
 // process from its event log, with every record written before the kill,
 // and goes on working.
 func TestKillRestore(t *testing.T) {
