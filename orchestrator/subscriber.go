@@ -79,21 +79,7 @@ func (r *Record) Type() string {
 			return message.TypeName(m)
 		}
 	}
-	return typeNames[r.e.rec.Kind]
-}
-
-// typeNames are the message type names of the record kinds.
-var typeNames = [...]string{
-	telemetry.Start:        "StartMessage",
-	telemetry.Stop:         "StopMessage",
-	telemetry.Sent:         "SentMessage",
-	telemetry.Received:     "ReceivedMessage",
-	telemetry.Processed:    "ProcessedMessage",
-	telemetry.Handled:      "HandledMessage",
-	telemetry.Error:        "ErrorMessage",
-	telemetry.Warning:      "WarningMessage",
-	telemetry.StateChanged: "StateChangedMessage",
-	telemetry.Event:        "EventMessage",
+	return kindFor(r.e.rec.Kind).name
 }
 
 // RestoringSubscriber is told when a restore replay starts (true) and ends
