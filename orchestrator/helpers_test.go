@@ -152,6 +152,15 @@ func (b *blocker) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
+// newSystem returns a system logging to the test's log, shut down when the
+// test ends: the system a team is restored on.
+func newSystem(t testing.TB) *actor.System {
+	t.Helper()
+	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
+	t.Cleanup(func() { actortest.Shutdown(t, sys) })
+	return sys
+}
+
 func named(name string) *actor.Config { return &actor.Config{Name: name, Role: name} }
 
 func mustSpawn(t testing.TB, team *orchestrator.Team, a actor.Actor, cfg any, opts ...actor.SpawnOption) *message.Address {

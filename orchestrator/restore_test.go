@@ -112,8 +112,7 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	}
 	saved := roundTrip(t, rec.messages())
 
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	watch := newSub()
 	team2, err := orchestrator.Restore(ctx, sys2, saved, orchestrator.WithSubscribers(watch))
 	if err != nil {
@@ -264,8 +263,7 @@ func TestRestoreUnknownKind(t *testing.T) {
 	_ = team1.Subscribe(ctx, rec)
 	mustSpawn(t, team1, &echo{}, named("unregistered"))
 	_, _ = team1.Members(ctx)
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
 	if team2 == nil || err == nil || !strings.Contains(err.Error(), "unregistered") || !strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("Restore = %v, %v; want a team and an error naming the actor and its kind", team2, err)
@@ -290,8 +288,7 @@ func TestRestoreAfterCleanStop(t *testing.T) {
 	if err := team1.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
 	if err != nil {
 		t.Fatal(err)
@@ -313,12 +310,8 @@ func stopAddr(ctx context.Context, a *message.Address) error {
 func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 	ctx := actortest.Context(t)
 	path := filepath.Join(t.TempDir(), "team.log")
-	shut := func(sys *actor.System) {
-		t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
-	}
 	// Session 1: member a, clean stop.
-	sys1 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys1)
+	sys1 := newSystem(t)
 	teamID := uuid.New()
 	w1, err := eventlog.Create(path, teamID, eventlog.Options{Sync: eventlog.SyncNone})
 	if err != nil {
@@ -338,8 +331,7 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys2)
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, log1.Messages, orchestrator.WithSubscribers(w2))
 	if err != nil {
 		t.Fatal(err)
@@ -353,8 +345,7 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys3 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys3)
+	sys3 := newSystem(t)
 	team3, err := orchestrator.Restore(ctx, sys3, log2.Messages)
 	if err != nil {
 		t.Fatal(err)
@@ -375,16 +366,15 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 
 // Restore skips nil entries instead of panicking.
 func TestRestoreNilEntry(t *testing.T) {
-	sys := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys.Shutdown(context.Background()) }()
+	sys := newSystem(t)
 	if _, err := orchestrator.Restore(actortest.Context(t), sys, []message.Message{nil}); err == nil {
 		t.Fatal("a log of nil restored a team")
 	}
 }
 
 // Tools (actor.Config.Tool) are recreated before the other members (the
-// restore's half of "tools stop last"), so that an agent starting finds its team's tools; each
-// keeps its tool mark.
+// restore's half of "tools stop last"), so that an agent starting finds its
+// team's tools; each keeps its tool mark.
 func TestRestoreToolsFirst(t *testing.T) {
 	ctx := actortest.Context(t)
 	rec := newSub()
@@ -397,8 +387,7 @@ func TestRestoreToolsFirst(t *testing.T) {
 	}
 	saved := roundTrip(t, rec.messages())
 
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, saved)
 	if err != nil {
 		t.Fatal(err)

@@ -11,24 +11,6 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// asker sends its UserMessage's content to the user proxy and reports the
-// ResultMessage it gets back.
-type asker struct {
-	actor.Base
-	proxy   *message.Address
-	answers chan string
-}
-
-func (a *asker) Receive(c *actor.Context, msg any) (any, error) {
-	switch m := msg.(type) {
-	case *message.UserMessage: // from the test: ask the human
-		return nil, c.Send(a.proxy, message.NewUserMessage(m.Content))
-	case *message.ResultMessage:
-		a.answers <- m.Content
-	}
-	return nil, nil
-}
-
 // Leg 1 is an ordinary turn; leg 2 replies to the
 // original sender through the send path; the human text is never logged.
 func TestUserProxyLegs(t *testing.T) {
@@ -37,7 +19,7 @@ func TestUserProxyLegs(t *testing.T) {
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	proxy := mustSpawn(t, team, &orchestrator.UserProxy{}, named("human"))
-	ag := &asker{proxy: proxy, answers: make(chan string, 1)}
+	ag := &relay{target: proxy, results: make(chan string, 1)}
 	agent := mustSpawn(t, team, ag, named("agent"))
 	if err := sys.Tell(agent, message.NewUserMessage("Should I proceed?")); err != nil {
 		t.Fatal(err)
@@ -62,7 +44,7 @@ func TestUserProxyLegs(t *testing.T) {
 	if err := orchestrator.ProcessHumanInput(ctx, proxy, "Yes, proceed", question); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-ag.answers; got != "Yes, proceed" {
+	if got := <-ag.results; got != "Yes, proceed" {
 		t.Fatalf("agent got %q", got)
 	}
 	sent, _ := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage", Sender: proxy.AgentID()})
@@ -106,13 +88,13 @@ func TestUserProxyIdentity(t *testing.T) {
 	if !r.IsUserProxy() || impostor.IsUserProxy() {
 		t.Fatalf("IsUserProxy: derived %v, impostor %v", r.IsUserProxy(), impostor.IsUserProxy())
 	}
-	ag := &asker{proxy: r, answers: make(chan string, 1)}
+	ag := &relay{target: r, results: make(chan string, 1)}
 	a := mustSpawn(t, team, ag, named("agent"))
 	_ = sys.Tell(a, message.NewUserMessage("review this"))
 	if got := <-rv.seen; got != "review this" {
 		t.Fatalf("reviewer saw %q", got)
 	}
-	if got := <-ag.answers; got != "approved" {
+	if got := <-ag.results; got != "approved" {
 		t.Fatalf("agent got %q", got)
 	}
 	if _, err := team.Members(ctx); err != nil {
