@@ -12,7 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// The benchmarks follow DESIGN.md "How speed is measured": payloads are
+// The benchmarks follow the README's "Speed" section: payloads are
 // built before the timer; the timer stops when the receiver has handled all
 // b.N messages and the ledger holds every record (a team query is the
 // barrier); BenchmarkRawTell is the bare-channel baseline.
@@ -44,8 +44,8 @@ func (noopSub) OnMessage(message.Message) {}
 // BenchmarkTellWithTelemetry: agent A tells agent B of the same team b.N
 // times, a fresh message per send; every Sent/Received/Processed record
 // lands in the ledger and goes to one no-op subscriber, a RecordSubscriber
-// (it sees each record as a view and never asks for its message). Issue 12
-// targets, as ratios to BenchmarkRawTell of the same run: <= 3.3x and <= 1
+// (it sees each record as a view and never asks for its message).
+// Targets, as ratios to BenchmarkRawTell of the same run: <= 3.3x and <= 1
 // alloc per record (3 per op); at -benchtime=10000000x, ns/op within 20% of
 // the default run and the heap after the run (heap-MiB: the bounded ledger
 // and what it holds) <= 64 MiB.

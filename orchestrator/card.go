@@ -17,62 +17,61 @@ import (
 var (
 	// ErrInvalidCard is matched (errors.Is) by every error Validate,
 	// NewAgentCard and Team.Register return for a card that fails
-	// validation, and by NewActor's error for a card with no agent_class
-	// (B104, B108).
+	// validation, and by NewActor's error for a card with no agent_class.
 	ErrInvalidCard = errors.New("agentcard: invalid card")
 
 	// ErrUnknownAgentClass is matched (errors.Is) by the error NewActor
 	// returns, and by Validate's error, when the card's agent_class is not a
-	// kind registered with actor.RegisterKind (B107, B108).
+	// kind registered with actor.RegisterKind.
 	ErrUnknownAgentClass = errors.New("agentcard: unknown agent_class")
 )
 
-// AgentCard describes an agent kind for hiring and discovery (B104): what
+// AgentCard describes an agent kind for hiring and discovery: what
 // the agent can do (Skills, Description), how to create it (AgentClass,
 // Config) and whom it may hand work to (RoutesTo). Register cards in a
 // catalog so running agents can find capabilities without hard-coding each
-// other (B86, B110).
+// other.
 //
-// A card has no role field: its role is its config's role (Role, B104).
+// A card has no role field: its role is its config's role (Role).
 // Build cards with NewAgentCard, which validates them and gives them their
 // own copy of everything; a card decoded from JSON is not validated until
 // Validate (or NewAgentCard, or Team.Register) is called.
 type AgentCard struct {
 	// AgentClass is the name of the agent's kind, as registered with
-	// actor.RegisterKind; NewActor creates an actor from it (B104, B108).
+	// actor.RegisterKind; NewActor creates an actor from it.
 	AgentClass string `json:"agent_class" validate:"required"`
 
-	// Skills lists what the agent can do; Team.CardsWithSkill searches it
-	// (B104, B109). Defaults to empty.
+	// Skills lists what the agent can do; Team.CardsWithSkill searches it.
+	// Defaults to empty.
 	Skills []string `json:"skills"`
 
-	// Description says what the agent does; required (B104).
+	// Description says what the agent does; required.
 	Description string `json:"description" validate:"required"`
 
 	// Config is the agent's configuration: a pointer to actor.Config or to
 	// a struct embedding it (anything with an ActorConfig method, promoted from actor.Config). Its
 	// role is the card's role and must not be empty. Nil means an empty
-	// config (B104). The config must survive a JSON round trip, as it does
-	// to be spawned and restored: ConfigCopy and Clone copy it that way
-	// (B105). Validation tags (validator/v10) on the config's own fields
+	// config. The config must survive a JSON round trip, as it does
+	// to be spawned and restored: ConfigCopy and Clone copy it that way.
+	// Validation tags (validator/v10) on the config's own fields
 	// are checked by Validate.
 	Config any `json:"config"`
 
 	// RoutesTo lists the roles the agent may route work to; empty means
-	// any role (B104, B109); CanRouteTo reads it. This package only carries
-	// it: the agents enforce it (C4): package agent refuses a request or an
+	// any role; CanRouteTo reads it. This package only carries
+	// it: the agents enforce it: package agent refuses a request or an
 	// instruction to a member of another role, and TeamTool refuses to hire
 	// one.
 	RoutesTo []string `json:"routes_to"`
 
-	// Metadata is free-form data about the agent (B104). Defaults to empty.
+	// Metadata is free-form data about the agent. Defaults to empty.
 	// Clone copies its nested map[string]any and []any containers; other
 	// values are shared.
 	Metadata map[string]any `json:"metadata"`
 
 	// CanBeHired says whether an agent may hire this role at runtime. It
-	// defaults to false and survives JSON and the worker hop (B106). This
-	// package carries it; TeamTool's hire refuses a card without it (C4).
+	// defaults to false and survives JSON and the worker hop. This
+	// package carries it; TeamTool's hire refuses a card without it.
 	// Team.Hire, the program building its team, does not check it.
 	CanBeHired bool `json:"can_be_hired"`
 }
@@ -94,7 +93,7 @@ var cardValidate = func() *validator.Validate {
 	return v
 }()
 
-// NewAgentCard validates c and returns a card of its own (B104): every
+// NewAgentCard validates c and returns a card of its own: every
 // slice, the metadata and the config are copied, so the caller's values are
 // not shared, and nil Skills, RoutesTo and Metadata become empty. The error
 // matches ErrInvalidCard.
@@ -121,7 +120,7 @@ func (e *cardError) Is(target error) bool {
 	return target == ErrInvalidCard || (target == ErrUnknownAgentClass && e.unknownClass)
 }
 
-// Validate checks the card (B104, B107), reporting one line per failing
+// Validate checks the card, reporting one line per failing
 // field, each prefixed "agentcard:": description and agent_class are
 // required; agent_class must name a kind registered with actor.RegisterKind;
 // the config must embed actor.Config, must survive a JSON round trip
@@ -179,7 +178,7 @@ func describeCardField(fe validator.FieldError) string {
 	return fmt.Sprintf("%s: value %v fails %s", field, fe.Value(), rule)
 }
 
-// Role returns the card's role: its config's role (B104). It is derived,
+// Role returns the card's role: its config's role. It is derived,
 // never stored, so it cannot disagree with the config. A nil card or config
 // has the empty role.
 func (c *AgentCard) Role() string {
@@ -195,7 +194,7 @@ func (c *AgentCard) Role() string {
 }
 
 // ConfigCopy returns a deep, independent copy of the card's config on each
-// call (B105): the config is round-tripped through JSON into a new value of
+// call: the config is round-tripped through JSON into a new value of
 // the same concrete type (a pointer config gives a new pointer), so mutating
 // the copy changes neither the card nor other copies. A nil config gives
 // the empty config of the card's kind (see Config). Errors name the card's
@@ -242,7 +241,7 @@ type ConfigCopier interface {
 
 // emptyConfig is what a nil config stands for: a new config of the type the
 // card's kind declares, or an empty *actor.Config when the kind declares
-// none or is not registered (B104, B107).
+// none or is not registered.
 func (c *AgentCard) emptyConfig() any {
 	cfg, err := c.decodeConfig([]byte("{}"))
 	if err != nil {
@@ -253,7 +252,7 @@ func (c *AgentCard) emptyConfig() any {
 
 // decodeConfig decodes a JSON config into the config type the card's kind
 // declares, or into *actor.Config when the kind declares none or is not
-// registered (B107).
+// registered.
 func (c *AgentCard) decodeConfig(data []byte) (any, error) {
 	if a, err := rt.NewKind(c.AgentClass); err == nil {
 		return rt.DecodeConfig(a, data)
@@ -322,18 +321,18 @@ func cardCopyValue(v any) any {
 	return v
 }
 
-// hasSkill reports whether the card lists skill s (B109).
+// hasSkill reports whether the card lists skill s.
 func (c *AgentCard) hasSkill(s string) bool { return c != nil && slices.Contains(c.Skills, s) }
 
 // CanRouteTo reports whether the agent may route work to role: true when
-// RoutesTo lists it or is empty, meaning any role (B109); false for a nil
-// card. It is information: nothing in the runtime enforces it (decision C4).
+// RoutesTo lists it or is empty, meaning any role; false for a nil
+// card. It is information: nothing in the runtime enforces it.
 func (c *AgentCard) CanRouteTo(role string) bool {
 	return c != nil && (len(c.RoutesTo) == 0 || slices.Contains(c.RoutesTo, role))
 }
 
-// NewActor returns a new actor of the card's kind, by its registered name
-// (B108). An empty AgentClass gives an error matching ErrInvalidCard; an
+// NewActor returns a new actor of the card's kind, by its registered name.
+// An empty AgentClass gives an error matching ErrInvalidCard; an
 // unregistered one an error naming it and matching ErrUnknownAgentClass.
 // Spawn it with ConfigCopy as its config.
 func (c *AgentCard) NewActor() (actor.Actor, error) {
@@ -350,7 +349,7 @@ func (c *AgentCard) NewActor() (actor.Actor, error) {
 	return a, nil
 }
 
-// cardJSON is the wire form of an AgentCard: its fields and no role (B104).
+// cardJSON is the wire form of an AgentCard: its fields and no role.
 type cardJSON struct {
 	AgentClass  string          `json:"agent_class"`
 	Skills      []string        `json:"skills"`
@@ -362,7 +361,7 @@ type cardJSON struct {
 }
 
 // MarshalJSON writes the card's fields under their JSON keys; role is not
-// one of them, it travels inside config (B104). Nil slices and metadata are
+// one of them, it travels inside config. Nil slices and metadata are
 // written empty and a nil config as the empty config of the card's kind, so
 // that a dump, loaded and dumped again, gives the same bytes.
 func (c AgentCard) MarshalJSON() ([]byte, error) {
@@ -386,9 +385,9 @@ func (c AgentCard) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a card written by MarshalJSON or by akgentic-core.
-// Unknown keys, such as a legacy top-level "role", are ignored (B104).
+// Unknown keys, such as a legacy top-level "role", are ignored.
 // The config object is decoded into the config type the card's kind
-// declares when agent_class is registered, else into *actor.Config (B107);
+// declares when agent_class is registered, else into *actor.Config;
 // an absent or null config becomes that type's empty value. Missing slices
 // and metadata become empty. The card is not validated: an unregistered
 // agent_class is reported by Validate.

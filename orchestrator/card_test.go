@@ -11,14 +11,14 @@ import (
 )
 
 // cardWorkerConfig is a config embedding actor.Config with reference-typed
-// fields, to prove copies are deep (B105).
+// fields, to prove copies are deep.
 type cardWorkerConfig struct {
 	actor.Config
 	Tools  []string       `json:"tools"`
 	Params map[string]int `json:"params"`
 }
 
-// cardWorker declares cardWorkerConfig as its config type (B107).
+// cardWorker declares cardWorkerConfig as its config type.
 type cardWorker struct {
 	actor.Agent[cardWorkerConfig, actor.NoState]
 }
@@ -92,8 +92,8 @@ func cardWorkerCard() AgentCard {
 	}
 }
 
-// B104, B107: validation names every failing field on its own line.
-func TestAgentCardValidateB104(t *testing.T) {
+// Validation names every failing field on its own line.
+func TestAgentCardValidateNamesEveryFailingField(t *testing.T) {
 	tests := []struct {
 		name   string
 		edit   func(c *AgentCard)
@@ -166,8 +166,8 @@ func TestAgentCardValidateB104(t *testing.T) {
 	}
 }
 
-// B104: a nil card is invalid, not a panic.
-func TestAgentCardValidateNilB104(t *testing.T) {
+// A nil card is invalid, not a panic.
+func TestNilAgentCardIsInvalid(t *testing.T) {
 	var c *AgentCard
 	if err := c.Validate(); !errors.Is(err, ErrInvalidCard) || !strings.Contains(err.Error(), "nil card") {
 		t.Fatalf("nil card: %v", err)
@@ -177,9 +177,9 @@ func TestAgentCardValidateNilB104(t *testing.T) {
 	}
 }
 
-// B104: NewAgentCard validates, fills defaults and shares nothing with the
+// NewAgentCard validates, fills defaults and shares nothing with the
 // caller.
-func TestNewAgentCardB104(t *testing.T) {
+func TestNewAgentCardValidatesFillsDefaultsAndCopies(t *testing.T) {
 	in := AgentCard{AgentClass: "CardPlain", Description: "d", Config: &actor.Config{Name: "n", Role: "R"}}
 	c, err := NewAgentCard(in)
 	if err != nil {
@@ -218,8 +218,8 @@ func TestNewAgentCardB104(t *testing.T) {
 	}
 }
 
-// B104: the role is derived from the config, never stored.
-func TestAgentCardRoleB104(t *testing.T) {
+// The role is derived from the config, never stored.
+func TestAgentCardRoleComesFromConfig(t *testing.T) {
 	c, err := NewAgentCard(cardWorkerCard())
 	if err != nil {
 		t.Fatal(err)
@@ -238,8 +238,8 @@ func TestAgentCardRoleB104(t *testing.T) {
 	}
 }
 
-// B105: every copy is deep and independent of the card and of each other.
-func TestAgentCardConfigCopyB105(t *testing.T) {
+// Every copy is deep and independent of the card and of each other.
+func TestAgentCardConfigCopyIsDeep(t *testing.T) {
 	c, err := NewAgentCard(cardWorkerCard())
 	if err != nil {
 		t.Fatal(err)
@@ -280,9 +280,9 @@ func TestAgentCardConfigCopyB105(t *testing.T) {
 	}
 }
 
-// B105: the copy keeps the config's concrete type, pointer or not, and a
-// nil config copies as the kind's empty config (B104, B107).
-func TestAgentCardConfigCopyTypesB105(t *testing.T) {
+// The copy keeps the config's concrete type, pointer or not, and a
+// nil config copies as the kind's empty config.
+func TestAgentCardConfigCopyKeepsConcreteType(t *testing.T) {
 	tests := []struct {
 		name string
 		card AgentCard
@@ -309,9 +309,9 @@ func TestAgentCardConfigCopyTypesB105(t *testing.T) {
 	}
 }
 
-// B105: a config that cannot round-trip through JSON is an error naming
+// A config that cannot round-trip through JSON is an error naming
 // the card's role; Clone falls back to a shallow copy.
-func TestAgentCardConfigCopyErrorsB105(t *testing.T) {
+func TestAgentCardConfigCopyFailsOnConfigNotJSON(t *testing.T) {
 	for _, cfg := range []configurer{
 		&cardFuncConfig{Config: actor.Config{Role: "Hooked"}, Hook: func() {}},
 		&cardOneWayConfig{Config: actor.Config{Role: "Hooked"}},
@@ -361,8 +361,8 @@ func TestAgentCardCloneDeep(t *testing.T) {
 	}
 }
 
-// B109: skill membership and routing, empty routes_to meaning any role.
-func TestAgentCardSkillsAndRoutingB109(t *testing.T) {
+// Skill membership and routing, empty routes_to meaning any role.
+func TestAgentCardSkillsAndEmptyRoutesToAnyRole(t *testing.T) {
 	c := &AgentCard{Skills: []string{"a", "b"}, RoutesTo: []string{"Writer"}}
 	open := &AgentCard{}
 	tests := []struct {
@@ -384,8 +384,8 @@ func TestAgentCardSkillsAndRoutingB109(t *testing.T) {
 	}
 }
 
-// B108: the card creates its actor by kind name.
-func TestAgentCardNewActorB108(t *testing.T) {
+// The card creates its actor by kind name.
+func TestAgentCardNewActorByKindName(t *testing.T) {
 	c, err := NewAgentCard(cardWorkerCard())
 	if err != nil {
 		t.Fatal(err)
@@ -412,9 +412,9 @@ func TestAgentCardNewActorB108(t *testing.T) {
 	}
 }
 
-// B104, B106: the dump has the card's fields and no role; a dump, loaded
+// The dump has the card's fields and no role; a dump, loaded
 // and dumped again, is byte-identical.
-func TestAgentCardJSONB104(t *testing.T) {
+func TestAgentCardJSONRoundTripIsByteIdentical(t *testing.T) {
 	hired := cardWorkerCard()
 	hired.CanBeHired = true
 	plain := AgentCard{AgentClass: "CardPlain", Description: "d", Config: &actor.Config{Name: "n", Role: "R"}}
@@ -456,7 +456,7 @@ func TestAgentCardJSONB104(t *testing.T) {
 				t.Fatal(err)
 			}
 			if loaded.CanBeHired != tt.card.CanBeHired {
-				t.Fatalf("can_be_hired %v, want %v (B106)", loaded.CanBeHired, tt.card.CanBeHired)
+				t.Fatalf("can_be_hired %v, want %v", loaded.CanBeHired, tt.card.CanBeHired)
 			}
 			if loaded.Role() != tt.card.Role() {
 				t.Fatalf("role %q, want %q", loaded.Role(), tt.card.Role())
@@ -472,8 +472,8 @@ func TestAgentCardJSONB104(t *testing.T) {
 	}
 }
 
-// B104: the exact wire form, role only inside config.
-func TestAgentCardJSONShapeB104(t *testing.T) {
+// The exact wire form, role only inside config.
+func TestAgentCardJSONHasRoleOnlyInConfig(t *testing.T) {
 	c := AgentCard{AgentClass: "CardPlain", Description: "d", Config: &actor.Config{Name: "n", Role: "R"}}
 	dump, err := json.Marshal(&c)
 	if err != nil {
@@ -488,9 +488,9 @@ func TestAgentCardJSONShapeB104(t *testing.T) {
 	}
 }
 
-// B104, B106: a legacy top-level role and other unknown keys are ignored;
+// A legacy top-level role and other unknown keys are ignored;
 // the role comes from config; can_be_hired defaults to false.
-func TestAgentCardJSONLegacyRoleB104(t *testing.T) {
+func TestAgentCardJSONIgnoresLegacyRole(t *testing.T) {
 	var c AgentCard
 	in := `{"role":"Legacy","agent_class":"CardPlain","description":"d","config":{"name":"n","role":"FromConfig"},"extra":1}`
 	if err := json.Unmarshal([]byte(in), &c); err != nil {
@@ -520,8 +520,8 @@ func TestAgentCardJSONLegacyRoleB104(t *testing.T) {
 	}
 }
 
-// B107: a config object is decoded into the config type the kind declares.
-func TestAgentCardConfigCoercionB107(t *testing.T) {
+// A config object is decoded into the config type the kind declares.
+func TestAgentCardJSONDecodesConfigIntoKindsType(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
@@ -568,8 +568,8 @@ func TestAgentCardConfigCoercionB107(t *testing.T) {
 	}
 }
 
-// B107: malformed cards do not load.
-func TestAgentCardUnmarshalErrorsB107(t *testing.T) {
+// Malformed cards do not load.
+func TestAgentCardJSONRefusesMalformedCards(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"config not an object", `{"agent_class":"CardWorker","config":"x"}`, "config must be a JSON object"},
 		{"config field of the wrong type", `{"agent_class":"CardWorker","config":{"tools":"x"}}`, "agentcard: config:"},

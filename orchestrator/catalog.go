@@ -8,7 +8,7 @@ import (
 )
 
 // catalog is the team's directory of agent cards, keyed by card role and
-// kept in registration order (B86): "what agent kinds exist?", as opposed to
+// kept in registration order: "what agent kinds exist?", as opposed to
 // the roster of running instances. The zero value is an empty catalog ready
 // to use.
 //
@@ -16,13 +16,13 @@ import (
 // copies, so no caller can change it behind its back.
 //
 // A catalog is not safe for concurrent use: it belongs to the orchestrator's
-// goroutine, and other actors reach it by asking the orchestrator (B110).
+// goroutine, and other actors reach it by asking the orchestrator.
 type catalog struct {
 	order  []string              // roles in registration order
 	byRole map[string]*AgentCard // the catalog's own copies
 }
 
-// Register validates cards and adds copies of them, keyed by role (B86). A
+// Register validates cards and adds copies of them, keyed by role. A
 // card whose role is already registered replaces the old card in its
 // original position; within one call the last card for a role wins.
 // Registration is all-or-nothing: if any card is invalid (or nil) nothing is
@@ -51,7 +51,7 @@ func (c *catalog) Register(cards ...*AgentCard) error {
 	return nil
 }
 
-// Cards returns copies of all cards in registration order (B86).
+// Cards returns copies of all cards in registration order.
 func (c *catalog) Cards() []*AgentCard {
 	out := make([]*AgentCard, 0, len(c.order))
 	for _, role := range c.order {
@@ -60,13 +60,13 @@ func (c *catalog) Cards() []*AgentCard {
 	return out
 }
 
-// ByRole returns a copy of the card registered for role, or nil (B86).
+// ByRole returns a copy of the card registered for role, or nil.
 func (c *catalog) ByRole(role string) *AgentCard {
 	return c.byRole[role].clone()
 }
 
-// BySkill returns copies of the cards listing skill, in registration order
-// (B86, B109); empty, not nil, when none does.
+// BySkill returns copies of the cards listing skill, in registration order;
+// empty, not nil, when none does.
 func (c *catalog) BySkill(skill string) []*AgentCard {
 	out := []*AgentCard{}
 	for _, role := range c.order {
@@ -77,13 +77,12 @@ func (c *catalog) BySkill(skill string) []*AgentCard {
 	return out
 }
 
-// Roles returns the registered roles in registration order (B86).
+// Roles returns the registered roles in registration order.
 func (c *catalog) Roles() []string {
 	return append([]string{}, c.order...)
 }
 
-// Skills returns every skill of every card, sorted and without duplicates
-// (B86).
+// Skills returns every skill of every card, sorted and without duplicates.
 func (c *catalog) Skills() []string {
 	out := []string{}
 	for _, card := range c.byRole {

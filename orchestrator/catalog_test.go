@@ -34,8 +34,8 @@ func cardRoles(cards []*AgentCard) []string {
 	return out
 }
 
-// B86: the zero catalog is empty and answers every query.
-func TestCatalogZeroB86(t *testing.T) {
+// The zero catalog is empty and answers every query.
+func TestZeroCatalogIsEmpty(t *testing.T) {
 	var c catalog
 	if c.Len() != 0 || len(c.Cards()) != 0 || len(c.Roles()) != 0 || len(c.Skills()) != 0 ||
 		c.ByRole("R") != nil || len(c.BySkill("s")) != 0 {
@@ -49,9 +49,9 @@ func TestCatalogZeroB86(t *testing.T) {
 	}
 }
 
-// B86: cards are kept in registration order; a role registered again is
+// Cards are kept in registration order; a role registered again is
 // replaced in its original position.
-func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
+func TestCatalogKeepsOrderAndReplacesInPlace(t *testing.T) {
 	var c catalog
 	if err := c.Register(catalogCard(t, "Research", "v1", "search")); err != nil {
 		t.Fatal(err)
@@ -86,8 +86,8 @@ func TestCatalogRegisterOrderAndOverwriteB86(t *testing.T) {
 	}
 }
 
-// B86: lookups by role and by skill; skills sorted and unique.
-func TestCatalogQueriesB86(t *testing.T) {
+// Lookups by role and by skill; skills sorted and unique.
+func TestCatalogLookupsByRoleAndSkill(t *testing.T) {
 	var c catalog
 	err := c.Register(
 		catalogCard(t, "Research", "r", "web_search", "pdf_extraction"),
@@ -122,9 +122,9 @@ func TestCatalogQueriesB86(t *testing.T) {
 	}
 }
 
-// B86: an invalid card registers nothing, and the error names its index
+// An invalid card registers nothing, and the error names its index
 // and role.
-func TestCatalogRegisterAllOrNothingB86(t *testing.T) {
+func TestCatalogRegisterIsAllOrNothing(t *testing.T) {
 	var c catalog
 	if err := c.Register(catalogCard(t, "Existing", "x", "old")); err != nil {
 		t.Fatal(err)
@@ -165,8 +165,8 @@ func TestCatalogRegisterAllOrNothingB86(t *testing.T) {
 	}
 }
 
-// B86: the catalog keeps its own copies and hands out copies.
-func TestCatalogCopiesB86(t *testing.T) {
+// The catalog keeps its own copies and hands out copies.
+func TestCatalogHandsOutCopies(t *testing.T) {
 	var c catalog
 	in := catalogCard(t, "Research", "r", "search")
 	if err := c.Register(in); err != nil {

@@ -2,7 +2,7 @@
 // telemetry, fans it out to subscribers, keeps the roster, the latest state
 // of every member, the team metadata and the AgentCard catalog, runs the
 // team's stop, and restores a team from its log (akgentic-core's
-// Orchestrator, AgentCard and UserProxy; behaviours B77-B113).
+// Orchestrator, AgentCard and UserProxy).
 //
 // # A team
 //
@@ -35,9 +35,9 @@
 // # Subscribers
 //
 // A Subscriber sees every logged message, in order, as its own copy with
-// snapshot addresses (B89-B90); the optional RestoringSubscriber,
+// snapshot addresses; the optional RestoringSubscriber,
 // StopRequestSubscriber and StopSubscriber hooks follow the team's
-// lifecycle (B91). Hooks run on the orchestrator's goroutine: they must
+// lifecycle. Hooks run on the orchestrator's goroutine: they must
 // not block, and must not call the Team (that would wait for themselves).
 // A hook that panics is logged and skipped; the others lose nothing.
 //
@@ -52,7 +52,7 @@
 // Afterwards queries answer from the team's final view and changes fail
 // with actor.ErrActorDead. System.Shutdown runs the same stop; System.Stop
 // (or a StopRecursively) on the orchestrator stops the members the same way
-// but announces nothing (B102).
+// but announces nothing.
 //
 // # Durable log and restore
 //

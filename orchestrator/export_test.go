@@ -11,14 +11,14 @@ import (
 // Test hooks for the package's external tests.
 
 // Replay replays recorded messages into a running team's log as Restore
-// does (B92, B94): SetRestoring(true), every message in order (a
+// does: SetRestoring(true), every message in order (a
 // TeamStoppingEvent skipped), SetRestoring(false).
 func Replay(ctx context.Context, t *Team, log []message.Message) error {
 	return t.live(ctx, func(o *orchestrator) { o.replay(log) })
 }
 
 // SetRestoring fans SetRestoring(on) out to the team's subscribers, as a
-// restore does around its replay (B91-B92).
+// restore does around its replay.
 func SetRestoring(ctx context.Context, t *Team, on bool) error {
 	return t.live(ctx, func(o *orchestrator) { o.setRestoring(on) })
 }

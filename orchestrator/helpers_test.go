@@ -1,7 +1,6 @@
 package orchestrator_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -13,29 +12,6 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
-
-// waitTimeout bounds every wait in these tests; nothing should take long.
-const waitTimeout = 10 * time.Second
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// newTeam starts a system with a captured log and a team in it; the system
-// is shut down at the end of the test.
-func newTeam(t testing.TB, opts ...orchestrator.Option) (*actor.System, *orchestrator.Team, *actortest.LogCapture) {
-	t.Helper()
-	logs := actortest.NewLogCapture(t)
-	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
-	t.Cleanup(func() { actortest.Shutdown(t, sys) })
-	team, err := orchestrator.New(sys, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sys, team, logs
-}
 
 // event is one hook call seen by a recordingSub.
 type event struct {
@@ -107,7 +83,7 @@ func (s *recordingSub) hooks(name string) []event {
 // waitFor waits until cond holds over the recorded events.
 func (s *recordingSub) waitFor(t testing.TB, what string, cond func([]event) bool) []event {
 	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
+	deadline := time.NewTimer(actortest.Timeout)
 	defer deadline.Stop()
 	for {
 		ev := s.all()
@@ -176,11 +152,20 @@ func (b *blocker) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
+// newSystem returns a system logging to the test's log, shut down when the
+// test ends: the system a team is restored on.
+func newSystem(t testing.TB) *actor.System {
+	t.Helper()
+	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
+	t.Cleanup(func() { actortest.Shutdown(t, sys) })
+	return sys
+}
+
 func named(name string) *actor.Config { return &actor.Config{Name: name, Role: name} }
 
 func mustSpawn(t testing.TB, team *orchestrator.Team, a actor.Actor, cfg any, opts ...actor.SpawnOption) *message.Address {
 	t.Helper()
-	addr, err := team.Spawn(ctxT(t), a, cfg, opts...)
+	addr, err := team.Spawn(actortest.Context(t), a, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,27 +79,11 @@ func (e *entry) logged() message.Message {
 // kindOf maps a logged message to the record kind it stands for (0 for a
 // message that is no telemetry record).
 func kindOf(m message.Message) telemetry.Kind {
-	switch m.(type) {
-	case *message.StartMessage:
-		return telemetry.Start
-	case *message.StopMessage:
-		return telemetry.Stop
-	case *message.SentMessage:
-		return telemetry.Sent
-	case *message.ReceivedMessage:
-		return telemetry.Received
-	case *message.ProcessedMessage:
-		return telemetry.Processed
-	case *message.HandledMessage:
-		return telemetry.Handled
-	case *message.ErrorMessage:
-		return telemetry.Error
-	case *message.WarningMessage:
-		return telemetry.Warning
-	case *message.StateChangedMessage:
-		return telemetry.StateChanged
-	case *message.EventMessage:
-		return telemetry.Event
+	t := reflect.TypeOf(m)
+	for k := 1; k < len(kinds); k++ {
+		if kinds[k].typ == t {
+			return telemetry.Kind(k)
+		}
 	}
 	return 0
 }
@@ -113,63 +98,93 @@ func (e *entry) message(id uint64) message.Message {
 	return toMessage(&e.rec, ids.At(id), nil)
 }
 
-// toMessage builds the telemetry message for a member's record (B6-B16),
-// with the given id, the record's time, its emitter as sender, the
-// emitter's team, and the id of the emitter's current message as parent.
-// The hot kinds come from sl when it is not nil.
-func toMessage(r *telemetry.Record, id uuid.UUID, sl *slabs) message.Telemetry {
-	var m message.Telemetry
-	switch r.Kind {
-	case telemetry.Start:
-		m = &message.StartMessage{Config: r.Value, Parent: r.Recipient}
-	case telemetry.Stop:
-		m = &message.StopMessage{}
-	case telemetry.Sent:
-		var sm *message.SentMessage
-		if sl != nil {
-			sm = take(&sl.sent)
-		} else {
-			sm = new(message.SentMessage)
+// kindInfo describes one record kind: the message type that stands for it
+// and how a member's record of that kind becomes that message.
+type kindInfo struct {
+	typ  reflect.Type // the message's type (a pointer)
+	name string       // its registered type name (message.TypeName), set by init
+	// build makes the message of record r, without its envelope; the hot
+	// kinds come from sl when it is not nil.
+	build func(r *telemetry.Record, sl *slabs) message.Telemetry
+}
+
+// kinds is the one table of the record kinds, indexed by kind: toMessage,
+// kindOf and Record.Type read it, so that a new kind is one entry here.
+var kinds = [...]kindInfo{
+	telemetry.Start: {typ: reflect.TypeFor[*message.StartMessage](), build: func(r *telemetry.Record, _ *slabs) message.Telemetry {
+		return &message.StartMessage{Config: r.Value, Parent: r.Recipient}
+	}},
+	telemetry.Stop: {typ: reflect.TypeFor[*message.StopMessage](), build: func(*telemetry.Record, *slabs) message.Telemetry {
+		return &message.StopMessage{}
+	}},
+	telemetry.Sent: {typ: reflect.TypeFor[*message.SentMessage](), build: func(r *telemetry.Record, sl *slabs) message.Telemetry {
+		m := take(sl, func(s *slabs) *[]message.SentMessage { return &s.sent })
+		m.Message, m.Recipient = r.Message, r.Recipient
+		return m
+	}},
+	telemetry.Received: {typ: reflect.TypeFor[*message.ReceivedMessage](), build: func(r *telemetry.Record, sl *slabs) message.Telemetry {
+		m := take(sl, func(s *slabs) *[]message.ReceivedMessage { return &s.received })
+		m.MessageID = r.Message.Envelope().ID
+		return m
+	}},
+	telemetry.Processed: {typ: reflect.TypeFor[*message.ProcessedMessage](), build: func(r *telemetry.Record, sl *slabs) message.Telemetry {
+		m := take(sl, func(s *slabs) *[]message.ProcessedMessage { return &s.processed })
+		m.MessageID = r.Message.Envelope().ID
+		return m
+	}},
+	telemetry.Handled: {typ: reflect.TypeFor[*message.HandledMessage](), build: func(r *telemetry.Record, _ *slabs) message.Telemetry {
+		return &message.HandledMessage{MessageID: r.Message.Envelope().ID}
+	}},
+	telemetry.Error:   {typ: reflect.TypeFor[*message.ErrorMessage](), build: reportCopy},
+	telemetry.Warning: {typ: reflect.TypeFor[*message.WarningMessage](), build: reportCopy},
+	telemetry.StateChanged: {typ: reflect.TypeFor[*message.StateChangedMessage](), build: func(r *telemetry.Record, _ *slabs) message.Telemetry {
+		return &message.StateChangedMessage{State: r.Value}
+	}},
+	telemetry.Event: {typ: reflect.TypeFor[*message.EventMessage](), build: func(r *telemetry.Record, _ *slabs) message.Telemetry {
+		return &message.EventMessage{Event: r.Value}
+	}},
+}
+
+func init() {
+	for k := range kinds {
+		if t := kinds[k].typ; t != nil {
+			kinds[k].name = message.TypeName(reflect.Zero(t).Interface())
 		}
-		sm.Message, sm.Recipient = r.Message, r.Recipient
-		m = sm
-	case telemetry.Received:
-		var rm *message.ReceivedMessage
-		if sl != nil {
-			rm = take(&sl.received)
-		} else {
-			rm = new(message.ReceivedMessage)
-		}
-		rm.MessageID = r.Message.Envelope().ID
-		m = rm
-	case telemetry.Processed:
-		var pm *message.ProcessedMessage
-		if sl != nil {
-			pm = take(&sl.processed)
-		} else {
-			pm = new(message.ProcessedMessage)
-		}
-		pm.MessageID = r.Message.Envelope().ID
-		m = pm
-	case telemetry.Handled:
-		m = &message.HandledMessage{MessageID: r.Message.Envelope().ID}
-	case telemetry.Error, telemetry.Warning:
-		// A copy: the record's value is shared by every materialization.
-		switch v := r.Value.(type) {
-		case *message.ErrorMessage:
-			c := *v
-			m = &c
-		case *message.WarningMessage:
-			c := *v
-			m = &c
-		default:
-			m = &message.ErrorMessage{}
-		}
-	case telemetry.StateChanged:
-		m = &message.StateChangedMessage{State: r.Value}
-	default:
-		m = &message.EventMessage{Event: r.Value}
 	}
+}
+
+// kindFor returns the table's entry for k; a kind it lacks is an event.
+func kindFor(k telemetry.Kind) *kindInfo {
+	if int(k) < len(kinds) && kinds[k].build != nil {
+		return &kinds[k]
+	}
+	return &kinds[telemetry.Event]
+}
+
+// reportCopy builds an Error or Warning record's message: a copy of the
+// report the record holds, which is shared by every materialization (an
+// empty one of the record's kind when it holds none).
+func reportCopy(r *telemetry.Record, _ *slabs) message.Telemetry {
+	switch v := r.Value.(type) {
+	case *message.ErrorMessage:
+		c := *v
+		return &c
+	case *message.WarningMessage:
+		c := *v
+		return &c
+	}
+	if r.Kind == telemetry.Warning {
+		return &message.WarningMessage{}
+	}
+	return &message.ErrorMessage{}
+}
+
+// toMessage builds the telemetry message for a member's record, with the
+// given id, the record's time, its emitter as sender, the emitter's team,
+// and the id of the emitter's current message as parent. The hot kinds
+// come from sl when it is not nil.
+func toMessage(r *telemetry.Record, id uuid.UUID, sl *slabs) message.Telemetry {
+	m := kindFor(r.Kind).build(r, sl)
 	b := m.Envelope()
 	b.ID = id
 	b.Timestamp = time.Unix(0, r.Time).UTC()
@@ -195,8 +210,13 @@ type slabs struct {
 
 const slabSize = 32
 
-// take returns the next fresh element of *s.
-func take[T any](s *[]T) *T {
+// take returns the next fresh element of the slab pick chooses in sl, or
+// a new T when sl is nil.
+func take[T any](sl *slabs, pick func(*slabs) *[]T) *T {
+	if sl == nil {
+		return new(T)
+	}
+	s := pick(sl)
 	if len(*s) == 0 {
 		*s = make([]T, slabSize)
 	}
@@ -214,7 +234,7 @@ type chunk struct {
 }
 
 // ledger is the team's record of every telemetry record in the order the
-// runtime emitted them (B80). Emitters append under one short mutex; the
+// runtime emitted them. Emitters append under one short mutex; the
 // orchestrator goroutine consumes from a cursor, taking the lock once per
 // batch to read the count.
 //
@@ -477,7 +497,7 @@ func (e *emitter) Emit(r telemetry.Record) {
 	e.l.appendMember(&entry{rec: r})
 }
 
-// eventIndex keeps every event entry of the log (B83), in ledger order and
+// eventIndex keeps every event entry of the log, in ledger order and
 // by emitting agent, however far the window has moved: agents read their
 // own model and usage events back from it. Its size follows the events it
 // holds, not the team's traffic.

@@ -19,15 +19,15 @@ import (
 )
 
 // defaultStopGrace is how long a team's stop waits for its members before
-// it ends without them (B96, B99), unless WithStopGrace says otherwise: 30 s.
+// it ends without them, unless WithStopGrace says otherwise: 30 s.
 const defaultStopGrace = 30 * time.Second
 
-// orchestrator is the root actor of a team (B77): every actor spawned under
+// orchestrator is the root actor of a team: every actor spawned under
 // it reports its telemetry to it (it is the team's telemetry.Sink, given to
 // the runtime at spawn). It keeps the ledger of every record, the roster,
 // the latest state per member, the team metadata, the AgentCard catalog and
 // the subscribers, and announces the team's stop. It emits no telemetry of
-// its own (B79). Users reach it only through a *Team; its fields are
+// its own. Users reach it only through a *Team; its fields are
 // touched only by its own goroutine, and after its stop queries read the
 // immutable final view it leaves behind.
 type orchestrator struct {
@@ -38,9 +38,9 @@ type orchestrator struct {
 	teamID    uuid.UUID
 	logger    *slog.Logger
 
-	members   map[uuid.UUID]*message.Address // roster by agent id (B81)
+	members   map[uuid.UUID]*message.Address // roster by agent id
 	order     []uuid.UUID                    // roster in join order, compacted lazily
-	states    map[uuid.UUID]any              // latest state per agent (B84)
+	states    map[uuid.UUID]any              // latest state per agent
 	reserved  map[string]bool                // member names claimed before the member joins
 	snaps     map[*message.Address]*message.Address
 	meta      any
@@ -73,7 +73,7 @@ func init() {
 }
 
 // errTeamStop is the cause of a stop asked for with Team.Stop: unlike a raw
-// stop (System.Stop, StopRecursively, B102) it is announced.
+// stop (System.Stop, StopRecursively) it is announced.
 var errTeamStop = fmt.Errorf("%w: %w", actor.ErrStopped, ErrStopRequested)
 
 // ErrStopRequested is matched (errors.Is) by Team.StopCause when the team
@@ -103,8 +103,8 @@ func (o *orchestrator) Attach(*message.Address) telemetry.Emitter { return &emit
 // Drain implements telemetry.Sink.
 func (o *orchestrator) Drain() { o.drain() }
 
-// OnStart records the orchestrator's identity and its own StartMessage
-// (B78), which no subscriber sees: there are none yet, unless given to New.
+// OnStart records the orchestrator's identity and its own StartMessage,
+// which no subscriber sees: there are none yet, unless given to New.
 func (o *orchestrator) OnStart(c *actor.Context) error {
 	o.self = c.Self()
 	o.teamID = c.Self().TeamID()
@@ -125,7 +125,7 @@ func (o *orchestrator) Receive(_ *actor.Context, msg any) (any, error) {
 	return nil, fmt.Errorf("orchestrator: %T: %w", msg, actor.ErrUnhandled)
 }
 
-// stamp makes msg the orchestrator's own (B93): sender = orchestrator,
+// stamp makes msg the orchestrator's own: sender = orchestrator,
 // team = its team, parent none, a fresh id and timestamp.
 func (o *orchestrator) stamp(msg message.Message) {
 	b := msg.Envelope()
@@ -155,7 +155,7 @@ func (o *orchestrator) drain() {
 	}
 }
 
-// consume applies one entry (B80).
+// consume applies one entry.
 func (o *orchestrator) consume(e *entry, id uint64) {
 	who := e.rec.Emitter
 	switch e.rec.Kind {
@@ -163,7 +163,7 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 		o.join(who)
 	case telemetry.Stop:
 		o.leave(who)
-		if o.stopping { // B97: recorded, not fanned out
+		if o.stopping { // recorded, not fanned out
 			o.forget(who)
 			return
 		}
@@ -172,7 +172,7 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 			o.states[who.AgentID()] = e.rec.Value
 		}
 	case telemetry.Event:
-		if _, live := e.rec.Value.(message.Ephemeral); !live { // subscribers only (issue 15)
+		if _, live := e.rec.Value.(message.Ephemeral); !live { // an ephemeral event goes to subscribers only
 			o.events.add(e, id)
 		}
 	}
@@ -196,7 +196,7 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 	}
 }
 
-// deliverRecord calls s.OnRecord(r), isolated (B89).
+// deliverRecord calls s.OnRecord(r), isolated.
 func (o *orchestrator) deliverRecord(s RecordSubscriber, r *Record) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -206,7 +206,7 @@ func (o *orchestrator) deliverRecord(s RecordSubscriber, r *Record) {
 	s.OnRecord(r)
 }
 
-// deliver calls s.OnMessage(m), isolated (B89).
+// deliver calls s.OnMessage(m), isolated.
 func (o *orchestrator) deliver(s Subscriber, m message.Message) {
 	defer func() { // no closure per call: this is the fan-out hot path
 		if r := recover(); r != nil {
@@ -216,8 +216,8 @@ func (o *orchestrator) deliver(s Subscriber, m message.Message) {
 	s.OnMessage(m)
 }
 
-// join adds a member to the roster; the orchestrator is excluded by id
-// (B81, §4 item 4). A restored member's snapshot address is replaced by the
+// join adds a member to the roster; the orchestrator is excluded by id.
+// A restored member's snapshot address is replaced by the
 // live one when the recreated actor starts.
 func (o *orchestrator) join(a *message.Address) {
 	if a == nil || a.AgentID() == o.self.AgentID() {
@@ -262,7 +262,7 @@ func (o *orchestrator) roster() []*message.Address {
 }
 
 // forSubscribers returns the subscribers' copy of an entry: every address
-// in it as a snapshot (B90).
+// in it as a snapshot.
 func (o *orchestrator) forSubscribers(e *entry, id uint64) message.Message {
 	var m message.Message
 	if lm := e.logged(); lm != nil {
@@ -344,7 +344,7 @@ func (o *orchestrator) snap(a *message.Address) *message.Address {
 }
 
 // emit appends a message of the orchestrator's own to the log and fans it
-// out (B93).
+// out.
 func (o *orchestrator) emit(msg message.Message) {
 	o.stamp(msg)
 	addrs.Claim(msg)
@@ -352,14 +352,14 @@ func (o *orchestrator) emit(msg message.Message) {
 	o.drain()
 }
 
-// fanOut calls one lifecycle hook on every subscriber, isolated (B91).
+// fanOut calls one lifecycle hook on every subscriber, isolated.
 func (o *orchestrator) fanOut(hook string, f func(s Subscriber)) {
 	for _, s := range slices.Clone(o.subs) {
 		guard(o.logger, hook, s, func() { f(s) })
 	}
 }
 
-// setRestoring fans set_restoring out (B92, B95).
+// setRestoring fans set_restoring out.
 func (o *orchestrator) setRestoring(on bool) {
 	o.drain()
 	o.restoring = on
@@ -370,7 +370,7 @@ func (o *orchestrator) setRestoring(on bool) {
 	})
 }
 
-// restoreMessage appends a recorded message as it is (B94): no re-stamping;
+// restoreMessage appends a recorded message as it is: no re-stamping;
 // an EventMessage carrying a TeamStoppingEvent is skipped.
 func (o *orchestrator) restoreMessage(msg message.Message) {
 	if ev, ok := msg.(*message.EventMessage); ok && isStoppingEvent(ev.Event) {
@@ -390,13 +390,13 @@ func isStoppingEvent(v any) bool {
 }
 
 // OnStopRequest implements actor.StopRequestHook: the team's stop has
-// begun (B96). A stop asked for with Team.Stop or by the system's shutdown
+// begun. A stop asked for with Team.Stop or by the system's shutdown
 // is announced first: a TeamStoppingEvent is logged and every subscriber is
 // told OnStopRequest. A raw stop (System.Stop, StopRecursively) announces
-// nothing (B102). Either way, from now on members' StopMessages are logged
-// but not fanned out (B97), and the runtime stops the members (tools last,
-// B98) and ends the orchestrator once they have all ended or the stop grace
-// has run out (B99).
+// nothing. Either way, from now on members' StopMessages are logged
+// but not fanned out, and the runtime stops the members (tools last)
+// and ends the orchestrator once they have all ended or the stop grace
+// has run out.
 func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 	o.stopCause.CompareAndSwap(nil, &cause)
 	o.drain()
@@ -412,9 +412,9 @@ func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 	o.stopping = true
 }
 
-// OnStop is the orchestrator's last step (B100): on_stop to every
+// OnStop is the orchestrator's last step: on_stop to every
 // subscriber still attached, then the subscribers are cleared and the final
-// view is left for queries. A raw stop reaches it too (B102).
+// view is left for queries. A raw stop reaches it too.
 func (o *orchestrator) OnStop(*actor.Context) {
 	o.drain()
 	o.led.close()

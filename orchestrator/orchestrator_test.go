@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
@@ -16,10 +17,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// B78: a new team's log holds only the orchestrator's own StartMessage.
+// A new team's log holds only the orchestrator's own StartMessage.
 func TestStartupState(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	msgs, err := team.Messages(ctx, orchestrator.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +43,11 @@ func TestStartupState(t *testing.T) {
 	}
 }
 
-// §3.17, §3.38: a workflow's log holds Start/Sent/Received/Processed in
+// A workflow's log holds Start/Sent/Received/Processed in
 // causal order, no StateChanged, nothing sent by the orchestrator.
 func TestLogContents(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	b := mustSpawn(t, team, &echo{}, named("b"))
 	r := &relay{target: b, results: make(chan string, 1)}
 	a := mustSpawn(t, team, r, named("a"))
@@ -86,7 +87,7 @@ func TestLogContents(t *testing.T) {
 	if pos["sentM"] >= pos["recvM"] {
 		t.Fatalf("Sent(M) at %d, Received(M) at %d: want Sent first (log %v)", pos["sentM"], pos["recvM"], typeNames(msgs))
 	}
-	// Filters (B82).
+	// Filters.
 	sent, _ := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage", Sender: a.AgentID()})
 	if len(orchestrator.Select[*message.SentMessage](sent)) != len(sent) || len(sent) != 1 {
 		t.Fatalf("a's SentMessages = %v, want 1", typeNames(sent))
@@ -102,8 +103,8 @@ func TestLogContents(t *testing.T) {
 
 // Sync is a barrier: a subscriber has seen what was emitted before it.
 func TestSync(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	mustSpawn(t, team, &echo{}, named("a"))
@@ -133,16 +134,16 @@ func TestNilTeam(t *testing.T) {
 	default:
 		t.Fatal("a nil team is not done")
 	}
-	if _, err := team.Members(ctxT(t)); err == nil {
+	if _, err := team.Members(actortest.Context(t)); err == nil {
 		t.Fatal("nil team answered Members")
 	}
 }
 
-// B84: States returns copies: editing one changes nothing in the team. Only
+// States returns copies: editing one changes nothing in the team. Only
 // actors that publish a state have one (the orchestrator has none).
 func TestStatesAreCopies(t *testing.T) {
-	ctx := ctxT(t)
-	sys, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	sys, team, _ := actortest.NewTeam(t)
 	a := mustSpawn(t, team, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	mustSpawn(t, team, &echo{}, named("stateless"))
 	if _, err := sys.Ask(ctx, a, message.NewUserMessage("x")); err != nil {
@@ -161,8 +162,8 @@ func TestStatesAreCopies(t *testing.T) {
 
 // A Spawn whose caller gave up while it waited does not spawn.
 func TestSpawnCancelledWhileQueued(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	h := &held{entered: make(chan struct{}), release: make(chan struct{}), inMessage: true}
 	_ = team.Subscribe(ctx, h)
 	go func() { _, _ = team.Spawn(ctx, &echo{}, named("busy")) }() // its Start holds the orchestrator in OnMessage
@@ -186,8 +187,8 @@ func TestSpawnCancelledWhileQueued(t *testing.T) {
 // Nil arguments give errors, not panics (the card and the user proxy
 // halves are in catalog_test.go and userproxy_test.go).
 func TestNilArguments(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	if _, err := team.ChildOrCreate(ctx, &echo{}, nil); err == nil {
 		t.Error("ChildOrCreate with no config")
 	}
@@ -257,7 +258,7 @@ func (s *stepper) ask(c *actor.Context, role, content string) error {
 	return fmt.Errorf("no %s in the team", role)
 }
 
-// approver is a derived user proxy (B113) standing for a person who
+// approver is a derived user proxy standing for a person who
 // approves everything.
 type approver struct{ orchestrator.UserProxy }
 
@@ -268,14 +269,14 @@ func (p *approver) Receive(c *actor.Context, msg any) (any, error) {
 	return p.UserProxy.Receive(c, msg)
 }
 
-// §3.57, B81, B84, B111-B113: a multi-agent workflow (example 05's): the
+// A multi-agent workflow (example 05's): the
 // coordinator has a researcher research, a writer write and the person
 // approve through a derived user proxy, and reaches status "complete"; the
 // log holds at least 12 messages with every hop's SentMessage, the roster
 // the 4 members, 3 states are tracked, and a subscriber given to New saw
 // the question put to the person.
 func TestMultiAgentWorkflow(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	var questions []string
 	var seen int
 	watch := onMessageFunc(func(m message.Message) {
@@ -284,7 +285,7 @@ func TestMultiAgentWorkflow(t *testing.T) {
 			questions = append(questions, s.Message.(*message.UserMessage).Content)
 		}
 	})
-	sys, team, _ := newTeam(t, orchestrator.WithSubscribers(watch))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(watch))
 	finish := make(chan struct{})
 	coordinator := mustSpawn(t, team, &stepper{finish: finish,
 		next: map[string]string{"start": "Researcher", "Researcher": "Writer", "Writer": "human", "human": ""}},

@@ -17,7 +17,7 @@ import (
 
 // MetadataChanged is published to the subscribers (not logged, not a
 // state) when the team metadata is set, so that a durable event log can
-// keep it and a restore can bring it back (B85: metadata is otherwise not
+// keep it and a restore can bring it back (metadata is otherwise not
 // telemetry). Its sender is the orchestrator.
 type MetadataChanged struct {
 	message.Base
@@ -76,12 +76,12 @@ func (o *orchestrator) publishMetadata() {
 }
 
 // Restore recreates a team from its log, as read back from a durable event
-// log (B94, B102-B103):
+// log:
 //
 //  1. a new orchestrator with the log's team id and orchestrator id;
 //  2. the subscribers of opts are told SetRestoring(true), every message is
 //     replayed to the ledger and to them in order (a TeamStoppingEvent is
-//     skipped, B94; a MetadataChanged restores the metadata), then
+//     skipped; a MetadataChanged restores the metadata), then
 //     SetRestoring(false);
 //  3. every actor alive at the end of the log, or, when the log ends with
 //     the team's stop, alive when that stop began, is recreated with its
@@ -175,7 +175,7 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		}
 		recreated[s.addr.AgentID()] = addr
 	}
-	// No phantom members to hold the team's stop (§4 item 6): a replayed
+	// No phantom members to hold the team's stop: a replayed
 	// member that was not recreated (it failed, or it was stopping when the
 	// log ends) leaves the roster.
 	_ = t.live(ctx, func(o *orchestrator) {
@@ -213,7 +213,7 @@ func membersAt(log []message.Message, orchID uuid.UUID) []*message.Address {
 			continue
 		}
 		s := m.Envelope().Sender
-		// The team's own orchestrator is excluded by id (§4 item 4), by
+		// The team's own orchestrator is excluded by id, by
 		// kind only when the log does not say which it is.
 		if s == nil || s.AgentID() == orchID || (orchID == uuid.Nil && isOrchestrator(s)) {
 			continue
@@ -263,7 +263,7 @@ func cmpBool(x, y bool) int {
 }
 
 // replay appends recorded messages to the team's log and fans them out,
-// with SetRestoring(true) before and SetRestoring(false) after (B92, B94):
+// with SetRestoring(true) before and SetRestoring(false) after:
 // no re-stamping; an EventMessage carrying a TeamStoppingEvent is skipped;
 // a MetadataChanged sets the metadata. The roster and states follow the
 // replayed StartMessages, StopMessages and StateChangedMessages.

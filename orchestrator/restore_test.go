@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
@@ -82,11 +83,11 @@ func roundTrip(t testing.TB, msgs []message.Message) []message.Message {
 	return out
 }
 
-// B94, issue 3 item 6: a team is recreated from its log with the same ids,
+// A team is recreated from its log with the same ids,
 // configs and states, and goes on working.
 func TestRestoreRecreatesTheTeam(t *testing.T) {
-	ctx := ctxT(t)
-	sys1, team1, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	sys1, team1, _ := actortest.NewTeam(t)
 	rec := newSub()
 	_ = team1.Subscribe(ctx, rec)
 	a := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 2})
@@ -111,8 +112,7 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	}
 	saved := roundTrip(t, rec.messages())
 
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	watch := newSub()
 	team2, err := orchestrator.Restore(ctx, sys2, saved, orchestrator.WithSubscribers(watch))
 	if err != nil {
@@ -171,12 +171,12 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	}
 }
 
-// §3.47, B94: a replay skips the TeamStoppingEvent only; the roster is the
+// A replay skips the TeamStoppingEvent only; the roster is the
 // same as for the log without it. Team.Replay is gone (Restore replays):
 // the test replays through an export_test.go hook.
 func TestReplay(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	teamID := team.ID()
@@ -223,7 +223,7 @@ func TestReplay(t *testing.T) {
 	if len(members) != 1 || members[0].AgentID() != k.AgentID() {
 		t.Fatalf("roster %v, want {k}", members)
 	}
-	// §4 item 6: replay k's stop, and the roster is empty.
+	// Replay k's stop, and the roster is empty.
 	if err := orchestrator.Replay(ctx, team, []message.Message{env(&message.StopMessage{}, k)}); err != nil {
 		t.Fatal(err)
 	}
@@ -235,13 +235,12 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// §4 item 6, B99 (DESIGN 12): a phantom member (a replayed Start with no
-// actor behind it) stays in the roster but can no longer hold the team's
-// stop for the grace: the stop waits for the running members, not the
-// roster.
+// A phantom member (a replayed Start with no actor behind it) stays in the
+// roster but can no longer hold the team's stop for the grace: the stop
+// waits for the running members, not the roster.
 func TestPhantomDoesNotHoldTheStop(t *testing.T) {
-	_, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
+	ctx := actortest.Context(t)
 	phantom := message.NewSnapshotAddress(message.Identity{AgentID: uuid.New(), Name: "phantom", Role: "phantom", TeamID: team.ID()})
 	start := &message.StartMessage{Base: message.Base{ID: uuid.New(), Sender: phantom, TeamID: uuid.NullUUID{UUID: team.ID(), Valid: true}}}
 	if err := orchestrator.Replay(ctx, team, []message.Message{start}); err != nil {
@@ -258,14 +257,13 @@ func TestPhantomDoesNotHoldTheStop(t *testing.T) {
 // A log whose actors cannot be recreated still gives a team, with an
 // error naming each of them.
 func TestRestoreUnknownKind(t *testing.T) {
-	ctx := ctxT(t)
-	_, team1, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team1, _ := actortest.NewTeam(t)
 	rec := newSub()
 	_ = team1.Subscribe(ctx, rec)
 	mustSpawn(t, team1, &echo{}, named("unregistered"))
 	_, _ = team1.Members(ctx)
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
 	if team2 == nil || err == nil || !strings.Contains(err.Error(), "unregistered") || !strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("Restore = %v, %v; want a team and an error naming the actor and its kind", team2, err)
@@ -278,9 +276,9 @@ func TestRestoreUnknownKind(t *testing.T) {
 // A team stopped cleanly resumes with the members it had when its stop
 // began (the teardown's StopMessages do not count).
 func TestRestoreAfterCleanStop(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := newSub()
-	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	gone := mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "gone", Role: "Tally"}, Step: 1})
 	if err := stopAddr(ctx, gone); err != nil { // one member leaves before the team stops
@@ -290,8 +288,7 @@ func TestRestoreAfterCleanStop(t *testing.T) {
 	if err := team1.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
 	if err != nil {
 		t.Fatal(err)
@@ -311,14 +308,10 @@ func stopAddr(ctx context.Context, a *message.Address) error {
 // A log restored once (after a clean stop) and then crashed restores with
 // the second session's members, live, and no phantom.
 func TestRestoreAfterRestoreThenCrash(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	path := filepath.Join(t.TempDir(), "team.log")
-	shut := func(sys *actor.System) {
-		t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
-	}
 	// Session 1: member a, clean stop.
-	sys1 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys1)
+	sys1 := newSystem(t)
 	teamID := uuid.New()
 	w1, err := eventlog.Create(path, teamID, eventlog.Options{Sync: eventlog.SyncNone})
 	if err != nil {
@@ -338,8 +331,7 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys2)
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, log1.Messages, orchestrator.WithSubscribers(w2))
 	if err != nil {
 		t.Fatal(err)
@@ -353,8 +345,7 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys3 := actor.NewSystem(actor.SystemConfig{})
-	shut(sys3)
+	sys3 := newSystem(t)
 	team3, err := orchestrator.Restore(ctx, sys3, log2.Messages)
 	if err != nil {
 		t.Fatal(err)
@@ -375,20 +366,19 @@ func TestRestoreAfterRestoreThenCrash(t *testing.T) {
 
 // Restore skips nil entries instead of panicking.
 func TestRestoreNilEntry(t *testing.T) {
-	sys := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys.Shutdown(context.Background()) }()
-	if _, err := orchestrator.Restore(ctxT(t), sys, []message.Message{nil}); err == nil {
+	sys := newSystem(t)
+	if _, err := orchestrator.Restore(actortest.Context(t), sys, []message.Message{nil}); err == nil {
 		t.Fatal("a log of nil restored a team")
 	}
 }
 
-// B98 (restore half): tools (actor.Config.Tool) are recreated before the
-// other members, so that an agent starting finds its team's tools; each
-// keeps its tool mark.
+// Tools (actor.Config.Tool) are recreated before the other members (the
+// restore's half of "tools stop last"), so that an agent starting finds its
+// team's tools; each keeps its tool mark.
 func TestRestoreToolsFirst(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	rec := newSub()
-	_, team1, _ := newTeam(t, orchestrator.WithSubscribers(rec))
+	_, team1, _ := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "board", Role: "Board", Tool: true}, Step: 1})
 	mustSpawn(t, team1, &tally{}, &tallyConfig{Config: actor.Config{Name: "b", Role: "Tally"}, Step: 1})
@@ -397,8 +387,7 @@ func TestRestoreToolsFirst(t *testing.T) {
 	}
 	saved := roundTrip(t, rec.messages())
 
-	sys2 := actor.NewSystem(actor.SystemConfig{})
-	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, saved)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func waitDone(t testing.TB, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
@@ -41,20 +41,20 @@ func stopAsync(ctx context.Context, team *orchestrator.Team) <-chan error {
 	return ch
 }
 
-// waitErr returns the next value of ch, failing t after waitTimeout.
+// waitErr returns the next value of ch, failing t after actortest.Timeout.
 func waitErr(t testing.TB, ch <-chan error, what string) error {
 	t.Helper()
 	select {
 	case err := <-ch:
 		return err
-	case <-time.After(waitTimeout):
+	case <-time.After(actortest.Timeout):
 		t.Fatalf("timed out waiting for %s", what)
 		return nil
 	}
 }
 
 // stopBegun waits until sub has been told OnStopRequest: the team's stop
-// has begun (B96).
+// has begun.
 func stopBegun(t testing.TB, sub *recordingSub) {
 	t.Helper()
 	sub.waitFor(t, "OnStopRequest", func(ev []event) bool {
@@ -69,14 +69,14 @@ func stopBegun(t testing.TB, sub *recordingSub) {
 
 func tool(name string) *actor.Config { return &actor.Config{Name: name, Role: name, Tool: true} }
 
-// §3.42, B96-B97, B100: the subscriber sees one TeamStoppingEvent from the
+// The subscriber sees one TeamStoppingEvent from the
 // orchestrator, then OnStopRequest, then OnStop, and no StopMessage; a
 // second stop announces nothing new. Team.Stop now waits for the end (it
 // returned a handle at once); Team.Done is the handle: not closed while a
 // worker is busy.
 func TestGracefulStopOrder(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	mustSpawn(t, team, &echo{}, tool("Tool"))
@@ -115,7 +115,7 @@ func TestGracefulStopOrder(t *testing.T) {
 					}
 				}
 			case *message.StopMessage:
-				t.Fatal("a StopMessage reached the subscriber during teardown (B97)")
+				t.Fatal("a StopMessage reached the subscriber during teardown")
 			}
 		case "stop_request", "stop":
 			if e.team != team.ID() {
@@ -137,12 +137,12 @@ func TestGracefulStopOrder(t *testing.T) {
 	}
 }
 
-// B96, B20: Team.Stop waits until the team and every member have ended and
+// Team.Stop waits until the team and every member have ended and
 // returns nil; stopping a stopped team returns nil at once, and so do
 // stops racing from several goroutines.
 func TestStopWaitsAndIsIdempotent(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	a := mustSpawn(t, team, &echo{}, named("a"))
 	child, err := actortest.SpawnIn(ctx, a, &echo{}, named("a.child"))
 	if err != nil {
@@ -176,27 +176,27 @@ func TestStopWaitsAndIsIdempotent(t *testing.T) {
 // Team.Stop gives up waiting when its context ends, and says so; the stop
 // goes on.
 func TestStopContextEnds(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	w := newBlocker()
 	worker := mustSpawn(t, team, w, named("worker"))
 	_ = sys.Tell(worker, message.NewUserMessage("work"))
 	<-w.entered
-	short, cancel := context.WithCancel(ctxT(t))
+	short, cancel := context.WithCancel(actortest.Context(t))
 	cancel()
 	if err := team.Stop(short); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Stop with a cancelled context = %v, want context.Canceled", err)
 	}
 	close(w.release)
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// §3.43, §4 item 2: a worker asking the orchestrator mid-handler while the
+// A worker asking the orchestrator mid-handler while the
 // team stops: no deadlock, the ask is answered, the stop completes.
 func TestStopDuringReentrantWork(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	inHandler, askNow, answered := make(chan struct{}), make(chan struct{}), make(chan int, 1)
@@ -243,14 +243,14 @@ func (s *stopWitness) OnStopRequest(*actor.Context, error) {
 	s.forced <- s.logs.Count(slog.LevelWarn, "forcing teardown")
 }
 
-// §3.45, B99: a worker that ignores the stop (a wedged member): after the
+// A worker that ignores the stop (a wedged member): after the
 // stop grace (WithStopGrace) the runtime logs "forcing teardown" naming it,
 // tells the tool, which was held back until then, to stop, and the team
 // still ends: Stop returns nil. The wedged worker is left running, for
 // shutdown's reaper.
 func TestBackstop(t *testing.T) {
-	sys, team, logs := newTeam(t, orchestrator.WithStopGrace(100*time.Millisecond))
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t, orchestrator.WithStopGrace(100*time.Millisecond))
+	ctx := actortest.Context(t)
 	witness := &stopWitness{logs: logs, forced: make(chan int, 1)}
 	toolAddr := mustSpawn(t, team, witness, tool("Tool"))
 	w := newBlocker()
@@ -286,13 +286,13 @@ func TestBackstop(t *testing.T) {
 	}
 }
 
-// §3.46, B98: tools (actor.Config.Tool) stop after the other members: the
+// Tools (actor.Config.Tool) stop after the other members: the
 // tool is alive and untold while the consumer works, the consumer can call
 // it during teardown, and it stops after the consumer's StopMessage; the
 // stop waits for the tools.
 func TestToolsLast(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(5*time.Second))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(5*time.Second))
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	toolAddr := mustSpawn(t, team, actor.Func(func(c *actor.Context, msg any) (any, error) {
@@ -336,7 +336,7 @@ func TestToolsLast(t *testing.T) {
 	}
 
 	// A tools-only team stops promptly (not after its grace).
-	_, tools, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	_, tools, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	mustSpawn(t, tools, &echo{}, tool("A"))
 	mustSpawn(t, tools, &echo{}, tool("B"))
 	if err := tools.Stop(ctx); err != nil {
@@ -347,14 +347,14 @@ func TestToolsLast(t *testing.T) {
 	}
 }
 
-// B98: every tool stops after every other member, whatever the creation
+// Every tool stops after every other member, whatever the creation
 // order, and a "#" name no longer makes a tool (actor.Config.Tool does).
-// Siblings are told to stop concurrently (DESIGN 12, replacing B20's one
-// after another in list order): the only order between siblings is tools
+// Siblings are told to stop concurrently (not one after another in list
+// order): the only order between siblings is tools
 // after the others.
 func TestToolsStopAfterEveryOtherMember(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	mustSpawn(t, team, &echo{}, tool("board"))
 	mustSpawn(t, team, &echo{}, named("a"))
 	mustSpawn(t, team, &echo{}, tool("store"))
@@ -382,20 +382,20 @@ func senders(msgs []message.Message) []string {
 	return out
 }
 
-// B96: a team with no members stops at once.
+// A team with no members stops at once.
 func TestEmptyTeamStops(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithStopGrace(time.Hour))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithStopGrace(time.Hour))
 	if _, err := orchestrator.New(sys, orchestrator.WithStopGrace(-time.Second)); err == nil {
 		t.Fatal("a negative stop grace accepted")
 	}
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if team.Address().IsAlive() {
 		t.Fatal("orchestrator alive after stop")
 	}
 	// Queries still answer from the final state.
-	msgs, err := team.Messages(ctxT(t), orchestrator.Filter{})
+	msgs, err := team.Messages(actortest.Context(t), orchestrator.Filter{})
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("after stop: %v %v, want Start and TeamStoppingEvent", typeNames(msgs), err)
 	}
@@ -404,8 +404,8 @@ func TestEmptyTeamStops(t *testing.T) {
 // After the stop, every query answers from the team's final view,
 // concurrently from several goroutines (run under -race).
 func TestConcurrentQueriesAfterStop(t *testing.T) {
-	ctx := ctxT(t)
-	sys, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	sys, team, _ := actortest.NewTeam(t)
 	a := mustSpawn(t, team, &tally{}, &tallyConfig{Config: actor.Config{Name: "a", Role: "Tally"}, Step: 1})
 	if _, err := sys.Ask(ctx, a, message.NewUserMessage("x")); err != nil {
 		t.Fatal(err)
@@ -458,8 +458,8 @@ func TestConcurrentQueriesAfterStop(t *testing.T) {
 
 // After the stop, every mutation fails with actor.ErrActorDead.
 func TestMutationsAfterStop(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	_ = team.Register(ctx, mustCard(orchestrator.AgentCard{AgentClass: "UserProxy", Description: "a person",
 		Config: &actor.Config{Name: "@Person", Role: "Person"}}))
 	if err := team.Stop(ctx); err != nil {
@@ -492,8 +492,8 @@ func second[T any](_ T, err error) error { return err }
 // A query made while the orchestrator runs its last hooks waits and answers
 // from the final state, instead of failing with a dead actor.
 func TestQueryDuringFinalStop(t *testing.T) {
-	ctx := ctxT(t)
-	_, team, _ := newTeam(t)
+	ctx := actortest.Context(t)
+	_, team, _ := actortest.NewTeam(t)
 	h := &held{entered: make(chan struct{}), release: make(chan struct{})}
 	_ = team.Subscribe(ctx, h)
 	mustSpawn(t, team, &echo{}, named("a"))
@@ -513,13 +513,13 @@ func TestQueryDuringFinalStop(t *testing.T) {
 	}
 }
 
-// §3.49, B102-B103: a raw stop (System.Stop, or a StopRecursively told to
+// A raw stop (System.Stop, or a StopRecursively told to
 // the team root) fires OnStop once and no OnStopRequest, and announces
 // nothing: no TeamStoppingEvent reaches the subscriber or the log.
 func TestRawStop(t *testing.T) {
 	for name, stop := range map[string]func(t *testing.T, sys *actor.System, team *orchestrator.Team) error{
 		"System.Stop": func(t *testing.T, sys *actor.System, team *orchestrator.Team) error {
-			return sys.Stop(ctxT(t), team.Address())
+			return sys.Stop(actortest.Context(t), team.Address())
 		},
 		"StopRecursively": func(t *testing.T, sys *actor.System, team *orchestrator.Team) error {
 			if err := sys.Tell(team.Address(), message.StopRecursively{}); err != nil {
@@ -530,8 +530,8 @@ func TestRawStop(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			sys, team, _ := newTeam(t)
-			ctx := ctxT(t)
+			sys, team, _ := actortest.NewTeam(t)
+			ctx := actortest.Context(t)
 			sub := newSub()
 			_ = team.Subscribe(ctx, sub)
 			a := mustSpawn(t, team, &echo{}, named("a"))
@@ -559,7 +559,7 @@ func TestRawStop(t *testing.T) {
 	}
 }
 
-// §3.58, B53, B96: shutdown stops two busy teams and a root agent; every
+// Shutdown stops two busy teams and a root agent; every
 // subscriber is told OnStopRequest once, after one TeamStoppingEvent
 // (shutdown announces, as Team.Stop does), and OnStop once; nothing is
 // left alive.
@@ -573,7 +573,7 @@ func TestShutdownStopsTeams(t *testing.T) {
 			t.Fatal(err)
 		}
 		sub := newSub()
-		_ = team.Subscribe(ctxT(t), sub)
+		_ = team.Subscribe(actortest.Context(t), sub)
 		subs = append(subs, sub)
 		for i := range 3 {
 			a := mustSpawn(t, team, &echo{}, named(fmt.Sprint("w", i)))
@@ -617,8 +617,8 @@ func TestShutdownStopsTeams(t *testing.T) {
 
 // 1,000 members stopping at once with a subscriber attached.
 func TestThousandMembersStop(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	var count int
 	_ = team.Subscribe(ctx, onMessageFunc(func(message.Message) { count++ }))
 	for i := range 1000 {
@@ -640,10 +640,10 @@ func TestThousandMembersStop(t *testing.T) {
 }
 
 // A raw stop (System.Stop) of the orchestrator does not block on a member
-// that asks it mid-handler (§4 item 2): it is answered and the team stops.
+// that asks it mid-handler: it is answered and the team stops.
 func TestRawStopWithAskingMember(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	inHandler, answered := make(chan struct{}), make(chan error, 1)
 	worker := mustSpawn(t, team, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		if _, ok := msg.(*message.UserMessage); !ok {
@@ -669,16 +669,16 @@ func TestRawStopWithAskingMember(t *testing.T) {
 
 // Team.StopCause tells a stop asked for (Team.Stop) from the system's
 // shutdown and from a raw stop: what a supervisor needs to know whether the
-// team should run again (issue 14's workers resume all but the first).
+// team should run again (the cluster's workers resume all but the first).
 func TestStopCause(t *testing.T) {
-	sys, team, _ := newTeam(t)
+	sys, team, _ := actortest.NewTeam(t)
 	if c := team.StopCause(); c != nil {
 		t.Fatalf("a running team's stop cause: %v", c)
 	}
 	if c := orchestrator.Of(team.Address()).StopCause(); c != nil {
 		t.Fatalf("a handle made by Of: %v", c)
 	}
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if c := team.StopCause(); !errors.Is(c, orchestrator.ErrStopRequested) {
@@ -693,13 +693,13 @@ func TestStopCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sys.Stop(ctxT(t), raw.Address()); err != nil {
+	if err := sys.Stop(actortest.Context(t), raw.Address()); err != nil {
 		t.Fatal(err)
 	}
 	if c := raw.StopCause(); c == nil || errors.Is(c, orchestrator.ErrStopRequested) {
 		t.Fatalf("after a raw stop: %v; want a cause, not ErrStopRequested", c)
 	}
-	if err := sys.Shutdown(ctxT(t)); err != nil {
+	if err := sys.Shutdown(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if c := shut.StopCause(); !errors.Is(c, actor.ErrShutdown) || errors.Is(c, orchestrator.ErrStopRequested) {

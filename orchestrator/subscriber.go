@@ -11,8 +11,8 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Subscriber receives every telemetry message of a team, in ledger order
-// (B88-B89). OnMessage runs synchronously on the orchestrator's goroutine:
+// Subscriber receives every telemetry message of a team, in ledger order.
+// OnMessage runs synchronously on the orchestrator's goroutine:
 // it must not block and must not call back into the team (a query from a
 // hook would wait for the goroutine that is running the hook). Hand work to
 // another goroutine if it can take time. A hook slower than the team makes
@@ -21,11 +21,11 @@ import (
 // until the 5 s stall limit lets the members go on past the bound.
 //
 // The message is the subscriber's own copy: its sender, recipient and the
-// addresses of a sent message are snapshot addresses (B90), so holding it
+// addresses of a sent message are snapshot addresses, so holding it
 // keeps no actor alive. It must not be modified.
 //
 // The other hooks are optional: implement RestoringSubscriber,
-// StopRequestSubscriber or StopSubscriber to receive them (B91). A hook
+// StopRequestSubscriber or StopSubscriber to receive them. A hook
 // with a different signature silently fails to implement its interface, so
 // assert it at compile time:
 //
@@ -56,7 +56,7 @@ type Record struct {
 }
 
 // Message returns the record's message, as OnMessage would receive it
-// (snapshot addresses, B90): made on the first call for this record, the
+// (snapshot addresses): made on the first call for this record, the
 // same value for every subscriber after that. It must not be modified.
 func (r *Record) Message() message.Message {
 	if r.m == nil && r.e != nil {
@@ -79,44 +79,30 @@ func (r *Record) Type() string {
 			return message.TypeName(m)
 		}
 	}
-	return typeNames[r.e.rec.Kind]
-}
-
-// typeNames are the message type names of the record kinds.
-var typeNames = [...]string{
-	telemetry.Start:        "StartMessage",
-	telemetry.Stop:         "StopMessage",
-	telemetry.Sent:         "SentMessage",
-	telemetry.Received:     "ReceivedMessage",
-	telemetry.Processed:    "ProcessedMessage",
-	telemetry.Handled:      "HandledMessage",
-	telemetry.Error:        "ErrorMessage",
-	telemetry.Warning:      "WarningMessage",
-	telemetry.StateChanged: "StateChangedMessage",
-	telemetry.Event:        "EventMessage",
+	return kindFor(r.e.rec.Kind).name
 }
 
 // RestoringSubscriber is told when a restore replay starts (true) and ends
-// (false) (B91-B92). Messages it receives in between are replayed history.
+// (false). Messages it receives in between are replayed history.
 type RestoringSubscriber interface {
 	SetRestoring(teamID uuid.UUID, restoring bool)
 }
 
 // StopRequestSubscriber is told that the team's stop has begun, right after
-// the TeamStoppingEvent was published (B96): release resources and stop
+// the TeamStoppingEvent was published: release resources and stop
 // timers now.
 type StopRequestSubscriber interface {
 	OnStopRequest(teamID uuid.UUID)
 }
 
-// StopSubscriber is told, once, that the team has stopped (B100). It is the
-// last call a subscriber receives from the team (B101).
+// StopSubscriber is told, once, that the team has stopped. It is the
+// last call a subscriber receives from the team.
 type StopSubscriber interface {
 	OnStop(teamID uuid.UUID)
 }
 
 // guard runs one subscriber hook, turning a panic into a logged error so
-// that the other subscribers and the ledger lose nothing (B89, B91).
+// that the other subscribers and the ledger lose nothing.
 func guard(logger *slog.Logger, hook string, s any, f func()) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// §3.37, B81: the roster excludes the orchestrator, finds by name, shrinks
+// The roster excludes the orchestrator, finds by name, shrinks
 // when a member stops; a user proxy counts as a member.
 func TestRoster(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	var addrs []*message.Address
 	for _, n := range []string{"a", "b", "c"} {
 		addrs = append(addrs, mustSpawn(t, team, &echo{}, named(n)))
@@ -57,11 +57,11 @@ func TestRoster(t *testing.T) {
 	}
 }
 
-// §3.39, B89-B90: a subscriber gets each logged message once, in order,
+// A subscriber gets each logged message once, in order,
 // with snapshot addresses, while the log keeps live ones.
 func TestSubscriberFanOut(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	if err := team.Subscribe(ctx, sub); err != nil {
 		t.Fatal(err)
@@ -104,10 +104,10 @@ func TestSubscriberFanOut(t *testing.T) {
 	}
 }
 
-// §3.41, B88: after Unsubscribe nothing more arrives; unknown is a no-op.
+// After Unsubscribe nothing more arrives; unknown is a no-op.
 func TestUnsubscribe(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub, other := newSub(), newSub()
 	if err := team.Unsubscribe(ctx, other); err != nil { // not attached: no-op
 		t.Fatal(err)
@@ -149,13 +149,13 @@ func (p panicky) OnStop(uuid.UUID) {
 	}
 }
 
-// B89, B91: a subscriber that panics in any hook is logged and skipped;
+// A subscriber that panics in any hook is logged and skipped;
 // the next subscriber and the ledger lose nothing.
 func TestSubscriberPanicsInEveryHook(t *testing.T) {
 	for _, hook := range []string{"message", "restoring", "stop_request", "stop"} {
 		t.Run(hook, func(t *testing.T) {
-			_, team, logs := newTeam(t)
-			ctx := ctxT(t)
+			_, team, logs := actortest.NewTeam(t)
+			ctx := actortest.Context(t)
 			bad := panicky{in: map[string]bool{hook: true}}
 			good := newSub()
 			_ = team.Subscribe(ctx, bad)
@@ -192,11 +192,11 @@ func TestSubscriberPanicsInEveryHook(t *testing.T) {
 	}
 }
 
-// B91, §4 item 13: a subscriber with only OnMessage is skipped silently by
+// A subscriber with only OnMessage is skipped silently by
 // the lifecycle hooks.
 func TestMinimalSubscriber(t *testing.T) {
-	_, team, logs := newTeam(t)
-	ctx := ctxT(t)
+	_, team, logs := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	var n int
 	_ = team.Subscribe(ctx, onMessageFunc(func(message.Message) { n++ }))
 	_ = orchestrator.SetRestoring(ctx, team, true)
@@ -212,11 +212,11 @@ func TestMinimalSubscriber(t *testing.T) {
 	}
 }
 
-// §3.50, B93, B83, B85: Emit stamps the orchestrator as sender and its
+// Emit stamps the orchestrator as sender and its
 // team; events filter by agent and payload; metadata replaces wholesale.
 func TestEmitEventsMetadata(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	foreign := message.NewUserMessage("injected")
@@ -309,12 +309,12 @@ func (r *recordSub) OnRecord(rec *orchestrator.Record) {
 	}
 }
 
-// Issue 12, B89-B90: a RecordSubscriber sees every record, in order, as a
+// A RecordSubscriber sees every record, in order, as a
 // view whose Type needs no message and whose Message is the very value an
 // OnMessage subscriber gets; a panicking one is skipped like any other.
 func TestRecordSubscriber(t *testing.T) {
-	sys, team, logs := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	plain, rec, bad := newSub(), &recordSub{}, &recordSub{panic: true}
 	for _, s := range []orchestrator.Subscriber{bad, plain, rec} {
 		if err := team.Subscribe(ctx, s); err != nil {

@@ -36,7 +36,7 @@ type options struct {
 }
 
 // WithStopGrace sets how long the team's stop waits for its members before
-// it ends without them (B99); 30 s by default. System.Shutdown
+// it ends without them; 30 s by default. System.Shutdown
 // uses its own context's deadline instead.
 func WithStopGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
@@ -88,7 +88,7 @@ type configurer interface{ ActorConfig() *actor.Config }
 // Team is a handle on a running team's orchestrator. Its methods may be
 // called from any goroutine except the orchestrator's own (a subscriber
 // hook must not call them); each runs on the orchestrator's goroutine and
-// returns copies, never live internals (B82, B84). Every query first takes
+// returns copies, never live internals. Every query first takes
 // in all the telemetry emitted so far, so what a member emitted before
 // answering an ask is visible to a query made after the answer.
 //
@@ -106,7 +106,7 @@ var rt = link.Runtime[*actor.Context, actor.Actor, *message.Address, message.Mes
 // no orchestrator (Of(nil)), and of an agent started outside a team.
 var ErrNoTeam = errors.New("orchestrator: no team")
 
-// New creates a team: its orchestrator is a root actor of sys (B77).
+// New creates a team: its orchestrator is a root actor of sys.
 func New(sys *actor.System, opts ...Option) (*Team, error) {
 	var op options
 	for _, f := range opts {
@@ -145,7 +145,7 @@ func New(sys *actor.System, opts ...Option) (*Team, error) {
 // Of returns a handle on the orchestrator at addr, such as an agent's
 // Context.Orchestrator(). With a nil address the team queries fail with a
 // warning wrapping ErrNoTeam, and the catalog queries return
-// nothing (B110).
+// nothing.
 func Of(addr *message.Address) *Team { return &Team{addr: addr} }
 
 // Address returns the orchestrator's address (nil for no team).
@@ -373,7 +373,7 @@ func (t *Team) Hire(ctx context.Context, role, name string, opts ...actor.SpawnO
 }
 
 // ChildOrCreate returns the live direct child named cfg's name, or spawns
-// a as a new one (B87). cfg is a pointer to actor.Config or to a struct
+// a as a new one. cfg is a pointer to actor.Config or to a struct
 // embedding it. It looks at the orchestrator's children, not the
 // roster, so a child created moments ago is found.
 func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg any) (*message.Address, error) {
@@ -401,13 +401,13 @@ func (t *Team) ChildOrCreate(ctx context.Context, a actor.Actor, cfg any) (*mess
 	})
 }
 
-// Members returns the team's roster (B81): every actor that started in the
+// Members returns the team's roster: every actor that started in the
 // team and has not stopped, the orchestrator excluded, in join order.
 func (t *Team) Members(ctx context.Context) ([]*message.Address, error) {
 	return query(ctx, t, func(r reader) ([]*message.Address, error) { return r.roster(), nil })
 }
 
-// Member returns the first member named name, or nil (B81).
+// Member returns the first member named name, or nil.
 func (t *Team) Member(ctx context.Context, name string) (*message.Address, error) {
 	return query(ctx, t, func(r reader) (*message.Address, error) {
 		for _, a := range r.roster() {
@@ -425,7 +425,7 @@ type Filter struct {
 	Sender uuid.UUID
 	// Type keeps messages of this registered type name (message.TypeName),
 	// e.g. "SentMessage". "StateChangedMessage" asks for the state changes,
-	// which Messages otherwise leaves out (B82): each with its parent id,
+	// which Messages otherwise leaves out: each with its parent id,
 	// the message whose turn changed the state.
 	Type string
 }
@@ -443,7 +443,7 @@ func (f Filter) match(m message.Message) bool {
 	return f.Type == "" || message.TypeName(m) == f.Type
 }
 
-// Messages returns the team's log in ledger order (B82): every telemetry
+// Messages returns the team's log in ledger order: every telemetry
 // message except StateChanged (those update States; Filter.Type
 // "StateChangedMessage" asks for them), filtered by f.
 // Addresses in it are live where the actor is; the slice is the caller's.
@@ -499,8 +499,8 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 	}
 	// The archive up to the window's oldest record, then the window: the
 	// window's messages keep their live addresses, and records the
-	// subscribers never got (members' Stop records during the team's stop,
-	// B97) are there.
+	// subscribers never got (members' Stop records during the team's stop)
+	// are there.
 	var out []message.Message
 	found := a.first == uuid.Nil // the window is empty: the whole archive
 	for _, m := range hist {
@@ -511,7 +511,7 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 		switch m.(type) {
 		case *MetadataChanged: // not a log message
 			continue
-		case *message.StateChangedMessage: // B82: only when asked for
+		case *message.StateChangedMessage: // only when asked for
 			if !f.states() {
 				continue
 			}
@@ -551,7 +551,7 @@ type Archive interface {
 }
 
 // eachMessage calls fn for every log message of v in order, StateChanged
-// excluded unless states (B82).
+// excluded unless states.
 func eachMessage(v logView, states bool, fn func(m message.Message)) {
 	v.each(func(e *entry, id uint64) {
 		if states || e.rec.Kind != telemetry.StateChanged {
@@ -572,7 +572,7 @@ func Select[T message.Message](msgs []message.Message) []T {
 	return out
 }
 
-// EventFilter selects events (B83). The zero EventFilter selects all.
+// EventFilter selects events. The zero EventFilter selects all.
 type EventFilter struct {
 	// Agent keeps events emitted by the agent with this id.
 	Agent uuid.UUID
@@ -581,7 +581,7 @@ type EventFilter struct {
 	Payload string
 }
 
-// Events returns the EventMessages of the log, filtered (B83); an event
+// Events returns the EventMessages of the log, filtered; an event
 // that is message.Ephemeral (a streamed answer's text deltas) reached the
 // subscribers only and is not among them.
 func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessage, error) {
@@ -597,7 +597,7 @@ func (t *Team) Events(ctx context.Context, f EventFilter) ([]*message.EventMessa
 }
 
 // States returns the latest published state of every agent that published
-// one (B84), by agent id. Each call returns new copies.
+// one, by agent id. Each call returns new copies.
 func (t *Team) States(ctx context.Context) (map[uuid.UUID]any, error) {
 	return query(ctx, t, func(r reader) (map[uuid.UUID]any, error) {
 		states := r.stateMap()
@@ -637,13 +637,13 @@ func copyState(v any) any {
 	return p.Elem().Interface()
 }
 
-// Metadata returns the team metadata, nil when unset (B85).
+// Metadata returns the team metadata, nil when unset.
 func (t *Team) Metadata(ctx context.Context) (any, error) {
 	return query(ctx, t, func(r reader) (any, error) { return r.metadata(), nil })
 }
 
 // SetMetadata replaces the team metadata wholesale (nil clears it). It is
-// not telemetry: no StateChanged, nothing in the log (B85); subscribers
+// not telemetry: no StateChanged, nothing in the log; subscribers
 // get a MetadataChanged so that a durable log can restore it. The value is
 // stored as it is: do not modify it afterwards.
 func (t *Team) SetMetadata(ctx context.Context, v any) error {
@@ -653,7 +653,7 @@ func (t *Team) SetMetadata(ctx context.Context, v any) error {
 	})
 }
 
-// Subscribe attaches s (B88); it receives every message logged from now on.
+// Subscribe attaches s; it receives every message logged from now on.
 func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
 	if s == nil {
 		return errors.New("orchestrator: Subscribe(nil)")
@@ -662,7 +662,7 @@ func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
 }
 
 // Unsubscribe detaches one occurrence of s; it does nothing when s is not
-// attached (B88).
+// attached.
 func (t *Team) Unsubscribe(ctx context.Context, s Subscriber) error {
 	return t.live(ctx, func(o *orchestrator) {
 		if i := slices.IndexFunc(o.subs, func(x Subscriber) bool { return x == s }); i >= 0 {
@@ -696,7 +696,7 @@ func (t *Team) live(ctx context.Context, fn func(o *orchestrator)) error {
 	return err
 }
 
-// Emit publishes msg as the orchestrator's own (B93): its sender becomes
+// Emit publishes msg as the orchestrator's own: its sender becomes
 // the orchestrator, its team the team's, its parent none; it is logged and
 // fanned out, never delivered to an agent. msg must not have been sent.
 func (t *Team) Emit(ctx context.Context, msg message.Message) error {
@@ -706,11 +706,11 @@ func (t *Team) Emit(ctx context.Context, msg message.Message) error {
 	return t.live(ctx, func(o *orchestrator) { o.emit(msg) })
 }
 
-// Stop stops the team and waits until it has stopped, or ctx is done (B96):
+// Stop stops the team and waits until it has stopped, or ctx is done:
 // a TeamStoppingEvent is logged, the subscribers are told OnStopRequest,
-// every member is told to stop (tools last, B98), and the team ends when
+// every member is told to stop (tools last), and the team ends when
 // they all have ended or, after the stop grace (WithStopGrace), without the
-// ones still running (B99). Every subscriber then gets OnStop (B100).
+// ones still running. Every subscriber then gets OnStop.
 // Stopping a stopped team returns nil at once.
 func (t *Team) Stop(ctx context.Context) error {
 	if t == nil || t.addr == nil {
@@ -727,7 +727,7 @@ func (t *Team) Stop(ctx context.Context) error {
 	}
 }
 
-// Register adds cards to the team's catalog (B86): keyed by role, a card
+// Register adds cards to the team's catalog: keyed by role, a card
 // with a role already present replaces it in place. All or nothing: when a
 // card is invalid, nothing is registered and the error names it.
 func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
@@ -742,7 +742,7 @@ func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
 }
 
 // catalogQuery runs a catalog query; with no team it returns the zero
-// value and no error (B110).
+// value and no error.
 func catalogQuery[R any](ctx context.Context, t *Team, fn func(c *catalog) R) (R, error) {
 	if t == nil || t.addr == nil {
 		var zero R
@@ -751,27 +751,27 @@ func catalogQuery[R any](ctx context.Context, t *Team, fn func(c *catalog) R) (R
 	return query(ctx, t, func(r reader) (R, error) { return fn(r.cards()), nil })
 }
 
-// Cards returns copies of the catalog's cards in registration order (B86).
+// Cards returns copies of the catalog's cards in registration order.
 func (t *Team) Cards(ctx context.Context) ([]*AgentCard, error) {
 	return catalogQuery(ctx, t, (*catalog).Cards)
 }
 
-// Card returns a copy of the card for role, or nil (B86, B110).
+// Card returns a copy of the card for role, or nil.
 func (t *Team) Card(ctx context.Context, role string) (*AgentCard, error) {
 	return catalogQuery(ctx, t, func(c *catalog) *AgentCard { return c.ByRole(role) })
 }
 
-// CardsWithSkill returns copies of the cards having skill (B86, B110).
+// CardsWithSkill returns copies of the cards having skill.
 func (t *Team) CardsWithSkill(ctx context.Context, skill string) ([]*AgentCard, error) {
 	return catalogQuery(ctx, t, func(c *catalog) []*AgentCard { return c.BySkill(skill) })
 }
 
-// Roles returns the catalog's roles in registration order (B86).
+// Roles returns the catalog's roles in registration order.
 func (t *Team) Roles(ctx context.Context) ([]string, error) {
 	return catalogQuery(ctx, t, (*catalog).Roles)
 }
 
-// Skills returns the catalog's skills, sorted and unique (B86).
+// Skills returns the catalog's skills, sorted and unique.
 func (t *Team) Skills(ctx context.Context) ([]string, error) {
 	return catalogQuery(ctx, t, (*catalog).Skills)
 }

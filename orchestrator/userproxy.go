@@ -10,15 +10,14 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// UserProxy is the team member standing for a person (B111-B113). Agents
+// UserProxy is the team member standing for a person. Agents
 // send it UserMessages (leg 1: an ordinary turn, so the message is in the
 // log and reaches the subscribers, which is how a user interface sees it);
 // the person's answer goes back with ProcessHumanInput (leg 2).
 //
 // Embed it to integrate a user interface: override Receive for the
 // messages you handle and call UserProxy.Receive for the rest. Whatever its
-// name or role, an actor embedding UserProxy has IsUserProxy addresses
-// (B62, B113).
+// name or role, an actor embedding UserProxy has IsUserProxy addresses.
 type UserProxy struct {
 	actor.Base
 }
@@ -29,7 +28,7 @@ var _ actor.UserProxyActor = (*UserProxy)(nil)
 func (*UserProxy) UserProxyActor() {}
 
 // Receive handles UserMessage by logging its arrival (length and sender,
-// never the text: it may be personal data, B112). Other messages are
+// never the text: it may be personal data). Other messages are
 // reported as unhandled.
 func (p *UserProxy) Receive(c *actor.Context, msg any) (any, error) {
 	if m, ok := msg.(*message.UserMessage); ok {
@@ -51,7 +50,7 @@ func senderName(m message.Message) string {
 var ErrNoSender = errors.New("orchestrator: the original message has no sender to reply to")
 
 // Reply sends the person's answer to the sender of original as a
-// ResultMessage (B112), through the normal send path (a SentMessage is
+// ResultMessage, through the normal send path (a SentMessage is
 // logged, its parent the original). Call it on the proxy's goroutine: from
 // its own handler, or through ProcessHumanInput.
 func (p *UserProxy) Reply(c *actor.Context, content string, original message.Message) error {
@@ -82,7 +81,7 @@ type humanInput interface {
 	Reply(c *actor.Context, content string, original message.Message) error
 }
 
-// ProcessHumanInput delivers a person's answer (leg 2, B112): the user
+// ProcessHumanInput delivers a person's answer (leg 2): the user
 // proxy at proxyAddr sends ResultMessage{content} to the sender of
 // original. It fails with ErrNoSender when original has none, and when the
 // actor at proxyAddr is not a UserProxy.

@@ -6,37 +6,20 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// asker sends its UserMessage's content to the user proxy and reports the
-// ResultMessage it gets back.
-type asker struct {
-	actor.Base
-	proxy   *message.Address
-	answers chan string
-}
-
-func (a *asker) Receive(c *actor.Context, msg any) (any, error) {
-	switch m := msg.(type) {
-	case *message.UserMessage: // from the test: ask the human
-		return nil, c.Send(a.proxy, message.NewUserMessage(m.Content))
-	case *message.ResultMessage:
-		a.answers <- m.Content
-	}
-	return nil, nil
-}
-
-// §3.53, B111-B112: leg 1 is an ordinary turn; leg 2 replies to the
+// Leg 1 is an ordinary turn; leg 2 replies to the
 // original sender through the send path; the human text is never logged.
 func TestUserProxyLegs(t *testing.T) {
-	sys, team, logs := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sub := newSub()
 	_ = team.Subscribe(ctx, sub)
 	proxy := mustSpawn(t, team, &orchestrator.UserProxy{}, named("human"))
-	ag := &asker{proxy: proxy, answers: make(chan string, 1)}
+	ag := &relay{target: proxy, results: make(chan string, 1)}
 	agent := mustSpawn(t, team, ag, named("agent"))
 	if err := sys.Tell(agent, message.NewUserMessage("Should I proceed?")); err != nil {
 		t.Fatal(err)
@@ -61,7 +44,7 @@ func TestUserProxyLegs(t *testing.T) {
 	if err := orchestrator.ProcessHumanInput(ctx, proxy, "Yes, proceed", question); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-ag.answers; got != "Yes, proceed" {
+	if got := <-ag.results; got != "Yes, proceed" {
 		t.Fatalf("agent got %q", got)
 	}
 	sent, _ := team.Messages(ctx, orchestrator.Filter{Type: "SentMessage", Sender: proxy.AgentID()})
@@ -80,7 +63,7 @@ func TestUserProxyLegs(t *testing.T) {
 	}
 }
 
-// reviewer is a derived user proxy (B113) with its own role.
+// reviewer is a derived user proxy with its own role.
 type reviewer struct {
 	orchestrator.UserProxy
 	seen chan string
@@ -94,24 +77,24 @@ func (r *reviewer) Receive(c *actor.Context, msg any) (any, error) {
 	return r.UserProxy.Receive(c, msg)
 }
 
-// §3.15, B62, B113: a derived proxy with role "worker" is a user proxy; an
+// A derived proxy with role "worker" is a user proxy; an
 // agent with role "UserProxy" is not.
 func TestUserProxyIdentity(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	rv := &reviewer{seen: make(chan string, 1)}
 	r := mustSpawn(t, team, rv, named("worker"))
 	impostor := mustSpawn(t, team, &echo{}, &actor.Config{Name: "x", Role: "UserProxy"})
 	if !r.IsUserProxy() || impostor.IsUserProxy() {
 		t.Fatalf("IsUserProxy: derived %v, impostor %v", r.IsUserProxy(), impostor.IsUserProxy())
 	}
-	ag := &asker{proxy: r, answers: make(chan string, 1)}
+	ag := &relay{target: r, results: make(chan string, 1)}
 	a := mustSpawn(t, team, ag, named("agent"))
 	_ = sys.Tell(a, message.NewUserMessage("review this"))
 	if got := <-rv.seen; got != "review this" {
 		t.Fatalf("reviewer saw %q", got)
 	}
-	if got := <-ag.answers; got != "approved" {
+	if got := <-ag.results; got != "approved" {
 		t.Fatalf("agent got %q", got)
 	}
 	if _, err := team.Members(ctx); err != nil {
@@ -119,11 +102,11 @@ func TestUserProxyIdentity(t *testing.T) {
 	}
 }
 
-// B110, §3.23: with no orchestrator, team queries fail with a warning
+// With no orchestrator, team queries fail with a warning
 // wrapping ErrNoTeam (actor.ErrNoOrchestrator is gone: the sentinel is the
 // orchestrator package's) and catalog queries return nothing.
 func TestNoTeam(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	none := orchestrator.Of(nil)
 	if _, err := none.Members(ctx); !errors.Is(err, orchestrator.ErrNoTeam) {
 		t.Fatalf("Members: %v", err)
@@ -148,11 +131,11 @@ func TestNoTeam(t *testing.T) {
 	}
 }
 
-// §3.51, B87: ChildOrCreate returns the live child with that name, or a
+// ChildOrCreate returns the live child with that name, or a
 // new one once it stopped.
 func TestChildOrCreate(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	first, err := team.ChildOrCreate(ctx, &echo{}, named("#Foo"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +158,8 @@ func TestChildOrCreate(t *testing.T) {
 // WithRetention bounds the in-memory log; the roster and subscribers are
 // unaffected.
 func TestRetention(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(100))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(100))
+	ctx := actortest.Context(t)
 	var seen int
 	_ = team.Subscribe(ctx, onMessageFunc(func(message.Message) { seen++ }))
 	e := mustSpawn(t, team, &echo{}, named("e"))
@@ -214,8 +197,8 @@ func TestRetention(t *testing.T) {
 // Hire creates a member from a catalog card: its kind, a copy of its
 // config, the card's role, the given name.
 func TestHire(t *testing.T) {
-	_, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	_, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	// "UserProxy" is UserProxy's registered kind (persisted in logs).
 	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: "UserProxy",
 		Description: "a person", Config: &actor.Config{Name: "@Person", Role: "Person"}})
@@ -246,7 +229,7 @@ func TestHire(t *testing.T) {
 
 // ProcessHumanInput to a nil address is an error, not a panic.
 func TestProcessHumanInputToNobody(t *testing.T) {
-	if err := orchestrator.ProcessHumanInput(ctxT(t), nil, "x", nil); err == nil {
+	if err := orchestrator.ProcessHumanInput(actortest.Context(t), nil, "x", nil); err == nil {
 		t.Error("ProcessHumanInput to nobody")
 	}
 }

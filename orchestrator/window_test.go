@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// The in-memory window (issue 12): a team's ledger keeps a bounded number
+// The in-memory window: a team's ledger keeps a bounded number
 // of records by default, the indexes keep what queries need, and history
 // older than the window comes from an Archive or is reported missing.
 
@@ -30,7 +31,7 @@ func tellMany(t *testing.T, sys *actor.System, e *message.Address, n int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := sys.Ask(ctxT(t), e, message.NewUserMessage("last")); err != nil {
+	if _, err := sys.Ask(actortest.Context(t), e, message.NewUserMessage("last")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -38,8 +39,8 @@ func tellMany(t *testing.T, sys *actor.System, e *message.Address, n int) {
 // The default window bounds the ledger without any option: a team that
 // handled more messages than the window holds keeps about the window.
 func TestDefaultWindowIsBounded(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	e := mustSpawn(t, team, &echo{}, named("e"))
 	n := orchestrator.DefaultRetention/2 + 1000 // Received + Processed each
 	tellMany(t, sys, e, n)
@@ -53,7 +54,7 @@ func TestDefaultWindowIsBounded(t *testing.T) {
 	}
 }
 
-// emitter publishes one event per message it handles (B14, B83).
+// emitter publishes one event per message it handles.
 type emitter struct{ actor.Base }
 
 type tick struct{ N int }
@@ -65,11 +66,11 @@ func (*emitter) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
-// B83: events are an index, not part of the window: every one of them is
+// Events are an index, not part of the window: every one of them is
 // still there, by agent, long after its records left the window.
 func TestEventsOutliveTheWindow(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(50))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(50))
+	ctx := actortest.Context(t)
 	ev := mustSpawn(t, team, &emitter{}, named("ev"))
 	other := mustSpawn(t, team, &echo{}, named("other"))
 	tellMany(t, sys, ev, 300)
@@ -121,8 +122,8 @@ func (a *archive) ReadHistory(context.Context) ([]message.Message, error) {
 // the whole log from it, filtered like the in-memory one.
 func TestMessagesOutsideTheWindowFromArchive(t *testing.T) {
 	arch := &archive{}
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(40), orchestrator.WithSubscribers(arch))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(40), orchestrator.WithSubscribers(arch))
+	ctx := actortest.Context(t)
 	e := mustSpawn(t, team, &echo{}, named("e"))
 	tellMany(t, sys, e, 200)
 	all, err := team.Messages(ctx, orchestrator.Filter{})
@@ -156,10 +157,10 @@ func (*failingArchive) ReadHistory(context.Context) ([]message.Message, error) {
 // An archive that cannot be read is an error naming it, not a silent
 // window.
 func TestMessagesArchiveError(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(20), orchestrator.WithSubscribers(&failingArchive{}))
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(20), orchestrator.WithSubscribers(&failingArchive{}))
 	e := mustSpawn(t, team, &echo{}, named("e"))
 	tellMany(t, sys, e, 100)
-	msgs, err := team.Messages(ctxT(t), orchestrator.Filter{})
+	msgs, err := team.Messages(actortest.Context(t), orchestrator.Filter{})
 	if !errors.Is(err, orchestrator.ErrOutsideWindow) || len(msgs) == 0 {
 		t.Fatalf("Messages with a failing archive: %d messages, err %v; want the window and ErrOutsideWindow", len(msgs), err)
 	}
@@ -184,8 +185,8 @@ func (g *gateSub) OnMessage(message.Message) {
 // once it resumes, it sees every record. (The loop below polls the
 // ledger's state until a member waits: that is the state under test.)
 func TestSlowSubscriberBackpressure(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sink := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("sink"))
 	src := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("src"))
 	g := &gateSub{gate: make(chan struct{})}
@@ -244,11 +245,11 @@ func TestSlowSubscriberBackpressure(t *testing.T) {
 	}
 }
 
-// Issue 12: every subscriber receives the same materialized message for a
+// Every subscriber receives the same materialized message for a
 // record (one copy per record, shared read-only), not a copy each.
 func TestSubscribersShareOneCopy(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	first, second := &archive{}, &archive{}
 	_ = team.Subscribe(ctx, first)
 	_ = team.Subscribe(ctx, second)
@@ -267,12 +268,12 @@ func TestSubscribersShareOneCopy(t *testing.T) {
 	}
 }
 
-// Issue 12: the roster-and-catalog version an agent caches its roster and
+// The roster-and-catalog version an agent caches its roster and
 // roles sections by moves with every join, leave and card registration,
 // and with nothing else; a stopped team has none.
 func TestRosterVersion(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	v0, ok := orchestrator.Version(orchestrator.Of(team.Address()))
 	if !ok {
 		t.Fatal("a running team has no version")
@@ -313,8 +314,8 @@ func TestRosterVersion(t *testing.T) {
 // it is not used, and the answer says what is missing instead of giving a
 // silently partial history.
 func TestLateArchiveIsNotUsed(t *testing.T) {
-	sys, team, _ := newTeam(t, orchestrator.WithRetention(40))
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(40))
+	ctx := actortest.Context(t)
 	e := mustSpawn(t, team, &echo{}, named("e"))
 	tellMany(t, sys, e, 100)
 	late := &archive{}
@@ -329,11 +330,11 @@ func TestLateArchiveIsNotUsed(t *testing.T) {
 // The history read from an Archive past the window is the history a team
 // keeping everything in memory answers: same messages, same order, with
 // metadata changes (subscriber-only) left out and the members' Stop
-// records of the team's stop (recorded, not fanned out, B97) in.
+// records of the team's stop (recorded, not fanned out) in.
 func TestArchiveHistoryMatchesMemory(t *testing.T) {
 	run := func(opts ...orchestrator.Option) []string {
-		sys, team, _ := newTeam(t, opts...)
-		ctx := ctxT(t)
+		sys, team, _ := actortest.NewTeam(t, opts...)
+		ctx := actortest.Context(t)
 		e := mustSpawn(t, team, &echo{}, named("e"))
 		tellMany(t, sys, e, 60)
 		if err := team.SetMetadata(ctx, map[string]any{"k": "v"}); err != nil {
@@ -369,8 +370,8 @@ func TestArchiveHistoryMatchesMemory(t *testing.T) {
 // record still reaches the subscriber.
 func TestStalledSubscriberDoesNotFreezeMembers(t *testing.T) {
 	defer orchestrator.SetStallTimeout(20 * time.Millisecond)()
-	sys, team, logs := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, logs := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	sink := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("sink"))
 	src := mustSpawn(t, team, actor.Func(func(*actor.Context, any) (any, error) { return nil, nil }), named("src"))
 	g := &gateSub{gate: make(chan struct{})}
@@ -410,8 +411,8 @@ func TestStalledSubscriberDoesNotFreezeMembers(t *testing.T) {
 // A restored team has its roster-and-catalog version too (agents cache by
 // it), under the orchestrator's recorded id.
 func TestRosterVersionAfterRestore(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	mustSpawn(t, team, &echo{}, named("e"))
 	log, err := team.Messages(ctx, orchestrator.Filter{})
 	if err != nil {
@@ -433,12 +434,12 @@ func TestRosterVersionAfterRestore(t *testing.T) {
 	_ = restored.Stop(ctx)
 }
 
-// Issue 13 (B82, B84): Messages leaves the state changes out, unless the
+// Messages leaves the state changes out, unless the
 // filter asks for them; then each comes with its parent, the message whose
 // turn changed the state.
 func TestStateChangesWithTheirParents(t *testing.T) {
-	sys, team, _ := newTeam(t)
-	ctx := ctxT(t)
+	sys, team, _ := actortest.NewTeam(t)
+	ctx := actortest.Context(t)
 	nb := mustSpawn(t, team, &Notebook{}, named("nb"))
 	var sent []*message.UserMessage
 	for _, text := range []string{"one", "two"} {
@@ -450,7 +451,7 @@ func TestStateChangesWithTheirParents(t *testing.T) {
 	}
 	all, _ := team.Messages(ctx, orchestrator.Filter{})
 	if n := len(orchestrator.Select[*message.StateChangedMessage](all)); n != 0 {
-		t.Fatalf("the zero filter returned %d state changes (B82)", n)
+		t.Fatalf("the zero filter returned %d state changes", n)
 	}
 	got, err := team.Messages(ctx, orchestrator.Filter{Type: "StateChangedMessage", Sender: nb.AgentID()})
 	if err != nil {

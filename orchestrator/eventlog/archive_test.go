@@ -28,7 +28,7 @@ func (*echoActor) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, nil
 }
 
-// Issue 12: a team whose in-memory window (50 records) has moved far past
+// A team whose in-memory window (50 records) has moved far past
 // its start answers Messages with its whole log, read from its durable
 // log, filtered, in order; while it runs and after it stopped.
 func TestMessagesOutsideTheWindowFromTheLog(t *testing.T) {

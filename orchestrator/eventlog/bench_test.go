@@ -16,7 +16,7 @@ func benchRecord(tm *team) message.Message {
 	return tm.records()[1]
 }
 
-// Targets (issue 12; 2-core machine, medians of >= 5 runs):
+// Targets (2-core machine, medians of >= 5 runs):
 //   - MarshalRecord (a SentMessage record with a small user payload):
 //     <= 3 us, <= 8 allocs (was 15.7-22 us, 35 allocs);
 //   - WriteRecordBatch (SyncBatch, fsync batched): <= 5 us per record,

@@ -13,7 +13,7 @@ type liveEvent struct{ Text string }
 
 func (liveEvent) Ephemeral() {}
 
-// Issue 15: an EventMessage carrying an ephemeral event is never written;
+// An EventMessage carrying an ephemeral event is never written;
 // the records around it are, in order.
 func TestWriterSkipsEphemeralEvents(t *testing.T) {
 	tm := newTeam()

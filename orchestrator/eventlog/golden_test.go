@@ -14,7 +14,7 @@ import (
 )
 
 // goldenLogs were written by the codec as it was before the hand-written
-// encoder and decoder (issue 12): testdata/golden-v1.log holds one record
+// encoder and decoder: testdata/golden-v1.log holds one record
 // of each kind plus a string with every kind of escape; the demo's log is a
 // whole team's life, agent payloads included. Never regenerate them.
 var goldenLogs = []string{

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
@@ -119,9 +120,8 @@ func runKillChild(path string) {
 	}
 }
 
-// Issue 3 item 7: a team killed with SIGKILL is restored in a fresh
-// process from its event log, with every record written before the kill,
-// and goes on working.
+// A team killed with SIGKILL is restored in a fresh process from its event
+// log, with every record written before the kill, and goes on working.
 func TestKillRestore(t *testing.T) {
 	if path := os.Getenv(killChildEnv); path != "" {
 		runKillChild(path)
@@ -156,15 +156,8 @@ func TestKillRestore(t *testing.T) {
 		t.Logf("truncated tail reported and skipped: %v", log.Truncated)
 	}
 	sys := actor.NewSystem(actor.SystemConfig{})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	defer actortest.Shutdown(t, sys)
+	ctx := actortest.Context(t)
 	// The restored team appends to the same log.
 	w, err := eventlog.Append(path, eventlog.Options{Sync: eventlog.SyncNone})
 	if err != nil {

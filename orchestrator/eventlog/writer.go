@@ -349,7 +349,7 @@ func (w *Writer) syncDir() {
 func (w *Writer) OnMessage(msg message.Message) {
 	if ev, ok := msg.(*message.EventMessage); ok {
 		if _, live := ev.Event.(message.Ephemeral); live {
-			return // live only, never logged (a streamed answer's pieces, issue 15)
+			return // live only, never logged (a streamed answer's pieces)
 		}
 	}
 	w.mu.Lock()
