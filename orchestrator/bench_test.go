@@ -12,7 +12,7 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// The benchmarks follow the README's "Speed" section: payloads are
+// The benchmarks follow docs/performance.md: payloads are
 // built before the timer; the timer stops when the receiver has handled all
 // b.N messages and the ledger holds every record (a team query is the
 // barrier); BenchmarkRawTell is the bare-channel baseline.
