@@ -24,9 +24,9 @@ type envKind uint8
 
 const (
 	envMsg       envKind = iota // a message or raw value: a turn
-	envCall                     // a proxy closure: not a turn (B36)
+	envCall                     // a proxy closure: not a turn
 	envStop                     // a stop request made from another goroutine; msg is a stopRequest
-	envFinish                   // the stop marker: the actor ends when it reaches it (B21)
+	envFinish                   // the stop marker: the actor ends when it reaches it
 	envChildDone                // a child ended; msg is its address
 	envGraceOver                // the grace of this actor's stop ran out
 	envWake                     // the team's sink asks for a drain (team roots only)
@@ -67,7 +67,7 @@ type stopRequest struct {
 }
 
 // lifecycle is the part of an actor its handles hold strongly: it outlives
-// the cell, so liveness stays truthful after the cell is collected (B55).
+// the cell, so liveness stays truthful after the cell is collected.
 // It also owns the actor's context, cancelled with the cause of its stop.
 type lifecycle struct {
 	stopped atomic.Bool
@@ -167,7 +167,7 @@ func (l *lifecycle) endTurn() {
 var errTurnEnded = errors.New("actor: the turn ended")
 
 // turnCancelled is the cause of a turn cancelled by a CancelMessage
-// (DESIGN 12): it names the sender, and is a context.Canceled.
+// it names the sender, and is a context.Canceled.
 type turnCancelled struct {
 	by, reason string
 }
@@ -200,7 +200,7 @@ func (h *handle) cell() *cell {
 	return h.w.Value()
 }
 
-// Alive reports whether the actor can still receive (B55).
+// Alive reports whether the actor can still receive.
 func (h *handle) Alive() bool { return h.cell() != nil }
 
 func (h *handle) put(env envelope) error {
@@ -249,10 +249,10 @@ type origin struct {
 	ep     *Endpoint
 }
 
-// send is the one path every message takes (DESIGN 11): System and
+// send is the one path every message takes: System and
 // Endpoint Tell/Ask, Context.Send/SendFor/Ask are a few lines over it. It
-// stamps a Message once (a message sent before is cloned first, B4),
-// records its SentMessage once when the sender is a team member (B10, B39),
+// stamps a Message once (a message sent before is cloned first),
+// records its SentMessage once when the sender is a team member,
 // and enqueues it; any other value is delivered as it is. A dead recipient
 // fails with ErrActorDead (after the SentMessage went out), a snapshot
 // address with ErrNotDeliverable.
@@ -298,8 +298,8 @@ func await(ctx context.Context, op string, to *message.Address, msg any, put fun
 
 // stamp takes m for one send (the message itself the first time, a fresh
 // shallow copy when it was sent before) and sets its envelope: an actor
-// stamps itself, its team and its parent (B2, B39); an endpoint stamps
-// itself and the recipient's team, and leaves the parent (B45).
+// stamps itself, its team and its parent; an endpoint stamps
+// itself and the recipient's team, and leaves the parent.
 func (f origin) stamp(m message.Message, to *message.Address) message.Message {
 	if !addrs.Claim(m) {
 		m = addrs.Clone(m)
@@ -401,10 +401,10 @@ type cell struct {
 	restoring bool
 }
 
-// enqueue appends env to the mailbox; it never blocks (B38a). A stop
+// enqueue appends env to the mailbox; it never blocks. A stop
 // request (a StopRecursively, a stop asked from outside) also cancels the
 // actor's context at once, and a CancelMessage the context of the turn
-// running now (DESIGN 12), so that a handler doing long work ends early;
+// running now, so that a handler doing long work ends early;
 // both are still queued and handled in order.
 func (c *cell) enqueue(env envelope) error {
 	if cause := stopCause(env); cause != nil {
@@ -456,7 +456,7 @@ func stopCause(env envelope) error {
 	return nil
 }
 
-// requestStop asks the actor to stop, from any goroutine (B20, B25): its
+// requestStop asks the actor to stop, from any goroutine: its
 // context is cancelled at once and the request is queued behind what is
 // already in the mailbox.
 func (c *cell) requestStop(cause error, deadline time.Time) {
@@ -537,7 +537,7 @@ func (c *cell) next() envelope {
 }
 
 // pull moves everything queued into the private pending slice, so the actor
-// can peek at or consume it (B40, B41).
+// can peek at or consume it.
 func (c *cell) pull() {
 	c.mu.Lock()
 	if len(c.q) > 0 {
@@ -583,7 +583,7 @@ func (c *cell) process(env envelope) {
 	switch env.kind {
 	case envMsg:
 		switch env.msg.(type) {
-		case message.StopRecursively, *message.StopRecursively: // B25: no telemetry
+		case message.StopRecursively, *message.StopRecursively: // a stop message: no telemetry
 			c.beginStop(errStopMessage, time.Time{})
 			c.answerStop(env.reply)
 			return
@@ -608,7 +608,7 @@ func (c *cell) process(env envelope) {
 	}
 }
 
-// protect runs f, turning a panic into a *PanicError (B37).
+// protect runs f, turning a panic into a *PanicError.
 func (c *cell) protect(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -635,7 +635,7 @@ func (c *cell) emit(r telemetry.Record) {
 	}
 }
 
-// turn runs one message through the turn bracket (B32).
+// turn runs one message through the turn bracket.
 func (c *cell) turn(env envelope) {
 	m, isMsg := env.msg.(message.Message)
 	if isMsg {
@@ -656,7 +656,7 @@ func (c *cell) turn(env envelope) {
 		res, err = nil, nil
 	}
 	if err != nil {
-		if env.reply != nil { // the ask path: the caller owns the error (B35)
+		if env.reply != nil { // the ask path: the caller owns the error
 			if isMsg {
 				c.emitProcessed(m)
 				c.current = nil
@@ -688,7 +688,7 @@ func (c *cell) emitProcessed(m message.Message) {
 	c.emit(telemetry.Record{Kind: telemetry.Processed, Parent: m, Message: m})
 }
 
-// call runs a proxy closure: not a turn, no telemetry, no checkpoint (B36).
+// call runs a proxy closure: not a turn, no telemetry, no checkpoint.
 func (c *cell) call(env envelope) {
 	var res any
 	err := c.protect(func() error {
@@ -705,7 +705,7 @@ func (c *cell) call(env envelope) {
 	}
 }
 
-// failure reports a failed turn on the tell path (B33): guarded checkpoint,
+// failure reports a failed turn on the tell path: guarded checkpoint,
 // log, Processed for the current message, then WarningMessage or
 // ErrorMessage. cur overrides the current message when non-nil.
 func (c *cell) failure(err error, cur message.Message) {
@@ -770,17 +770,17 @@ func (c *cell) checkpoint() error {
 		return nil
 	}
 	// A state's MarshalJSON or an observer may panic: a failure like any
-	// other (B37), never the process's end.
+	// other, never the process's end.
 	return c.protect(c.state.checkpoint)
 }
 
-// beginStop is the one stop path (B20, B25, B96), reached in mailbox order
+// beginStop is the one stop path, reached in mailbox order
 // on the actor's goroutine, whoever asked: checkpoint the state, run the
 // OnStopRequest hook, tell the children to stop (newest first; tools once no
-// other child is left, B98) without waiting for them, and queue the stop
+// other child is left) without waiting for them, and queue the stop
 // marker once the last child has ended. Messages that arrive meanwhile are
 // still handled. With a deadline, children still running when it passes
-// are left behind (logged) and the actor ends anyway (B99).
+// are left behind (logged) and the actor ends anyway.
 //
 // The common case (a leaf with no state and no hook) stays in this small
 // frame: an actor's goroutine starts on a small stack, and a deep frame
@@ -800,7 +800,7 @@ func (c *cell) beginStop(cause error, deadline time.Time) {
 	c.maybeFinish()
 }
 
-// stopHooks runs the top-of-stop checkpoint (B20) and OnStopRequest.
+// stopHooks runs the top-of-stop checkpoint and OnStopRequest.
 //
 //go:noinline
 func (c *cell) stopHooks(cause error) {
@@ -872,7 +872,7 @@ func (c *cell) childDone(a *message.Address) {
 }
 
 // maybeFinish queues the stop marker once no child is left: what was
-// queued before it is still handled (B21).
+// queued before it is still handled.
 func (c *cell) maybeFinish() {
 	if !c.stopping || c.finishing || len(c.children) > 0 {
 		return
@@ -881,7 +881,7 @@ func (c *cell) maybeFinish() {
 	_ = c.enqueue(envelope{kind: envFinish})
 }
 
-// graceOver ends a stop whose children did not all end in time (B99).
+// graceOver ends a stop whose children did not all end in time.
 func (c *cell) graceOver() {
 	if c.finishing || len(c.children) == 0 {
 		return
@@ -912,7 +912,7 @@ func (c *cell) answerStop(reply chan result) {
 	c.stopReplies = append(c.stopReplies, reply)
 }
 
-// finish is reached at the stop marker (B21-B23): stop receiving, run the
+// finish is reached at the stop marker: stop receiving, run the
 // stop hook, final checkpoint, StopMessage, then fail what is left. Like
 // beginStop it keeps the common case in a small frame (see there); what a
 // leaf without hooks never needs lives in the noinline helpers below.
@@ -974,7 +974,7 @@ func (c *cell) leaveChildren() {
 	c.children = nil
 }
 
-// lastHooks runs OnStop, the final checkpoint and the Stop record (B23).
+// lastHooks runs OnStop, the final checkpoint and the Stop record.
 //
 //go:noinline
 func (c *cell) lastHooks() {
@@ -990,7 +990,7 @@ func (c *cell) lastHooks() {
 	c.emit(telemetry.Record{Kind: telemetry.Stop})
 }
 
-// failLeft answers what was still queued at the end (B21): a stop ask
+// failLeft answers what was still queued at the end: a stop ask
 // succeeds (returned with stopAsks, answered once Done is closed), another
 // ask fails with ErrActorDead, a tell is dropped (and counted in the log).
 //
@@ -1001,7 +1001,7 @@ func (c *cell) failLeft(left, rest []envelope, stopAsks []chan result) []chan re
 		for _, env := range q {
 			switch {
 			case env.reply != nil && (env.kind == envStop || stopCause(env) != nil):
-				stopAsks = append(stopAsks, env.reply) // a stop asked for is what happened (B21)
+				stopAsks = append(stopAsks, env.reply) // a stop asked for is what happened
 			case env.reply != nil:
 				env.reply <- result{err: deadError(c.self)}
 			case env.kind == envMsg || env.kind == envCall:
