@@ -21,7 +21,7 @@ type cell struct {
 	mu     sync.Mutex
 	q      []envelope
 	idle   bool
-	closed bool
+	closed bool // no more enqueues; set by finish or by the reaper's goroutine, so not part of phase
 	wake   chan struct{}
 	queued atomic.Int32 // 1 while q is non-empty; read without the lock when spinning
 
@@ -34,16 +34,12 @@ type cell struct {
 	pendHead int
 	current  message.Message
 	ctx      Context
-	finished bool
-	inTurn   bool            // a handler's Receive is running
+	phase    stopPhase       // how far the actor's stop has gone
+	inTurn   bool            // a handler's Receive is running: not a stop phase
 	turnCtx  context.Context // the running turn's context, once asked for
 
-	// The stop, in order: stopping once it began (children told), tools
-	// told once no other child is left, finishing once the marker is queued.
-	stopping    bool
-	othersTold  bool
-	toolsTold   bool
-	finishing   bool
+	// What the stop needs once it began: why, until when the children are
+	// waited for, the grace timer, and the stop asks answered at the end.
 	stopCause   error
 	deadline    time.Time
 	graceTimer  *time.Timer
@@ -73,7 +69,7 @@ type cell struct {
 func (c *cell) run() {
 	defer c.sys.wg.Done()
 	c.start()
-	for !c.finished {
+	for c.phase != phaseStopped {
 		// The end of an actor's life runs in run's frame, not in process's
 		// larger one: a goroutine starts with a 2 KiB stack, and growing it
 		// (copystack) at every actor's finish cost SpawnStop ~15%.

@@ -13,6 +13,9 @@ import (
 // the cell, so liveness stays truthful after the cell is collected.
 // It also owns the actor's context, cancelled with the cause of its stop.
 type lifecycle struct {
+	// stopped: the actor receives no more. Read by any goroutine and set by
+	// the reaper's too, so it is not the cell's phase, which only the actor's
+	// goroutine touches.
 	stopped atomic.Bool
 	done    chan struct{}
 

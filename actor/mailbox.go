@@ -74,7 +74,7 @@ func (c *cell) enqueue(env envelope) error {
 
 // next returns the next envelope, blocking while the mailbox is empty.
 func (c *cell) next() envelope {
-	if c.life.stopped.Load() && !c.finished { // reaped (forceStop): finish now, fail the rest
+	if c.life.stopped.Load() && c.phase != phaseStopped { // reaped (forceStop): finish now, fail the rest
 		return envelope{kind: envFinish}
 	}
 	if c.pendHead < len(c.pending) {

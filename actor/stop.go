@@ -9,6 +9,29 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
+// stopPhase is how far an actor's stop has gone. The actor's goroutine
+// alone reads and writes it, and it only moves forward, except that a
+// finishing actor that spawned a child goes back to waiting for it.
+type stopPhase uint8
+
+const (
+	phaseRunning    stopPhase = iota // no stop began
+	phaseStopBegun                   // context cancelled, state checkpointed, hook run; no child told yet
+	phaseOthersTold                  // the children that are not tools were told to stop; the tools wait for them
+	phaseAllTold                     // every child was told, tools last; waiting for them to end
+	phaseFinishing                   // no child left: the stop marker is queued
+	phaseStopped                     // finish ran: the actor has ended
+)
+
+var stopPhaseNames = [...]string{"running", "stop begun", "others told", "all told", "finishing", "stopped"}
+
+func (p stopPhase) String() string {
+	if int(p) < len(stopPhaseNames) {
+		return stopPhaseNames[p]
+	}
+	return fmt.Sprintf("stopPhase(%d)", p)
+}
+
 // stopRequest is a stop asked for from another goroutine: why, and until
 // when the actor waits for its children (zero: as long as they take).
 type stopRequest struct {
@@ -75,10 +98,10 @@ func (c *cell) forceStop() {
 // frame: an actor's goroutine starts on a small stack, and a deep frame
 // here made every leaf's stop grow it (copystack cost SpawnStop ~30%).
 func (c *cell) beginStop(cause error, deadline time.Time) {
-	if c.stopping {
+	if c.phase != phaseRunning {
 		return
 	}
-	c.stopping, c.stopCause = true, cause
+	c.phase, c.stopCause = phaseStopBegun, cause
 	c.life.requestStop(cause)
 	if c.state != nil || c.hook != nil {
 		c.stopHooks(cause)
@@ -125,17 +148,19 @@ func (c *cell) stopChildren() {
 	for i := len(c.children) - 1; i >= 0; i-- {
 		if !c.children[i].IsTool() {
 			others = true
-			if !c.othersTold {
+			if c.phase < phaseOthersTold {
 				c.stopChild(c.children[i])
 			}
 		}
 	}
-	c.othersTold = true
-	if !others && !c.toolsTold {
-		c.toolsTold = true
+	switch {
+	case !others && c.phase < phaseAllTold:
+		c.phase = phaseAllTold
 		for i := len(c.children) - 1; i >= 0; i-- {
 			c.stopChild(c.children[i])
 		}
+	case c.phase < phaseOthersTold:
+		c.phase = phaseOthersTold
 	}
 }
 
@@ -154,7 +179,7 @@ func (c *cell) childDone(a *message.Address) {
 			break
 		}
 	}
-	if c.stopping {
+	if c.phase != phaseRunning {
 		c.stopChildren()
 		c.maybeFinish()
 	}
@@ -163,16 +188,16 @@ func (c *cell) childDone(a *message.Address) {
 // maybeFinish queues the stop marker once no child is left: what was
 // queued before it is still handled.
 func (c *cell) maybeFinish() {
-	if !c.stopping || c.finishing || len(c.children) > 0 {
+	if c.phase == phaseRunning || c.phase >= phaseFinishing || len(c.children) > 0 {
 		return
 	}
-	c.finishing = true
+	c.phase = phaseFinishing
 	_ = c.enqueue(envelope{kind: envFinish})
 }
 
 // graceOver ends a stop whose children did not all end in time.
 func (c *cell) graceOver() {
-	if c.finishing || len(c.children) == 0 {
+	if c.phase >= phaseFinishing || len(c.children) == 0 {
 		return
 	}
 	names := make([]string, 0, len(c.children))
@@ -181,7 +206,6 @@ func (c *cell) graceOver() {
 	}
 	c.sys.logger.Warn("actor: stop grace expired; forcing teardown",
 		"actor", c.self.Name(), "team", c.self.TeamID(), "still_running", strings.Join(names, ", "))
-	c.toolsTold = true
 	for _, ch := range c.children {
 		c.stopChild(ch)
 	}
@@ -194,7 +218,7 @@ func (c *cell) answerStop(reply chan result) {
 	if reply == nil {
 		return
 	}
-	if c.finished {
+	if c.phase == phaseStopped {
 		reply <- result{}
 		return
 	}
@@ -206,14 +230,14 @@ func (c *cell) answerStop(reply chan result) {
 // beginStop it keeps the common case in a small frame (see there); what a
 // leaf without hooks never needs lives in the noinline helpers below.
 func (c *cell) finish() {
-	if c.finished {
+	if c.phase == phaseStopped {
 		return
 	}
 	if len(c.children) > 0 && !c.life.stopped.Load() {
 		// A child was spawned after the marker was queued: wait for it too.
-		c.finishing = false
-		c.stopping = true
-		c.stopChildren()
+		// spawn told it to stop, as every child born since the stop began,
+		// so there is no one left to tell.
+		c.phase = phaseAllTold
 		return
 	}
 	c.life.stopped.Store(true)
@@ -236,7 +260,7 @@ func (c *cell) finish() {
 	if len(left) > 0 || len(rest) > 0 {
 		stopAsks = c.failLeft(left, rest, stopAsks)
 	}
-	c.finished = true
+	c.phase = phaseStopped
 	c.life.release(ErrStopped)
 	if c.parent != nil {
 		_ = c.parent.enqueue(envelope{kind: envChildDone, msg: c.self})

@@ -203,7 +203,7 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	// StartMessage from the creator's context.
 	c.emit(telemetry.Record{Kind: telemetry.Start, Value: cfgPtr, Recipient: c.parentA})
 	go c.run()
-	if parent != nil && parent.stopping {
+	if parent != nil && parent.phase != phaseRunning {
 		c.requestStop(parent.stopCause, parent.deadline)
 	}
 	return c.self, nil
