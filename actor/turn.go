@@ -246,8 +246,8 @@ func (l *lifecycle) endTurn() {
 // returned.
 var errTurnEnded = errors.New("actor: the turn ended")
 
-// turnCancelled is the cause of a turn cancelled by a CancelMessage
-// it names the sender, and is a context.Canceled.
+// turnCancelled is the cause of a turn cancelled by a CancelMessage: it
+// names the sender, and is a context.Canceled.
 type turnCancelled struct {
 	by, reason string
 }
