@@ -5,7 +5,7 @@ package actor
 // an asker gets. Dispatch with a type switch, most specific cases first
 // (interfaces stand in for base classes), and end it with
 // `default: return nil, actor.ErrUnhandled` so an unknown message is
-// reported rather than silently eaten (B28-B30):
+// reported rather than silently eaten:
 //
 //	func (g *Greeter) Receive(c *actor.Context, msg any) (any, error) {
 //		switch m := msg.(type) {
@@ -16,7 +16,7 @@ package actor
 //		return nil, actor.ErrUnhandled
 //	}
 //
-// A returned error or a panic is recovered and reported (B33-B37); the actor
+// A returned error or a panic is recovered and reported; the actor
 // goes on with its next message.
 type Actor interface {
 	Receive(c *Context, msg any) (any, error)
@@ -29,7 +29,7 @@ type Func func(c *Context, msg any) (any, error)
 func (f Func) Receive(c *Context, msg any) (any, error) { return f(c, msg) }
 
 // Starter is implemented by actors with an initialisation hook. OnStart runs
-// on the actor's goroutine before any message (B18): create state, attach
+// on the actor's goroutine before any message: create state, attach
 // observers and spawn children here. An error is reported as an
 // ErrorMessage and the actor keeps running.
 type Starter interface {
@@ -38,7 +38,7 @@ type Starter interface {
 
 // Stopper is implemented by actors with a stop hook. OnStop runs exactly
 // once, on the actor's goroutine, after its mailbox was drained and after it
-// stopped receiving (B21-B23); the runtime then takes the final state
+// stopped receiving; the runtime then takes the final state
 // checkpoint and emits the StopMessage.
 type Stopper interface {
 	OnStop(c *Context)
@@ -46,7 +46,7 @@ type Stopper interface {
 
 // UserProxyActor is implemented by user-proxy actors (the orchestrator
 // package's UserProxy and everything embedding it); their addresses report
-// IsUserProxy, whatever their name or role (B62).
+// IsUserProxy, whatever their name or role.
 type UserProxyActor interface {
 	Actor
 	UserProxyActor()

@@ -15,7 +15,7 @@ type NoState struct{}
 type Base = Agent[Config, NoState]
 
 // StateObserver is told about every state publication with a detached copy
-// of the state (B65).
+// of the state.
 type StateObserver interface {
 	StateChanged(state any)
 }
@@ -43,7 +43,7 @@ type stateHolder interface {
 // Once observed, the state is published (a StateChangedMessage with a
 // detached copy) at four boundaries when its JSON differs from what was last
 // published: the end of each message turn, a failed turn, the top of a
-// recursive stop, and the stop hook (B67-B71). Mutate State() directly; call
+// recursive stop, and the stop hook. Mutate State() directly; call
 // NotifyStateChange to publish mid-turn. An unobserved state costs nothing.
 //
 // Agent's methods must be called on the actor's goroutine.
@@ -73,7 +73,7 @@ func (a *Agent[C, S]) Config() *C { return a.cfg }
 // State returns the live state (nil before InitState).
 func (a *Agent[C, S]) State() *S { return a.state }
 
-// InitState installs s as the state (B73): it keeps the current observer,
+// InitState installs s as the state: it keeps the current observer,
 // stamps the baseline and, when observed, publishes unconditionally.
 func (a *Agent[C, S]) InitState(s *S) error {
 	a.state = s
@@ -82,20 +82,20 @@ func (a *Agent[C, S]) InitState(s *S) error {
 
 // ObserveState attaches the agent itself as the state's observer, so state
 // changes reach the orchestrator as StateChangedMessages; it stamps the
-// baseline and publishes once (B65).
+// baseline and publishes once.
 func (a *Agent[C, S]) ObserveState() error {
 	return a.SetStateObserver(agentObserver{a.cell})
 }
 
 // SetStateObserver replaces the observer; later publications go to o.
 // Attaching stamps the baseline and publishes once; attaching nil stamps
-// only (B65).
+// only.
 func (a *Agent[C, S]) SetStateObserver(o StateObserver) error {
 	a.observer = o
 	return a.NotifyStateChange()
 }
 
-// NotifyStateChange publishes now (B66): it re-stamps the baseline, even
+// NotifyStateChange publishes now: it re-stamps the baseline, even
 // with no observer, then notifies the observer if there is one. The next
 // boundary checkpoint stays silent unless the state changes again.
 func (a *Agent[C, S]) NotifyStateChange() error {
@@ -112,7 +112,7 @@ func (a *Agent[C, S]) NotifyStateChange() error {
 
 // UpdateState merges updates over the state's JSON form, decodes the result
 // into a new S (validated by S's Validate() error method when it has one)
-// and installs it with InitState (B74). On failure the state is unchanged,
+// and installs it with InitState. On failure the state is unchanged,
 // an ErrorMessage naming the decoder's error type is reported, and the error
 // is returned (already reported: a handler need not return it).
 func (a *Agent[C, S]) UpdateState(updates map[string]any) error {
@@ -158,7 +158,7 @@ func (a *Agent[C, S]) merged(updates map[string]any) (*S, error) {
 }
 
 // checkpoint publishes when observed and the state's JSON changed since the
-// last publication, or nothing was published yet (B67).
+// last publication, or nothing was published yet.
 func (a *Agent[C, S]) checkpoint() error {
 	if a.observer == nil {
 		return nil
@@ -183,7 +183,7 @@ func (a *Agent[C, S]) serialize() ([]byte, error) {
 	return data, nil
 }
 
-// notify hands the observer a detached copy decoded from data (B69).
+// notify hands the observer a detached copy decoded from data.
 func (a *Agent[C, S]) notify(data []byte) {
 	var cp any
 	if a.state != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// The benchmarks follow DESIGN.md "How speed is measured": the payload is
+// How speed is measured here: the payload is
 // built before the timer, everything the runtime adds per send is inside the
 // loop, and the timer stops only when the receiver has processed all b.N
 // messages. Each Benchmark<X> has a Benchmark<RawX> baseline: the same work
@@ -88,7 +88,7 @@ func BenchmarkRawTell(b *testing.B) {
 // BenchmarkTell: an outside sender tells one actor; every message is
 // allocated fresh in the loop (as in BenchmarkRawTell) and stamped by the
 // runtime (id, timestamp, sender, team), with telemetry disabled (no
-// team). Issue 12 target: <= 1.5x BenchmarkRawTell.
+// team). Target: <= 1.5x BenchmarkRawTell.
 func BenchmarkTell(b *testing.B) {
 	sys := quietSystem()
 	defer shutdown(b, sys)
@@ -254,7 +254,7 @@ func BenchmarkRawSpawnStop(b *testing.B) {
 }
 
 // BenchmarkSpawnStop spawns a no-op actor and stops it (asked, so the
-// timer includes the goroutine's end). Issue 12 target: <= 2x
+// timer includes the goroutine's end). Target: <= 2x
 // BenchmarkRawSpawnStop.
 func BenchmarkSpawnStop(b *testing.B) {
 	sys := quietSystem()

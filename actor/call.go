@@ -41,7 +41,7 @@ func init() {
 
 // call runs fn on the goroutine of the actor at addr, with its Context and
 // its Actor value, and returns fn's result: the primitive under the proxy
-// package's typed calls (B36, B50). A call is not a turn: no telemetry, no
+// package's typed calls. A call is not a turn: no telemetry, no
 // state checkpoint; a panic in fn comes back as a *PanicError.
 func call(ctx context.Context, addr *message.Address, fn func(c *Context, a Actor) (any, error)) (any, error) {
 	if fn == nil {

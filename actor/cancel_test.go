@@ -12,11 +12,11 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// Issue 15, DESIGN 12: a CancelMessage cancels the context of the turn
+// A CancelMessage cancels the context of the turn
 // running when it is sent, at once (not when the actor reaches it in its
 // mailbox); the cause is a context.Canceled naming the sender and the
 // reason; the CancelMessage itself is then handled in its own turn (one
-// Processed record, B2), and what was queued behind is not lost.
+// Processed record), and what was queued behind is not lost.
 
 // canceller is a handler that, on a textMsg "wait", signals entered and
 // waits for its turn's context; it reports every message it handles on
@@ -54,7 +54,7 @@ func next(t *testing.T, ch <-chan string) string {
 	select {
 	case s := <-ch:
 		return s
-	case <-ctxT(t).Done():
+	case <-actortest.Context(t).Done():
 		t.Fatal("timed out waiting for the actor")
 		return ""
 	}
@@ -74,7 +74,7 @@ func TestCancelMessageCancelsRunningTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancelMsg := &message.CancelMessage{Reason: "changed my mind"}
-	if err := proxy.Do(ctxT(t), ep, func(c *actor.Context, _ actor.Actor) error { return c.Send(addr, cancelMsg) }); err != nil {
+	if err := proxy.Do(actortest.Context(t), ep, func(c *actor.Context, _ actor.Actor) error { return c.Send(addr, cancelMsg) }); err != nil {
 		t.Fatal(err)
 	}
 	if got := next(t, a.seen); got != "turn cancelled by @Boss: changed my mind" {
@@ -110,7 +110,7 @@ func TestCancelMessageCancelsRunningTurn(t *testing.T) {
 		}
 	}
 	if processed != 1 {
-		t.Fatalf("%d ProcessedMessages for the CancelMessage, want 1 (B2)", processed)
+		t.Fatalf("%d ProcessedMessages for the CancelMessage, want 1", processed)
 	}
 }
 
@@ -139,7 +139,7 @@ func TestCancelBeforeContextAndWhileIdle(t *testing.T) {
 	var cause error
 	select {
 	case cause = <-causes:
-	case <-ctxT(t).Done():
+	case <-actortest.Context(t).Done():
 		t.Fatal("timed out")
 	}
 	if cause == nil || !errors.Is(cause, context.Canceled) || !strings.HasPrefix(cause.Error(), "turn cancelled by ") {
@@ -153,7 +153,7 @@ func TestCancelBeforeContextAndWhileIdle(t *testing.T) {
 	_ = sys.Tell(addr, &textMsg{Text: "fresh"})
 	select {
 	case cause = <-causes:
-	case <-ctxT(t).Done():
+	case <-actortest.Context(t).Done():
 		t.Fatal("timed out")
 	}
 	if cause != nil {

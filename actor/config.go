@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Config is the configuration every actor has (B64): its name, role and
+// Config is the configuration every actor has: its name, role and
 // optional squad. Extend it by embedding:
 //
 //	type WorkerConfig struct {
@@ -19,14 +19,14 @@ import (
 //
 // The runtime copies the config it is given at spawn (the caller's value is
 // never changed) and fills the defaults into the copy: an empty Name becomes
-// a unique name, an empty Role the actor's type name (B17).
+// a unique name, an empty Role the actor's type name.
 type Config struct {
 	Name    string    `json:"name"`
 	Role    string    `json:"role"`
 	SquadID uuid.UUID `json:"squad_id,omitzero"`
 	// Tool marks the actor as a tool of its team (a planning board, say)
 	// rather than a member that does work: its parent stops it after its
-	// other children (B98), and a restore recreates it before them.
+	// other children, and a restore recreates it before them.
 	Tool bool `json:"tool,omitempty"`
 }
 
@@ -66,7 +66,7 @@ func copyConfig(cfg any) (any, *Config, error) {
 }
 
 // kinds is the registry of actor kinds: name -> factory, so that a restored
-// team can recreate its actors (B44).
+// team can recreate its actors.
 var kinds = struct {
 	sync.RWMutex
 	byName map[string]func() Actor

@@ -34,7 +34,7 @@ func (c *Context) Self() *message.Address { return c.cell.self }
 //
 // In a handler (Receive) it is the turn's context, a child of the actor's:
 // also cancelled as soon as a message.CancelMessage is sent to the actor
-// while this turn runs (DESIGN 12; the cause, a context.Canceled, names the
+// while this turn runs (the cause, a context.Canceled, names the
 // CancelMessage's sender and reason), and once the handler returns, like an
 // http.Request's. The CancelMessage is then handled in its turn as any
 // message; a cancel sent while no turn runs cancels nothing. In OnStart,
@@ -100,12 +100,12 @@ func (c *Context) Restoring() bool { return c.cell.restoring }
 func (c *Context) User() (id, email string) { return c.cell.userID, c.cell.userEmail }
 
 // Children returns the addresses of the actor's running children, in
-// creation order (B24).
+// creation order.
 func (c *Context) Children() []*message.Address {
 	return append([]*message.Address(nil), c.cell.children...)
 }
 
-// Spawn creates a child actor (B19): it joins this actor's team, reports to
+// Spawn creates a child actor: it joins this actor's team, reports to
 // the same orchestrator, inherits the squad unless its config names one, and
 // is appended to Children. cfg is copied; see System.Spawn. A child spawned
 // while this actor is stopping is told to stop at once.
@@ -113,7 +113,7 @@ func (c *Context) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address
 	return c.cell.sys.spawn(c.cell, a, cfg, opts)
 }
 
-// Send sends msg to the actor at to (B39). A message is stamped (sender =
+// Send sends msg to the actor at to. A message is stamped (sender =
 // this actor, its team, parent = the current message) and a SentMessage is
 // emitted before delivery; any other value is delivered as it is. It fails
 // with ErrActorDead when the recipient cannot receive (after the
@@ -124,7 +124,7 @@ func (c *Context) Send(to *message.Address, msg any) error {
 
 // Ask sends msg like Send and waits for the recipient's handler to return,
 // or for ctx. Asking oneself fails at once with ErrSelfAsk (it would
-// deadlock, B46).
+// deadlock).
 func (c *Context) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
 	if to != nil && to.AgentID() == c.cell.self.AgentID() {
 		return nil, fmt.Errorf("%w: %s", ErrSelfAsk, to)
@@ -132,14 +132,14 @@ func (c *Context) Ask(ctx context.Context, to *message.Address, msg any) (any, e
 	return ask(ctx, origin{c: c.cell, parent: c.cell.current}, to, msg)
 }
 
-// Stop starts this actor's stop (B20) and returns at once: its context is
+// Stop starts this actor's stop and returns at once: its context is
 // cancelled with ErrStopped, its children are told to stop, and once they
 // have all ended the actor ends after what is already queued (OnStop runs
 // once). Calling it again does nothing.
 func (c *Context) Stop() { c.cell.beginStop(ErrStopped, time.Time{}) }
 
 // Mailbox returns the messages waiting in the mailbox, in queue order,
-// without removing them (B40): never the one being handled, never raw
+// without removing them: never the one being handled, never raw
 // values, proxy calls or control entries.
 func (c *Context) Mailbox() []message.Message {
 	cl := c.cell
@@ -157,8 +157,8 @@ func (c *Context) Mailbox() []message.Message {
 }
 
 // ConsumeMailbox removes the waiting messages whose ids are listed and
-// returns them in queue order (B41). Ids not queued are ignored. Each removed
-// message gets one HandledMessage (B42) and never a turn of its own; an ask
+// returns them in queue order. Ids not queued are ignored. Each removed
+// message gets one HandledMessage and never a turn of its own; an ask
 // among them is answered with ErrConsumed.
 func (c *Context) ConsumeMailbox(ids ...uuid.UUID) []message.Message {
 	if len(ids) == 0 {
@@ -193,7 +193,7 @@ func (c *Context) ConsumeMailbox(ids ...uuid.UUID) []message.Message {
 	return out
 }
 
-// NotifyEvent emits an EventMessage carrying ev to the orchestrator (B14).
+// NotifyEvent emits an EventMessage carrying ev to the orchestrator.
 func (c *Context) NotifyEvent(ev any) {
 	c.cell.emit(telemetry.Record{Kind: telemetry.Event, Parent: c.cell.current, Value: ev})
 }

@@ -14,7 +14,7 @@ import (
 // The per-actor context.Context (Context.Context) replaces StopRequested:
 // it is cancelled, with a cause, as soon as the actor's stop is requested,
 // and in any case once the actor has ended, so that long work in a handler
-// ends early. What is queued is still handled before the stop (B21).
+// ends early. What is queued is still handled before the stop.
 
 // waitCause is a handler that, on a *message.UserMessage, signals entered
 // and then waits for its context to be cancelled, sending the cause on
@@ -93,7 +93,7 @@ type selfStopper struct {
 
 func (s *selfStopper) OnStart(c *actor.Context) error { s.ctx = c.Context(); return nil }
 func (s *selfStopper) Receive(c *actor.Context, _ any) (any, error) {
-	c.Stop() // the actor decides to stop (B20)
+	c.Stop() // the actor decides to stop
 	s.afterErr = context.Cause(c.Context())
 	return nil, nil
 }
@@ -175,7 +175,7 @@ func TestContextAskedForLateIsCancelled(t *testing.T) {
 	sys, _ := newSystem(t)
 	l := &lateAsker{cause: make(chan error, 1)}
 	addr := spawn(t, sys, l, nil)
-	if err := sys.Stop(ctxT(t), addr); err != nil {
+	if err := sys.Stop(actortest.Context(t), addr); err != nil {
 		t.Fatal(err)
 	}
 	if cause := <-l.cause; cause != actor.ErrStopped {

@@ -50,7 +50,7 @@
 // the actor drains what was queued and runs OnStop, exactly once. A
 // message.CancelMessage cancels only the running turn, the same way: in a
 // handler Context.Context is the turn's own context, cancelled at once
-// when one is sent to the actor (issue 15).
+// when one is sent to the actor.
 //
 // Telemetry: every actor spawned in a team (orchestrator.New creates one)
 // reports Start, Sent, Received, Processed, Handled, Error, Warning,

@@ -10,7 +10,7 @@ import (
 
 // Endpoint is a place outside the actor world that tells and asks actors and
 // receives the replies sent back to it (the Python ExecutionContext and its
-// listener). System has one; System.Private makes more (B49). Safe for
+// listener). System has one; System.Private makes more. Safe for
 // concurrent use.
 type Endpoint struct {
 	sys  *System
@@ -34,19 +34,19 @@ func (s *System) newEndpoint() *Endpoint {
 	return e
 }
 
-// Address returns the endpoint's address (B48): name "@ActorSystem", role
+// Address returns the endpoint's address: name "@ActorSystem", role
 // "ActorSystem", its own agent and team ids, no squad.
 func (e *Endpoint) Address() *message.Address { return e.addr }
 
-// Tell delivers msg to the actor at to without waiting (B45): a message is
+// Tell delivers msg to the actor at to without waiting: a message is
 // stamped with this endpoint as its sender and the recipient's team, its
 // parent untouched; no telemetry.
 func (e *Endpoint) Tell(to *message.Address, msg any) error {
 	return send(origin{ep: e}, to, msg, nil)
 }
 
-// Ask delivers msg like Tell and waits for the handler's result, or for ctx
-// (B46). A handler error comes back as the error. When ctx's deadline
+// Ask delivers msg like Tell and waits for the handler's result, or for ctx.
+// A handler error comes back as the error. When ctx's deadline
 // passes first the error is a *TimeoutError (errors.Is ErrTimeout) naming
 // the target and message type; the message is still handled later and its
 // reply dropped.
@@ -55,7 +55,7 @@ func (e *Endpoint) Ask(ctx context.Context, to *message.Address, msg any) (any, 
 }
 
 // Listen returns the next value delivered to this endpoint, in arrival
-// order, waiting until one arrives or ctx is done (B47). A listen that gives
+// order, waiting until one arrives or ctx is done. A listen that gives
 // up leaves nothing behind: a value arriving later goes to the next Listen.
 func (e *Endpoint) Listen(ctx context.Context) (any, error) {
 	for {

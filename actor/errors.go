@@ -31,7 +31,7 @@ var (
 
 	// ErrUnhandled is returned by a Receive that does not handle a message.
 	// The runtime logs "Unknown message" at warning level, reports nothing
-	// else, and the turn ends normally (B29, B30).
+	// else, and the turn ends normally.
 	ErrUnhandled = errors.New("actor: message not handled")
 
 	// ErrConsumed answers an ask whose message a running turn removed from
@@ -88,7 +88,7 @@ func deadError(a *message.Address) error {
 
 // WarningError is a soft failure: a handler that returns one (or an error
 // type embedding it) gets a WarningMessage instead of an ErrorMessage, and
-// the turn is still marked processed (B34). Its content type is the name of
+// the turn is still marked processed. Its content type is the name of
 // the concrete error type, "WarningError" by default.
 type WarningError struct {
 	Msg string
@@ -131,7 +131,7 @@ func IsWarning(err error) (error, bool) {
 	return nil, false
 }
 
-// PanicError is the error a recovered panic becomes (B37).
+// PanicError is the error a recovered panic becomes.
 type PanicError struct {
 	Value any    // what was passed to panic
 	Stack string // debug.Stack at the recovery

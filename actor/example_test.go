@@ -27,7 +27,7 @@ func (g *GreeterAgent) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, actor.ErrUnhandled
 }
 
-// The seed's quick start (scenario 1): spawn a greeter, tell it a message,
+// akgentic's quick start: spawn a greeter, tell it a message,
 // shut down. Shutdown drains the mailbox first, so the greeting is printed.
 func Example_quickStart() {
 	sys := actor.NewSystem(actor.SystemConfig{})

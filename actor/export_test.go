@@ -8,7 +8,7 @@ import (
 
 // NewCollectableAddressForTest returns a live address over a cell that was
 // never started and that nothing else references, so a GC collects it
-// without it ever being stopped (scenario 13, B55).
+// without it ever being stopped.
 func NewCollectableAddressForTest() *message.Address {
 	c := &cell{life: &lifecycle{done: make(chan struct{})}, wake: make(chan struct{}, 1)}
 	h := &handle{w: weak.Make(c), life: c.life}

@@ -1,7 +1,6 @@
 package actor_test
 
 import (
-	"context"
 	"log/slog"
 	"slices"
 	"testing"
@@ -47,17 +46,11 @@ func spawn(t *testing.T, sys *actor.System, a actor.Actor, cfg any, opts ...acto
 	return addr
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), actortest.Timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // barrier asks addr a no-op proxy call: it returns once everything told to
 // addr before it was handled (per-producer FIFO).
 func barrier(t *testing.T, addr *message.Address) {
 	t.Helper()
-	if err := proxy.Do(ctxT(t), addr, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+	if err := proxy.Do(actortest.Context(t), addr, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
 		t.Fatalf("barrier on %s: %v", addr, err)
 	}
 }
@@ -71,7 +64,7 @@ func synced(t *testing.T, root *message.Address, addrs ...*message.Address) {
 	for _, a := range addrs {
 		barrier(t, a)
 	}
-	if err := orchestrator.Of(root).Sync(ctxT(t)); err != nil {
+	if err := orchestrator.Of(root).Sync(actortest.Context(t)); err != nil {
 		t.Fatalf("sync of the team at %s: %v", root, err)
 	}
 }

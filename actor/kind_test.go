@@ -15,7 +15,7 @@ func (*restorable) Receive(*actor.Context, any) (any, error) { return nil, actor
 
 func init() { actor.RegisterKind("Restorable", func() actor.Actor { return &restorable{} }) }
 
-// The kind registry (B44, B107): a registered kind is named in addresses,
+// The kind registry: a registered kind is named in addresses,
 // recreated by name, and its config decoded into its declared type.
 func TestKindRegistry(t *testing.T) {
 	sys, _ := newSystem(t)

@@ -92,8 +92,9 @@ func (h *hooked) OnStop(*actor.Context) {
 	h.log.add(h.name)
 }
 
-// Scenario 10 (identity defaults, B17, B44).
-func TestScenario10IdentityDefaults(t *testing.T) {
+// Spawn defaults an actor's identity: fresh ids, a unique name, the type
+// name as role.
+func TestSpawnDefaultsIdentity(t *testing.T) {
 	sys, _ := newSystem(t)
 	a := spawn(t, sys, &plainAgent{}, nil)
 	b := spawn(t, sys, &plainAgent{}, nil)
@@ -125,8 +126,8 @@ func TestScenario10IdentityDefaults(t *testing.T) {
 	}
 }
 
-// Scenario 11 (team and squad propagation, B19).
-func TestScenario11TeamAndSquad(t *testing.T) {
+// A child joins its parent's team, squad and user.
+func TestChildInheritsTeamAndSquad(t *testing.T) {
 	sys, _ := newSystem(t)
 	team, squad, squad2 := uuid.New(), uuid.New(), uuid.New()
 	parent := spawn(t, sys, noop, actor.Config{Name: "parent", SquadID: squad}, actor.WithTeamID(team), actor.WithUser("u1", "u@x"))
@@ -145,23 +146,23 @@ func TestScenario11TeamAndSquad(t *testing.T) {
 	if root.SquadID() == uuid.Nil || root.SquadID() == squad {
 		t.Fatal("a root did not get a fresh squad")
 	}
-	got, _ := proxy.Ask(ctxT(t), grandchild, func(c *actor.Context, _ actor.Actor) ([]any, error) {
+	got, _ := proxy.Ask(actortest.Context(t), grandchild, func(c *actor.Context, _ actor.Actor) ([]any, error) {
 		id, email := c.User()
 		return []any{c.Parent(), id, email, c.Orchestrator()}, nil
 	})
 	if !got[0].(*message.Address).Equal(child) || got[1] != "u1" || got[2] != "u@x" || got[3].(*message.Address) != nil {
 		t.Fatalf("grandchild context: %v", got)
 	}
-	k, _ := proxy.Ask(ctxT(t), parent, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
+	k, _ := proxy.Ask(actortest.Context(t), parent, func(c *actor.Context, _ actor.Actor) ([]*message.Address, error) { return c.Children(), nil })
 	if len(k) != 2 || !k[0].Equal(child) || !k[1].Equal(other) {
 		t.Fatalf("children %v", k)
 	}
 }
 
-// Scenario 13 (deallocated, never stopped, B55): is_alive false, tell and
-// ask fail with ErrActorDead, nothing enqueued. B56's address tell/ask are
-// System.Tell/Ask now; an actor's Context.Send is checked too.
-func TestScenario13CollectedActor(t *testing.T) {
+// An actor collected without being stopped: Alive is false, tell and ask
+// fail with ErrActorDead, nothing enqueued; System.Tell/Ask and an actor's
+// Context.Send are checked.
+func TestCollectedActorIsDead(t *testing.T) {
 	sys, _ := newSystem(t)
 	addr := actor.NewCollectableAddressForTest()
 	for i := 0; i < 10 && !actor.CollectedForTest(addr); i++ {
@@ -176,13 +177,13 @@ func TestScenario13CollectedActor(t *testing.T) {
 	if err := sys.Tell(addr, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("tell: %v", err)
 	}
-	if _, err := sys.Ask(ctxT(t), addr, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := sys.Ask(actortest.Context(t), addr, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("ask: %v", err)
 	}
 	sender := spawn(t, sys, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		return nil, c.Send(addr, &textMsg{})
 	}), nil)
-	if _, err := sys.Ask(ctxT(t), sender, &numMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := sys.Ask(actortest.Context(t), sender, &numMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("send from an actor: %v", err)
 	}
 	if addr.Name() != "ghost" {
@@ -190,8 +191,9 @@ func TestScenario13CollectedActor(t *testing.T) {
 	}
 }
 
-// Scenario 14 (snapshot addresses, B59, B60).
-func TestScenario14SnapshotAddresses(t *testing.T) {
+// A decoded address is a snapshot: equal to the live one, never
+// deliverable, and so is a stopped record.
+func TestSnapshotAddresses(t *testing.T) {
 	sys, _ := newSystem(t)
 	live := spawn(t, sys, noop, actor.Config{Name: "@Writer", Role: "Writer"})
 	data, err := json.Marshal(live)
@@ -212,15 +214,15 @@ func TestScenario14SnapshotAddresses(t *testing.T) {
 	}), nil)
 	for _, err := range []error{
 		sys.Tell(&snap, &textMsg{}),
-		func() error { _, err := sys.Ask(ctxT(t), &snap, &textMsg{}); return err }(),
-		func() error { _, err := sys.Ask(ctxT(t), sender, &numMsg{}); return err }(),
+		func() error { _, err := sys.Ask(actortest.Context(t), &snap, &textMsg{}); return err }(),
+		func() error { _, err := sys.Ask(actortest.Context(t), sender, &numMsg{}); return err }(),
 		func() error {
 			var nilFn func(*actor.Context, actor.Actor) (any, error)
-			_, err := proxy.Ask(ctxT(t), &snap, nilFn)
+			_, err := proxy.Ask(actortest.Context(t), &snap, nilFn)
 			return err
 		}(),
 		func() error {
-			_, err := proxy.Ask(ctxT(t), &snap, func(*actor.Context, actor.Actor) (any, error) { return nil, nil })
+			_, err := proxy.Ask(actortest.Context(t), &snap, func(*actor.Context, actor.Actor) (any, error) { return nil, nil })
 			return err
 		}(),
 	} {
@@ -240,7 +242,7 @@ func TestScenario14SnapshotAddresses(t *testing.T) {
 	}
 }
 
-// Scenario 15 (user-proxy detection by kind, B62).
+// A user proxy is detected by kind, whatever its name or role.
 type fakeUserProxy struct{ actor.Base }
 
 func (*fakeUserProxy) Receive(*actor.Context, any) (any, error) { return nil, nil }
@@ -248,7 +250,7 @@ func (*fakeUserProxy) UserProxyActor()                          {}
 
 type derivedProxy struct{ fakeUserProxy }
 
-func TestScenario15UserProxyDetection(t *testing.T) {
+func TestUserProxyDetectedByKind(t *testing.T) {
 	sys, _ := newSystem(t)
 	up := spawn(t, sys, &fakeUserProxy{}, actor.Config{Name: "@Human"})
 	worker := spawn(t, sys, &derivedProxy{}, actor.Config{Name: "w", Role: "worker"})
@@ -256,7 +258,7 @@ func TestScenario15UserProxyDetection(t *testing.T) {
 	if !up.IsUserProxy() || !worker.IsUserProxy() || named.IsUserProxy() {
 		t.Fatal("wrong user-proxy detection")
 	}
-	if err := sys.Stop(ctxT(t), worker); err != nil {
+	if err := sys.Stop(actortest.Context(t), worker); err != nil {
 		t.Fatal(err)
 	}
 	if !worker.IsUserProxy() || worker.IsAlive() {
@@ -270,10 +272,11 @@ func TestScenario15UserProxyDetection(t *testing.T) {
 	}
 }
 
-// Scenario 17 (turn bracket and causality, B8-B10, B32). The recorder sees
-// the subscribers' copies (B90): the sent message inside a SentMessage is
+// The turn bracket and causality: Received, Sent with the turn's message as
+// parent, Processed. The recorder sees
+// the subscribers' copies: the sent message inside a SentMessage is
 // compared by id, not by pointer.
-func TestScenario17TurnBracket(t *testing.T) {
+func TestTurnBracketAndCausality(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	b := actortest.Spawn(t, root, actortest.NewProbe(), actor.Config{Name: "B"})
 	var sent message.Message
@@ -322,16 +325,16 @@ func TestScenario17TurnBracket(t *testing.T) {
 	if env.ParentID.UUID != x.ID || env.TeamID.UUID != root.TeamID() || !env.Sender.Equal(a) {
 		t.Fatalf("stamping: parent %v team %v sender %v", env.ParentID, env.TeamID, env.Sender)
 	}
-	// The telemetry message (B10).
+	// The telemetry message.
 	tm := recorded[*message.SentMessage](rec, a)[0]
 	if tm.Message.Envelope().ID != sentID || tm.Message.(*textMsg).Text != "M" || tm.ParentID.UUID != x.ID || !tm.Sender.Equal(a) {
 		t.Fatalf("SentMessage %+v", tm)
 	}
 }
 
-// Scenarios 18, 19 and B37: handler errors, warnings and panics on the tell
+// Handler errors, warnings and panics on the tell
 // path are reported after Processed; the actor goes on.
-func TestScenario18And19Failures(t *testing.T) {
+func TestTellFailuresReportedAfterProcessed(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		switch m := msg.(type) {
@@ -385,14 +388,14 @@ func TestScenario18And19Failures(t *testing.T) {
 	}
 }
 
-// Scenario 21 (handler error on the ask path, B35): the caller gets the
+// A handler error on the ask path: the caller gets the
 // error; one Processed; no ErrorMessage.
-func TestScenario21AskFailure(t *testing.T) {
+func TestAskFailureGoesToTheCaller(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, actor.Func(func(*actor.Context, any) (any, error) {
 		return nil, errors.New("critical failure")
 	}), actor.Config{Name: "failing"})
-	_, err := sys.Ask(ctxT(t), agent, &textMsg{})
+	_, err := sys.Ask(actortest.Context(t), agent, &textMsg{})
 	if err == nil || err.Error() != "critical failure" {
 		t.Fatalf("ask error %v", err)
 	}
@@ -402,11 +405,12 @@ func TestScenario21AskFailure(t *testing.T) {
 	}
 }
 
-// Scenario 22 (send to a dead recipient, B39).
-func TestScenario22SendToDead(t *testing.T) {
+// A send to a dead recipient fails with ErrActorDead (its Sent record still
+// goes out); a tell or an ask to it fails the same way, a stop returns nil.
+func TestSendToDeadRecipient(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	dead := actortest.Spawn(t, root, noop, actor.Config{Name: "dead"})
-	if err := sys.Stop(ctxT(t), dead); err != nil {
+	if err := sys.Stop(actortest.Context(t), dead); err != nil {
 		t.Fatal(err)
 	}
 	var sendErr error
@@ -426,21 +430,21 @@ func TestScenario22SendToDead(t *testing.T) {
 	if err := sys.Tell(dead, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("tell to dead: %v", err)
 	}
-	if _, err := sys.Ask(ctxT(t), dead, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := sys.Ask(actortest.Context(t), dead, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("ask to dead: %v", err)
 	}
-	if err := sys.Stop(ctxT(t), dead); err != nil {
+	if err := sys.Stop(actortest.Context(t), dead); err != nil {
 		t.Fatalf("stopping a dead actor: %v", err)
 	}
 }
 
-// Scenario 23 (no orchestrator, B6): a root agent's telemetry goes nowhere
+// With no orchestrator a root agent's telemetry goes nowhere
 // and nothing fails.
-func TestScenario23NoOrchestrator(t *testing.T) {
+func TestRootAgentWithoutOrchestrator(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := spawn(t, sys, &stateAgent{}, nil)
 	_ = sys.Tell(agent, &bump{})
-	v, err := proxy.Ask(ctxT(t), agent, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
+	v, err := proxy.Ask(actortest.Context(t), agent, func(c *actor.Context, _ actor.Actor) (*message.Address, error) {
 		c.NotifyEvent("x")
 		c.Report(errors.New("nobody hears"))
 		return c.Orchestrator(), nil
@@ -454,7 +458,7 @@ func TestScenario23NoOrchestrator(t *testing.T) {
 	}
 }
 
-// B18: an OnStart failure is reported and the actor keeps running.
+// An OnStart failure is reported and the actor keeps running.
 type badStart struct{ actortest.Probe }
 
 func (*badStart) OnStart(*actor.Context) error { return errors.New("cannot start") }
@@ -480,7 +484,7 @@ func TestOnStartFailureReported(t *testing.T) {
 	}
 }
 
-// Scenario 25 (self-stop drains, B21): 5 follow-ups queued before the stop
+// A self-stop drains: 5 follow-ups queued before the stop
 // are handled in order, then OnStop once, then nothing.
 type drainer struct {
 	mu     sync.Mutex
@@ -507,7 +511,7 @@ func (d *drainer) Receive(c *actor.Context, msg any) (any, error) {
 
 func (d *drainer) OnStop(*actor.Context) { d.stops++ }
 
-func TestScenario25SelfStopDrains(t *testing.T) {
+func TestSelfStopDrainsTheMailbox(t *testing.T) {
 	sys, _ := newSystem(t)
 	d := &drainer{}
 	agent := spawn(t, sys, d, nil)
@@ -529,9 +533,9 @@ func TestScenario25SelfStopDrains(t *testing.T) {
 	}
 }
 
-// Scenario 26 (after the marker, B21): tells and asks queued behind the stop
+// Tells and asks queued behind the stop
 // marker are not handled; the asks fail with ErrActorDead.
-func TestScenario26AfterTheMarker(t *testing.T) {
+func TestMessagesAfterTheStopMarkerAreNotHandled(t *testing.T) {
 	sys, _ := newSystem(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var handled []string
@@ -563,14 +567,14 @@ func TestScenario26AfterTheMarker(t *testing.T) {
 	if len(handled) != 1 {
 		t.Fatalf("handled %v after the marker", handled)
 	}
-	if _, err := sys.Ask(ctxT(t), agent, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := sys.Ask(actortest.Context(t), agent, &textMsg{}); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("ask after stop: %v", err)
 	}
 }
 
-// Scenario 27 (StopRecursively, B20, B25): stops the whole subtree,
+// StopRecursively stops the whole subtree,
 // children first.
-func TestScenario27StopRecursively(t *testing.T) {
+func TestStopRecursivelyStopsTheSubtree(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	parent := actortest.Spawn(t, root, noop, actor.Config{Name: "parent"})
 	child := actortest.Spawn(t, parent, noop, actor.Config{Name: "child"})
@@ -600,7 +604,7 @@ func TestScenario27StopRecursively(t *testing.T) {
 	// way).
 	otherLog := &stopLog{}
 	other := actortest.Spawn(t, root, &hooked{name: "other", log: otherLog}, actor.Config{Name: "other"})
-	if _, err := sys.Ask(ctxT(t), other, &message.StopRecursively{}); err != nil {
+	if _, err := sys.Ask(actortest.Context(t), other, &message.StopRecursively{}); err != nil {
 		t.Fatal(err)
 	}
 	if other.IsAlive() || !slices.Equal(otherLog.get(), []string{"other"}) {
@@ -613,8 +617,8 @@ func TestScenario27StopRecursively(t *testing.T) {
 	}
 }
 
-// Scenario 54 (mailbox peek and consume, B40-B42).
-func TestScenario54MailboxPeekConsume(t *testing.T) {
+// A handler peeks at and consumes what is queued in its mailbox.
+func TestMailboxPeekAndConsume(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	type result struct {
@@ -680,7 +684,7 @@ func TestScenario54MailboxPeekConsume(t *testing.T) {
 	}
 }
 
-// A consumed ask is answered with ErrConsumed (B41).
+// A consumed ask is answered with ErrConsumed.
 func TestConsumedAskIsAnswered(t *testing.T) {
 	sys, _ := newSystem(t)
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -707,7 +711,7 @@ func TestConsumedAskIsAnswered(t *testing.T) {
 }
 
 // A child spawned by a message queued before the stop marker is stopped
-// with its parent, before the parent's end (B20: children first).
+// with its parent, before the parent's end (children first).
 func TestChildSpawnedDuringStopIsStopped(t *testing.T) {
 	sys, _ := newSystem(t)
 	gate, in := make(chan struct{}), make(chan struct{})
@@ -738,7 +742,7 @@ func TestChildSpawnedDuringStopIsStopped(t *testing.T) {
 	}
 }
 
-// An actor that stops itself (Context.Stop, B20) with children: the
+// An actor that stops itself (Context.Stop) with children: the
 // children stop before the parent ends.
 func TestSelfStopStopsChildren(t *testing.T) {
 	sys, _ := newSystem(t)
@@ -762,7 +766,7 @@ func TestSelfStopStopsChildren(t *testing.T) {
 	}
 }
 
-// A StopRecursively ask queued after the stop marker succeeds (B21).
+// A StopRecursively ask queued after the stop marker succeeds.
 func TestPendingStopAskSucceeds(t *testing.T) {
 	sys, _ := newSystem(t)
 	in, gate := make(chan struct{}), make(chan struct{})
@@ -818,8 +822,7 @@ func TestStopWaitsForOnStop(t *testing.T) {
 	}
 }
 
-// B20 as redesigned (DESIGN 12: nothing blocks a parent's goroutine on a
-// child's stop): the children are told to stop together, not one after
+// Nothing blocks a parent's goroutine on a child's stop: the children are told to stop together, not one after
 // another; the parent keeps handling messages while they stop, and its
 // OnStop runs only after every child's OnStop.
 func TestParentHandlesMessagesWhileChildrenStop(t *testing.T) {
@@ -848,7 +851,7 @@ func TestParentHandlesMessagesWhileChildrenStop(t *testing.T) {
 		waitClosed(t, k.entered, k.name+"'s OnStop")
 	}
 	// The parent still answers; its children have not ended yet.
-	v, err := sys.Ask(ctxT(t), parent, &numMsg{})
+	v, err := sys.Ask(actortest.Context(t), parent, &numMsg{})
 	if err != nil || v != 2 {
 		t.Fatalf("ask to the stopping parent = %v, %v; want 2 running children", v, err)
 	}
@@ -863,7 +866,7 @@ func TestParentHandlesMessagesWhileChildrenStop(t *testing.T) {
 	}
 }
 
-// B98 with Config.Tool: a tool child is told to stop only once its non-tool
+// With Config.Tool, a tool child is told to stop only once its non-tool
 // siblings have ended, so a sibling still inside a handler can call it
 // during the teardown.
 func TestToolChildStopsAfterItsSiblings(t *testing.T) {
@@ -883,7 +886,7 @@ func TestToolChildStopsAfterItsSiblings(t *testing.T) {
 	}
 	entered := make(chan struct{})
 	answer := make(chan any, 1)
-	askCtx := ctxT(t)
+	askCtx := actortest.Context(t)
 	worker := actortest.Spawn(t, parent, &hooked{name: "worker", log: log,
 		recv: func(c *actor.Context, msg any) (any, error) {
 			if _, ok := msg.(*textMsg); !ok {
@@ -922,7 +925,7 @@ func TestToolChildStopsAfterItsSiblings(t *testing.T) {
 	}
 }
 
-// B99: a stop with a deadline (here the team's stop grace) ends when the
+// A stop with a deadline (here the team's stop grace) ends when the
 // deadline passes even though a child is wedged: "forcing teardown" is
 // logged with the children still running, and the wedged child is left to
 // end on its own (it was told to stop).
@@ -947,7 +950,7 @@ func TestStopGraceForcesTeardown(t *testing.T) {
 	calm := actortest.Spawn(t, team.Address(), noop, actor.Config{Name: "calm"})
 	_ = sys.Tell(wedged, &textMsg{})
 	waitClosed(t, entered, "the wedged handler")
-	if err := team.Stop(ctxT(t)); err != nil {
+	if err := team.Stop(actortest.Context(t)); err != nil {
 		t.Fatalf("team stop: %v", err)
 	}
 	if !wedged.IsAlive() {

@@ -10,8 +10,8 @@ import (
 )
 
 // An actor that parks after a burst keeps no burst-sized mailbox buffers
-// (issue 12: a ten-million-message burst left its envelopes' buffers
-// behind an idle receiver).
+// (a ten-million-message burst once left its envelopes' buffers behind an
+// idle receiver).
 func TestIdleActorDropsBurstBuffers(t *testing.T) {
 	sys := quietSystem()
 	defer shutdown(t, sys)

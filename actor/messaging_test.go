@@ -16,14 +16,14 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Scenario 2 (hello world): the receiver sees the greeting and a sender
+// Hello world: the receiver sees the greeting and a sender
 // whose agent id is the greeter's.
 type helloCommand struct {
 	message.Base
 	To *message.Address `json:"to"`
 }
 
-func TestScenario2HelloWorld(t *testing.T) {
+func TestHelloWorld(t *testing.T) {
 	sys, _ := newSystem(t)
 	probe := actortest.NewProbe()
 	receiver := spawn(t, sys, probe, actor.Config{Name: "receiver"})
@@ -48,7 +48,7 @@ func TestScenario2HelloWorld(t *testing.T) {
 	}
 }
 
-// Scenario 3 (reply via sender): a calculator replies to each request's
+// Reply via sender: a calculator replies to each request's
 // sender; an agent client and a private context both get their answers.
 type calcRequest struct {
 	message.Base
@@ -72,7 +72,7 @@ func calculator(c *actor.Context, msg any) (any, error) {
 	return a + b, c.Send(c.Sender(), &calcResult{Value: a + b})
 }
 
-func TestScenario3ReplyViaSender(t *testing.T) {
+func TestReplyViaSender(t *testing.T) {
 	sys, _ := newSystem(t)
 	calc := spawn(t, sys, actor.Func(calculator), actor.Config{Name: "calculator"})
 	got := make(chan int, 1)
@@ -98,7 +98,7 @@ func TestScenario3ReplyViaSender(t *testing.T) {
 	if err := p.Tell(calc, &calcRequest{Expr: "2 + 2"}); err != nil {
 		t.Fatal(err)
 	}
-	reply, err := p.Listen(ctxT(t))
+	reply, err := p.Listen(actortest.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +106,16 @@ func TestScenario3ReplyViaSender(t *testing.T) {
 		t.Fatalf("private listen got %#v", reply)
 	}
 	// Ask returns the handler's value.
-	v, err := sys.Ask(ctxT(t), calc, &calcRequest{Expr: "1 + 1"})
+	v, err := sys.Ask(actortest.Context(t), calc, &calcRequest{Expr: "1 + 1"})
 	if err != nil || v != 2 {
 		t.Fatalf("ask = %v, %v", v, err)
 	}
 }
 
-// Scenario 5 (ask timeout): the ask fails with a timeout error naming target
+// An ask that times out fails with a timeout error naming target
 // and message type; the message is still handled later, its reply dropped;
 // a second ask succeeds.
-func TestScenario5AskTimeout(t *testing.T) {
+func TestAskTimeout(t *testing.T) {
 	sys, _ := newSystem(t)
 	release := make(chan struct{})
 	var handled atomic.Int32
@@ -141,7 +141,7 @@ func TestScenario5AskTimeout(t *testing.T) {
 		t.Fatalf("error text %q does not name target and type", err)
 	}
 	close(release)
-	v, err := sys.Ask(ctxT(t), slow, &numMsg{N: 1})
+	v, err := sys.Ask(actortest.Context(t), slow, &numMsg{N: 1})
 	if err != nil || v != "done" {
 		t.Fatalf("second ask = %v, %v", v, err)
 	}
@@ -150,10 +150,10 @@ func TestScenario5AskTimeout(t *testing.T) {
 	}
 }
 
-// Scenario 6 (concurrent tells): 8 producers x 500 messages: all handled,
+// Concurrent tells: 8 producers x 500 messages: all handled,
 // never two at once, each producer's in order; 100,000 tells to a blocked
-// actor all return and are all handled after release (B38, B38a).
-func TestScenario6ConcurrentTells(t *testing.T) {
+// actor all return and are all handled after release.
+func TestConcurrentTells(t *testing.T) {
 	sys, _ := newSystem(t)
 	const producers, each = 8, 500
 	type seqMsg struct {
@@ -235,7 +235,7 @@ func TestScenario6ConcurrentTells(t *testing.T) {
 }
 
 // Two actors telling each other 100,000 times while one is blocked: no
-// deadlock, nothing dropped (issue 2, bad input and faults).
+// deadlock, nothing dropped.
 func TestMutualFloodNoDeadlock(t *testing.T) {
 	sys, _ := newSystem(t)
 	const n = 100000
@@ -290,7 +290,7 @@ func TestMutualFloodNoDeadlock(t *testing.T) {
 	}
 }
 
-// Scenario 7 (unknown and derived messages): a handler for an interface
+// Unknown and derived messages: a handler for an interface
 // ("base class") receives derived messages; an unrelated type logs "Unknown
 // message", reports no error, still closes its ledger entry.
 type shape interface {
@@ -307,7 +307,7 @@ func (s *square) Area() float64 { return s.Side * s.Side }
 
 type unrelated struct{ message.Base }
 
-func TestScenario7UnknownAndDerived(t *testing.T) {
+func TestUnknownAndDerivedMessages(t *testing.T) {
 	sys, rec, root, logs := newTeam(t)
 	areas := make(chan float64, 1)
 	agent := actortest.Spawn(t, root, actor.Func(func(c *actor.Context, msg any) (any, error) {
@@ -347,16 +347,16 @@ func TestScenario7UnknownAndDerived(t *testing.T) {
 	}
 }
 
-// Scenario 9 (raw values): a non-Message value is dispatched with no
+// A non-Message value is dispatched with no
 // sender and produces no telemetry, even when it mutates observed state.
-func TestScenario9RawValues(t *testing.T) {
+func TestRawValues(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	s := &stateAgent{}
 	agent := actortest.Spawn(t, root, s, actor.Config{Name: "raw"})
 	rec.WaitKind(t, kStateChanged, agent, 1) // the attach publication
 	synced(t, root, agent)
 	before := len(rec.Records())
-	v, err := sys.Ask(ctxT(t), agent, rawBump{})
+	v, err := sys.Ask(actortest.Context(t), agent, rawBump{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,17 +369,17 @@ func TestScenario9RawValues(t *testing.T) {
 	}
 }
 
-// B46: an actor asking itself fails at once instead of deadlocking.
+// An actor asking itself fails at once instead of deadlocking.
 func TestSelfAskFailsFast(t *testing.T) {
 	sys, _ := newSystem(t)
 	agent := spawn(t, sys, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		if _, ok := msg.(*textMsg); ok {
-			_, err := c.Ask(ctxT(t), c.Self(), &numMsg{})
+			_, err := c.Ask(actortest.Context(t), c.Self(), &numMsg{})
 			return nil, err
 		}
 		return nil, nil
 	}), nil)
-	_, err := sys.Ask(ctxT(t), agent, &textMsg{})
+	_, err := sys.Ask(actortest.Context(t), agent, &textMsg{})
 	if !errors.Is(err, actor.ErrSelfAsk) {
 		t.Fatalf("err = %v, want ErrSelfAsk", err)
 	}
@@ -390,17 +390,17 @@ func TestContextAsk(t *testing.T) {
 	sys, _ := newSystem(t)
 	calc := spawn(t, sys, actor.Func(func(*actor.Context, any) (any, error) { return 42, nil }), nil)
 	asker := spawn(t, sys, actor.Func(func(c *actor.Context, msg any) (any, error) {
-		return c.Ask(ctxT(t), calc, &numMsg{})
+		return c.Ask(actortest.Context(t), calc, &numMsg{})
 	}), nil)
-	v, err := sys.Ask(ctxT(t), asker, &textMsg{})
+	v, err := sys.Ask(actortest.Context(t), asker, &textMsg{})
 	if err != nil || v != 42 {
 		t.Fatalf("ask = %v, %v", v, err)
 	}
 }
 
-// Scenario 55 (listen and private contexts): each private context gets only
+// Listen and private endpoints: each private endpoint gets only
 // its own replies; a listen that times out loses nothing.
-func TestScenario55ListenAndPrivate(t *testing.T) {
+func TestListenAndPrivateEndpoints(t *testing.T) {
 	sys, _ := newSystem(t)
 	echo := spawn(t, sys, actor.Func(func(c *actor.Context, msg any) (any, error) {
 		m := msg.(*textMsg)
@@ -411,8 +411,8 @@ func TestScenario55ListenAndPrivate(t *testing.T) {
 	defer p2.Close()
 	_ = p1.Tell(echo, &textMsg{Text: "one"})
 	_ = p2.Tell(echo, &textMsg{Text: "two"})
-	r1, err1 := p1.Listen(ctxT(t))
-	r2, err2 := p2.Listen(ctxT(t))
+	r1, err1 := p1.Listen(actortest.Context(t))
+	r2, err2 := p2.Listen(actortest.Context(t))
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -426,21 +426,21 @@ func TestScenario55ListenAndPrivate(t *testing.T) {
 		t.Fatalf("empty listen: %v", err)
 	}
 	_ = sys.Tell(echo, &textMsg{Text: "late"})
-	r, err := sys.Listen(ctxT(t))
+	r, err := sys.Listen(actortest.Context(t))
 	if err != nil || r.(*textMsg).Text != "echo late" {
 		t.Fatalf("listen after a timeout: %v, %v", r, err)
 	}
-	// The listener's identity (B48).
+	// The listener's identity.
 	a := sys.Address()
 	if a.Name() != "@ActorSystem" || a.Role() != "ActorSystem" || a.SquadID() != [16]byte{} {
 		t.Fatalf("listener identity %+v", a.Identity())
 	}
-	if _, err := sys.Ask(ctxT(t), a, &textMsg{}); !errors.Is(err, actor.ErrNotDeliverable) {
+	if _, err := sys.Ask(actortest.Context(t), a, &textMsg{}); !errors.Is(err, actor.ErrNotDeliverable) {
 		t.Fatalf("ask to a listener: %v", err)
 	}
 	// A closed endpoint refuses.
 	p1.Close()
-	if _, err := p1.Listen(ctxT(t)); !errors.Is(err, actor.ErrShutdown) {
+	if _, err := p1.Listen(actortest.Context(t)); !errors.Is(err, actor.ErrShutdown) {
 		t.Fatalf("listen on closed endpoint: %v", err)
 	}
 	if err := sys.Tell(p1.Address(), &textMsg{}); !errors.Is(err, actor.ErrActorDead) {

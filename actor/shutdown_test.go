@@ -26,7 +26,7 @@ func (s *stopHooked) OnStopRequest(_ *actor.Context, cause error) {
 	s.causes <- cause
 }
 
-// teamWatcher counts the team's stop announcements (B96).
+// teamWatcher counts the team's stop announcements.
 type teamWatcher struct {
 	requests atomic.Int32
 	stops    atomic.Int32
@@ -36,7 +36,7 @@ func (*teamWatcher) OnMessage(message.Message) {}
 func (w *teamWatcher) OnStopRequest(uuid.UUID) { w.requests.Add(1) }
 func (w *teamWatcher) OnStop(uuid.UUID)        { w.stops.Add(1) }
 
-// B53: shutdown stops team roots and every other root, each with its
+// Shutdown stops team roots and every other root, each with its
 // subtree, and returns once every goroutine ended. The team root's
 // GracefulStop hook is gone: a team root's stop is announced (its
 // subscribers get OnStopRequest once, then OnStop once), and any actor
@@ -148,7 +148,7 @@ func TestStopTimeout(t *testing.T) {
 	close(release)
 	waitDone(t, busy)
 	snap := busy.Snapshot()
-	if err := sys.Stop(ctxT(t), snap); !errors.Is(err, actor.ErrNotDeliverable) {
+	if err := sys.Stop(actortest.Context(t), snap); !errors.Is(err, actor.ErrNotDeliverable) {
 		t.Fatalf("stop of a snapshot: %v", err)
 	}
 	select {

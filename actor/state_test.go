@@ -100,7 +100,7 @@ func (s *stateAgent) Receive(c *actor.Context, msg any) (any, error) {
 }
 
 // stateChanges returns the states who published, in order (the detached
-// copies the StateChangedMessages carry, B69).
+// copies the StateChangedMessages carry).
 func stateChanges(rec *actortest.Recorder, who *message.Address) []*agentState {
 	var out []*agentState
 	for _, m := range recorded[*message.StateChangedMessage](rec, who) {
@@ -109,7 +109,7 @@ func stateChanges(rec *actortest.Recorder, who *message.Address) []*agentState {
 	return out
 }
 
-// B65, B67, B71, B11: attach publishes once; a changed turn publishes after
+// Attach publishes once; a changed turn publishes after
 // its ProcessedMessage, with the turn's message as parent; a clean turn
 // publishes nothing; an explicit notify moves the baseline.
 func TestStateTurnCheckpoint(t *testing.T) {
@@ -132,7 +132,7 @@ func TestStateTurnCheckpoint(t *testing.T) {
 		t.Fatalf("state change parent %v value %+v", last.ParentID, last.State)
 	}
 
-	// A clean turn publishes nothing (B71).
+	// A clean turn publishes nothing.
 	start = len(rec.Kinds(agent))
 	_ = sys.Tell(agent, &unrelated{})
 	synced(t, root, agent)
@@ -147,19 +147,19 @@ func TestStateTurnCheckpoint(t *testing.T) {
 	if got := kindsOf(rec, agent, start); !equalKinds(got, []string{kReceived, kStateChanged, kProcessed}) {
 		t.Fatalf("explicit notify kinds %v", got)
 	}
-	// The published value is a detached copy (B69).
+	// The published value is a detached copy.
 	copies := stateChanges(rec, agent)
 	copies[len(copies)-1].Count = 1000
-	if v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
+	if v, _ := proxy.Ask(actortest.Context(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
 		return a.State().Count, nil
 	}); v != 2 {
 		t.Fatalf("live state count %v: the published copy aliases it", v)
 	}
 }
 
-// Scenario 34 (deep mutation): list append, map write and nested change each
+// Deep mutation: list append, map write and nested change each
 // publish exactly once.
-func TestScenario34DeepMutation(t *testing.T) {
+func TestDeepMutationPublishesOnce(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "deep"})
 	rec.WaitKind(t, kStateChanged, agent, 1)
@@ -173,9 +173,9 @@ func TestScenario34DeepMutation(t *testing.T) {
 	}
 }
 
-// Scenario 29 (failure checkpoint): a failing turn publishes its state
-// before Processed and the ErrorMessage / WarningMessage (B33, B70).
-func TestScenario29FailureCheckpoint(t *testing.T) {
+// A failing turn publishes its state
+// before Processed and the ErrorMessage / WarningMessage.
+func TestFailingTurnPublishesItsStateFirst(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "f"})
 	rec.WaitKind(t, kStateChanged, agent, 1)
@@ -194,15 +194,15 @@ func TestScenario29FailureCheckpoint(t *testing.T) {
 	}
 }
 
-// Scenario 30 (stop checkpoints): a mutation made through a proxy call
+// Stop checkpoints: a mutation made through a proxy call
 // publishes nothing until stop, then once, before the StopMessage; an
-// unchanged state stops with no publication (B36, B70, B71).
-func TestScenario30StopCheckpoints(t *testing.T) {
+// unchanged state stops with no publication.
+func TestStopCheckpointsTheState(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "p"})
 	rec.WaitKind(t, kStateChanged, agent, 1)
 	start := len(rec.Kinds(agent))
-	if err := proxy.Do(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) error {
+	if err := proxy.Do(actortest.Context(t), agent, func(_ *actor.Context, a *stateAgent) error {
 		a.State().Count = 7
 		return nil
 	}); err != nil {
@@ -212,7 +212,7 @@ func TestScenario30StopCheckpoints(t *testing.T) {
 	if got := kindsOf(rec, agent, start); len(got) != 0 {
 		t.Fatalf("proxy call emitted %v", got)
 	}
-	if err := sys.Stop(ctxT(t), agent); err != nil {
+	if err := sys.Stop(actortest.Context(t), agent); err != nil {
 		t.Fatal(err)
 	}
 	synced(t, root)
@@ -226,7 +226,7 @@ func TestScenario30StopCheckpoints(t *testing.T) {
 	clean := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "clean"})
 	rec.WaitKind(t, kStateChanged, clean, 1)
 	start = len(rec.Kinds(clean))
-	if err := sys.Stop(ctxT(t), clean); err != nil {
+	if err := sys.Stop(actortest.Context(t), clean); err != nil {
 		t.Fatal(err)
 	}
 	synced(t, root)
@@ -235,15 +235,15 @@ func TestScenario30StopCheckpoints(t *testing.T) {
 	}
 }
 
-// Scenario 31 (unserializable state): an asked turn returns the
+// Unserializable state: an asked turn returns the
 // serialization error with one Processed and no publication and no warning;
 // a failing told turn still reports its ErrorMessage and logs one warning.
-func TestScenario31UnserializableState(t *testing.T) {
+func TestUnserializableState(t *testing.T) {
 	sys, rec, root, logs := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "u"})
 	rec.WaitKind(t, kStateChanged, agent, 1)
 	start := len(rec.Kinds(agent))
-	_, err := sys.Ask(ctxT(t), agent, &poison{})
+	_, err := sys.Ask(actortest.Context(t), agent, &poison{})
 	if err == nil {
 		t.Fatal("asked turn with unserializable state returned no error")
 	}
@@ -273,8 +273,9 @@ func TestScenario31UnserializableState(t *testing.T) {
 	_ = sys.Tell(agent, &cure{}) // so that the stop checkpoint succeeds
 }
 
-// Scenario 33 (init_state / update_state, B73, B74).
-func TestScenario33InitAndUpdateState(t *testing.T) {
+// InitState publishes once, even an identical state; UpdateState sets
+// fields from a map.
+func TestInitAndUpdateState(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	agent := actortest.Spawn(t, root, &stateAgent{}, actor.Config{Name: "i"})
 	rec.WaitKind(t, kStateChanged, agent, 1)
@@ -288,7 +289,7 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 		t.Fatalf("%d publications after init_state, want 2", n)
 	}
 
-	_, err := sys.Ask(ctxT(t), agent, &update{Fields: map[string]any{"count": 5}})
+	_, err := sys.Ask(actortest.Context(t), agent, &update{Fields: map[string]any{"count": 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 	if em.ContentType != "UnmarshalTypeError" {
 		t.Fatalf("content type %q", em.ContentType)
 	}
-	v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
+	v, _ := proxy.Ask(actortest.Context(t), agent, func(_ *actor.Context, a *stateAgent) (int, error) {
 		return a.State().Count, nil
 	})
 	if v != 5 {
@@ -328,7 +329,7 @@ func TestScenario33InitAndUpdateState(t *testing.T) {
 	}
 }
 
-// Scenario 35 (stateful example): a counter with a max increment and a
+// A stateful agent: a counter with a max increment and a
 // prefix; typed config reaches the agent as its own copy.
 type counterConfig struct {
 	actor.Config
@@ -372,7 +373,7 @@ func (a *counterAgent) Receive(c *actor.Context, msg any) (any, error) {
 	return st.Count, nil
 }
 
-func TestScenario35StatefulExample(t *testing.T) {
+func TestStatefulCounterAgent(t *testing.T) {
 	sys, rec, root, _ := newTeam(t)
 	cfg := &counterConfig{Config: actor.Config{Name: "counter"}, MaxIncrement: 5, Prefix: "DEMO"}
 	agent := actortest.Spawn(t, root, &counterAgent{}, cfg)
@@ -389,14 +390,14 @@ func TestScenario35StatefulExample(t *testing.T) {
 	if cfg.Role != "" {
 		t.Fatalf("spawn changed the caller's config: %+v", cfg)
 	}
-	v, _ := proxy.Ask(ctxT(t), agent, func(_ *actor.Context, a *counterAgent) (string, error) {
+	v, _ := proxy.Ask(actortest.Context(t), agent, func(_ *actor.Context, a *counterAgent) (string, error) {
 		return a.Config().Role, nil
 	})
 	if v != "counterAgent" {
 		t.Fatalf("defaulted role %v", v)
 	}
 	// A config of the wrong type is refused at spawn.
-	if _, err := actortest.SpawnIn(ctxT(t), root, &counterAgent{}, actor.Config{Name: "wrong"}); err == nil {
+	if _, err := actortest.SpawnIn(actortest.Context(t), root, &counterAgent{}, actor.Config{Name: "wrong"}); err == nil {
 		t.Fatal("spawn with a config of the wrong type succeeded")
 	}
 }
@@ -427,7 +428,7 @@ func (p *panicky) Receive(*actor.Context, any) (any, error) {
 	return "ok", nil
 }
 
-// A panic while checkpointing the state (B37) is a reported failure: the
+// A panic while checkpointing the state is a reported failure: the
 // actor and the process go on.
 func TestCheckpointPanicIsAFailure(t *testing.T) {
 	sys, rec, root := actortest.Team(t)

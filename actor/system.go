@@ -28,7 +28,7 @@ type SystemConfig struct {
 	Logger *slog.Logger
 }
 
-// System is the gateway between ordinary code and the actor world (B44-B53):
+// System is the gateway between ordinary code and the actor world:
 // it spawns root actors, tells and asks them from outside, receives replies
 // addressed to it (Listen), and shuts everything down. Its methods are safe
 // for concurrent use.
@@ -83,12 +83,12 @@ func WithUser(id, email string) SpawnOption {
 	return func(o *spawnOptions) { o.userID, o.userEmail = id, email }
 }
 
-// Spawn creates a root actor (B44): a fresh agent id, a fresh team id and a
+// Spawn creates a root actor: a fresh agent id, a fresh team id and a
 // fresh squad unless the options or the config say otherwise, and no
 // orchestrator (a root is outside every team; orchestrator.New creates
 // one). cfg is nil, a Config, or a value or
 // pointer of a type embedding Config; the actor gets its own copy, with an
-// empty name and role defaulted (B17). An actor embedding Agent[C, S] must be
+// empty name and role defaulted. An actor embedding Agent[C, S] must be
 // given a C (or *C, or nil).
 func (s *System) Spawn(a Actor, cfg any, opts ...SpawnOption) (*message.Address, error) {
 	return s.spawn(nil, a, cfg, opts)
@@ -200,10 +200,10 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 	if c.sink != nil {
 		c.emitter = c.sink.Attach(c.self)
 	}
-	// StartMessage from the creator's context (B7).
+	// StartMessage from the creator's context.
 	c.emit(telemetry.Record{Kind: telemetry.Start, Value: cfgPtr, Recipient: c.parentA})
 	go c.run()
-	if parent != nil && parent.stopping {
+	if parent != nil && parent.phase != phaseRunning {
 		c.requestStop(parent.stopCause, parent.deadline)
 	}
 	return c.self, nil
@@ -218,7 +218,7 @@ func (s *System) deregister(c *cell) {
 }
 
 // Get returns the live address of the running actor with that agent id, or
-// nil (B51).
+// nil.
 func (s *System) Get(agentID uuid.UUID) *message.Address {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +228,7 @@ func (s *System) Get(agentID uuid.UUID) *message.Address {
 	return nil
 }
 
-// Stats counts the running actors (B52): team roots, and the others.
+// Stats counts the running actors: team roots, and the others.
 func (s *System) Stats() (orchestrators, agents int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -242,35 +242,35 @@ func (s *System) Stats() (orchestrators, agents int) {
 	return orchestrators, agents
 }
 
-// Tell delivers msg to the actor at to from the system's own endpoint
-// (B45, B56): a message is stamped with the endpoint as its sender and the
+// Tell delivers msg to the actor at to from the system's own endpoint:
+// a message is stamped with the endpoint as its sender and the
 // recipient's team; no telemetry. It fails with ErrActorDead when the actor
 // cannot receive and with ErrNotDeliverable for a snapshot address.
 func (s *System) Tell(to *message.Address, msg any) error { return s.endpoint.Tell(to, msg) }
 
-// Ask delivers msg like Tell and waits for the handler's result or ctx
-// (B46). A handler error comes back as the error; when ctx's deadline
+// Ask delivers msg like Tell and waits for the handler's result or ctx.
+// A handler error comes back as the error; when ctx's deadline
 // passes first the error is a *TimeoutError (errors.Is ErrTimeout) and the
 // message is still handled later, its reply dropped.
 func (s *System) Ask(ctx context.Context, to *message.Address, msg any) (any, error) {
 	return s.endpoint.Ask(ctx, to, msg)
 }
 
-// Listen returns the next message sent to the system's endpoint (B47).
+// Listen returns the next message sent to the system's endpoint.
 func (s *System) Listen(ctx context.Context) (any, error) { return s.endpoint.Listen(ctx) }
 
 // Address returns the address of the system's endpoint: the sender of what
 // the system tells, and where replies to it land.
 func (s *System) Address() *message.Address { return s.endpoint.addr }
 
-// Private returns a new endpoint with its own listener (B49): replies to
+// Private returns a new endpoint with its own listener: replies to
 // what is told through it arrive only there. Close it when done.
 func (s *System) Private() *Endpoint { return s.newEndpoint() }
 
-// Stop stops the actor at addr (B20): its context is cancelled with
+// Stop stops the actor at addr: its context is cancelled with
 // ErrStopped, its children are stopped first, and Stop waits until it and
 // every descendant have ended, or ctx is done. A team root's stop announces
-// nothing (B102). Stopping a dead actor returns nil.
+// nothing. Stopping a dead actor returns nil.
 func (s *System) Stop(ctx context.Context, addr *message.Address) error {
 	h, ok := addrs.HandleOf(addr).(*handle)
 	if !ok {
@@ -299,7 +299,7 @@ func Done(addr *message.Address) <-chan struct{} {
 }
 
 // Shutdown stops every actor and waits for every goroutine the system
-// started (B53). Every root actor is asked to stop, team roots first, with
+// started. Every root actor is asked to stop, team roots first, with
 // cause ErrShutdown and the time left before ctx's deadline
 // (defaultShutdownGrace without one) to wait for its children. If ctx ends
 // first, the actors still

@@ -42,7 +42,7 @@ func (e *TypeError) Error() string {
 }
 
 // Ask runs fn on the goroutine of the actor at addr and returns its result,
-// waiting until it returns or ctx ends (B50). The actor must be a T (a
+// waiting until it returns or ctx ends. The actor must be a T (a
 // *TypeError otherwise). A panic in fn comes back as an *actor.PanicError;
 // a dead actor as actor.ErrActorDead; a passed deadline as an
 // *actor.TimeoutError.

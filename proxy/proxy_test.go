@@ -31,12 +31,6 @@ type other struct{ actor.Base }
 
 func (*other) Receive(*actor.Context, any) (any, error) { return nil, nil }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), actortest.Timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // B50: typed ask and tell run on the actor's goroutine.
 func TestAskAndTell(t *testing.T) {
 	_, rec, root := actortest.Team(t)
@@ -44,18 +38,18 @@ func TestAskAndTell(t *testing.T) {
 	addr := actortest.Spawn(t, root, &account{}, actor.Config{Name: "acct"})
 	// Telemetry reaches the recorder on the orchestrator's goroutine: Sync
 	// before counting.
-	if err := team.Sync(ctxT(t)); err != nil {
+	if err := team.Sync(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	before := len(rec.Records())
-	got, err := proxy.Ask(ctxT(t), addr, func(_ *actor.Context, a *account) (int, error) { return a.Deposit(10), nil })
+	got, err := proxy.Ask(actortest.Context(t), addr, func(_ *actor.Context, a *account) (int, error) { return a.Deposit(10), nil })
 	if err != nil || got != 10 {
 		t.Fatalf("ask = %d, %v", got, err)
 	}
 	if err := proxy.Tell(addr, func(_ *actor.Context, a *account) error { a.Deposit(5); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := proxy.Do(ctxT(t), addr, func(c *actor.Context, a *account) error {
+	if err := proxy.Do(actortest.Context(t), addr, func(c *actor.Context, a *account) error {
 		if a.balance != 15 {
 			return fmt.Errorf("balance %d", a.balance)
 		}
@@ -64,7 +58,7 @@ func TestAskAndTell(t *testing.T) {
 		t.Fatal(err)
 	}
 	// B36: proxy calls are not turns.
-	if err := team.Sync(ctxT(t)); err != nil {
+	if err := team.Sync(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if after := rec.Records(); len(after) != before {
@@ -77,33 +71,33 @@ func TestAskAndTell(t *testing.T) {
 func TestAskErrors(t *testing.T) {
 	sys, _, _ := actortest.Team(t)
 	addr, _ := sys.Spawn(&other{}, actor.Config{Name: "o"})
-	_, err := proxy.Ask(ctxT(t), addr, func(_ *actor.Context, a *account) (int, error) { return 0, nil })
+	_, err := proxy.Ask(actortest.Context(t), addr, func(_ *actor.Context, a *account) (int, error) { return 0, nil })
 	var te *proxy.TypeError
 	if !errors.As(err, &te) || te.Want != "*proxy_test.account" || te.Got != "*proxy_test.other" {
 		t.Fatalf("type error %v", err)
 	}
 	acct, _ := sys.Spawn(&account{}, nil)
-	_, err = proxy.Ask(ctxT(t), acct, func(_ *actor.Context, a *account) (int, error) { return 0, errors.New("nope") })
+	_, err = proxy.Ask(actortest.Context(t), acct, func(_ *actor.Context, a *account) (int, error) { return 0, errors.New("nope") })
 	if err == nil || err.Error() != "nope" {
 		t.Fatalf("handler error %v", err)
 	}
-	_, err = proxy.Ask(ctxT(t), acct, func(_ *actor.Context, a *account) (int, error) { panic("boom") })
+	_, err = proxy.Ask(actortest.Context(t), acct, func(_ *actor.Context, a *account) (int, error) { panic("boom") })
 	var pe *actor.PanicError
 	if !errors.As(err, &pe) || pe.Value != "boom" {
 		t.Fatalf("panic %v", err)
 	}
 	// The actor survives.
-	if v, err := proxy.Ask(ctxT(t), acct, func(_ *actor.Context, a *account) (int, error) { return a.Deposit(1), nil }); err != nil || v != 1 {
+	if v, err := proxy.Ask(actortest.Context(t), acct, func(_ *actor.Context, a *account) (int, error) { return a.Deposit(1), nil }); err != nil || v != 1 {
 		t.Fatalf("after panic: %v %v", v, err)
 	}
 	// A dead actor.
-	if err := sys.Stop(ctxT(t), acct); err != nil {
+	if err := sys.Stop(actortest.Context(t), acct); err != nil {
 		t.Fatal(err)
 	}
 	if err := proxy.Tell(acct, func(*actor.Context, *account) error { return nil }); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("tell to dead: %v", err)
 	}
-	if _, err := proxy.Ask(ctxT(t), acct, func(*actor.Context, *account) (int, error) { return 0, nil }); !errors.Is(err, actor.ErrActorDead) {
+	if _, err := proxy.Ask(actortest.Context(t), acct, func(*actor.Context, *account) (int, error) { return 0, nil }); !errors.Is(err, actor.ErrActorDead) {
 		t.Fatalf("ask to dead: %v", err)
 	}
 }
@@ -116,7 +110,7 @@ func TestTellFailureIsLogged(t *testing.T) {
 	addr, _ := sys.Spawn(&other{}, nil)
 	_ = proxy.Tell(addr, func(*actor.Context, *account) error { return nil })
 	_ = proxy.Tell(addr, func(*actor.Context, *other) error { return errors.New("lost?") })
-	if _, err := proxy.Ask(ctxT(t), addr, func(*actor.Context, *other) (int, error) { return 0, nil }); err != nil {
+	if _, err := proxy.Ask(actortest.Context(t), addr, func(*actor.Context, *other) (int, error) { return 0, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n := logs.Count(slog.LevelError, "proxy tell failed"); n != 2 || !strings.Contains(logs.Text(), "lost?") {

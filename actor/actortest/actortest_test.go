@@ -68,7 +68,7 @@ func (r *relayer) Receive(c *actor.Context, msg any) (any, error) {
 	return nil, c.Send(r.next, &ping{})
 }
 
-// Issue 13's test kit: Settle waits until a chain of tells has been
+// The test kit: Settle waits until a chain of tells has been
 // handled to its end and the failing turn's Error record is recorded,
 // with no no-op calls or Sync in the test; WaitFor finds it by type.
 func TestSettleAndWaitFor(t *testing.T) {
