@@ -367,7 +367,7 @@ func TestNameCollision(t *testing.T) {
 		ms.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text(name), nil })
 	}
-	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil))
+	srv := httptest.NewServer(streamable(t, ms))
 	t.Cleanup(srv.Close)
 	_, err := (&mcp.Card{Servers: []mcp.Server{{Name: "d", URL: srv.URL}}}).Attach(actortest.Context(t), nil)
 	if err == nil || err.Error() != "mcp: tools d/get.item and d/get_item are both offered as d_get_item (deny one, or rename a server)" {
@@ -383,7 +383,7 @@ func TestHeaders(t *testing.T) {
 	ms := sdk.NewServer(&sdk.Implementation{Name: "auth", Version: "1"}, nil)
 	ms.AddTool(&sdk.Tool{Name: "who", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("you"), nil })
-	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+	mcpHandler := streamable(t, ms)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k1" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -419,7 +419,7 @@ func TestRestartedServer(t *testing.T) {
 	newHandler := func() http.Handler {
 		ms := newServer(nil, nil)
 		servers = append(servers, ms)
-		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+		return streamable(t, ms)
 	}
 	var current atomic.Pointer[http.Handler]
 	h := newHandler()
@@ -459,7 +459,7 @@ func TestHeadersNotSentAcrossRedirect(t *testing.T) {
 	ms := sdk.NewServer(&sdk.Implementation{Name: "b", Version: "1"}, nil)
 	ms.AddTool(&sdk.Tool{Name: "who", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("b"), nil })
-	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
+	mcpHandler := streamable(t, ms)
 	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		record("b", r)
 		mcpHandler.ServeHTTP(w, r)

@@ -133,8 +133,22 @@ func httpServer(t *testing.T, name string, crashed chan<- struct{}) (s mcp.Serve
 		case <-ch:
 		}
 	}, ch)
-	srv = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil))
+	srv = httptest.NewServer(streamable(t, ms))
 	t.Cleanup(srv.Close)
 	t.Cleanup(release)
 	return mcp.Server{Name: name, URL: srv.URL + "/mcp"}, srv, release
+}
+
+// streamable serves ms over streamable HTTP and, when the test ends, closes
+// every session ms still has: a session whose client went away without
+// ending it (a failed attach, a cut connection) keeps the SDK's reader
+// running, and goleak would find it after the last test.
+func streamable(t *testing.T, ms *sdk.Server) http.Handler {
+	t.Helper()
+	t.Cleanup(func() {
+		for ss := range ms.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return ms }, nil)
 }
