@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
 // counts is how many teams each worker runs.
@@ -34,13 +36,13 @@ func createN(t *testing.T, ctx context.Context, c *Client, n int) {
 	}
 }
 
-// Issue 14 (workers and placement): Client.Create places a new team on
-// the live worker with the fewest teams, a tie broken at random.
-// One worker already holds four teams: the next four go to the two
-// others, two each; the next seven even the three out at five each.
+// Client.Create places a new team on the live worker with the fewest teams, a
+// tie broken at random. One worker already holds four teams: the next four go
+// to the two others, two each; the next seven even the three out at five
+// each.
 func TestCreatePlacesOnFewest(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	ws := []*testWorker{
 		startNamed(t, ctx, nc, system(t), "w0"),
@@ -86,13 +88,13 @@ func putPresence(t *testing.T, ctx context.Context, kv jetstream.KeyValue, p pre
 	}
 }
 
-// Issue 14: the worker Create picks does not answer (its presence is
-// live, its subscription gone): the request goes to the queue group and
-// the team is made all the same. A worker whose presence ended is never
-// picked, even with no team.
+// The worker Create picks does not answer (its presence is live, its
+// subscription gone): the request goes to the queue group and the team is
+// made all the same. A worker whose presence ended is never picked, even with
+// no team.
 func TestCreateFallsBackToQueueGroup(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	w := startNamed(t, ctx, nc, system(t), "busy")
 	if _, err := w.Create(ctx, "counters", nil); err != nil {
@@ -143,13 +145,13 @@ func TestCreateFallsBackToQueueGroup(t *testing.T) {
 	}
 }
 
-// Issue 14: a worker's presence is in the leases bucket while it runs
-// (its owner, templates and subject; an owner name with ':' makes a valid
-// key), is ignored by Teams and by the takeover scan (it is no team), and
-// is removed by Close.
+// A worker's presence is in the leases bucket while it runs (its owner,
+// templates and subject; an owner name with ':' makes a valid key), is
+// ignored by Teams and by the takeover scan (it is no team), and is removed
+// by Close.
 func TestWorkerPresence(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	scans := make(chan struct{}, 16)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "host:42", scanned: func() {
@@ -293,7 +295,7 @@ func TestFairShare(t *testing.T) {
 // early then: nats-io/nats-server#4824).
 func TestReadBucketUnderRenewals(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	kv := client(t, ctx, connect(t, e)).kv
 	const n, writers = 300, 16
 	data, err := json.Marshal(lease{Owner: "o", Until: time.Now().Add(time.Hour), Template: "t"})
