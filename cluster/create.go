@@ -118,37 +118,34 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, t
 	return t, log, nil
 }
 
-// serveCreate answers Client.Create's requests for a template.
+// serveCreate answers Client.Create's requests for a template, each on a
+// goroutine of the work group (cancelled by Close); once Close began, a
+// request is refused.
 func (w *Worker) serveCreate(template string) nats.MsgHandler {
 	return func(req *nats.Msg) {
-		w.mu.Lock()
-		closing := w.closing
-		if !closing {
-			w.creating.Add(1)
-		}
-		w.mu.Unlock()
-		if closing {
+		if !w.work.Go("create", func(ctx context.Context) { w.answerCreate(ctx, template, req) }) {
 			data, _ := json.Marshal(createReply{Error: "cluster: the worker is closing"})
 			_ = req.Respond(data)
-			return
 		}
-		go func() {
-			defer w.creating.Done()
-			ctx, cancel := context.WithTimeout(w.life, w.cfg.Lease)
-			defer cancel()
-			var rep createReply
-			t, err := w.Create(ctx, template, req.Data)
-			if t != nil {
-				rep.Team = t.ID().String()
-			}
-			if err != nil {
-				rep.Error = err.Error()
-			}
-			data, _ := json.Marshal(rep)
-			if err := req.Respond(data); err != nil {
-				w.logger.Warn("cluster: a create request could not be answered", "template", template, "error", err)
-			}
-		}()
+	}
+}
+
+// answerCreate creates a team for a request of Client.Create, within a
+// lease, and answers it.
+func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Msg) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Lease)
+	defer cancel()
+	var rep createReply
+	t, err := w.Create(ctx, template, req.Data)
+	if t != nil {
+		rep.Team = t.ID().String()
+	}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	data, _ := json.Marshal(rep)
+	if err := req.Respond(data); err != nil {
+		w.logger.Warn("cluster: a create request could not be answered", "template", template, "error", err)
 	}
 }
 

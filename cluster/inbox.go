@@ -157,7 +157,7 @@ const inboxTimeout = 30 * time.Second
 // context of its own (a slow Build may have used up the create's); when
 // it fails, the renewals try again.
 func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
-	ctx, cancel := context.WithTimeout(w.life, inboxTimeout)
+	ctx, cancel := context.WithTimeout(w.work.ctx, inboxTimeout) // cancelled by Close
 	defer cancel()
 	done := closedIn(log)
 	err := w.openInbox(ctx, id, person, done)
@@ -171,9 +171,12 @@ func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) 
 	return err
 }
 
-// retryInbox opens again the inbox of a team whose opening failed, done
-// the closed messages of the team's log when it first failed.
-func (w *Worker) retryInbox(ctx context.Context, id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
+// retryInbox opens again, within a beat, the inbox of a team whose
+// opening failed, done the closed messages of the team's log when it first
+// failed.
+func (w *Worker) retryInbox(id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
+	ctx, cancel := context.WithTimeout(w.work.ctx, w.beat) // cancelled by Close
+	defer cancel()
 	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done); err != nil {
 		w.logger.Warn("cluster: a team's input is not consumed yet; trying again on the next renewal", "team_id", id, "error", err)
 		return
@@ -200,10 +203,11 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 // ack acknowledges an input and waits for JetStream to confirm it: once
 // confirmed, the input is out of the work queue. ack is called on the NATS
 // client's goroutine, so it waits on a goroutine of its own, which the
-// Worker's Close waits for; once the worker closed, it waits here.
+// Worker's Close waits for (its acks group); once the worker closed, it
+// waits here.
 func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 	w := ib.w
-	confirm := func() {
+	confirm := func(context.Context) { // not cancelled by Close: it waits for the confirmation
 		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 		defer cancel()
 		if err := m.DoubleAck(ctx); err != nil {
@@ -214,20 +218,9 @@ func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 			w.cfg.inputDone(input)
 		}
 	}
-	w.mu.Lock()
-	closed := w.closed // Close waits for w.acks from then on: no Add after
-	if !closed {
-		w.acks.Add(1)
+	if !w.acks.Go("ack", confirm) {
+		confirm(context.Background())
 	}
-	w.mu.Unlock()
-	if closed {
-		confirm()
-		return
-	}
-	go func() {
-		defer w.acks.Done()
-		confirm()
-	}()
 }
 
 // progress tells JetStream that the inputs whose turns run here are still

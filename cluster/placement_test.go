@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 	"time"
@@ -201,92 +200,6 @@ func TestWorkerPresence(t *testing.T) {
 	}
 	if _, err := c.kv.Get(ctx, presenceKey("host:42")); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("the presence after Close: %v, want ErrKeyNotFound", err)
-	}
-}
-
-// fewest breaks a tie at random among the live workers serving the
-// template, counting the teams of every template they hold, ended leases
-// included (a renewal that lags); a dead worker, one without the
-// template, a stopped lease count for nothing.
-func TestFewestRule(t *testing.T) {
-	now := time.Now()
-	live, ended := now.Add(time.Minute), now.Add(-time.Second)
-	ws := []presence{
-		{Owner: "a", Templates: []string{"t"}, Until: live},
-		{Owner: "b", Templates: []string{"t", "u"}, Until: live},
-		{Owner: "c", Templates: []string{"t"}, Until: live},
-		{Owner: "dead", Templates: []string{"t"}, Until: ended},
-		{Owner: "other", Templates: []string{"u"}, Until: live},
-	}
-	held := func(owner, tmpl string, until time.Time, stopped bool) teamLease {
-		return teamLease{id: uuid.New(), lease: lease{Owner: owner, Template: tmpl, Until: until, Stopped: stopped}}
-	}
-	teams := []teamLease{
-		held("a", "t", live, false), held("a", "u", live, false), // a: 2
-		held("b", "u", live, false), held("b", "t", live, true), // b: 1
-		held("c", "t", live, false), // c: 1
-		held("dead", "t", ended, false),
-	}
-	picked := map[string]int{}
-	for range 200 {
-		p, ok := fewest(teams, ws, "t", now)
-		if !ok {
-			t.Fatal("no worker picked")
-		}
-		picked[p.Owner]++
-	}
-	if len(picked) != 2 || picked["b"] == 0 || picked["c"] == 0 {
-		t.Fatalf("picked %v; want b and c (one team each), both", picked)
-	}
-	teams = append(teams, held("c", "t", ended, false)) // c: 2, its renewal lagging
-	if p, _ := fewest(teams, ws, "t", now); p.Owner != "b" {
-		t.Fatalf("picked %s, want b (c's ended lease counts for c)", p.Owner)
-	}
-	if _, ok := fewest(teams, ws, "v", now); ok {
-		t.Fatal("a worker picked for a template none serves")
-	}
-	if p, _ := fewest(teams, ws, "u", now); p.Owner != "other" {
-		t.Fatalf("picked %s for u, want other (no team)", p.Owner)
-	}
-}
-
-// The takeover's fair share (Worker): the template's teams, live and to
-// resume, over its live workers, rounded up, less the live ones this
-// worker holds; a live owner's lease that just ended is left to it.
-func TestFairShare(t *testing.T) {
-	now := time.Now()
-	const d = time.Second
-	w := &Worker{cfg: Config{Owner: "me", Lease: d}, tmpls: counters, teams: map[uuid.UUID]*owned{}}
-	ws := []presence{
-		{Owner: "me", Templates: []string{"counters", "held"}, Until: now.Add(d)},
-		{Owner: "b", Templates: []string{"counters"}, Until: now.Add(d)},
-		{Owner: "dead", Templates: []string{"counters", "held"}, Until: now.Add(-d)},
-	}
-	var teams []teamLease
-	add := func(n int, owner, tmpl string, until time.Time) {
-		for range n {
-			teams = append(teams, teamLease{id: uuid.New(), lease: lease{Owner: owner, Template: tmpl, Until: until}})
-		}
-	}
-	add(3, "me", "counters", now.Add(d))
-	add(5, "b", "counters", now.Add(d))
-	add(1, "b", "counters", now.Add(-d/2))  // b's renewal lags: left to b
-	add(1, "b", "counters", now.Add(-2*d))  // b lost it long ago: to resume
-	add(1, "me", "counters", now.Add(-d/2)) // mine, not run here: to resume
-	add(6, "dead", "counters", now.Add(-d/2))
-	add(4, "dead", "held", now.Add(-d/2))
-	add(2, "x", "other", now.Add(-d)) // a template this worker lacks
-	todo, share := w.fairShare(teams, ws, now)
-	// counters: 3+5+1 live, 1+1+6 to resume, over 2 workers: ceil(17/2) - 3.
-	if len(todo["counters"]) != 8 || share["counters"] != int(math.Ceil(17.0/2))-3 {
-		t.Fatalf("counters: %d to resume, share %d; want 8, 6", len(todo["counters"]), share["counters"])
-	}
-	// held: served by this worker alone (b lacks it, the other is dead).
-	if len(todo["held"]) != 4 || share["held"] != 4 {
-		t.Fatalf("held: %d to resume, share %d; want 4, 4", len(todo["held"]), share["held"])
-	}
-	if len(todo) != 2 {
-		t.Fatalf("to resume: %v; want counters and held only", todo)
 	}
 }
 

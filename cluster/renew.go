@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -14,77 +15,76 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// heartbeat runs f every third of the lease until Close, with a context
-// bounded by bound. Renewals and takeovers run on heartbeats of
-// their own, so that a slow restore never delays a renewal.
-func (w *Worker) heartbeat(bound time.Duration, f func(ctx context.Context)) {
+// heartbeat renews the worker's presence and its teams' leases every
+// beat (a third of the lease) until ctx ends (Close began). The takeovers
+// run on a loop of their own, so that a slow restore never delays a
+// renewal.
+func (w *Worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.beat)
 	defer tick.Stop()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), bound)
-		f(ctx)
-		cancel()
+		w.renew(ctx)
 		select {
-		case <-w.quit:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
 }
 
-// renew renews the lease of every team this worker runs; a team that
-// stopped on its own is marked stopped; a team whose lease another worker
-// took, or whose lease would end unrenewed before the next try, is
-// stopped now.
-func (w *Worker) renew(ctx context.Context) {
+// renew renews this worker's presence and the lease of every team it
+// runs; a team that stopped on its own is marked stopped; a team whose
+// lease another worker took, or whose lease would end unrenewed before the
+// next try, is stopped now. Once quit ends (Close began) no more renewal
+// begins; those under way end on their own deadlines, not cancelled.
+func (w *Worker) renew(quit context.Context) {
 	// The presence first: it ends no later than the leases renewed after
 	// it, so a dead worker is no longer counted live once its teams'
-	// leases have ended (takeExpired's fair share).
-	if err := w.present(ctx); err != nil {
+	// leases have ended (fairShare).
+	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+	err := w.present(ctx)
+	cancel()
+	if err != nil {
 		w.logger.Warn("cluster: presence renewal failed", "error", err)
 	}
 	w.mu.Lock()
-	teams := make(map[uuid.UUID]*owned, len(w.teams))
-	for id, o := range w.teams {
-		teams[id] = o
-	}
+	teams := maps.Clone(w.teams)
 	w.mu.Unlock()
 	// Several renewals at a time, each with its own deadline: one round
 	// trip after another, hundreds of teams would take longer than a beat.
 	sem := make(chan struct{}, renewParallel)
-	var wg sync.WaitGroup
+	fan := newGroup(context.Background())
+	defer fan.Stop(nil)
 	for id, o := range teams {
 		select {
-		case <-w.quit: // Close began: it settles the teams; the renewals under way end
-			wg.Wait()
+		case <-quit.Done(): // Close began: it settles the teams; the renewals under way end
+			_ = fan.Wait(context.Background())
 			return
 		case sem <- struct{}{}:
 		}
-		wg.Go(func() {
+		fan.Go("renew", func(context.Context) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
 			defer cancel()
 			w.renewTeam(ctx, id, o)
 		})
 	}
-	wg.Wait()
+	_ = fan.Wait(context.Background())
 }
 
 // renewParallel bounds the lease renewals of one worker in flight.
 const renewParallel = 16
 
-// renewTeam renews the lease of one team this worker runs (see renew).
+// renewTeam renews the lease of one team this worker runs (see renew),
+// tells JetStream its inputs under way are still being worked on, and
+// tries again to open its inbox when that failed.
 func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	select {
 	case <-o.team.Done():
-		w.mu.Lock()
-		closing := w.closing
-		w.mu.Unlock()
-		if closing {
-			return // Close settles the teams it stops
+		if w.beats.ctx.Err() == nil { // once Close began, it settles the teams it stops
+			w.forget(id)
+			w.ended(ctx, id, o)
 		}
-		w.forget(id)
-		w.ended(ctx, id, o)
 		return
 	default:
 	}
@@ -102,18 +102,15 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	if ib != nil {
 		ib.progress()
 	}
-	if retry != nil { // after this renewal, with a beat of its own
-		defer func() {
-			w.mu.Lock()
-			_, still := w.teams[id]
-			w.mu.Unlock()
-			if still {
-				rctx, cancel := context.WithTimeout(w.life, w.beat)
-				defer cancel()
-				w.retryInbox(rctx, id, o, retry)
-			}
-		}()
+	w.renewLease(ctx, id, o)
+	if retry != nil && w.team(id) != nil { // after the renewal, with a beat of its own
+		w.retryInbox(id, o, retry)
 	}
+}
+
+// renewLease stores a team's lease a lease from now, or stops the team
+// when it is no longer this worker's (see renew).
+func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) {
 	l := w.newLease(o.template)
 	rev, err := w.put(ctx, id, l, o.rev)
 	switch {
@@ -216,4 +213,74 @@ func (w *Worker) forget(id uuid.UUID) {
 		defer cancel()
 		ib.stop(ctx)
 	}
+}
+
+// heldLease is a team's lease a worker renews while it starts the team (a
+// restore may outlast the lease), until the team is registered (release).
+type heldLease struct {
+	renewals *group // the one goroutine renewing it
+	mu       sync.Mutex
+	rev      uint64
+	until    time.Time
+	lost     error // a client stopped the team, or another worker took its lease
+}
+
+// hold renews the lease of team id, stored at rev and ending at until,
+// every beat until release; lost is told when the lease is lost.
+func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time, lost context.CancelCauseFunc) *heldLease {
+	h := &heldLease{renewals: newGroup(context.Background()), rev: rev, until: until}
+	h.renewals.Go("hold", func(ctx context.Context) {
+		tick := time.NewTicker(w.beat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if err := w.renewHeld(id, template, h); err != nil {
+				lost(err) // the restore ends
+				return
+			}
+		}
+	})
+	return h
+}
+
+// renewHeld renews a held lease once; it returns why the lease was lost,
+// nil when it was renewed or could not be (tried again next beat).
+func (w *Worker) renewHeld(id uuid.UUID, template string, h *heldLease) error {
+	l := w.newLease(template)
+	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+	defer cancel()
+	h.mu.Lock()
+	rev := h.rev
+	h.mu.Unlock()
+	n, err := w.put(ctx, id, l, rev)
+	if errors.Is(err, errStopped) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		err = fmt.Errorf("cluster: the lease of team %s was lost while it was restored: %w", id, err)
+		h.mu.Lock()
+		h.lost = err
+		h.mu.Unlock()
+		w.logger.Info("cluster: the lease of a team being restored was lost; the restore ends", "team_id", id, "error", err)
+		return err
+	}
+	if err != nil {
+		w.logger.Warn("cluster: a lease could not be renewed while its team is restored", "team_id", id, "error", err)
+		return nil
+	}
+	h.mu.Lock()
+	h.rev, h.until = n, l.Until
+	h.mu.Unlock()
+	return nil
+}
+
+// release stops the renewals and waits for them to end, then returns the
+// lease's revision and end, or why it was lost. It may be called again.
+func (h *heldLease) release() (uint64, time.Time, error) {
+	h.renewals.Stop(nil)
+	_ = h.renewals.Wait(context.Background())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rev, h.until, h.lost
 }

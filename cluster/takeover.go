@@ -10,6 +10,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // wakeSlack is how long after the end of a lease the takeover scan that
@@ -17,22 +20,20 @@ import (
 // that comes too early waits for the next).
 const wakeSlack = 10 * time.Millisecond
 
-// takeovers runs the takeover scans until Close: every third of a lease,
-// and at the end of the next lease of another worker's team this worker
-// could take (so that a dead worker's team is resumed right when its
-// lease ends, not up to a third of a lease later).
-func (w *Worker) takeovers() {
+// takeovers runs the takeover scans until ctx ends (Close): every third of
+// a lease, and at the end of the next lease of another worker's team this
+// worker could take (so that a dead worker's team is resumed right when
+// its lease ends, not up to a third of a lease later).
+func (w *Worker) takeovers(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
-		case <-w.quit:
+		case <-ctx.Done():
 			return
 		case <-timer.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
 		next := w.takeExpired(ctx)
-		cancel()
 		wait := w.beat
 		if !next.IsZero() {
 			wait = min(wait, max(time.Until(next)+wakeSlack, wakeSlack))
@@ -43,10 +44,13 @@ func (w *Worker) takeovers() {
 
 // takeExpired reads every lease and takes over, for each of this
 // worker's templates, up to its fair share of the teams whose lease ended
-// (see Worker), in a random order. It returns when the earliest lease
+// (fairShare), in a random order. It returns when the earliest lease
 // still running of another worker's team of these templates ends (zero
-// when none).
-func (w *Worker) takeExpired(ctx context.Context) time.Time {
+// when none). The scan's reads are bounded by a lease; the takeovers end
+// with life.
+func (w *Worker) takeExpired(life context.Context) time.Time {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
+	defer cancel()
 	teams, workers, err := readBucket(ctx, w.kv)
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
@@ -57,19 +61,36 @@ func (w *Worker) takeExpired(ctx context.Context) time.Time {
 	}
 	now := time.Now()
 	w.purgeDead(ctx, workers, now)
-	todo, share := w.fairShare(teams, workers, now)
+	me := w.self(now)
+	todo, share := fairShare(me, teams, workers, now)
 	for template, xs := range todo {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-		w.takeSome(xs, share[template])
+		w.takeSome(life, xs, share[template])
 	}
-	var next time.Time
-	for _, x := range teams {
-		if _, ours := w.tmpls[x.Template]; ours && !x.Stopped && x.Owner != w.cfg.Owner && x.Until.After(now) &&
-			(next.IsZero() || x.Until.Before(next)) {
-			next = x.Until
+	return nextEnd(me, teams, now)
+}
+
+// self is this worker as its takeover scan at now sees it (fairShare).
+// Backoffs that ended long ago are forgotten: the team resumed elsewhere,
+// or stopped.
+func (w *Worker) self(now time.Time) taker {
+	me := taker{owner: w.cfg.Owner, lease: w.cfg.Lease, templates: make(map[string]bool, len(w.tmpls)),
+		running: map[uuid.UUID]bool{}, waiting: map[uuid.UUID]bool{}}
+	for name := range w.tmpls {
+		me.templates[name] = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.teams {
+		me.running[id] = true
+	}
+	for id, b := range w.backoff {
+		me.waiting[id] = now.Before(b.until) // failed here lately (take): left to others, or for later
+		if now.After(b.until.Add(maxBackoff)) {
+			delete(w.backoff, id)
 		}
 	}
-	return next
+	return me
 }
 
 // Dead workers' presences are purged from the leases bucket a few leases
@@ -104,19 +125,18 @@ func (w *Worker) purgeDead(ctx context.Context, workers []presence, now time.Tim
 const takeParallel = 4
 
 // takeSome takes over teams of xs, in order, until it took n of them (a
-// team another worker took first is skipped) or the worker closes.
-func (w *Worker) takeSome(xs []teamLease, n int) {
+// team another worker took first is skipped) or life ends (Close).
+func (w *Worker) takeSome(life context.Context, xs []teamLease, n int) {
 	var mu sync.Mutex
 	next := 0
-	var wg sync.WaitGroup
+	fan := newGroup(life)
+	defer fan.Stop(nil)
 	for range min(takeParallel, n) {
-		wg.Go(func() {
+		fan.Go("take", func(ctx context.Context) {
 			for {
 				mu.Lock()
-				select {
-				case <-w.quit:
+				if ctx.Err() != nil {
 					n = 0
-				default:
 				}
 				if n <= 0 || next == len(xs) {
 					mu.Unlock()
@@ -126,7 +146,7 @@ func (w *Worker) takeSome(xs []teamLease, n int) {
 				next++
 				n-- // one more try in flight
 				mu.Unlock()
-				if !w.take(x) {
+				if !w.take(ctx, x) {
 					mu.Lock()
 					n++
 					mu.Unlock()
@@ -134,7 +154,7 @@ func (w *Worker) takeSome(xs []teamLease, n int) {
 			}
 		})
 	}
-	wg.Wait()
+	_ = fan.Wait(context.Background())
 }
 
 // restoreTimeout bounds a takeover's claim, restore and inbox: a long
@@ -148,8 +168,8 @@ const restoreTimeout = 5 * time.Minute
 // meanwhile. A team that cannot be restored (a record this worker cannot
 // decode, a Build error...) has its lease released with the failure
 // (TeamInfo.Error) and is tried again by this worker after a backoff.
-func (w *Worker) take(x teamLease) bool {
-	ctx, cancel := context.WithTimeout(w.life, max(restoreTimeout, w.cfg.Lease))
+func (w *Worker) take(ctx context.Context, x teamLease) bool {
+	ctx, cancel := context.WithTimeout(ctx, max(restoreTimeout, w.cfg.Lease))
 	defer cancel()
 	l := w.newLease(x.Template)
 	rev, err := w.put(ctx, x.id, l, x.rev)
@@ -170,6 +190,13 @@ func (w *Worker) take(x teamLease) bool {
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
+	w.resumed(ctx, x, t, log)
+	return true
+}
+
+// resumed finishes the takeover of a team restored and registered here:
+// the template's Resume, then its inbox.
+func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message) {
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
@@ -182,7 +209,6 @@ func (w *Worker) take(x teamLease) bool {
 	if w.cfg.resumed != nil {
 		w.cfg.resumed(x.id)
 	}
-	return true
 }
 
 // Backoff of a team this worker failed to resume: a lease, doubling up to
@@ -216,67 +242,4 @@ func (w *Worker) backOff(id uuid.UUID) time.Duration {
 	b.until = time.Now().Add(b.wait)
 	w.backoff[id] = b
 	return b.wait
-}
-
-// heldLease is a team's lease a worker renews while it starts the team (a
-// restore may outlast the lease), until the team is registered (release).
-type heldLease struct {
-	stop, done chan struct{}
-	once       sync.Once
-	mu         sync.Mutex
-	rev        uint64
-	until      time.Time
-	lost       error // a client stopped the team, or another worker took its lease
-}
-
-// hold renews the lease of team id, stored at rev and ending at until,
-// every beat until release.
-func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time, lost context.CancelCauseFunc) *heldLease {
-	h := &heldLease{stop: make(chan struct{}), done: make(chan struct{}), rev: rev, until: until}
-	go func() {
-		defer close(h.done)
-		tick := time.NewTicker(w.beat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-			l := w.newLease(template)
-			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
-			h.mu.Lock()
-			rev := h.rev
-			h.mu.Unlock()
-			n, err := w.put(ctx, id, l, rev)
-			cancel()
-			if errors.Is(err, errStopped) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				err = fmt.Errorf("cluster: the lease of team %s was lost while it was restored: %w", id, err)
-				h.mu.Lock()
-				h.lost = err
-				h.mu.Unlock()
-				w.logger.Info("cluster: the lease of a team being restored was lost; the restore ends", "team_id", id, "error", err)
-				lost(err) // the restore ends
-				return
-			}
-			if err != nil {
-				w.logger.Warn("cluster: a lease could not be renewed while its team is restored", "team_id", id, "error", err)
-				continue
-			}
-			h.mu.Lock()
-			h.rev, h.until = n, l.Until
-			h.mu.Unlock()
-		}
-	}()
-	return h
-}
-
-// release stops the renewals (once) and returns the lease's revision and
-// end, or why it was lost.
-func (h *heldLease) release() (uint64, time.Time, error) {
-	h.once.Do(func() { close(h.stop) })
-	<-h.done
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.rev, h.until, h.lost
 }

@@ -112,19 +112,26 @@ type Worker struct {
 	mu      sync.Mutex
 	teams   map[uuid.UUID]*owned
 	backoff map[uuid.UUID]backoff // teams this worker failed to resume
-	closed  bool
-	closing bool // Close began: create requests are refused
+	closed  bool                  // Close settles the teams: none is registered from now on
 
-	quit      chan struct{}
-	life      context.Context // cancelled by Close: ends the creates and takeovers under way
-	endLife   context.CancelFunc
-	wg        sync.WaitGroup // the takeover loop
-	beating   sync.WaitGroup // the heartbeat (renewals): a round is bounded by a few beats
+	// Every goroutine the worker starts, in three groups because Close
+	// ends them in three stages (one group could not tell them apart):
+	// first the heartbeat, waited for whole (a renewal round, bounded by a
+	// few beats, ends before Close settles the teams); then the creates
+	// and takeovers, cancelled and waited for within Close's context;
+	// last, once the teams are stopped, the acknowledgements of their last
+	// inputs (bounded by ackTimeout).
+	beats *group // the heartbeat (renewals); its context ends when Close begins
+	work  *group // the takeover loop and the create requests served; its context ends the creates and takeovers under way
+	acks  *group // inputs' acknowledgements waiting for JetStream's confirmation (inbox.ack)
+
 	closeOnce sync.Once
 	subs      []*nats.Subscription // create requests, one per template
-	creating  sync.WaitGroup       // create requests being served
-	acks      sync.WaitGroup       // inputs' acknowledgements waiting for JetStream's confirmation (inbox.ack)
 }
+
+// errClosing is the cause of the contexts Close cancels (it wraps
+// context.Canceled).
+var errClosing = fmt.Errorf("cluster: the worker is closing: %w", context.Canceled)
 
 // StartWorker starts a worker on sys: it makes the leases bucket if it is
 // missing (Config.Stream + "_LEASES") and the inbox stream (Config.Stream
@@ -178,9 +185,10 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		instance: uuid.NewString(),
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
-		quit:     make(chan struct{}),
+		beats:    newGroup(context.Background()),
+		work:     newGroup(context.Background()),
+		acks:     newGroup(context.Background()),
 	}
-	w.life, w.endLife = context.WithCancel(context.Background())
 	for name := range templates {
 		sub, err := nc.QueueSubscribe(cfg.createSubject(name), createQueue, w.serveCreate(name))
 		if err != nil {
@@ -207,8 +215,8 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
-	w.beating.Go(func() { w.heartbeat(w.beat, w.renew) })
-	w.wg.Go(w.takeovers)
+	w.beats.Go("heartbeat", w.heartbeat)
+	w.work.Go("takeovers", w.takeovers)
 	return w, nil
 }
 
@@ -220,17 +228,8 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
-		w.mu.Lock()
-		w.closing = true // no create request served from now on
-		w.mu.Unlock()
-		w.unsubscribe()
-		close(w.quit)
-		w.endLife()      // creates and takeovers under way end now
-		w.beating.Wait() // a renewal round under way ends before the teams are settled here
-		if err := wait(ctx, &w.creating, &w.wg); err != nil {
-			// They end soon (cancelled); a team one of them registers
-			// after this is stopped by it (closed).
-			errs = append(errs, fmt.Errorf("cluster: close: waiting for the creates and takeovers under way: %w", err))
+		if err := w.stopWork(ctx); err != nil {
+			errs = append(errs, err)
 		}
 		// No longer counted live: the others take all of its teams at once.
 		switch err := w.kv.Delete(ctx, presenceKey(w.cfg.Owner)); {
@@ -244,35 +243,60 @@ func (w *Worker) Close(ctx context.Context) error {
 		teams := w.teams
 		w.teams = nil
 		w.mu.Unlock()
-		for _, o := range teams {
-			if o.inbox != nil {
-				o.inbox.stop(ctx)
-			}
-		}
-		for id, o := range teams {
-			// A team asked to stop (Team.Stop) before the close, its stop
-			// done or under way, is settled as a renewal would (stopped
-			// for good); Close's own stop below has the same cause.
-			asked := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested)
-			if asked || isClosed(o.team.Done()) {
-				if err := o.team.Stop(ctx); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				w.ended(ctx, id, o)
-				continue
-			}
-			if err := o.team.Stop(ctx); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
-				errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
-			}
-		}
-		w.acks.Wait() // the last inputs' acknowledgements (bounded by ackTimeout)
+		w.acks.Stop(errClosing) // from now on an input is acknowledged where it closes (inbox.ack)
+		errs = append(errs, w.settle(ctx, teams)...)
+		_ = w.acks.Wait(context.Background()) // the last inputs' acknowledgements (bounded by ackTimeout)
 	})
 	return errors.Join(errs...)
+}
+
+// stopWork ends the worker's goroutines but the acknowledgements: no
+// create request served, no renewal round or takeover scan begun from now
+// on, the creates and takeovers under way cancelled. It waits for a
+// renewal round under way to end, then for the creates and takeovers
+// within ctx.
+func (w *Worker) stopWork(ctx context.Context) error {
+	w.work.Stop(errClosing)
+	w.beats.Stop(errClosing)
+	w.unsubscribe()
+	_ = w.beats.Wait(context.Background()) // a renewal round under way ends before the teams are settled
+	if err := w.work.Wait(ctx); err != nil {
+		// They end soon (cancelled); a team one of them registers after
+		// this is stopped by it (closed).
+		return fmt.Errorf("cluster: close: waiting for the creates and takeovers under way: %w", err)
+	}
+	return nil
+}
+
+// settle stops the teams Close took from the worker: their inboxes first,
+// then each team, its lease released (or, for a team asked to stop,
+// marked stopped).
+func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error {
+	var errs []error
+	for _, o := range teams {
+		if o.inbox != nil {
+			o.inbox.stop(ctx)
+		}
+	}
+	for id, o := range teams {
+		// A team asked to stop (Team.Stop) before the close, its stop
+		// done or under way, or one that stopped on its own, is settled as
+		// a renewal would (ended). Told apart before Close's own stop,
+		// which has the same cause.
+		asked := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested) || isClosed(o.team.Done())
+		if err := o.team.Stop(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if asked {
+			w.ended(ctx, id, o)
+			continue
+		}
+		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
+			errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
+		}
+	}
+	return errs
 }
 
 // isClosed reports whether ch is closed.
@@ -285,24 +309,7 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// wait waits for the groups, or for ctx's end.
-func wait(ctx context.Context, groups ...*sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() {
-		for _, g := range groups {
-			g.Wait()
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// team returns a team this worker runs (tests).
+// team returns a team this worker runs, nil when it runs none with that id.
 func (w *Worker) team(id uuid.UUID) *orchestrator.Team {
 	w.mu.Lock()
 	defer w.mu.Unlock()
