@@ -258,8 +258,8 @@ func TestCloseKeepsToItsContext(t *testing.T) {
 	defer cancel()
 	err := w2.Close(short)
 	unblock()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Close during a stuck takeover: %v; want its context's error", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still running: takeovers 1") {
+		t.Fatalf("Close during a stuck takeover: %v; want its context's error, naming the takeover loop", err)
 	}
 }
 

@@ -283,12 +283,12 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 		// done or under way, or one that stopped on its own, is settled as
 		// a renewal would (ended). Told apart before Close's own stop,
 		// which has the same cause.
-		asked := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested) || isClosed(o.team.Done())
+		stopped := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested) || isClosed(o.team.Done())
 		if err := o.team.Stop(ctx); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if asked {
+		if stopped {
 			w.ended(ctx, id, o)
 			continue
 		}
