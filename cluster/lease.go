@@ -227,6 +227,8 @@ func (w *Worker) presence() ([]byte, error) {
 		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
 }
 
+// newLease is this worker's lease of a team of template, ending a lease
+// from now.
 func (w *Worker) newLease(template string) lease {
 	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC(), Template: template}
 }
