@@ -144,28 +144,9 @@ var errClosing = fmt.Errorf("cluster: the worker is closing: %w", context.Cancel
 // it.
 func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Config,
 	templates map[string]Template, opts ...orchestrator.Option) (*Worker, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := workerConfig(nc, sys, cfg, templates)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case nc == nil:
-		return nil, errors.New("cluster: StartWorker: nil connection")
-	case sys == nil:
-		return nil, errors.New("cluster: StartWorker: nil actor system")
-	case !validBucket.MatchString(cfg.bucketName()):
-		return nil, fmt.Errorf("cluster: StartWorker: Config.Stream %q makes no valid bucket name %q", cfg.Stream, cfg.bucketName())
-	}
-	for name, t := range templates {
-		if err := checkTemplateName(name); err != nil {
-			return nil, fmt.Errorf("cluster: StartWorker: %w", err)
-		}
-		if t.Build == nil {
-			return nil, fmt.Errorf("cluster: StartWorker: template %q has no Build function", name)
-		}
-	}
-	if cfg.Lease == 0 {
-		cfg.Lease = defaultLease
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -189,25 +170,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		work:     newGroup(context.Background()),
 		acks:     newGroup(context.Background()),
 	}
-	for name := range templates {
-		sub, err := nc.QueueSubscribe(cfg.createSubject(name), createQueue, w.serveCreate(name))
-		if err != nil {
-			w.unsubscribe()
-			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
-		}
-		w.subs = append(w.subs, sub)
-		// Its own subject, where Client.Create sends a new team placed on it.
-		sub, err = nc.Subscribe(cfg.workerSubject(cfg.Owner)+"."+name, w.serveCreate(name))
-		if err != nil {
-			w.unsubscribe()
-			return nil, fmt.Errorf("cluster: StartWorker: serve template %q: %w", name, err)
-		}
-		w.subs = append(w.subs, sub)
-	}
-	fctx, cancel := context.WithTimeout(ctx, readyTimeout) // FlushWithContext needs a deadline
-	err = nc.FlushWithContext(fctx)
-	cancel()
-	if err != nil { // the server has the subscriptions once flushed: Create finds the worker
+	if err := w.serve(ctx); err != nil {
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
@@ -218,6 +181,57 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	w.beats.Go("heartbeat", w.heartbeat)
 	w.work.Go("takeovers", w.takeovers)
 	return w, nil
+}
+
+// workerConfig checks StartWorker's arguments and returns cfg with its
+// defaults.
+func workerConfig(nc *nats.Conn, sys *actor.System, cfg Config, templates map[string]Template) (Config, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return cfg, err
+	}
+	switch {
+	case nc == nil:
+		return cfg, errors.New("cluster: StartWorker: nil connection")
+	case sys == nil:
+		return cfg, errors.New("cluster: StartWorker: nil actor system")
+	case !validBucket.MatchString(cfg.bucketName()):
+		return cfg, fmt.Errorf("cluster: StartWorker: Config.Stream %q makes no valid bucket name %q", cfg.Stream, cfg.bucketName())
+	}
+	for name, t := range templates {
+		if err := checkTemplateName(name); err != nil {
+			return cfg, fmt.Errorf("cluster: StartWorker: %w", err)
+		}
+		if t.Build == nil {
+			return cfg, fmt.Errorf("cluster: StartWorker: template %q has no Build function", name)
+		}
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = defaultLease
+	}
+	return cfg, nil
+}
+
+// serve subscribes to the create requests of each template: in the queue
+// group of the workers serving it, and on this worker's own subject, where
+// Client.Create sends a new team placed on it. It returns once the server
+// has the subscriptions (flushed), so that Create finds the worker.
+func (w *Worker) serve(ctx context.Context) error {
+	for name := range w.tmpls {
+		sub, err := w.nc.QueueSubscribe(w.cfg.createSubject(name), createQueue, w.serveCreate(name))
+		if err != nil {
+			return fmt.Errorf("serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
+		sub, err = w.nc.Subscribe(w.cfg.workerSubject(w.cfg.Owner)+"."+name, w.serveCreate(name))
+		if err != nil {
+			return fmt.Errorf("serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
+	}
+	fctx, cancel := context.WithTimeout(ctx, readyTimeout) // FlushWithContext needs a deadline
+	defer cancel()
+	return w.nc.FlushWithContext(fctx)
 }
 
 // Close stops the heartbeat, removes this worker's presence, stops its
