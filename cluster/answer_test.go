@@ -60,13 +60,13 @@ func answered(t *testing.T, ctx context.Context, c *Client, team, input, q uuid.
 	return answer, processed
 }
 
-// Issue 14 (durable inbox): a person's answer to a member's question
-// (orchestrator.ProcessHumanInput's leg, B112) goes through the inbox:
-// sent while no worker owns the team, it waits, and the team's next owner
-// finds the question in the restored log and sends the answer from the
-// person to the question's sender, parented to it; acknowledged once its
-// turn is durable. Answers to no such message, or to a message that was
-// not the person's, are refused and said so, not retried.
+// A person's answer to a member's question (what
+// orchestrator.ProcessHumanInput does in one process) goes through the
+// inbox: sent while no worker owns the team, it waits, and the team's next
+// owner finds the question in the restored log and sends the answer from
+// the person to the question's sender, parented to it; acknowledged once
+// its turn is durable. Answers to no such message, or to a
+// message that was not the person's, are refused and said so, not retried.
 func TestAnswerThroughInbox(t *testing.T) {
 	ctx, nc, c, w1, id := teamOnW1(t)
 	ask := send(t, ctx, c, id, "a", askContent)

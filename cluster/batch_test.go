@@ -12,12 +12,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Issue 14 (a replicated stream, atomic batches): on a three-server
-// cluster, R3, a Ledger sends the records queued while a send is in
-// flight as one atomic batch. One cluster for the three cases.
+// On a three-server cluster, R3, a Ledger sends the records queued while a
+// send is in flight as one atomic batch. One cluster for the three cases.
 func TestR3AtomicBatches(t *testing.T) {
 	servers := threeServers(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
@@ -53,10 +53,10 @@ func TestR3AtomicBatches(t *testing.T) {
 		assertSubjectCount(t, ctx, l, len(published))
 	})
 
-	// Issue 14 (fencing with batches): once another owner claimed the
-	// team, the old owner's batch is refused whole: none of its records is
-	// stored, its Err wraps ErrFenced and its log says why. The new
-	// owner's batches are stored after what it restored.
+	// Once another owner claimed the team, the old owner's batch is refused
+	// whole: none of its records is stored, its Err wraps ErrFenced and its
+	// log says why. The new owner's batches are stored after what it
+	// restored.
 	t.Run("fenced", func(t *testing.T) {
 		team := uuid.New()
 		var logs logCapture
@@ -210,11 +210,11 @@ func TestR3AtomicBatches(t *testing.T) {
 	})
 }
 
-// Issue 14: a stream made without atomic batches (an older akgentic, or
-// by hand) is updated to take them when a Ledger opens it.
+// A stream made without atomic batches (an older akgentic, or by hand) is
+// updated to take them when a Ledger opens it.
 func TestStreamWithoutAtomicBatchesIsUpdated(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	js, err := jetstream.New(nc.Conn)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // (file storage, R1), acknowledgements included: a SentMessage record with
 // a small user payload and a fresh id each time, published asynchronously
 // while at most half the window waits for its acknowledgement (the
-// benchmark waits beyond that, as a team would not). Issue 14's target:
+// benchmark waits beyond that, as a team would not). The target:
 // >= 50,000 records/s for one team; compare eventlog's WriteRecord.
 func BenchmarkLedgerPublish(b *testing.B) {
 	e, err := RunEmbedded(b.TempDir())

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -42,12 +43,11 @@ func limitStream(t *testing.T, ctx context.Context, js jetstream.JetStream, max 
 	}
 }
 
-// Issue 14 (review finding): a team whose ledger broke (JetStream refused
-// a record for good: here the stream is full) does not go on running with
-// records that go nowhere: its worker stops it and, once its lease ended,
-// resumes it from the stream, where its next input is stored again; the
-// input whose turn was lost is run again (at least once), and the ledger
-// has no hole.
+// A team whose ledger broke (JetStream refused a record for good: here the
+// stream is full) does not go on running with records that go nowhere: its
+// worker stops it and, once its lease ended, resumes it from the stream,
+// where its next input is stored again; the input whose turn was lost is run
+// again (at least once), and the ledger has no hole.
 func TestBrokenLedgerTeamResumes(t *testing.T) {
 	ctx, nc, c, w, id := teamOnW1(t)
 	team, first := w.team(id), w.ledgerOf(id)
@@ -79,12 +79,12 @@ func TestBrokenLedgerTeamResumes(t *testing.T) {
 	assertUnique(t, log)
 }
 
-// Issue 14 (review finding): a team that stopped on its own just before
-// its worker closed stays stopped: Close marks its lease stopped, as a
-// renewal would have, instead of handing it over to be resumed.
+// A team that stopped on its own just before its worker closed stays stopped:
+// Close marks its lease stopped, as a renewal would have, instead of handing
+// it over to be resumed.
 func TestCloseKeepsAStoppedTeamStopped(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	sys := system(t)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "w1"}
@@ -111,12 +111,12 @@ func TestCloseKeepsAStoppedTeamStopped(t *testing.T) {
 	}
 }
 
-// Issue 14 (review finding): two workers with one Owner took each other's
-// teams for their own. A worker does not start while a live worker has its
-// Owner; once that one closed, the name is free again.
+// Two workers with one Owner took each other's teams for their own. A worker
+// does not start while a live worker has its Owner; once that one closed, the
+// name is free again.
 func TestOwnerIsUnique(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "same"}
 	w1, err := StartWorker(ctx, nc.Conn, system(t), cfg, counters)
@@ -141,10 +141,9 @@ func TestOwnerIsUnique(t *testing.T) {
 	}
 }
 
-// Issue 14 (review finding): a team with a record this worker cannot
-// decode (a newer worker's type, say) is not taken over and over: the
-// worker that failed releases the lease with the failure, which Teams
-// shows, and waits a backoff before it tries again.
+// A team with a record this worker cannot decode (a newer worker's type, say)
+// is not taken over and over: the worker that failed releases the lease with
+// the failure, which Teams shows, and waits a backoff before it tries again.
 func TestUndecodableTeamBacksOff(t *testing.T) {
 	ctx, nc, c, w1, id := teamOnW1(t)
 	stored, err := acked(ctx, w1.team(id), w1.ledgerOf(id))
@@ -199,9 +198,9 @@ func (c Config) withDefaultsT(t *testing.T) Config {
 	return c
 }
 
-// Issue 14 (review finding): a restore that takes longer than a lease (a
-// long ledger) keeps its lease: the worker renews it while it restores,
-// so no other worker takes the team over meanwhile.
+// A restore that takes longer than a lease (a long ledger) keeps its lease:
+// the worker renews it while it restores, so no other worker takes the team
+// over meanwhile.
 func TestSlowRestoreKeepsItsLease(t *testing.T) {
 	ctx, nc, c, w1, id := teamOnW1(t)
 	slow, entered, unblock := stuckRestore()
@@ -240,9 +239,9 @@ func TestSlowRestoreKeepsItsLease(t *testing.T) {
 	takenOver(t, ctx, w2.Worker, w2.resumed, id)
 }
 
-// Issue 14 (review finding): Close keeps to its context while a takeover
-// is under way (a restore stuck in a member's preparation here): it
-// cancels it, and returns with the context's error when it does not end.
+// Close keeps to its context while a takeover is under way (a restore stuck
+// in a member's preparation here): it cancels it, and returns with the
+// context's error when it does not end.
 func TestCloseKeepsToItsContext(t *testing.T) {
 	ctx, nc, _, w1, _ := teamOnW1(t)
 	stuck, entered, unblock := stuckRestore()
@@ -259,17 +258,17 @@ func TestCloseKeepsToItsContext(t *testing.T) {
 	defer cancel()
 	err := w2.Close(short)
 	unblock()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Close during a stuck takeover: %v; want its context's error", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still running: takeovers 1") {
+		t.Fatalf("Close during a stuck takeover: %v; want its context's error, naming the takeover loop", err)
 	}
 }
 
-// Issue 14 (second review): a Build that uses up the create's context
-// (longer than a lease) does not leave a team running whose input is never
-// read: the inbox is opened with a context of its own.
+// A Build that uses up the create's context (longer than a lease) does not
+// leave a team running whose input is never read: the inbox is opened with a
+// context of its own.
 func TestSlowBuildStillReadsInput(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	slow := map[string]Template{"slow": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, p json.RawMessage) error {
 		if err := hireCounters(ctx, t, p); err != nil {
@@ -293,9 +292,9 @@ func TestSlowBuildStillReadsInput(t *testing.T) {
 	waitInputs(t, ctx, inputs, send(t, ctx, c, id, "a", "hello")...)
 }
 
-// Issue 14 (second review): a team a client stops while a worker restores
-// it is not run: the worker's hold on the lease sees the stop, and the
-// restored copy is stopped before it is registered or reads input.
+// A team a client stops while a worker restores it is not run: the worker's
+// hold on the lease sees the stop, and the restored copy is stopped before it
+// is registered or reads input.
 func TestStopDuringRestore(t *testing.T) {
 	ctx, nc, c, w1, id := teamOnW1(t)
 	slow, entered, unblock := stuckRestore()
@@ -334,7 +333,7 @@ func TestStopDuringRestore(t *testing.T) {
 func teamOnW1(t *testing.T) (context.Context, *conn, *Client, *testWorker, uuid.UUID) {
 	t.Helper()
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	c := client(t, ctx, nc)
 	w1 := startNamed(t, ctx, nc, system(t), "w1")
@@ -357,9 +356,9 @@ func stuckRestore() (opt orchestrator.Option, entered <-chan struct{}, unblock f
 	return opt, in, func() { released.Do(func() { close(release) }) }
 }
 
-// Issue 14 (third review): a team that dies without being asked to stop
-// (a raw stop here) is resumed after a backoff, the cause in its lease
-// (TeamInfo.Error), not restored again at once in a loop.
+// A team that dies without being asked to stop (a raw stop here) is resumed
+// after a backoff, the cause in its lease (TeamInfo.Error), not restored
+// again at once in a loop.
 func TestDeadTeamResumesAfterBackoff(t *testing.T) {
 	ctx, _, c, w1, id := teamOnW1(t)
 	team := w1.team(id)
@@ -397,12 +396,12 @@ func TestDeadTeamResumesAfterBackoff(t *testing.T) {
 	}
 }
 
-// Issue 14 (third review): a worker dead for a few leases leaves no
-// presence behind (workers with the default Owner, a new name each start,
-// would pile up in the bucket every scan reads).
+// A worker dead for a few leases leaves no presence behind (workers with the
+// default Owner, a new name each start, would pile up in the bucket every
+// scan reads).
 func TestDeadPresenceIsPurged(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	scans := make(chan struct{}, 64)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "alive", scanned: func() { scans <- struct{}{} }}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,35 +154,6 @@ func (c *Client) place(ctx context.Context, template string) (string, error) {
 		return "", nil
 	}
 	return p.Subject + "." + template, nil
-}
-
-// fewest returns the live worker serving the template with the fewest
-// teams, of any template, a tie broken at random; false when no live
-// worker serves it. A worker's teams are its leases not stopped, ended
-// ones included: a live worker's renewals may lag.
-func fewest(teams []teamLease, workers []presence, template string, now time.Time) (presence, bool) {
-	load := map[string]int{}
-	for _, x := range teams {
-		if !x.Stopped {
-			load[x.Owner]++
-		}
-	}
-	var best presence
-	least, ties := -1, 0
-	for _, p := range workers {
-		if !p.Until.After(now) || !slices.Contains(p.Templates, template) {
-			continue
-		}
-		switch n := load[p.Owner]; {
-		case least < 0 || n < least:
-			best, least, ties = p, n, 1
-		case n == least: // each of the tied is kept with the same chance
-			if ties++; rand.IntN(ties) == 0 {
-				best = p
-			}
-		}
-	}
-	return best, least >= 0
 }
 
 // Send puts a person's message for the member named to (a slash command

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -97,14 +98,14 @@ func inboxEmpty(t *testing.T, ctx context.Context, c *Client, team uuid.UUID) {
 	}
 }
 
-// Issue 14 (durable inbox, client): a team created through the client
-// from a template by name; input sent to members by name is delivered
-// from the team's person, each exactly once when nothing crashes, and
-// acknowledged once the record closing its turn is durable; the client
-// watches the records, lists the team with its owner and stops it.
+// A team created through the client from a template by name; input sent to
+// members by name is delivered from the team's person, each exactly once when
+// nothing crashes, and acknowledged once the record closing its turn is
+// durable; the client watches the records, lists the team with its owner and
+// stops it.
 func TestClientInboxDeliversOnce(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	sys := system(t)
 	w := startNamed(t, ctx, nc, sys, "w1")
@@ -209,10 +210,10 @@ func TestClientInboxDeliversOnce(t *testing.T) {
 	}
 }
 
-// Issue 14: the client's errors name what was wrong.
+// The client's errors name what was wrong.
 func TestClientErrors(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	c := client(t, ctx, nc)
 	if _, err := c.Create(ctx, "nope", nil); !errors.Is(err, ErrNoTemplate) {
@@ -249,8 +250,8 @@ func TestClientErrors(t *testing.T) {
 	}
 }
 
-// Issue 14 (durable inbox): input sent while no worker owns the team waits
-// in the stream and is delivered, once each, when a worker resumes it.
+// Input sent while no worker owns the team waits in the stream and is
+// delivered, once each, when a worker resumes it.
 func TestInboxWaitsForAnOwner(t *testing.T) {
 	ctx, nc, c, w1, id := teamOnW1(t)
 	first := send(t, ctx, c, id, "b", "before")
@@ -275,13 +276,12 @@ func TestInboxWaitsForAnOwner(t *testing.T) {
 	assertUnique(t, log)
 }
 
-// Issue 14 (durable inbox, at least once): a turn cut by a crash (the
-// owner's connection closed while the turn runs: its close never stored)
-// is run again by the team's next owner, as a message of its own, and the
-// input is then acknowledged.
+// A turn cut by a crash (the owner's connection closed while the turn runs:
+// its close never stored) is run again by the team's next owner, as a message
+// of its own, and the input is then acknowledged.
 func TestInboxRerunsACutTurn(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	c := client(t, ctx, connect(t, e))
 	nc1 := connect(t, e)
 	startNamed(t, ctx, nc1, system(t), "w1")
@@ -326,9 +326,9 @@ func TestInboxRerunsACutTurn(t *testing.T) {
 	}
 }
 
-// Issue 14: a team that stops on its own (not through the client) is
-// marked stopped in its lease, after its inbox consumer is deleted; input
-// to it is then refused (ErrNoSuchTeam).
+// A team that stops on its own (not through the client) is marked stopped in
+// its lease, after its inbox consumer is deleted; input to it is then refused
+// (ErrNoSuchTeam).
 func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
 	ctx, _, c, w, id := teamOnW1(t)
 	watch, err := c.kv.Watch(ctx, id.String(), jetstream.UpdatesOnly())
@@ -358,8 +358,7 @@ func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
 	}
 }
 
-// Issue 14 (client: watch a team's records live from any sequence): Watch
-// from a record index catches up from that record of the ledger on, in
+// Watch from a record index catches up from that record of the ledger on, in
 // the ledger's order, then follows the records stored after it.
 func TestWatchFromIndex(t *testing.T) {
 	ctx, nc, c, w, id := teamOnW1(t)

@@ -1,7 +1,7 @@
-// Package cluster runs teams on NATS JetStream (issue 14): the ledger of
-// every team in one JetStream stream, written by a team subscriber and read
-// back for orchestrator.Restore, with fencing so that a team taken over by
-// another process can no longer be written by its old owner.
+// Package cluster runs teams on NATS JetStream: the ledger of every team in
+// one JetStream stream, written by a team subscriber and read back for
+// orchestrator.Restore, with fencing so that a team taken over by another
+// process can no longer be written by its old owner.
 //
 // # What exists
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -45,7 +46,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	if _, _, err := OpenLedger(ctx, nil, uuid.New(), Config{}); err == nil || !strings.Contains(err.Error(), "nil connection") {
 		t.Errorf("OpenLedger(nil conn): %v", err)
@@ -89,7 +90,7 @@ func TestBadArguments(t *testing.T) {
 // ones are stored. A hook for another team is ignored.
 func TestLedgerEncodeFailureAndOtherTeam(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	var logs logCapture
 	team := uuid.New()
@@ -130,7 +131,7 @@ func TestLedgerEncodeFailureAndOtherTeam(t *testing.T) {
 // reports a hole or a record that does not decode, with what precedes it.
 func TestReadTeamOrderDuplicatesHoles(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	team, _, js, subj := rawTeam(t, ctx, nc)
 	put := func(index string, data []byte) {
@@ -182,13 +183,13 @@ func TestReadTeamOrderDuplicatesHoles(t *testing.T) {
 	}
 }
 
-// Issue 14: an owner that stopped with a record unacknowledged and later
-// ones acknowledged leaves a hole; the next owner resumes from the record
-// before it and writes over the rest, so a read takes each owner's part
-// (its claim, the epoch) in turn and the ledger has no hole again.
+// An owner that stopped with a record unacknowledged and later ones
+// acknowledged leaves a hole; the next owner resumes from the record before
+// it and writes over the rest, so a read takes each owner's part (its claim,
+// the epoch) in turn and the ledger has no hole again.
 func TestHoleOfAnOldOwnerIsWrittenOver(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	team, l, js, subj := rawTeam(t, ctx, nc)
 	// The first owner's records 1, 2 and 4 (3 never acknowledged).
@@ -253,12 +254,12 @@ func rawTeam(t *testing.T, ctx context.Context, nc *conn) (uuid.UUID, *Ledger, j
 	return team, l, js, l.recSubj
 }
 
-// Issue 14 (client): NATS unreachable is an error of its own
-// (ErrUnreachable) naming the connection's state: a closed connection, and
-// a server gone while the client reconnects.
+// NATS unreachable is an error of its own (ErrUnreachable) naming the
+// connection's state: a closed connection, and a server gone while the client
+// reconnects.
 func TestClientUnreachable(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	c := client(t, ctx, nc)
 	team := uuid.New()
@@ -302,7 +303,7 @@ func TestClientUnreachable(t *testing.T) {
 // has no hole (review finding: it stalled and left one).
 func TestLedgerRecordTooLarge(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	id := uuid.New()
 	l, _, err := OpenLedger(ctx, nc.Conn, id, Config{Logger: discard})

@@ -17,9 +17,9 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 )
 
-// BenchmarkFailover (issue 14) measures the time from kill -9 of a team's
-// owner to the team answering on another worker, for three lease lengths.
-// Issue 14's target: within the lease + 1 s.
+// BenchmarkFailover measures the time from kill -9 of a team's owner to
+// the team answering on another worker, for three lease lengths. The
+// target: within the lease + 1 s.
 //
 // Each iteration starts a worker in a child process (runWorkerChild, its
 // lease the sub-benchmark's): it creates a team, runs ten turns, has every

@@ -9,17 +9,18 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// Issue 14 (fencing): once a second owner has claimed a team, JetStream
-// refuses the first owner's records; the first owner stops its copy of the
-// team at once and says so in its log, and the stream holds none of its
-// records after the takeover. The second owner's records are stored.
+// Once a second owner has claimed a team, JetStream refuses the first owner's
+// records; the first owner stops its copy of the team at once and says so in
+// its log, and the stream holds none of its records after the takeover. The
+// second owner's records are stored.
 func TestFencingStopsTheOldOwner(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc1, nc2 := connect(t, e), connect(t, e)
 	var logs logCapture
 	teamID := uuid.New()

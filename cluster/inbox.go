@@ -2,19 +2,14 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -37,29 +32,14 @@ const sayTimeout = 10 * time.Second
 // acknowledgement.
 const ackTimeout = 10 * time.Second
 
-// createQueue is the queue group of the workers serving Client.Create:
-// NATS gives each request to one of the workers that have the template.
-const createQueue = "akgentic-workers"
-
 // inboxStream is the name of the stream of the teams' input.
 func (c Config) inboxStream() string { return c.Stream + "_INBOX" }
 
 // inboxSubject is the subject of a team's input.
 func (c Config) inboxSubject(team uuid.UUID) string { return c.Prefix + ".in." + team.String() }
 
-// createSubject is the subject of Client.Create's requests for a template.
-func (c Config) createSubject(template string) string { return c.Prefix + ".create." + template }
-
 // inboxConsumer is the durable consumer of a team's input.
 func inboxConsumer(team uuid.UUID) string { return "in_" + team.String() }
-
-// checkTemplateName refuses a name that is not one subject token.
-func checkTemplateName(name string) error {
-	if name == "" || strings.ContainsAny(name, ". *>\t\r\n") {
-		return fmt.Errorf("template name %q: must be one subject token (not empty, no '.', '*', '>' or white space)", name)
-	}
-	return nil
-}
 
 // ensureInbox creates the inbox stream of cfg when it is missing: a work
 // queue (an input acknowledged is removed), file storage, one subject per
@@ -170,153 +150,41 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	return nil
 }
 
-// handle takes one delivery of an input (on the consumer's goroutine).
-func (ib *inbox) handle(m jetstream.Msg) {
-	input, err := uuid.Parse(m.Headers().Get(jetstream.MsgIDHeader))
-	if err != nil {
-		ib.refuse(m, uuid.Nil, fmt.Errorf("no input id (%s header %q)", jetstream.MsgIDHeader, m.Headers().Get(jetstream.MsgIDHeader)))
-		return
-	}
-	n := uint64(1)
-	if meta, err := m.Metadata(); err == nil {
-		n = meta.NumDelivered
-	}
-	ib.mu.Lock()
-	if _, running := ib.inflight[input]; running {
-		ib.inflight[input] = m // delivered again while its turn runs here: acknowledged when it is durable
-		ib.mu.Unlock()
-		return
-	}
-	for k := uint64(1); k < n; k++ {
-		if ib.done[attemptID(input, k)] { // an earlier delivery's turn is durable: not run again
-			ib.mu.Unlock()
-			ib.ack(m, input)
-			return
-		}
-	}
-	ib.inflight[input] = m
-	ib.mu.Unlock()
+// inboxTimeout bounds the opening of a team's inbox (its durable consumer).
+const inboxTimeout = 30 * time.Second
 
-	select {
-	case <-ib.team.Done():
-		ib.forget(input) // delivered again to the team's next owner
-		return
-	default:
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), sayTimeout)
+// startInbox opens the inbox of a team this worker just started, with a
+// context of its own (a slow Build may have used up the create's); when
+// it fails, the renewals try again.
+func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
+	ctx, cancel := context.WithTimeout(w.work.ctx, inboxTimeout) // cancelled by Close
 	defer cancel()
-	if ib.person == "" {
-		ib.refuse(m, input, errors.New("the team's template names no person to send input from"))
-		return
-	}
-	d, err := ib.delivery(ctx, m)
-	switch {
-	case errors.Is(err, errStopping): // its next owner gets the input
-		ib.forget(input)
-		ib.w.logger.Warn("cluster: an input is left for the team's next owner", "team_id", ib.id, "input", input, "error", err)
-		return
-	case err != nil:
-		ib.refuse(m, input, err)
-		return
-	}
-	am := &agent.AgentMessage{Type: agent.Request, Content: string(m.Data())}
-	if d.question != nil {
-		am.Type = agent.Response
-	}
-	mid := attemptID(input, n)
-	am.ID = mid
-	ib.ledger.onClosed(mid, func() { ib.closed(input, mid) })
-	if d.question != nil {
-		err = agent.Answer(ctx, d.from, d.question, am)
-	} else {
-		err = agent.Say(ctx, d.from, d.to, am)
-	}
+	done := closedIn(log)
+	err := w.openInbox(ctx, id, person, done)
 	if err != nil {
-		ib.ledger.drop(mid)
-		ib.refuse(m, input, fmt.Errorf("%s: %w", d.what, err))
+		w.mu.Lock()
+		if o := w.teams[id]; o != nil {
+			o.noInbox = done // no input is consumed meanwhile: it stays whole
+		}
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// retryInbox opens again, within a beat, the inbox of a team whose
+// opening failed, done the closed messages of the team's log when it first
+// failed.
+func (w *Worker) retryInbox(id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
+	ctx, cancel := context.WithTimeout(w.work.ctx, w.beat) // cancelled by Close
+	defer cancel()
+	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done); err != nil {
+		w.logger.Warn("cluster: a team's input is not consumed yet; trying again on the next renewal", "team_id", id, "error", err)
 		return
 	}
-	if am.Recipient == nil {
-		// Not sent as itself: a "/cancel", sent as a CancelMessage that
-		// cancels the running turn at once. It is done once sent and
-		// every record so far durable; it is not run again.
-		ib.ledger.drop(mid)
-		ib.ledger.onFlushed(func() { ib.closed(input, mid) })
-	}
-}
-
-// errStopping is delivery's error when the team is stopping: the input is
-// left for the team's next owner.
-var errStopping = errors.New("the team is stopping")
-
-// delivery is where an input goes: from the team's person to a member
-// (Client.Send), or to the sender of the question it answers
-// (Client.Answer).
-type delivery struct {
-	from, to *message.Address
-	question message.Message // the message answered; nil for Send
-	what     string          // for errors: "send to "x"", "answer <id>"
-}
-
-// delivery resolves an input's sender and recipient. An error other than
-// errStopping is the input's fault: it is refused.
-func (ib *inbox) delivery(ctx context.Context, m jetstream.Msg) (delivery, error) {
-	var d delivery
-	from, err := ib.team.Member(ctx, ib.person)
-	switch {
-	case err != nil:
-		return d, fmt.Errorf("%w: %w", errStopping, err)
-	case from == nil:
-		return d, fmt.Errorf("the team has no member %q to speak for its person", ib.person)
-	}
-	d.from = from
-	if q := m.Headers().Get(answersHeader); q != "" {
-		d.what = "answer " + q
-		qid, err := uuid.Parse(q)
-		if err != nil {
-			return d, fmt.Errorf("%s: not a message id: %w", d.what, err)
-		}
-		d.question, err = ib.question(ctx, qid)
-		return d, err
-	}
-	to := m.Headers().Get(toHeader)
-	d.what = fmt.Sprintf("send to %q", to)
-	d.to, err = ib.team.Member(ctx, to)
-	switch {
-	case err != nil:
-		return d, fmt.Errorf("%w: %w", errStopping, err)
-	case d.to == nil:
-		return d, fmt.Errorf("the team has no member named %q", to)
-	}
-	return d, nil
-}
-
-// question finds, in the team's log, the message id that a member sent to
-// the team's person.
-func (ib *inbox) question(ctx context.Context, id uuid.UUID) (message.Message, error) {
-	sent, err := ib.team.Messages(ctx, orchestrator.Filter{Type: "SentMessage"})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errStopping, err)
-	}
-	for _, r := range slices.Backward(sent) {
-		s, ok := r.(*message.SentMessage)
-		if !ok || s.Message == nil || s.Message.Envelope().ID != id {
-			continue
-		}
-		if s.Recipient == nil || s.Recipient.Name() != ib.person {
-			return nil, fmt.Errorf("answer %s: the message was sent to %s, not to the team's person %q", id, nameOf(s.Recipient), ib.person)
-		}
-		return s.Message, nil
-	}
-	return nil, fmt.Errorf("answer %s: the team's log holds no such message", id)
-}
-
-// nameOf is a's name, "nobody" when nil.
-func nameOf(a *message.Address) string {
-	if a == nil {
-		return "nobody"
-	}
-	return a.Name()
+	w.mu.Lock()
+	o.noInbox = nil
+	w.mu.Unlock()
+	w.logger.Info("cluster: a team's input is consumed again", "team_id", id)
 }
 
 // closed is the Ledger's word that the turn of message mid, sent for
@@ -335,10 +203,11 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 // ack acknowledges an input and waits for JetStream to confirm it: once
 // confirmed, the input is out of the work queue. ack is called on the NATS
 // client's goroutine, so it waits on a goroutine of its own, which the
-// Worker's Close waits for; once the worker closed, it waits here.
+// Worker's Close waits for (its acks group); once the worker closed, it
+// waits here.
 func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 	w := ib.w
-	confirm := func() {
+	confirm := func(context.Context) { // not cancelled by Close: it waits for the confirmation
 		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 		defer cancel()
 		if err := m.DoubleAck(ctx); err != nil {
@@ -349,41 +218,9 @@ func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 			w.cfg.inputDone(input)
 		}
 	}
-	w.mu.Lock()
-	closed := w.closed // Close waits for w.acks from then on: no Add after
-	if !closed {
-		w.acks.Add(1)
+	if !w.acks.Go("ack", confirm) {
+		confirm(context.Background())
 	}
-	w.mu.Unlock()
-	if closed {
-		confirm()
-		return
-	}
-	go func() {
-		defer w.acks.Done()
-		confirm()
-	}()
-}
-
-func (ib *inbox) forget(input uuid.UUID) {
-	ib.mu.Lock()
-	delete(ib.inflight, input)
-	ib.mu.Unlock()
-}
-
-// refuse drops an input that cannot be delivered (no such member, no
-// person): terminated, logged, and told to the team as a warning record.
-func (ib *inbox) refuse(m jetstream.Msg, input uuid.UUID, why error) {
-	ib.forget(input)
-	ib.w.logger.Error("cluster: input refused", "team_id", ib.id, "input", input, "error", why)
-	w := &message.WarningMessage{}
-	w.ContentType, w.Content = "text/plain", fmt.Sprintf("cluster: input %s refused: %v", input, why)
-	ctx, cancel := context.WithTimeout(context.Background(), sayTimeout)
-	defer cancel()
-	if err := ib.team.Emit(ctx, w); err != nil {
-		ib.w.logger.Debug("cluster: the refusal could not be told to the team", "error", err)
-	}
-	ib.ack(m, input) // done with: out of the work queue, not delivered again
 }
 
 // progress tells JetStream that the inputs whose turns run here are still
@@ -409,52 +246,5 @@ func (ib *inbox) stop(ctx context.Context) {
 	select {
 	case <-ib.cc.Closed():
 	case <-ctx.Done(): // a delivery being sent (up to sayTimeout) ends by itself
-	}
-}
-
-// serveCreate answers Client.Create's requests for a template.
-func (w *Worker) serveCreate(template string) nats.MsgHandler {
-	return func(req *nats.Msg) {
-		w.mu.Lock()
-		closing := w.closing
-		if !closing {
-			w.creating.Add(1)
-		}
-		w.mu.Unlock()
-		if closing {
-			data, _ := json.Marshal(createReply{Error: "cluster: the worker is closing"})
-			_ = req.Respond(data)
-			return
-		}
-		go func() {
-			defer w.creating.Done()
-			ctx, cancel := context.WithTimeout(w.life, w.cfg.Lease)
-			defer cancel()
-			var rep createReply
-			t, err := w.Create(ctx, template, req.Data)
-			if t != nil {
-				rep.Team = t.ID().String()
-			}
-			if err != nil {
-				rep.Error = err.Error()
-			}
-			data, _ := json.Marshal(rep)
-			if err := req.Respond(data); err != nil {
-				w.logger.Warn("cluster: a create request could not be answered", "template", template, "error", err)
-			}
-		}()
-	}
-}
-
-// createReply is a worker's answer to Client.Create.
-type createReply struct {
-	Team  string `json:"team,omitempty"`
-	Error string `json:"error,omitempty"`
-}
-
-// unsubscribe stops serving create requests.
-func (w *Worker) unsubscribe() {
-	for _, s := range slices.Clone(w.subs) {
-		_ = s.Unsubscribe()
 	}
 }

@@ -12,19 +12,20 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/orchestrator/eventlog"
 )
 
-// Issue 14: a team's ledger in JetStream holds the same records, in the
-// same order, as its event log; a restore from the stream gives back the
-// team (ids, roster, states) as a restore from the file does, and the
-// restored team goes on writing after the records it was restored from.
-// Team.Messages past the in-memory window reads the stream (Archive).
+// A team's ledger in JetStream holds the same records, in the same order, as
+// its event log; a restore from the stream gives back the team (ids, roster,
+// states) as a restore from the file does, and the restored team goes on
+// writing after the records it was restored from. Team.Messages past the
+// in-memory window reads the stream (Archive).
 func TestLedgerRestoreEqualsOriginal(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	cfg := Config{Logger: discard, Owner: "first"}
 	teamID := uuid.New()
@@ -165,11 +166,11 @@ func mapsEqual(a, b map[uuid.UUID]string) bool {
 	return true
 }
 
-// Issue 14: a record published again (its acknowledgement lost, the
-// publish retried) is stored once: its record id is the deduplication id.
+// A record published again (its acknowledgement lost, the publish retried) is
+// stored once: its record id is the deduplication id.
 func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard})
 	a, _ := spawnCounters(t, ctx, team)
@@ -211,12 +212,12 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	stopClean(t, ctx, team, l)
 }
 
-// Issue 14: with the NATS server down, the team keeps working while the
-// window has room; its records are buffered and stored once the server is
-// back, nothing lost or duplicated.
+// With the NATS server down, the team keeps working while the window has
+// room; its records are buffered and stored once the server is back, nothing
+// lost or duplicated.
 func TestLedgerServerDownWithinWindow(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard, Window: 256})
 	a, _ := spawnCounters(t, ctx, team)
@@ -237,13 +238,12 @@ func TestLedgerServerDownWithinWindow(t *testing.T) {
 	stopClean(t, ctx, team, l)
 }
 
-// Issue 14: past the window, the failure is reported: Err wraps
-// ErrWindowFull and the team gets a WarningMessage; the team itself goes
-// on. When the server is back the stream holds a prefix of the ledger
-// with no hole.
+// Past the window, the failure is reported: Err wraps ErrWindowFull and the
+// team gets a WarningMessage; the team itself goes on. When the server is
+// back the stream holds a prefix of the ledger with no hole.
 func TestLedgerWindowFullIsReported(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	cfg := Config{Logger: discard, Window: 8}
 	warned := make(warnings, 1)

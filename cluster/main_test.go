@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"os"
 	"testing"
@@ -10,12 +9,19 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// actortest.Context's bound, for these tests' waits on NATS.
+	actortest.Timeout = testTimeout
+	goleak.VerifyTestMain(m)
+}
 
 // testTimeout bounds every wait of a test on NATS (a connection, an ack, a
-// read); a healthy run takes milliseconds.
+// read); a healthy run takes milliseconds, a loaded -race run with child
+// processes much longer than actortest's default.
 const testTimeout = 20 * time.Second
 
 // embedded starts a server in a temporary directory, closed at the end of
@@ -66,19 +72,12 @@ func connect(t *testing.T, e *Embedded) *conn {
 	return c
 }
 
-func ctxT(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// TestEmbeddedStoresAcrossRestart (issue 14): the embedded server takes
+// TestEmbeddedStoresAcrossRestart: the embedded server takes
 // JetStream publishes on loopback, keeps them in its directory across a
 // restart on the same URL, and leaves no goroutine behind (TestMain).
 func TestEmbeddedStoresAcrossRestart(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	js, err := jetstream.New(nc.Conn)
 	if err != nil {

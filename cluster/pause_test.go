@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -53,18 +54,17 @@ func runPausedChild(url string) {
 	os.Exit(0)
 }
 
-// Issue 14 (fencing across processes): a worker paused (SIGSTOP) past its
-// lease while another takes its team over, then resumed (SIGCONT): its
-// writes are refused or its lease renewal fails, it stops its copy of the
-// team and says why in its log, and the stream holds no record of its
-// after the takeover.
+// A worker paused (SIGSTOP) past its lease while another takes its team over,
+// then resumed (SIGCONT): its writes are refused or its lease renewal fails,
+// it stops its copy of the team and says why in its log, and the stream holds
+// no record of its after the takeover.
 func TestPausedWorkerIsFenced(t *testing.T) {
 	if url := os.Getenv(pausedEnv); url != "" {
 		runPausedChild(url)
 		return
 	}
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 
 	cmd, child, f := startChild(t, "TestPausedWorkerIsFenced", pausedEnv, e.URL(), 2)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
 // counts is how many teams each worker runs.
@@ -34,13 +35,13 @@ func createN(t *testing.T, ctx context.Context, c *Client, n int) {
 	}
 }
 
-// Issue 14 (workers and placement): Client.Create places a new team on
-// the live worker with the fewest teams, a tie broken at random.
-// One worker already holds four teams: the next four go to the two
-// others, two each; the next seven even the three out at five each.
+// Client.Create places a new team on the live worker with the fewest teams, a
+// tie broken at random. One worker already holds four teams: the next four go
+// to the two others, two each; the next seven even the three out at five
+// each.
 func TestCreatePlacesOnFewest(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	ws := []*testWorker{
 		startNamed(t, ctx, nc, system(t), "w0"),
@@ -86,13 +87,13 @@ func putPresence(t *testing.T, ctx context.Context, kv jetstream.KeyValue, p pre
 	}
 }
 
-// Issue 14: the worker Create picks does not answer (its presence is
-// live, its subscription gone): the request goes to the queue group and
-// the team is made all the same. A worker whose presence ended is never
-// picked, even with no team.
+// The worker Create picks does not answer (its presence is live, its
+// subscription gone): the request goes to the queue group and the team is
+// made all the same. A worker whose presence ended is never picked, even with
+// no team.
 func TestCreateFallsBackToQueueGroup(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	w := startNamed(t, ctx, nc, system(t), "busy")
 	if _, err := w.Create(ctx, "counters", nil); err != nil {
@@ -143,13 +144,13 @@ func TestCreateFallsBackToQueueGroup(t *testing.T) {
 	}
 }
 
-// Issue 14: a worker's presence is in the leases bucket while it runs
-// (its owner, templates and subject; an owner name with ':' makes a valid
-// key), is ignored by Teams and by the takeover scan (it is no team), and
-// is removed by Close.
+// A worker's presence is in the leases bucket while it runs (its owner,
+// templates and subject; an owner name with ':' makes a valid key), is
+// ignored by Teams and by the takeover scan (it is no team), and is removed
+// by Close.
 func TestWorkerPresence(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	scans := make(chan struct{}, 16)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "host:42", scanned: func() {
@@ -202,98 +203,12 @@ func TestWorkerPresence(t *testing.T) {
 	}
 }
 
-// fewest breaks a tie at random among the live workers serving the
-// template, counting the teams of every template they hold, ended leases
-// included (a renewal that lags); a dead worker, one without the
-// template, a stopped lease count for nothing.
-func TestFewestRule(t *testing.T) {
-	now := time.Now()
-	live, ended := now.Add(time.Minute), now.Add(-time.Second)
-	ws := []presence{
-		{Owner: "a", Templates: []string{"t"}, Until: live},
-		{Owner: "b", Templates: []string{"t", "u"}, Until: live},
-		{Owner: "c", Templates: []string{"t"}, Until: live},
-		{Owner: "dead", Templates: []string{"t"}, Until: ended},
-		{Owner: "other", Templates: []string{"u"}, Until: live},
-	}
-	held := func(owner, tmpl string, until time.Time, stopped bool) teamLease {
-		return teamLease{id: uuid.New(), lease: lease{Owner: owner, Template: tmpl, Until: until, Stopped: stopped}}
-	}
-	teams := []teamLease{
-		held("a", "t", live, false), held("a", "u", live, false), // a: 2
-		held("b", "u", live, false), held("b", "t", live, true), // b: 1
-		held("c", "t", live, false), // c: 1
-		held("dead", "t", ended, false),
-	}
-	picked := map[string]int{}
-	for range 200 {
-		p, ok := fewest(teams, ws, "t", now)
-		if !ok {
-			t.Fatal("no worker picked")
-		}
-		picked[p.Owner]++
-	}
-	if len(picked) != 2 || picked["b"] == 0 || picked["c"] == 0 {
-		t.Fatalf("picked %v; want b and c (one team each), both", picked)
-	}
-	teams = append(teams, held("c", "t", ended, false)) // c: 2, its renewal lagging
-	if p, _ := fewest(teams, ws, "t", now); p.Owner != "b" {
-		t.Fatalf("picked %s, want b (c's ended lease counts for c)", p.Owner)
-	}
-	if _, ok := fewest(teams, ws, "v", now); ok {
-		t.Fatal("a worker picked for a template none serves")
-	}
-	if p, _ := fewest(teams, ws, "u", now); p.Owner != "other" {
-		t.Fatalf("picked %s for u, want other (no team)", p.Owner)
-	}
-}
-
-// The takeover's fair share (Worker): the template's teams, live and to
-// resume, over its live workers, rounded up, less the live ones this
-// worker holds; a live owner's lease that just ended is left to it.
-func TestFairShare(t *testing.T) {
-	now := time.Now()
-	const d = time.Second
-	w := &Worker{cfg: Config{Owner: "me", Lease: d}, tmpls: counters, teams: map[uuid.UUID]*owned{}}
-	ws := []presence{
-		{Owner: "me", Templates: []string{"counters", "held"}, Until: now.Add(d)},
-		{Owner: "b", Templates: []string{"counters"}, Until: now.Add(d)},
-		{Owner: "dead", Templates: []string{"counters", "held"}, Until: now.Add(-d)},
-	}
-	var teams []teamLease
-	add := func(n int, owner, tmpl string, until time.Time) {
-		for range n {
-			teams = append(teams, teamLease{id: uuid.New(), lease: lease{Owner: owner, Template: tmpl, Until: until}})
-		}
-	}
-	add(3, "me", "counters", now.Add(d))
-	add(5, "b", "counters", now.Add(d))
-	add(1, "b", "counters", now.Add(-d/2))  // b's renewal lags: left to b
-	add(1, "b", "counters", now.Add(-2*d))  // b lost it long ago: to resume
-	add(1, "me", "counters", now.Add(-d/2)) // mine, not run here: to resume
-	add(6, "dead", "counters", now.Add(-d/2))
-	add(4, "dead", "held", now.Add(-d/2))
-	add(2, "x", "other", now.Add(-d)) // a template this worker lacks
-	todo, share := w.fairShare(teams, ws, now)
-	// counters: 3+5+1 live, 1+1+6 to resume, over 2 workers: ceil(17/2) - 3.
-	if len(todo["counters"]) != 8 || share["counters"] != int(math.Ceil(17.0/2))-3 {
-		t.Fatalf("counters: %d to resume, share %d; want 8, 6", len(todo["counters"]), share["counters"])
-	}
-	// held: served by this worker alone (b lacks it, the other is dead).
-	if len(todo["held"]) != 4 || share["held"] != 4 {
-		t.Fatalf("held: %d to resume, share %d; want 4, 4", len(todo["held"]), share["held"])
-	}
-	if len(todo) != 2 {
-		t.Fatalf("to resume: %v; want counters and held only", todo)
-	}
-}
-
 // readBucket reads every key once while others are renewed by many
 // writers at a time (the watcher's own end of the initial values comes
 // early then: nats-io/nats-server#4824).
 func TestReadBucketUnderRenewals(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	kv := client(t, ctx, connect(t, e)).kv
 	const n, writers = 300, 16
 	data, err := json.Marshal(lease{Owner: "o", Until: time.Now().Add(time.Hour), Template: "t"})

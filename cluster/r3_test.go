@@ -65,14 +65,13 @@ func threeServers(t testing.TB) []*server.Server {
 	return servers
 }
 
-// Issue 14 (a three-server cluster, R3 stream): the server leading the
-// team's stream is stopped mid-run; no acknowledged record is lost, none
-// is stored twice, and the team goes on.
+// The server leading the team's stream is stopped mid-run; no acknowledged
+// record is lost, none is stored twice, and the team goes on.
 func TestR3StreamLeaderStopped(t *testing.T) {
 	servers := threeServers(t)
 	// Three servers, an election after the leader stops and one record in
 	// flight at a time (R3): slower than the other tests under a loaded
-	// -race run, so a longer bound than ctxT's.
+	// -race run, so a longer bound than actortest.Context's.
 	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
 	defer cancel()
 	cfg := Config{Logger: discard, Replicas: 3}

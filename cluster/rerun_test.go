@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
@@ -30,18 +31,17 @@ func assistantTeam(srv *llmtest.Server, env *agent.Env) map[string]Template {
 	}}}
 }
 
-// Issue 14 (durable inbox, stretch): the owner crashes while an agent's
-// turn on a person's input waits for its second model call, the first
-// (a tool call) and the tool's result already in the ledger. The next
-// owner runs the input again (at least once) and the agent replays the
-// logged answer instead of asking the model again: the model gets the
-// first request once (the rerun's first request is the cut call's, its
-// history the prompt once, the replayed tool call and the tool's result;
-// without the replay it would hold the prompt twice), and the conversation
-// completes.
+// The owner crashes while an agent's turn on a person's input waits for its
+// second model call, the first (a tool call) and the tool's result already in
+// the ledger. The next owner runs the input again (at least once) and the
+// agent replays the logged answer instead of asking the model again: the
+// model gets the first request once (the rerun's first request is the cut
+// call's, its history the prompt once, the replayed tool call and the tool's
+// result; without the replay it would hold the prompt twice), and the
+// conversation completes.
 func TestRerunDoesNotPayTwice(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	srv := llmtest.NewServer(llmtest.WithReporter(t))
 	t.Cleanup(srv.Close)
 	hang := llmtest.Hang()

@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
-// Issue 14 (NATS restart): the embedded server restarts while a worker's
-// team runs, for less than a lease: the team is not stopped, its lease is
-// renewed once the server is back, its publishes resume, and the stream
-// holds every record once.
+// The embedded server restarts while a worker's team runs, for less than a
+// lease: the team is not stopped, its lease is renewed once the server is
+// back, its publishes resume, and the stream holds every record once.
 func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	sys := system(t)
 	w, _ := startParent(t, ctx, nc, sys)

@@ -24,14 +24,13 @@ type took struct {
 	at     time.Time
 }
 
-// Issue 14 (Scale: "3 workers, 300 teams; one worker is killed; all its
-// teams resume on the other two"): three workers run 100 teams each; the
-// first one's NATS connection is closed, without any cleanup. It stops
-// its teams once their leases end unrenewed (it never runs a team it
-// holds no lease for), and the other two take them over, each its fair
-// share (50 each, at least 35 under a loaded machine's lagging leases)
-// in one scan or a few, each team on exactly one survivor, restored with
-// its members and answering.
+// Three workers run 100 teams each, one is lost and all its teams resume on
+// the other two: the first one's NATS connection is closed, without any
+// cleanup. It stops its teams once their leases end unrenewed (it never runs
+// a team it holds no lease for), and the other two take them over, each its
+// fair share (50 each, at least 35 under a loaded machine's lagging leases)
+// in one scan or a few, each team on exactly one survivor, restored with its
+// members and answering.
 func TestScaleLostWorker(t *testing.T) {
 	e := embedded(t)
 	ctx, cancel := context.WithTimeout(t.Context(), scaleTimeout)

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -122,7 +123,7 @@ func claimTeam(ctx context.Context, js jetstream.JetStream, st jetstream.Stream,
 			// A replicated stream still applying a publish checked on the
 			// claims subject (the current owner's record or batch): no race
 			// lost; tried again after a pause.
-			if err := pause(ctx, wait); err != nil {
+			if err := clock.Sleep(ctx, wait); err != nil {
 				return 0, fmt.Errorf("cluster: claim team %s: the stream stayed busy with its records: %w", team, err)
 			}
 			wait = min(2*wait, retryMax)
@@ -197,22 +198,10 @@ func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]messa
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return log, last, err
 		}
-		if pause(ctx, wait) != nil {
+		if clock.Sleep(ctx, wait) != nil {
 			return log, last, err
 		}
 		wait = min(2*wait, retryMax)
-	}
-}
-
-// pause waits d, or until ctx ends (its cause returned).
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -99,20 +100,19 @@ func runWorkerChild(url string) {
 	}
 }
 
-// Issue 14 (failover across processes): a worker in a child process owns a
-// team mid-conversation; it is killed with SIGKILL; input sent to the team
-// while it has no owner waits in its inbox; a second worker takes
-// the team once the lease expired, restores it from the stream with every
-// record acknowledged before the kill (no duplicate, no hole: ReadTeam
-// fails on a hole), delivers the waiting input once each, and the team
-// goes on from its state.
+// A worker in a child process owns a team mid-conversation; it is killed with
+// SIGKILL; input sent to the team while it has no owner waits in its inbox; a
+// second worker takes the team once the lease expired, restores it from the
+// stream with every record acknowledged before the kill (no duplicate, no
+// hole: ReadTeam fails on a hole), delivers the waiting input once each, and
+// the team goes on from its state.
 func TestWorkerFailover(t *testing.T) {
 	if url := os.Getenv(childEnv); url != "" {
 		runWorkerChild(url)
 		return
 	}
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 
 	cmd, _, f := startChild(t, "TestWorkerFailover", childEnv, e.URL(), 5)
@@ -280,12 +280,12 @@ func (w *Worker) ledgerOf(id uuid.UUID) *Ledger {
 	return w.teams[id].ledger
 }
 
-// Issue 14: a worker that starts while another holds a team's lease never
-// runs that team: it reads the leases again and again, takes nothing, and
-// never claims the team's ledger.
+// A worker that starts while another holds a team's lease never runs that
+// team: it reads the leases again and again, takes nothing, and never claims
+// the team's ledger.
 func TestWorkerLeavesHeldTeams(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	sys := system(t)
 	w1, _ := startParent(t, ctx, connect(t, e), sys)
 	team, err := w1.Create(ctx, "counters", nil)
@@ -334,11 +334,11 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 	}
 }
 
-// Issue 14: a template's Resume runs on a team taken over, restored, on
-// the worker that took it (what the ledger does not hold is set again).
+// A template's Resume runs on a team taken over, restored, on the worker that
+// took it (what the ledger does not hold is set again).
 func TestTemplateResumeRunsOnTakeover(t *testing.T) {
 	e := embedded(t)
-	ctx := ctxT(t)
+	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	w1 := startNamed(t, ctx, nc, system(t), "w1")
 	team, err := w1.Create(ctx, "counters", nil)

@@ -1,4 +1,4 @@
-// Teams on NATS JetStream: a worker and a client (issue 14).
+// Teams on NATS JetStream: a worker and a client.
 //
 //	go run ./examples/09_cluster                              # an embedded server, in a temporary directory
 //	NATS_URL=nats://127.0.0.1:4222 go run ./examples/09_cluster # a NATS server started with -js

@@ -11,7 +11,7 @@ import (
 // TestMain fails the package when a test leaves a goroutine behind.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// Issue 14: a worker and a client on an embedded server (NATS_URL unset).
+// A worker and a client on an embedded server (NATS_URL unset).
 func TestRun(t *testing.T) {
 	var out strings.Builder
 	if err := run(context.Background(), "", &out); err != nil {

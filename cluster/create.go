@@ -1,0 +1,163 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// createQueue is the queue group of the workers serving Client.Create:
+// NATS gives each request to one of the workers that have the template.
+const createQueue = "akgentic-workers"
+
+// createSubject is the subject of Client.Create's requests for a template.
+func (c Config) createSubject(template string) string { return c.Prefix + ".create." + template }
+
+// checkTemplateName refuses a name that is not one subject token.
+func checkTemplateName(name string) error {
+	if name == "" || strings.ContainsAny(name, ". *>\t\r\n") {
+		return fmt.Errorf("template name %q: must be one subject token (not empty, no '.', '*', '>' or white space)", name)
+	}
+	return nil
+}
+
+// Create starts a new team on this worker from one of its templates: a
+// lease, a ledger, the team, the template's Build with params, then the
+// team's inbox. The team is this worker's until it stops, the worker loses
+// its lease or the worker is closed. Client.Create does the same from any
+// process.
+func (w *Worker) Create(ctx context.Context, template string, params json.RawMessage) (*orchestrator.Team, error) {
+	tmpl, ok := w.tmpls[template]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not among this worker's", ErrNoTemplate, template)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("null")
+	}
+	if !json.Valid(params) {
+		return nil, fmt.Errorf("cluster: create a team from %q: the parameters are not JSON", template)
+	}
+	id := uuid.New()
+	l := w.newLease(template)
+	data, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := w.kv.Create(ctx, id.String(), data)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: create team %s: lease: %w", id, err)
+	}
+	t, log, err := w.run(ctx, id, func() (uint64, time.Time, error) { return rev, l.Until, nil }, template)
+	if err != nil {
+		if derr := w.kv.Delete(ctx, id.String()); derr != nil {
+			err = errors.Join(err, fmt.Errorf("release the lease: %w", derr))
+		}
+		return nil, fmt.Errorf("cluster: create team %s: %w", id, err)
+	}
+	var errs []error
+	if err := tmpl.Build(ctx, t, params); err != nil { // the team runs as built so far
+		errs = append(errs, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err))
+	}
+	if err := w.startInbox(id, tmpl.Person, log); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: create team %s: %w (tried again on the next renewals)", id, err))
+	}
+	return t, errors.Join(errs...)
+}
+
+// run claims the team's ledger and starts the team: new when the stream
+// has no record of it, else restored. It returns the log it restored.
+func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, time.Time, error), template string) (*orchestrator.Team, []message.Message, error) {
+	l, log, err := OpenLedger(ctx, w.nc, id, w.cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := append([]orchestrator.Option{orchestrator.WithSubscribers(l)}, w.opts...)
+	var t *orchestrator.Team
+	if len(log) == 0 {
+		t, err = orchestrator.New(w.sys, append(opts, orchestrator.WithTeamID(id))...)
+	} else {
+		t, err = orchestrator.Restore(ctx, w.sys, log, opts...)
+	}
+	if t == nil {
+		l.OnStop(id) // never given to a team: release it
+		return nil, nil, err
+	}
+	if err != nil {
+		w.logger.Warn("cluster: team restored with errors", "team_id", id, "error", err)
+	}
+	l.Attach(t)
+	rev, until, err := leased()
+	if err != nil { // lost while restoring: a client stopped it, or another worker took it
+		if serr := t.Stop(ctx); serr != nil {
+			w.logger.Error("cluster: a team restored after its lease was lost did not stop", "team_id", id, "error", serr)
+		}
+		return nil, nil, err
+	}
+	w.mu.Lock()
+	closed := w.closed
+	if !closed {
+		w.teams[id] = &owned{team: t, ledger: l, template: template, rev: rev, until: until}
+	}
+	w.mu.Unlock()
+	if closed {
+		if err := t.Stop(ctx); err != nil {
+			w.logger.Error("cluster: a team started while the worker closed did not stop", "team_id", id, "error", err)
+		}
+		return nil, nil, errors.New("cluster: the worker is closed")
+	}
+	return t, log, nil
+}
+
+// serveCreate answers Client.Create's requests for a template, each on a
+// goroutine of the work group (cancelled by Close); once Close began, a
+// request is refused.
+func (w *Worker) serveCreate(template string) nats.MsgHandler {
+	return func(req *nats.Msg) {
+		if !w.work.Go("create", func(ctx context.Context) { w.answerCreate(ctx, template, req) }) {
+			data, _ := json.Marshal(createReply{Error: "cluster: the worker is closing"})
+			_ = req.Respond(data)
+		}
+	}
+}
+
+// answerCreate creates a team for a request of Client.Create, within a
+// lease, and answers it.
+func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Msg) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Lease)
+	defer cancel()
+	var rep createReply
+	t, err := w.Create(ctx, template, req.Data)
+	if t != nil {
+		rep.Team = t.ID().String()
+	}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	data, _ := json.Marshal(rep)
+	if err := req.Respond(data); err != nil {
+		w.logger.Warn("cluster: a create request could not be answered", "template", template, "error", err)
+	}
+}
+
+// createReply is a worker's answer to Client.Create.
+type createReply struct {
+	Team  string `json:"team,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// unsubscribe stops serving create requests.
+func (w *Worker) unsubscribe() {
+	for _, s := range slices.Clone(w.subs) {
+		_ = s.Unsubscribe()
+	}
+}

@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// defaultLease is Config.Lease when 0.
+const defaultLease = 10 * time.Second
+
+// bucketName is the key-value bucket of the leases of cfg's teams.
+func (c Config) bucketName() string { return c.Stream + "_LEASES" }
+
+var validBucket = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// lease is the value of a team's key in the leases bucket.
+type lease struct {
+	Owner    string    `json:"owner"`
+	Until    time.Time `json:"until"`
+	Template string    `json:"template,omitempty"` // the template the team was made from
+	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+	// Instance is the Worker that stored the lease (a random id per
+	// Worker: two with the same Owner are told apart).
+	Instance string `json:"instance,omitempty"`
+	// Error is why the last worker that took the team could not resume it
+	// (its lease released); empty once a worker resumed it.
+	Error string `json:"error,omitempty"`
+}
+
+// presencePrefix begins the key of a worker's presence in the leases
+// bucket: a key that is no team's id.
+const presencePrefix = "worker."
+
+// presence is the value of a worker's presence key: the worker, the
+// templates it serves, the subject it serves them on (Subject + "." +
+// template) and its end, renewed with the worker's leases.
+type presence struct {
+	Owner     string    `json:"owner"`
+	Templates []string  `json:"templates"`
+	Subject   string    `json:"subject"`
+	Until     time.Time `json:"until"`
+
+	key string // its key and revision in the bucket (readBucket)
+	rev uint64
+}
+
+// ownerToken is a key and subject token naming an owner (Config.Owner
+// may hold characters neither allows, such as ':').
+func ownerToken(owner string) string {
+	h := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(h[:16])
+}
+
+// presenceKey is the key of an owner's presence in the leases bucket.
+func presenceKey(owner string) string { return presencePrefix + ownerToken(owner) }
+
+// workerSubject is the subject on which the worker named owner serves
+// Client.Create for itself alone: the template's name follows it.
+func (c Config) workerSubject(owner string) string { return c.Prefix + ".worker." + ownerToken(owner) }
+
+// teamLease is a team's entry in the leases bucket.
+type teamLease struct {
+	id  uuid.UUID
+	rev uint64
+	lease
+}
+
+// readBucket reads every key of the leases bucket once: the teams'
+// leases and the workers' presences, by revision. A key of neither kind,
+// or whose value does not decode, is skipped.
+//
+// Keys renewed during the read come again, at their new revision, and a
+// key renewed before its old value was delivered comes only then; the
+// watcher's end of the initial values (and each entry's Delta) can come
+// early under concurrent writes (nats-io/nats-server#4824). So it reads
+// up to the bucket's last revision twice: up to the one at the start,
+// past every initial value; then up to the one at that point, past every
+// key renewed while the initial values were delivered.
+func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []presence, error) {
+	watch, err := kv.WatchAll(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = watch.Stop() }()
+	teams := map[string]teamLease{}
+	workers := map[string]presence{}
+	revs := map[string]uint64{}
+	var seen uint64 // the highest revision read
+	for range 2 {
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		bs, ok := st.(*jetstream.KeyValueBucketStatus)
+		if !ok {
+			return nil, nil, fmt.Errorf("leases bucket status %T has no stream", st)
+		}
+		for last := bs.StreamInfo().State.LastSeq; seen < last; {
+			var e jetstream.KeyValueEntry
+			select {
+			case e = <-watch.Updates():
+			case <-ctx.Done():
+				return nil, nil, context.Cause(ctx)
+			}
+			if e == nil {
+				continue // the watcher's end of the initial values
+			}
+			seen = max(seen, e.Revision())
+			k := e.Key()
+			if e.Revision() < revs[k] {
+				continue // delivered again (the watcher's consumer was reset): an older value
+			}
+			delete(teams, k)
+			delete(workers, k)
+			revs[k] = e.Revision()
+			if e.Operation() != jetstream.KeyValuePut {
+				continue // deleted
+			}
+			if strings.HasPrefix(k, presencePrefix) {
+				var p presence
+				if json.Unmarshal(e.Value(), &p) == nil {
+					p.key, p.rev = k, e.Revision()
+					workers[k] = p
+				}
+				continue
+			}
+			var l lease
+			if id, err := uuid.Parse(k); err == nil && json.Unmarshal(e.Value(), &l) == nil {
+				teams[k] = teamLease{id: id, rev: e.Revision(), lease: l}
+			}
+		}
+	}
+	byRev := func(a, b string) int { return cmp.Compare(revs[a], revs[b]) }
+	ts := make([]teamLease, 0, len(teams))
+	for _, k := range slices.SortedFunc(maps.Keys(teams), byRev) {
+		ts = append(ts, teams[k])
+	}
+	ws := make([]presence, 0, len(workers))
+	for _, k := range slices.SortedFunc(maps.Keys(workers), byRev) {
+		ws = append(ws, workers[k])
+	}
+	return ts, ws, nil
+}
+
+// leases returns the leases bucket of cfg, made when missing.
+func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: cfg.bucketName(), Description: "akgentic team leases",
+		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, History: 1,
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = js.KeyValue(ctx, cfg.bucketName())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: leases bucket %s: %w", cfg.bucketName(), err)
+	}
+	return kv, nil
+}
+
+// unique stores this worker's presence for the first time, and fails when
+// a live worker (its presence not ended) has this worker's Owner: two would
+// take each other's teams for their own. The store is a compare-and-set,
+// so of two workers starting with one Owner at once, one fails.
+func (w *Worker) unique(ctx context.Context) error {
+	data, err := w.presence()
+	if err != nil {
+		return err
+	}
+	key := presenceKey(w.cfg.Owner)
+	e, err := w.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		_, err = w.kv.Create(ctx, key, data)
+	case err != nil:
+		return fmt.Errorf("read the presence of Owner %q: %w", w.cfg.Owner, err)
+	default:
+		var p presence
+		if json.Unmarshal(e.Value(), &p) == nil && p.Until.After(time.Now()) {
+			return fmt.Errorf("a live worker has Owner %q (its presence ends at %s): Config.Owner must be unique to each Worker",
+				w.cfg.Owner, p.Until.Format(time.RFC3339Nano))
+		}
+		_, err = w.kv.Update(ctx, key, data, e.Revision())
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("another worker with Owner %q started at the same time: Config.Owner must be unique to each Worker", w.cfg.Owner)
+	}
+	if err != nil {
+		return fmt.Errorf("store this worker's presence: %w", err)
+	}
+	return nil
+}
+
+// present stores (or renews) this worker's presence in the leases bucket,
+// ending a lease from now.
+func (w *Worker) present(ctx context.Context) error {
+	data, err := w.presence()
+	if err != nil {
+		return err
+	}
+	if _, err := w.kv.Put(ctx, presenceKey(w.cfg.Owner), data); err != nil {
+		return fmt.Errorf("store this worker's presence: %w", err)
+	}
+	return nil
+}
+
+// presence is this worker's presence entry, ending a lease from now.
+func (w *Worker) presence() ([]byte, error) {
+	names := make([]string, 0, len(w.tmpls))
+	for name := range w.tmpls {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
+		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
+}
+
+// newLease is this worker's lease of a team of template, ending a lease
+// from now.
+func (w *Worker) newLease(template string) lease {
+	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC(), Template: template}
+}
+
+// put stores a lease at the revision rev (compare-and-set). When the
+// revision is not the key's but the key's lease is still this worker's
+// (its own earlier write, whose answer was lost in a reconnection), it
+// stores at the key's revision instead.
+func (w *Worker) put(ctx context.Context, id uuid.UUID, l lease, rev uint64) (uint64, error) {
+	l.Instance = w.instance
+	data, err := json.Marshal(l)
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.kv.Update(ctx, id.String(), data, rev)
+	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return n, err
+	}
+	e, gerr := w.kv.Get(ctx, id.String())
+	if gerr != nil {
+		return 0, err
+	}
+	var cur lease
+	if json.Unmarshal(e.Value(), &cur) != nil {
+		return 0, err
+	}
+	if cur.Stopped {
+		return 0, fmt.Errorf("%w: %w", errStopped, err)
+	}
+	if cur.Instance != w.instance || cur.Stopped || e.Revision() < rev {
+		return 0, err // another worker's (one with the same Owner included)
+	}
+	return w.kv.Update(ctx, id.String(), data, e.Revision())
+}
+
+// errStopped is put's error when a client stopped the team (Client.Stop).
+var errStopped = errors.New("cluster: the team was stopped by a client")

@@ -1,0 +1,286 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// heartbeat renews the worker's presence and its teams' leases every
+// beat (a third of the lease) until ctx ends (Close began). The takeovers
+// run on a loop of their own, so that a slow restore never delays a
+// renewal.
+func (w *Worker) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(w.beat)
+	defer tick.Stop()
+	for {
+		w.renew(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// renew renews this worker's presence and the lease of every team it
+// runs; a team that stopped on its own is marked stopped; a team whose
+// lease another worker took, or whose lease would end unrenewed before the
+// next try, is stopped now. Once quit ends (Close began) no more renewal
+// begins; those under way end on their own deadlines, not cancelled.
+func (w *Worker) renew(quit context.Context) {
+	// The presence first: it ends no later than the leases renewed after
+	// it, so a dead worker is no longer counted live once its teams'
+	// leases have ended (fairShare).
+	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+	err := w.present(ctx)
+	cancel()
+	if err != nil {
+		w.logger.Warn("cluster: presence renewal failed", "error", err)
+	}
+	w.mu.Lock()
+	teams := maps.Clone(w.teams)
+	w.mu.Unlock()
+	// Several renewals at a time, each with its own deadline: one round
+	// trip after another, hundreds of teams would take longer than a beat.
+	sem := make(chan struct{}, renewParallel)
+	fan := newGroup(context.Background())
+	defer fan.Stop(nil)
+	for id, o := range teams {
+		select {
+		case <-quit.Done(): // Close began: it settles the teams; the renewals under way end
+			_ = fan.Wait(context.Background())
+			return
+		case sem <- struct{}{}:
+		}
+		fan.Go("renew", func(context.Context) {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+			defer cancel()
+			w.renewTeam(ctx, id, o)
+		})
+	}
+	_ = fan.Wait(context.Background())
+}
+
+// renewParallel bounds the lease renewals of one worker in flight.
+const renewParallel = 16
+
+// renewTeam renews the lease of one team this worker runs (see renew),
+// tells JetStream its inputs under way are still being worked on, and
+// tries again to open its inbox when that failed.
+func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
+	select {
+	case <-o.team.Done():
+		if w.beats.ctx.Err() == nil { // once Close began, it settles the teams it stops
+			w.forget(id)
+			w.ended(ctx, id, o)
+		}
+		return
+	default:
+	}
+	if _, broken := o.ledger.state(); broken != nil {
+		// Its records go nowhere: the team is stopped and its lease left
+		// to end (its copy has stopped by then), so that it resumes, here
+		// or elsewhere, from what the stream holds; the inputs of the
+		// turns lost run again.
+		w.lose(id, o, "its ledger stopped storing records; it resumes from the stream once its lease ends", broken)
+		return
+	}
+	w.mu.Lock()
+	ib, retry := o.inbox, o.noInbox // set once the team's input is consumed
+	w.mu.Unlock()
+	if ib != nil {
+		ib.progress()
+	}
+	w.renewLease(ctx, id, o)
+	if retry != nil && w.team(id) != nil { // after the renewal, with a beat of its own
+		w.retryInbox(id, o, retry)
+	}
+}
+
+// renewLease stores a team's lease a lease from now, or stops the team
+// when it is no longer this worker's (see renew).
+func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) {
+	l := w.newLease(o.template)
+	rev, err := w.put(ctx, id, l, o.rev)
+	switch {
+	case err == nil:
+		w.mu.Lock()
+		o.rev, o.until = rev, l.Until
+		w.mu.Unlock()
+	case errors.Is(err, errStopped):
+		w.lose(id, o, "a client stopped it", nil)
+		w.dropInbox(ctx, id) // Client.Stop deleted it; an inbox opened since may have made it again
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
+		w.lose(id, o, "another worker took its lease", err)
+	case time.Now().Add(w.beat).After(o.until): // it would end before the next try
+		w.lose(id, o, "its lease ends unrenewed", err)
+	default:
+		w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
+	}
+}
+
+// ended settles the lease of a team of this worker's that stopped: one
+// taken over (fenced) is the new owner's; one whose ledger broke, or that
+// stopped without Team.Stop (its actor system shut down before the
+// worker's Close, say), is released, to resume from the stream; one
+// stopped with Team.Stop is marked stopped (resumed nowhere) and its inbox
+// consumer deleted.
+func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
+	switch fenced, broken := o.ledger.state(); {
+	case fenced:
+	case broken != nil:
+		w.logger.Error("cluster: a team stopped with its ledger broken; it resumes from the stream", "team_id", id, "error", broken)
+		w.release(ctx, id, o)
+	case errors.Is(o.team.StopCause(), actor.ErrShutdown):
+		// Its actor system shut down before the worker's Close: it
+		// resumes at once, here or elsewhere.
+		w.logger.Warn("cluster: a team stopped with its actor system; it resumes from the stream", "team_id", id)
+		w.release(ctx, id, o)
+	case !errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested):
+		// It died (a raw stop, its orchestrator failed): it resumes after a
+		// backoff that doubles while it keeps dying, the cause in its
+		// lease (TeamInfo.Error), so a team that dies on every restore is
+		// not restored in a loop.
+		wait := w.backOff(id)
+		cause := fmt.Sprintf("it stopped on %s without being asked to (%v); resumed after %v", w.cfg.Owner, o.team.StopCause(), wait)
+		w.logger.Warn("cluster: a team stopped without being asked to; it resumes from the stream after a backoff", "team_id", id, "cause", o.team.StopCause(), "retry_in", wait)
+		l := lease{Owner: w.cfg.Owner, Template: o.template, Until: time.Now().Add(wait).UTC(), Error: cause}
+		if _, err := w.put(ctx, id, l, o.rev); err != nil && !errors.Is(err, errStopped) {
+			w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
+		}
+	default:
+		// Its inbox consumer first: once the lease says stopped, the team
+		// holds nothing in the server but its input and records.
+		w.dropInbox(ctx, id)
+		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
+			w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
+				"team_id", id, "error", err)
+		}
+	}
+}
+
+// release ends the lease of a team this worker no longer runs now, so
+// that a worker resumes it at its next scan.
+func (w *Worker) release(ctx context.Context, id uuid.UUID, o *owned) {
+	if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
+		w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
+	}
+}
+
+// dropInbox deletes a team's durable inbox consumer.
+func (w *Worker) dropInbox(ctx context.Context, id uuid.UUID) {
+	if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
+	}
+}
+
+// lose stops a team this worker no longer holds the lease of (err nil: a
+// client stopped it).
+func (w *Worker) lose(id uuid.UUID, o *owned, why string, err error) {
+	w.forget(id)
+	if err == nil {
+		w.logger.Info("cluster: stopping a team: "+why, "team_id", id)
+	} else {
+		w.logger.Error("cluster: stopping a team this worker no longer holds: "+why, "team_id", id, "error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // ask for the stop; do not wait for it
+	_ = o.team.Stop(ctx)
+}
+
+// forget drops a team from the worker's and stops consuming its input.
+func (w *Worker) forget(id uuid.UUID) {
+	w.mu.Lock()
+	var ib *inbox
+	if o := w.teams[id]; o != nil {
+		ib = o.inbox
+	}
+	delete(w.teams, id)
+	w.mu.Unlock()
+	if ib != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), w.beat) // the renewals wait no longer
+		defer cancel()
+		ib.stop(ctx)
+	}
+}
+
+// heldLease is a team's lease a worker renews while it starts the team (a
+// restore may outlast the lease), until the team is registered (release).
+type heldLease struct {
+	renewals *group // the one goroutine renewing it
+	mu       sync.Mutex
+	rev      uint64
+	until    time.Time
+	lost     error // a client stopped the team, or another worker took its lease
+}
+
+// hold renews the lease of team id, stored at rev and ending at until,
+// every beat until release; lost is told when the lease is lost.
+func (w *Worker) hold(id uuid.UUID, template string, rev uint64, until time.Time, lost context.CancelCauseFunc) *heldLease {
+	h := &heldLease{renewals: newGroup(context.Background()), rev: rev, until: until}
+	h.renewals.Go("hold", func(ctx context.Context) {
+		tick := time.NewTicker(w.beat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if err := w.renewHeld(id, template, h); err != nil {
+				lost(err) // the restore ends
+				return
+			}
+		}
+	})
+	return h
+}
+
+// renewHeld renews a held lease once; it returns why the lease was lost,
+// nil when it was renewed or could not be (tried again next beat).
+func (w *Worker) renewHeld(id uuid.UUID, template string, h *heldLease) error {
+	l := w.newLease(template)
+	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+	defer cancel()
+	h.mu.Lock()
+	rev := h.rev
+	h.mu.Unlock()
+	n, err := w.put(ctx, id, l, rev)
+	if errors.Is(err, errStopped) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		err = fmt.Errorf("cluster: the lease of team %s was lost while it was restored: %w", id, err)
+		h.mu.Lock()
+		h.lost = err
+		h.mu.Unlock()
+		w.logger.Info("cluster: the lease of a team being restored was lost; the restore ends", "team_id", id, "error", err)
+		return err
+	}
+	if err != nil {
+		w.logger.Warn("cluster: a lease could not be renewed while its team is restored", "team_id", id, "error", err)
+		return nil
+	}
+	h.mu.Lock()
+	h.rev, h.until = n, l.Until
+	h.mu.Unlock()
+	return nil
+}
+
+// release stops the renewals and waits for them to end, then returns the
+// lease's revision and end, or why it was lost. It may be called again.
+func (h *heldLease) release() (uint64, time.Time, error) {
+	h.renewals.Stop(nil)
+	_ = h.renewals.Wait(context.Background())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rev, h.until, h.lost
+}
