@@ -1,6 +1,5 @@
 // Package proxy makes typed method calls on an actor, run on the actor's own
-// goroutine: the Go form of akgentic-core's proxy_ask and proxy_tell (B36,
-// B50).
+// goroutine: the Go form of akgentic-core's proxy_ask and proxy_tell.
 //
 // A call submits a closure to the actor's mailbox; when its turn comes the
 // closure gets the actor's Context and its value, typed as T, so it can call

@@ -31,7 +31,7 @@ type other struct{ actor.Base }
 
 func (*other) Receive(*actor.Context, any) (any, error) { return nil, nil }
 
-// B50: typed ask and tell run on the actor's goroutine.
+// Typed ask and tell run on the actor's goroutine.
 func TestAskAndTell(t *testing.T) {
 	_, rec, root := actortest.Team(t)
 	team := orchestrator.Of(root)
@@ -57,7 +57,7 @@ func TestAskAndTell(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// B36: proxy calls are not turns.
+	// Proxy calls are not turns.
 	if err := team.Sync(actortest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestAskAndTell(t *testing.T) {
 	}
 }
 
-// B50: a wrong target type is an error naming both types; a handler error
+// A wrong target type is an error naming both types; a handler error
 // and a panic come back to the asker.
 func TestAskErrors(t *testing.T) {
 	sys, _, _ := actortest.Team(t)
@@ -102,7 +102,7 @@ func TestAskErrors(t *testing.T) {
 	}
 }
 
-// B36: a failing proxy tell is logged at error level, never lost silently.
+// A failing proxy tell is logged at error level, never lost silently.
 func TestTellFailureIsLogged(t *testing.T) {
 	logs := actortest.NewLogCapture(t)
 	sys := actor.NewSystem(actor.SystemConfig{Logger: logs.Logger()})
