@@ -238,7 +238,7 @@ type chunk struct {
 // orchestrator goroutine consumes from a cursor, taking the lock once per
 // batch to read the count.
 //
-// One total order gives every guarantee the spec asks for: causal order (a
+// One total order gives every guarantee a team promises: causal order (a
 // Sent record is appended before its message is enqueued, hence before the
 // receiver's Received), per-actor order, no drop, and the barrier rule (a
 // query first consumes everything appended before it started, so what a
