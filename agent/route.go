@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/internal/cards"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// route delivers each request in order: "@Name" to that member (an unknown
+// name is skipped and reported as a warning), a role to a new member hired
+// from the catalog. The raw text goes with the request's intent. A hire
+// that fails ends the routing with that error. A name is looked up in the
+// roster the run showed the model while that member is alive, else asked
+// of the team.
+func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+	for i, r := range out.Messages {
+		if !r.MessageType.Valid() {
+			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
+			continue
+		}
+		var to *message.Address
+		if strings.HasPrefix(r.Recipient, "@") {
+			member, err := a.member(ctx, roster, r.Recipient)
+			if err != nil {
+				return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
+			}
+			if member == nil {
+				c.Report(actor.NewWarning("agent %s: no team member named %s; message %d skipped", c.Self().Name(), r.Recipient, i))
+				continue
+			}
+			if err := a.mayRoute(ctx, c, r.MessageType, member); err != nil {
+				return err
+			}
+			to = member
+		} else {
+			hired, err := a.hireMember(ctx, r.Recipient)
+			if err != nil {
+				return err
+			}
+			to = hired
+		}
+		if err := c.Send(to, &AgentMessage{Type: r.MessageType, Content: r.Message, Chain: a.chain}); err != nil {
+			c.Report(actor.NewWarning("agent %s: send to %s failed: %v", c.Self().Name(), to.Name(), err))
+		}
+	}
+	return nil
+}
+
+// mayRoute enforces the agent's card's routes_to when it hands work (a
+// request or an instruction) to an existing member: the member's role must
+// be one the card routes to. Hiring by a bare role is checked by the hire
+// (TeamTool). Never refused: the other intents (a response, a
+// notification, an acknowledgment), a person, the sender of the message
+// being handled and the agent's hirer (answering or asking back up is not
+// handing work out), and an agent whose role has no card or a card with an
+// empty routes_to (any role).
+func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Intent, to *message.Address) error {
+	if intent != Request && intent != Instruction || to.IsUserProxy() {
+		return nil
+	}
+	for _, up := range []*message.Address{c.Sender(), c.Parent()} {
+		if up != nil && up.AgentID() == to.AgentID() {
+			return nil
+		}
+	}
+	self := c.Self()
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+	defer cancel()
+	own, err := a.team.Card(ctx, self.Role())
+	if err != nil {
+		return fmt.Errorf("agent %s: route a %s to %s: look up the card of role %q: %w", self.Name(), intent, to.Name(), self.Role(), err)
+	}
+	if own == nil || own.CanRouteTo(to.Role()) {
+		return nil
+	}
+	return fmt.Errorf("agent %s: a %s to %s (role %s) is refused: the %s card's routes_to allows only %s: %w",
+		self.Name(), intent, to.Name(), to.Role(), self.Role(), strings.Join(own.RoutesTo, ", "), ErrRouteRefused)
+}
+
+// ErrRouteRefused is wrapped by the error of a turn whose output hands
+// work to a member whose role the agent's card does not route to (the
+// card's RoutesTo). The messages before it in the output were delivered;
+// it and the ones after it were not.
+var ErrRouteRefused = errors.New("route outside the card's routes_to")
+
+// member returns the first member named name, nil for none: from roster
+// while it is alive there, else from the team.
+func (a *BaseAgent) member(ctx context.Context, roster *cards.TurnRoster, name string) (*message.Address, error) {
+	if m := roster.Find(name); m != nil {
+		return m, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+	defer cancel()
+	return a.team.Member(ctx, name)
+}
+
+// errNoHire is returned when no card gives the agent a hire (its
+// TeamTool's hire capability is disabled, or not exposed on COMMAND, so
+// there is no hire_member command either).
+var errNoHire = errors.New("agent: hire_member command not available (TeamTool hire capability disabled)")
+
+// hireMember hires a member of role with the hire its cards give it
+// (TeamTool's hire_member, tool.Capabilities.Hire) and returns its
+// address. Call it on the agent's goroutine.
+func (a *BaseAgent) hireMember(ctx context.Context, role string) (*message.Address, error) {
+	if a.hire == nil {
+		return nil, errNoHire
+	}
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+	defer cancel()
+	return a.hire(ctx, role)
+}
+
+// notifyHuman tells the team's person about a usage-limit breach.
+func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
+	a.tellPerson(c, "usage limit exceeded", fmt.Sprintf("The agent %s has exceeded its usage limits (%v). \nPlease review the agent's activity and give your instruction.",
+		c.Self().Name(), cause))
+}
+
+// tellPerson sends text as a notification to the team's person: the first
+// member whose address is a user proxy, whatever its role. what names the
+// occasion in the log lines of a failure.
+func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
+	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
+	defer cancel()
+	members, err := a.team.Members(ctx)
+	if err != nil {
+		c.Logger().Warn("agent: "+what+"; cannot reach the team to tell a person", "error", err)
+		return
+	}
+	for _, m := range members {
+		if m.IsUserProxy() {
+			if err := c.Send(m, &AgentMessage{Type: Notification, Content: text}); err != nil {
+				c.Logger().Warn("agent: "+what+"; telling the person failed", "error", err)
+			}
+			return
+		}
+	}
+	c.Logger().Warn("agent: " + what + " and the team has no person to tell") // the turn's warning says why
+}
