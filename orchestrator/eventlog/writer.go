@@ -1,16 +1,13 @@
 package eventlog
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -147,200 +144,6 @@ type Writer struct {
 	closeErr  error
 }
 
-// Create creates a new log at path for the team and writes its header. It
-// never overwrites: if path exists, Create fails with an error wrapping
-// fs.ErrExist (continue an existing log with Append). The file is created
-// with mode 0600, as logs hold the team's conversations. Unless the policy
-// is SyncNone the header is fsynced, and so is the directory, so that the
-// new file's name is durable too.
-func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	if teamID == uuid.Nil {
-		return nil, errors.New("eventlog: create: nil team id")
-	}
-	hdr, err := encodeHeader(header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("eventlog: create: %w (continue an existing log with Append)", err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: create: %w", err)
-	}
-	w := newWriter(path, teamID, f, opts)
-	w.end = int64(len(hdr))
-	if _, err := f.Write(hdr); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("eventlog: create: write header: %w", err)
-	}
-	if opts.Sync != SyncNone {
-		if err := w.syncLocked(); err != nil {
-			f.Close()
-			os.Remove(path)
-			return nil, fmt.Errorf("eventlog: create: %w", err)
-		}
-		w.syncDir()
-	}
-	w.startBatch(opts.BatchInterval)
-	return w, nil
-}
-
-// Append reopens the log at path to continue it, typically after a restore
-// has read it. It checks the header and takes the team id from it. If the
-// last line is incomplete (a write cut short by a crash), Append cuts the
-// file back to the end of the last complete line, logging a warning that
-// names the byte offset, before anything is appended; the records before
-// it are not re-read (ReadFile checks them).
-func Append(path string, opts Options) (*Writer, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: append: %w", err)
-	}
-	w, err := appendTo(f, path, opts)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	w.startBatch(opts.BatchInterval)
-	return w, nil
-}
-
-func appendTo(f *os.File, path string, opts Options) (*Writer, error) {
-	lr := &lineReader{br: bufio.NewReaderSize(f, 4<<10)}
-	h, hlen, err := lr.header(path)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: append: %w", err)
-	}
-	size := fi.Size()
-	end, err := lastLineEnd(f, hlen, size)
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: append: find the last complete line of %s: %w", path, err)
-	}
-	w := newWriter(path, h.TeamID, f, opts)
-	w.end = end
-	if end == size {
-		return w, nil
-	}
-	w.logger.Warn("eventlog: cutting off an incomplete last line before appending",
-		"offset", end, "bytes", size-end)
-	if err := f.Truncate(end); err != nil {
-		return nil, fmt.Errorf("eventlog: append: cut the incomplete last line at byte offset %d: %w", end, err)
-	}
-	if opts.Sync != SyncNone {
-		if err := w.syncLocked(); err != nil {
-			return nil, fmt.Errorf("eventlog: append: %w", err)
-		}
-	}
-	return w, nil
-}
-
-// lastLineEnd returns the offset just past the file's last newline, which
-// is at least from (the offset just past the header's newline); size when
-// the file ends with a newline.
-func lastLineEnd(f io.ReaderAt, from, size int64) (int64, error) {
-	const chunk = 32 << 10
-	buf := make([]byte, chunk)
-	for end := size; end > from; {
-		start := max(from, end-chunk)
-		b := buf[:end-start]
-		if _, err := f.ReadAt(b, start); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
-		}
-		end = start
-	}
-	return from, nil
-}
-
-func newWriter(path string, teamID uuid.UUID, f file, opts Options) *Writer {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &Writer{
-		path:   path,
-		teamID: teamID,
-		policy: opts.Sync,
-		logger: logger.With("path", path, "team_id", teamID),
-		f:      f,
-	}
-}
-
-// startBatch starts the SyncBatch goroutine; Close ends and joins it.
-func (w *Writer) startBatch(interval time.Duration) {
-	if w.policy != SyncBatch && w.policy != SyncBuffered {
-		return
-	}
-	if interval == 0 {
-		interval = defaultBatchInterval
-	}
-	w.stop = make(chan struct{})
-	w.wg.Go(func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-t.C:
-				w.batchSync()
-			}
-		}
-	})
-}
-
-// batchSync fsyncs if anything was written since the last fsync. The fsync
-// runs outside the lock, so records keep being written meanwhile.
-func (w *Writer) batchSync() {
-	w.mu.Lock()
-	_ = w.flushLocked() // a failure is kept by fail
-	if !w.dirty || w.broken {
-		w.mu.Unlock()
-		return
-	}
-	w.dirty = false
-	f := w.f
-	w.mu.Unlock()
-
-	err := f.Sync()
-
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		w.fail(kindIO, fmt.Errorf("eventlog: fsync: %w", err))
-		return
-	}
-	w.counts.Syncs++
-}
-
-// syncDir fsyncs the directory holding the new file, so that its name
-// survives a crash. Not every file system supports it; a failure is only
-// logged.
-func (w *Writer) syncDir() {
-	d, err := os.Open(filepath.Dir(w.path))
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
-		w.logger.Warn("eventlog: fsync of the directory failed; the new file's name may not survive a crash", "error", err)
-	}
-}
-
 // OnMessage appends msg to the log: one line, one write(2), then an fsync
 // under SyncEvery; under SyncBuffered the line joins the buffer. During a
 // restore replay (SetRestoring) it writes nothing. An EventMessage whose
@@ -399,52 +202,6 @@ func (w *Writer) encode(msg message.Message) (err error) {
 	}
 	w.buf = append(append(w.buf, b...), '\n')
 	w.pending++
-	return nil
-}
-
-// flushLocked writes what w.buf holds with one write(2); w.mu is held. A
-// failure loses every record in the buffer: they are counted as lost, and
-// the Writer writes nothing more. It returns that failure.
-func (w *Writer) flushLocked() error {
-	if w.pending == 0 {
-		return nil
-	}
-	n, first := w.pending, w.firstType
-	_, err := w.f.Write(w.buf)
-	if err == nil {
-		w.end += int64(len(w.buf))
-	}
-	w.buf, w.pending = w.buf[:0], 0
-	if cap(w.buf) > 1<<20 {
-		w.buf = nil // do not keep one huge record's buffer
-	}
-	if err != nil {
-		w.counts.Lost += n
-		what := first + " record"
-		if n > 1 {
-			what = fmt.Sprintf("%d records (the first a %s)", n, first)
-		}
-		err = fmt.Errorf("eventlog: write %s: %w", what, err)
-		w.fail(kindIO, err)
-		return err
-	}
-	w.counts.Written += n
-	w.dirty = true
-	return nil
-}
-
-// syncLocked fsyncs the file; w.mu is held (or w is not shared yet).
-func (w *Writer) syncLocked() error {
-	if w.broken {
-		return nil
-	}
-	if err := w.f.Sync(); err != nil {
-		err = fmt.Errorf("eventlog: fsync: %w", err)
-		w.fail(kindIO, err)
-		return err
-	}
-	w.counts.Syncs++
-	w.dirty = false
 	return nil
 }
 
