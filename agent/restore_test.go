@@ -25,7 +25,7 @@ func TestRestoreGivesTheHumanItsHook(t *testing.T) {
 	h.say(h.manager, agent.Request, "first question")
 	h.expectHuman()
 	h.barrier()
-	saved := roundTrip(t, h.sub.all())
+	saved := actortest.Reloaded(t, h.sub.all())
 
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
@@ -63,7 +63,7 @@ func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 	h.expectHuman()
 	h.say(h.manager, agent.Request, "second question")
 	h.barrier()
-	saved := roundTrip(t, h.sub.all())
+	saved := actortest.Reloaded(t, h.sub.all())
 
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	defer func() { _ = sys2.Shutdown(context.Background()) }()
@@ -123,7 +123,7 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	paid := len(h.srv.RequestsFor("@Manager"))
 
 	// The crash: the log ends before the manager sent its second answer.
-	all := roundTrip(t, h.sub.all())
+	all := actortest.Reloaded(t, h.sub.all())
 	cut := slices.IndexFunc(all, func(m message.Message) bool {
 		s, ok := m.(*message.SentMessage)
 		return ok && s.Sender.Name() == "@Manager" && s.Message.Envelope().ParentID.UUID == second.ID
@@ -171,21 +171,4 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	if n := strings.Count(hist, "second question"); n != 1 || strings.Contains(hist, "aborted") {
 		t.Fatalf("history after the rerun (the second question %d times):\n%s", n, hist)
 	}
-}
-
-func roundTrip(t *testing.T, msgs []message.Message) []message.Message {
-	t.Helper()
-	out := make([]message.Message, 0, len(msgs))
-	for _, m := range msgs {
-		data, err := message.Marshal(m)
-		if err != nil {
-			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
-		}
-		back, err := message.UnmarshalMessage(data)
-		if err != nil {
-			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
-		}
-		out = append(out, back)
-	}
-	return out
 }

@@ -66,22 +66,6 @@ func (w *tally) Receive(c *actor.Context, msg any) (any, error) {
 }
 
 // roundTrip encodes and decodes each message, as a durable log does.
-func roundTrip(t testing.TB, msgs []message.Message) []message.Message {
-	t.Helper()
-	out := make([]message.Message, 0, len(msgs))
-	for _, m := range msgs {
-		data, err := message.Marshal(m)
-		if err != nil {
-			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
-		}
-		back, err := message.UnmarshalMessage(data)
-		if err != nil {
-			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
-		}
-		out = append(out, back)
-	}
-	return out
-}
 
 // A team is recreated from its log with the same ids,
 // configs and states, and goes on working.
@@ -110,7 +94,7 @@ func TestRestoreRecreatesTheTeam(t *testing.T) {
 	if _, err := team1.Members(ctx); err != nil { // barrier
 		t.Fatal(err)
 	}
-	saved := roundTrip(t, rec.messages())
+	saved := actortest.Reloaded(t, rec.messages())
 
 	sys2 := newSystem(t)
 	watch := newSub()
@@ -264,7 +248,7 @@ func TestRestoreUnknownKind(t *testing.T) {
 	mustSpawn(t, team1, &echo{}, named("unregistered"))
 	_, _ = team1.Members(ctx)
 	sys2 := newSystem(t)
-	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
+	team2, err := orchestrator.Restore(ctx, sys2, actortest.Reloaded(t, rec.messages()))
 	if team2 == nil || err == nil || !strings.Contains(err.Error(), "unregistered") || !strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("Restore = %v, %v; want a team and an error naming the actor and its kind", team2, err)
 	}
@@ -289,7 +273,7 @@ func TestRestoreAfterCleanStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys2 := newSystem(t)
-	team2, err := orchestrator.Restore(ctx, sys2, roundTrip(t, rec.messages()))
+	team2, err := orchestrator.Restore(ctx, sys2, actortest.Reloaded(t, rec.messages()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +369,7 @@ func TestRestoreToolsFirst(t *testing.T) {
 	if err := team1.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	saved := roundTrip(t, rec.messages())
+	saved := actortest.Reloaded(t, rec.messages())
 
 	sys2 := newSystem(t)
 	team2, err := orchestrator.Restore(ctx, sys2, saved)

@@ -233,6 +233,27 @@ func Context(t testing.TB) context.Context {
 	return ctx
 }
 
+// Reloaded returns msgs encoded and decoded one by one (message.Marshal,
+// message.UnmarshalMessage), as a durable log gives them back: feed it to
+// orchestrator.Restore to test that a team restores from what was written,
+// not from the live values. A message that does not round-trip fails t.
+func Reloaded(t testing.TB, msgs []message.Message) []message.Message {
+	t.Helper()
+	out := make([]message.Message, 0, len(msgs))
+	for _, m := range msgs {
+		data, err := message.Marshal(m)
+		if err != nil {
+			t.Fatalf("actortest: marshal %s: %v", message.TypeName(m), err)
+		}
+		back, err := message.UnmarshalMessage(data)
+		if err != nil {
+			t.Fatalf("actortest: unmarshal %s: %v\n%s", message.TypeName(m), err, data)
+		}
+		out = append(out, back)
+	}
+	return out
+}
+
 // Shutdown shuts sys down within Timeout, failing t on error.
 func Shutdown(t testing.TB, sys *actor.System) {
 	t.Helper()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
@@ -99,5 +101,25 @@ func TestSettleAndWaitFor(t *testing.T) {
 	}
 	if p := actortest.WaitFor[*message.ProcessedMessage](t, rec, nil); p == nil {
 		t.Fatal("WaitFor with a nil match found nothing")
+	}
+}
+
+// Reloaded gives back new messages that encode as the originals did: what a
+// durable log returns, never the live values.
+func TestReloadedGivesNewValuesThatEncodeTheSame(t *testing.T) {
+	in := &message.UserMessage{Content: "hello"}
+	in.ID = uuid.New()
+	out := actortest.Reloaded(t, []message.Message{in})
+	if len(out) != 1 {
+		t.Fatalf("Reloaded returned %d messages, want 1", len(out))
+	}
+	back, ok := out[0].(*message.UserMessage)
+	if !ok || back == in {
+		t.Fatalf("Reloaded returned %T (same pointer: %v); want a new *message.UserMessage", out[0], back == in)
+	}
+	a, errA := message.Marshal(in)
+	b, errB := message.Marshal(back)
+	if errA != nil || errB != nil || string(a) != string(b) {
+		t.Fatalf("reloaded message encodes as %s, original as %s (%v, %v)", b, a, errB, errA)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,18 +198,7 @@ func (r *recorder) OnMessage(m message.Message) {
 func (r *recorder) saved(t testing.TB) []message.Message {
 	t.Helper()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]message.Message, 0, len(r.msgs))
-	for _, m := range r.msgs {
-		data, err := message.Marshal(m)
-		if err != nil {
-			t.Fatalf("marshal %s: %v", message.TypeName(m), err)
-		}
-		back, err := message.UnmarshalMessage(data)
-		if err != nil {
-			t.Fatalf("unmarshal %s: %v\n%s", message.TypeName(m), err, data)
-		}
-		out = append(out, back)
-	}
-	return out
+	msgs := slices.Clone(r.msgs)
+	r.mu.Unlock()
+	return actortest.Reloaded(t, msgs)
 }
