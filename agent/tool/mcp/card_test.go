@@ -296,8 +296,8 @@ func TestBadConfig(t *testing.T) {
 		want    string
 	}{
 		{nil, "mcp: no servers configured (servers is empty)"},
-		{with(func(s *mcp.Server) { s.Name = "" }), `mcp: servers[0] (""): name "" must be 1 to 32 of A-Z, a-z, 0-9 and '-'`},
-		{with(func(s *mcp.Server) { s.Name = "my_server" }), `name "my_server" must be`},
+		{with(func(s *mcp.Server) { s.Name = "" }), `mcp: servers[0] (""): name "" must be 1 to 32 of A-Z, a-z, 0-9, '_' and '-'`},
+		{with(func(s *mcp.Server) { s.Name = "my.server" }), `name "my.server" must be`},
 		{with(func(s *mcp.Server) { s.URL = "" }), `mcp: servers[0] ("s"): neither command nor url is set`},
 		{with(func(s *mcp.Server) { s.Command = []string{"srv"} }), "command and url are both set"},
 		{with(func(s *mcp.Server) { s.URL, s.Command = "", []string{" "} }), "command: the program (its first element) is empty"},

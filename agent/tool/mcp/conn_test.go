@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ${NAME} in Env and Headers values.
@@ -130,7 +128,7 @@ func TestChildEnvNeverInheritsAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := tr.(*sdk.CommandTransport).Command
+	cmd := tr.(*command).cmd
 	out, err := cmd.Output()
 	if err != nil || strings.Contains(string(out), "sk-secret") || len(out) != 0 {
 		// Not printed: it may hold the test process's secrets.
