@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +16,11 @@ import (
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/agent/tool/mcp"
 	"github.com/akgentic/akgentic-go/internal/npmtest"
+	"golang.org/x/sys/unix"
 )
 
 // The official MCP reference servers, pinned by testdata/refservers'
@@ -217,4 +220,149 @@ func kill9(t *testing.T, pid int) {
 	}
 }
 
-var _ = io.EOF
+// waitExited waits until process pid has exited (it may not be reaped
+// yet), without polling: a pidfd becomes readable then.
+func waitExited(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return // gone already
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open %d: %v", pid, err)
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(actortest.Timeout.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n != 1 {
+			t.Fatalf("process %d did not exit: %d %v", pid, n, err)
+		}
+		return
+	}
+}
+
+// The everything server over both transports: its tools listed (not the
+// one that runs only as a task, nor the roots one: the card advertises no
+// roots), their annotations, its instructions in the system prompt, and
+// calls of text, an image, structured content, an error and a
+// long-running operation; closing is not an error (a Node child that
+// outlives its closed stdin is stopped by SIGTERM).
+func TestReferenceEverything(t *testing.T) {
+	t.Parallel()
+	r := referenceServers(t)
+	stdio, _ := r.everythingStdio(t, "ev")
+	h := r.everythingHTTP(t)
+	for _, s := range []mcp.Server{stdio, h.server("ev")} {
+		t.Run(map[bool]string{true: "stdio", false: "http"}[s.URL == ""], func(t *testing.T) {
+			caps, err := (&mcp.Card{Servers: []mcp.Server{s}}).Attach(actortest.Context(t), &tool.Owner{Agent: &agentStub{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := false
+			t.Cleanup(func() {
+				if !closed {
+					_ = caps.Close()
+				}
+			})
+			tools := map[string]*llm.Tool{}
+			for _, tl := range caps.Tools {
+				tools[tl.Name] = tl
+			}
+			for _, name := range []string{"ev_echo", "ev_get-tiny-image", "ev_get-structured-content", "ev_get-sum", "ev_trigger-long-running-operation"} {
+				if tools[name] == nil {
+					t.Errorf("%s is not offered", name)
+				}
+			}
+			for _, name := range []string{"ev_simulate-research-query", "ev_get-roots-list"} {
+				if tools[name] != nil {
+					t.Errorf("%s is offered, but cannot work with this client", name)
+				}
+			}
+			if e := tools["ev_echo"]; e == nil || !e.ReadOnly || e.Destructive {
+				t.Errorf("echo (readOnlyHint): %+v", e)
+			}
+			if len(caps.SystemPrompts) != 1 {
+				t.Fatalf("%d system prompt sections, want the server's instructions", len(caps.SystemPrompts))
+			}
+			if p := caps.SystemPrompts[0](actortest.Context(t)); !strings.HasPrefix(p, "Instructions of the MCP server ev (its tools are named ev_<tool>):\n# Everything Server") {
+				t.Errorf("instructions section %.200q", p)
+			}
+
+			if out, err := call(t, tools["ev_echo"], `{"message": "hello"}`); err != nil || out != "Echo: hello" {
+				t.Errorf("echo: %q %v", out, err)
+			}
+			out, err := call(t, tools["ev_get-tiny-image"], `{}`)
+			if err != nil || !regexp.MustCompile(`^Here's the image you requested:\n\[image image/png, \d+ bytes\]\nThe image above is the MCP logo.$`).MatchString(out) {
+				t.Errorf("image: %.300q %v", out, err)
+			}
+			out, err = call(t, tools["ev_get-structured-content"], `{"location": "Chicago"}`)
+			if err != nil || out != `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}` {
+				t.Errorf("structured content: %q %v", out, err)
+			}
+			if _, err := call(t, tools["ev_get-sum"], `{"a": "one", "b": 2}`); err == nil || !strings.HasPrefix(err.Error(), "MCP ") || !strings.Contains(err.Error(), "get-sum") {
+				t.Errorf("get-sum with a string: %v", err)
+			}
+			out, err = call(t, tools["ev_trigger-long-running-operation"], `{"duration": 1, "steps": 2}`)
+			if err != nil || out != "Long running operation completed. Duration: 1 seconds, Steps: 2." {
+				t.Errorf("long-running operation: %q %v", out, err)
+			}
+			closed = true
+			if err := caps.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+	}
+}
+
+// server-filesystem over stdio: a text file comes once (not again as its
+// structured copy), an image is described (not inlined as base64), a file
+// outside the allowed directory is the server's refusal, and the write
+// tools are marked destructive.
+func TestReferenceFilesystem(t *testing.T) {
+	t.Parallel()
+	r := referenceServers(t)
+	root, other := t.TempDir(), t.TempDir()
+	text := strings.Repeat("a line of the file, as a model would read it\n", 1000) // 45 KB
+	png := make([]byte, 270_448)
+	copy(png, "\x89PNG\r\n\x1a\n")
+	for name, b := range map[string][]byte{"notes.txt": []byte(text), "photo.png": png} {
+		if err := os.WriteFile(filepath.Join(root, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(other, "secret.txt")
+	if err := os.WriteFile(secret, []byte("not for the agent"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := r.filesystemStdio("fs", root)
+	s.MaxResultBytes = 1 << 20
+	tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
+
+	out, err := call(t, tools["fs_read_text_file"], fmt.Sprintf(`{"path": %q, "head": null, "tail": null}`, filepath.Join(root, "notes.txt")))
+	if err != nil || out != text {
+		t.Errorf("read_text_file: %d bytes (%v), want the file's %d", len(out), err, len(text))
+	}
+	out, err = call(t, tools["fs_read_media_file"], fmt.Sprintf(`{"path": %q}`, filepath.Join(root, "photo.png")))
+	if err != nil || out != "[image image/png, 270448 bytes]" {
+		t.Errorf("read_media_file: %.200q (%d bytes) %v", out, len(out), err)
+	}
+	_, err = call(t, tools["fs_read_text_file"], fmt.Sprintf(`{"path": %q, "head": null, "tail": null}`, secret))
+	if err == nil || !strings.Contains(err.Error(), "Access denied - path outside allowed directories") || strings.Contains(err.Error(), "not for the agent") {
+		t.Errorf("a file outside the roots: %v", err)
+	}
+	for name, want := range map[string][2]bool{ // read-only, destructive
+		"fs_read_text_file":   {true, false},
+		"fs_write_file":       {false, true},
+		"fs_create_directory": {false, false},
+	} {
+		if tl := tools[name]; tl == nil || tl.ReadOnly != want[0] || tl.Destructive != want[1] {
+			t.Errorf("%s: %+v, want read-only %v, destructive %v", name, tl, want[0], want[1])
+		}
+	}
+	if w := owner.warnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
