@@ -366,3 +366,71 @@ func TestReferenceFilesystem(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// The everything server killed (SIGKILL) between calls over stdio: the
+// card had seen the session end, so the next call starts a new server
+// and the model never hears of it. Over HTTP, a server restarted between
+// calls has lost the session (the reference server answers 400, not 404):
+// the call is made again on a new session, unseen too. Killed during a
+// call, the server costs that call (a tool error and a warning: it may
+// have run), and the next one reconnects.
+func TestReferenceKilled(t *testing.T) {
+	t.Parallel()
+	r := referenceServers(t)
+	echo := func(t *testing.T, tl *llm.Tool, text string) {
+		t.Helper()
+		if out, err := call(t, tl, fmt.Sprintf(`{"message": %q}`, text)); err != nil || out != "Echo: "+text {
+			t.Fatalf("echo %s: %q %v", text, out, err)
+		}
+	}
+	t.Run("stdio between calls", func(t *testing.T) {
+		s, pidFile := r.everythingStdio(t, "ev")
+		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
+		echo(t, tools["ev_echo"], "before")
+		before := readPID(t, pidFile)
+		kill9(t, before)
+		waitExited(t, before)
+		echo(t, tools["ev_echo"], "after")
+		if after := readPID(t, pidFile); after == before {
+			t.Errorf("the killed server %d answered", before)
+		}
+		if w := owner.warnings(); len(w) != 0 {
+			t.Errorf("warnings %q", w)
+		}
+	})
+	t.Run("http restarted between calls", func(t *testing.T) {
+		h := r.everythingHTTP(t)
+		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{h.server("ev")}})
+		echo(t, tools["ev_echo"], "before")
+		h.restart()
+		echo(t, tools["ev_echo"], "after")
+		if w := owner.warnings(); len(w) != 0 {
+			t.Errorf("warnings %q", w)
+		}
+	})
+	t.Run("http killed during a call", func(t *testing.T) {
+		h := r.everythingHTTP(t)
+		tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{h.server("ev")}})
+		h.drainPosts()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := tools["ev_trigger-long-running-operation"].Call(actortest.Context(t), []byte(`{"duration": 60, "steps": 1}`))
+			errc <- err
+		}()
+		select {
+		case <-h.post: // the call is in the server's hands
+		case <-actortest.Context(t).Done():
+			t.Fatal("the call never reached the server")
+		}
+		h.kill()
+		err := <-errc
+		if err == nil || !strings.HasPrefix(err.Error(), "MCP server ev failed during the call of trigger-long-running-operation: ") {
+			t.Fatalf("the call the kill cut: %v", err)
+		}
+		if w := owner.warnings(); len(w) != 1 {
+			t.Errorf("warnings %q, want one", w)
+		}
+		h.restart()
+		echo(t, tools["ev_echo"], "after")
+	})
+}
