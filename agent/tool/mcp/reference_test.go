@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -433,4 +434,115 @@ func TestReferenceKilled(t *testing.T) {
 		h.restart()
 		echo(t, tools["ev_echo"], "after")
 	})
+}
+
+// relay is the test binary between the card and a stdio server it runs
+// (the command in the variables relayNode and relayScript): it passes the
+// card's lines to the server, and when one is a tools/call it writes the
+// server's process id to the FIFO named by relayFIFO, so that the test
+// can kill the server while the call is in its hands. The server writes
+// to the relay's stdout itself; the relay exits when the server does.
+func relay() int {
+	cmd := exec.Command(os.Getenv(relayNode), os.Getenv(relayScript), "stdio")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		_ = cmd.Wait()
+		os.Exit(0) // closes stdout: the card sees the end
+	}()
+	// The card's SIGTERM, when it stops the relay, is for the server.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}()
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		if _, err := in.Write(append(sc.Bytes(), '\n')); err != nil {
+			return 1
+		}
+		if strings.Contains(sc.Text(), `"method":"tools/call"`) {
+			f, err := os.OpenFile(os.Getenv(relayFIFO), os.O_WRONLY, 0)
+			if err != nil {
+				return 1
+			}
+			fmt.Fprintln(f, cmd.Process.Pid)
+			f.Close()
+		}
+	}
+	in.Close()
+	select {} // until the server exits
+}
+
+// The variables that configure relay.
+const (
+	relayNode   = "AKG_MCP_RELAY_NODE"
+	relayScript = "AKG_MCP_RELAY_SCRIPT"
+	relayFIFO   = "AKG_MCP_RELAY_FIFO"
+)
+
+// The everything server killed (SIGKILL) over stdio while it runs a
+// call: the call is a tool error and a warning, and the next call starts
+// a new server.
+func TestReferenceKilledDuringStdioCall(t *testing.T) {
+	t.Parallel()
+	r := referenceServers(t)
+	fifo := filepath.Join(t.TempDir(), "calls")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Opened for reading and writing, so that it never reads an end of
+	// file between two writers; closing it ends a blocked read.
+	calls, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { calls.Close() })
+	pids := make(chan int, 4)
+	go func() {
+		sc := bufio.NewScanner(calls)
+		for sc.Scan() {
+			if pid, err := strconv.Atoi(sc.Text()); err == nil {
+				pids <- pid
+			}
+		}
+		close(pids)
+	}()
+	s := stdioServer(t, "ev")
+	s.Env = map[string]string{serverEnv: "relay", relayNode: r.node, relayScript: r.everything, relayFIFO: fifo}
+	tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := tools["ev_trigger-long-running-operation"].Call(actortest.Context(t), []byte(`{"duration": 60, "steps": 1}`))
+		errc <- err
+	}()
+	var pid int
+	select {
+	case pid = <-pids:
+	case <-actortest.Context(t).Done():
+		t.Fatal("the call never reached the server")
+	}
+	kill9(t, pid)
+	err = <-errc
+	if err == nil || !strings.HasPrefix(err.Error(), "MCP server ev failed during the call of trigger-long-running-operation: ") {
+		t.Fatalf("the call the kill cut: %v", err)
+	}
+	if w := owner.warnings(); len(w) != 1 {
+		t.Errorf("warnings %q, want one", w)
+	}
+	out, err := call(t, tools["ev_echo"], `{"message": "after"}`)
+	if err != nil || out != "Echo: after" {
+		t.Fatalf("echo after the kill: %q %v", out, err)
+	}
+	if next := <-pids; next == pid {
+		t.Errorf("the killed server %d answered", pid)
+	}
 }
