@@ -207,8 +207,9 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	// A server that restarted no longer knows the session: the protocol
 	// says 404, the reference server answers 400 "Bad Request: No valid
-	// session ID provided". Either way nothing ran.
-	if resp.StatusCode == http.StatusBadRequest && r.Header.Get("Mcp-Session-Id") != "" {
+	// session ID provided". Either way the message ran nothing. (Its
+	// answer to the DELETE that ends the session is no error.)
+	if resp.StatusCode == http.StatusBadRequest && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		msg := errorMessage(body, resp.Status)
