@@ -81,7 +81,8 @@ type Server struct {
 	MaxResultBytes int `json:"max_result_bytes,omitempty"`
 	// NoInstructions leaves out of the agent's system prompt the
 	// instructions the server gives when connecting (how to use its
-	// tools), which are otherwise added to it.
+	// tools), which are otherwise added to it: set it for a server whose
+	// text the agent should not take as its own instructions.
 	NoInstructions bool `json:"no_instructions,omitempty"`
 }
 
