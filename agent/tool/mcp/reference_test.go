@@ -326,7 +326,7 @@ func TestReferenceFilesystem(t *testing.T) {
 	t.Parallel()
 	r := referenceServers(t)
 	root, other := t.TempDir(), t.TempDir()
-	text := strings.Repeat("a line of the file, as a model would read it\n", 1000) // 45 KB
+	text := strings.Repeat("a line of the file, as a model would read it\n", 1000) // 45 KB: under the 64 KiB cap once, not twice
 	png := make([]byte, 270_448)
 	copy(png, "\x89PNG\r\n\x1a\n")
 	for name, b := range map[string][]byte{"notes.txt": []byte(text), "photo.png": png} {
@@ -339,7 +339,6 @@ func TestReferenceFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.filesystemStdio("fs", root)
-	s.MaxResultBytes = 1 << 20
 	tools, owner, _ := attach(t, &mcp.Card{Servers: []mcp.Server{s}})
 
 	out, err := call(t, tools["fs_read_text_file"], fmt.Sprintf(`{"path": %q, "head": null, "tail": null}`, filepath.Join(root, "notes.txt")))

@@ -153,7 +153,6 @@ func TestAgentUsesReferenceServers(t *testing.T) {
 	ev, _ := r.everythingStdio(t, "ev")
 	web := r.everythingHTTP(t).server("web")
 	fs := r.filesystemStdio("fs", root)
-	fs.MaxResultBytes = 1 << 20
 
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
