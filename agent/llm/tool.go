@@ -27,17 +27,17 @@ type Tool struct {
 	// Serial forbids running this tool concurrently with the other calls of
 	// the same response.
 	Serial bool
+	// Call runs the tool with the raw arguments JSON. A string result is
+	// sent as is, anything else JSON-encoded. Return [Retry] (or wrap a
+	// [*RetryError]) for a mistake the model can fix; any other error
+	// aborts the run.
+	Call func(ctx context.Context, args json.RawMessage) (any, error)
 	// ReadOnly and Destructive are what the tool's author says of it (an
 	// MCP tool's annotations; hints, not guarantees): it changes nothing
 	// (ReadOnly), or it may delete or overwrite what it touches
 	// (Destructive), a call a person may want to approve first. Neither is
 	// set when nothing is known.
 	ReadOnly, Destructive bool
-	// Call runs the tool with the raw arguments JSON. A string result is
-	// sent as is, anything else JSON-encoded. Return [Retry] (or wrap a
-	// [*RetryError]) for a mistake the model can fix; any other error
-	// aborts the run.
-	Call func(ctx context.Context, args json.RawMessage) (any, error)
 }
 
 // RetryError is a tool failure the model can fix: its text goes back to
