@@ -93,19 +93,19 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 	}
 	rt := &roundTripper{base: cn.http, tap: s.listing.line}
 	if len(cn.cfg.Headers) > 0 {
-		rt.h = make(map[string]string, len(cn.cfg.Headers))
+		h := make(map[string]string, len(cn.cfg.Headers))
 		for k, v := range cn.cfg.Headers {
 			x, err := expand(v)
 			if err != nil {
 				return nil, fmt.Errorf("headers: %s: %w", k, err)
 			}
-			rt.h[k] = x
+			h[k] = x
 		}
 		u, err := url.Parse(cn.cfg.URL) // validated: parses
 		if err != nil {
 			return nil, fmt.Errorf("url: %w", err)
 		}
-		rt.origin = origin(u)
+		rt.origin, rt.h = origin(u), h
 	}
 	// No standalone SSE stream (the card listens to nothing the server
 	// sends unasked) and no resumption of a broken stream: a broken call
