@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -200,12 +201,16 @@ func (tt *taskTools) required(name string) bool {
 	return tt.names[name]
 }
 
-// unsent reports whether err says the request never left: the session
-// was already closed (the server died and the SDK saw its end), or
-// writing to a dead child failed.
+// unsent reports whether err says the request ran nothing on the server:
+// an HTTP server answered that it does not know the session (404, or the
+// reference server's 400), writing to a dead child failed (EPIPE; or its
+// stdin was already closed by reaping it), or the SDK had seen the
+// session end before the call (the jsonrpc2 layer's "client is closing",
+// which the SDK passes on only as text: a call cut in flight says
+// "server is closing" instead).
 func unsent(err error) bool {
 	var ls *lostSession
 	return errors.As(err, &ls) || errors.Is(err, sdk.ErrSessionMissing) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) ||
-		(errors.Is(err, sdk.ErrConnectionClosed) && bytes.Contains([]byte(err.Error()), []byte("client is closing")))
+		(errors.Is(err, sdk.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing"))
 }
