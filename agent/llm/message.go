@@ -79,8 +79,22 @@ func (m Message) Text() string {
 	return s
 }
 
+// emptyContent stands for an empty content in a message handed to
+// go-openai, whose encoder leaves out an empty content: wireDoer turns
+// its encoding back into "content":"" in the request body. The API
+// requires a content in every message but an assistant's with tool calls
+// or a refusal.
+const emptyContent = "\x00akgentic:empty-content\x00"
+
+// emptyContentJSON is emptyContent as go-openai's encoder writes it, and
+// what wireDoer puts in its place.
+var emptyContentJSON, emptyContentWire = []byte(`"content":"\u0000akgentic:empty-content\u0000"`), []byte(`"content":""`)
+
 func (m Message) toOpenAI() openai.ChatCompletionMessage {
 	out := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Refusal: m.Refusal, ToolCallID: m.ToolCallID}
+	if m.Content == "" && len(m.Parts) == 0 && (m.Role != roleAssistant || m.Refusal == "" && len(m.ToolCalls) == 0) {
+		out.Content = emptyContent
+	}
 	if len(m.Parts) > 0 {
 		out.Content = ""
 		out.MultiContent = make([]openai.ChatMessagePart, len(m.Parts))
@@ -95,8 +109,12 @@ func (m Message) toOpenAI() openai.ChatCompletionMessage {
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
+			args := c.Arguments
+			if args == "" { // the API requires arguments; the runner called the tool with {}
+				args = "{}"
+			}
 			out.ToolCalls[i] = openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}}
+				Function: openai.FunctionCall{Name: c.Name, Arguments: args}}
 		}
 	}
 	return out
