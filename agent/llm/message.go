@@ -147,9 +147,29 @@ type MessageEvent struct {
 // UsageEvent reports one model response: tokens as the provider
 // counted them and the cost from the price table.
 type UsageEvent struct {
-	RunID        string `json:"run_id"`
-	ModelName    string `json:"model_name"`
+	RunID string `json:"run_id"`
+	// ModelName is the model that answered, as the response named it (a
+	// dated name such as gpt-4.1-2025-04-14 for a configured gpt-4.1); the
+	// configured name when the response named none. Prices are looked up
+	// by it.
+	ModelName string `json:"model_name"`
+	// RequestModel is the model name the request asked for: the configured
+	// one. Empty in logs written before it was recorded.
+	RequestModel string `json:"request_model,omitempty"`
+	// ProviderName is the provider as the OpenTelemetry GenAI conventions
+	// name it: openai, azure.ai.openai, or for another compatible server
+	// the provider its host is known to belong to (groq, deepseek,
+	// mistral_ai, x_ai, perplexity, gcp.gemini), else openai-compatible.
 	ProviderName string `json:"provider_name"`
+	// ResponseID is the completion's id as the provider gave it.
+	ResponseID string `json:"response_id,omitempty"`
+	// FinishReason is why the answer ended (stop, length, tool_calls,
+	// content_filter), as the provider said it.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// ServerAddress and ServerPort are the host and port the request was
+	// sent to (the port is the URL's, or 443 or 80 by its scheme).
+	ServerAddress string `json:"server_address,omitempty"`
+	ServerPort    int    `json:"server_port,omitempty"`
 	// InputTokens is prompt_tokens, cached tokens included.
 	InputTokens int `json:"input_tokens"`
 	// OutputTokens is completion_tokens, reasoning tokens included.
@@ -186,7 +206,25 @@ type ToolReturnEvent struct {
 	ToolName   string `json:"tool_name"`
 	ToolCallID string `json:"tool_call_id"`
 	Success    bool   `json:"success"`
+	// ErrorType says how an unsuccessful call failed: "tool_retry" (the
+	// model must fix the call: unknown tool, invalid arguments, a
+	// RetryError), "tool_error" (the tool failed and the run ended) or
+	// "tool_aborted" (the run ended before the call executed); empty on
+	// success, and in logs written before it was recorded.
+	ErrorType string `json:"error_type,omitempty"`
 }
+
+// The ways a tool call fails (ToolReturnEvent.ErrorType).
+const (
+	// toolErrorRetry: the model must fix the call (unknown tool, invalid
+	// arguments, a RetryError); it was told what was wrong.
+	toolErrorRetry = "tool_retry"
+	// toolErrorFailed: the tool failed (an error or a panic) and the run
+	// ended.
+	toolErrorFailed = "tool_error"
+	// toolErrorAborted: the run ended before the call executed.
+	toolErrorAborted = "tool_aborted"
+)
 
 // CompactedEvent reports a compaction; replaying it folds the history
 // the same way.

@@ -309,9 +309,15 @@ type callStats struct {
 }
 
 func (r *Runner) usageEvent(runID string, resp openai.ChatCompletionResponse) UsageEvent {
-	e := UsageEvent{RunID: runID, ModelName: resp.Model, ProviderName: "openai", Requests: 1,
+	m := r.client.model
+	e := UsageEvent{RunID: runID, ModelName: resp.Model, RequestModel: m.Model, ProviderName: m.providerName(),
+		ResponseID: resp.ID, Requests: 1,
 		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens,
 		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts}
+	e.ServerAddress, e.ServerPort = m.server()
+	if len(resp.Choices) > 0 {
+		e.FinishReason = string(resp.Choices[0].FinishReason)
+	}
 	if e.ModelName == "" {
 		e.ModelName = r.client.model.Model
 	}
