@@ -233,6 +233,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, "invalid_request_error", bad.code, bad.param, bad.message)
 		return
 	}
+	checkContract(schemaRequest, body)
 	if replaying {
 		s.serveReplay(w, req)
 		return
@@ -322,6 +323,9 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())
 		return
+	}
+	if !req.Stream {
+		checkContract(schemaResponse, body)
 	}
 	if req.Stream {
 		cutAt := -1

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,25 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(contractChecked{m}) }
+
+// contractChecked runs the tests, then fails the run when a request a
+// server accepted, or a body it served, does not match OpenAI's OpenAPI
+// document: the contract check covers every test of the package.
+type contractChecked struct{ m *testing.M }
+
+func (c contractChecked) Run() int {
+	code := c.m.Run()
+	violations, checked := llmtest.ContractReport()
+	for _, v := range violations {
+		fmt.Fprintf(os.Stderr, "llmtest: against OpenAI's OpenAPI document: %s\n\n", v)
+	}
+	if len(violations) > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "llmtest: %d bodies do not match OpenAI's OpenAPI document (checked: %v)\n", len(violations), checked)
+		code = 1
+	}
+	return code
+}
 
 type out struct {
 	Messages []struct {
@@ -577,5 +596,41 @@ func TestMessageParts(t *testing.T) {
 	}
 	if plain := (llmtest.Message{Content: []byte(`"hi"`)}); plain.Parts() != nil || plain.Text() != "hi" {
 		t.Fatalf("a plain content: parts %v, text %q", plain.Parts(), plain.Text())
+	}
+}
+
+// The schemas the contract check validates against refuse what OpenAI's
+// OpenAPI document refuses: among them the three shapes our requests once
+// had (a tool message without content, a tool call without arguments) and
+// an error without its message; and they accept a well-formed exchange.
+func TestOpenAIContractSchemasRefuseWhatTheDocumentRefuses(t *testing.T) {
+	const (
+		request = "CreateChatCompletionRequest"
+		answer  = "CreateChatCompletionResponse"
+		chunk   = "CreateChatCompletionStreamResponse"
+		errBody = "ErrorResponse"
+	)
+	call := `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
+	for _, c := range []struct {
+		schema, body string
+		ok           bool
+	}{
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`, true},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"},` + call + `,{"role":"tool","tool_call_id":"call_1","content":""}]}`, true},
+		{request, `{"model":"gpt-4.1","messages":[]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"},` + call + `,{"role":"tool","tool_call_id":"call_1"}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f"}}]}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"wizard","content":"hi"}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"temperature":3}`, false},
+		{answer, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":{"role":"assistant","content":"hi","refusal":null}}]}`, true},
+		{answer, `{"id":"x","object":"chat.completion","created":1,"model":"m"}`, false},
+		{chunk, `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"h"},"finish_reason":null}]}`, true},
+		{errBody, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`, true},
+		{errBody, `{"error":{"type":"invalid_request_error"}}`, false},
+	} {
+		err := llmtest.ValidateContract(c.schema, []byte(c.body))
+		if (err == nil) != c.ok {
+			t.Errorf("%s %s: accepted %v, want %v (%v)", c.schema, c.body, err == nil, c.ok, err)
+		}
 	}
 }

@@ -79,6 +79,7 @@ func (s *Server) writeStream(w http.ResponseWriter, req *Request, body []byte, c
 		if i == cutAt {
 			break
 		}
+		checkContract(schemaChunk, c)
 		send(c)
 	}
 	if cutAt >= 0 {

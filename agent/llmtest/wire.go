@@ -211,5 +211,6 @@ func errorBody(typ, code, param, message string) []byte {
 		e.Error.Code = &code
 	}
 	b, _ := json.Marshal(e) // cannot fail: plain strings
+	checkContract(schemaError, b)
 	return b
 }
