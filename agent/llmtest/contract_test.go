@@ -2,9 +2,14 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -109,4 +114,48 @@ func ValidateContract(schema string, body []byte) error {
 	theContract.mu.Lock()
 	defer theContract.mu.Unlock()
 	return theContract.validate(schema, body)
+}
+
+// The parameters the fake knows are those of the request schema of
+// OpenAI's document, neither more nor fewer.
+func TestRequestFieldsAreTheDocumentsParameters(t *testing.T) {
+	raw, err := os.ReadFile(contractSchemas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Defs map[string]struct {
+			AllOf []struct {
+				Ref        string                     `json:"$ref"`
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"allOf"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	var collect func(name string)
+	collect = func(name string) {
+		d, ok := doc.Defs[name]
+		if !ok {
+			t.Fatalf("no schema %s", name)
+		}
+		for k := range d.Properties {
+			want[k] = true
+		}
+		for _, part := range d.AllOf {
+			if ref, ok := strings.CutPrefix(part.Ref, "#/$defs/"); ok {
+				collect(ref)
+			}
+			for k := range part.Properties {
+				want[k] = true
+			}
+		}
+	}
+	collect(schemaRequest)
+	if len(want) == 0 || !maps.Equal(want, requestFields) {
+		t.Fatalf("the fake knows %v,\nthe document %v", slices.Sorted(maps.Keys(requestFields)), slices.Sorted(maps.Keys(want)))
+	}
 }

@@ -318,7 +318,11 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 	default:
 		msg.Content = &step.content
 	}
-	resp.Choices = []wireChoice{{FinishReason: step.FinishReason, Message: msg}}
+	n := max(req.N, 1) // n choices, the same answer each: a script has one
+	resp.Choices = make([]wireChoice, n)
+	for i := range resp.Choices {
+		resp.Choices[i] = wireChoice{Index: i, FinishReason: step.FinishReason, Message: msg}
+	}
 	body, err := json.Marshal(resp)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())

@@ -170,7 +170,7 @@ func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 	srv, _ := newServer(t)
 	srv.Model("").Enqueue(llmtest.ToolCalls(llmtest.Call("", "f", "{}")), llmtest.Refusal("I can't help with that."))
-	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`
+	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"Answer in JSON."}],"response_format":{"type":"json_object"}}`
 	raw := post(t, srv, body)
 	if !strings.Contains(raw, `"content":null`) || !strings.Contains(raw, `"refusal":null`) || !strings.Contains(raw, `"finish_reason":"tool_calls"`) {
 		t.Fatalf("tool-call response shape: %s", raw)
@@ -185,7 +185,7 @@ func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 // response_format so it is not taken for a summarizer request.
 func plain() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{Model: "m", ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}}
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Answer in JSON."}}}
 }
 
 func post(t *testing.T, srv *llmtest.Server, body string) string {
@@ -378,7 +378,7 @@ func TestRateLimitedHeader(t *testing.T) {
 	srv, _ := newServer(t)
 	srv.Model("").Enqueue(llmtest.RateLimited("1"))
 	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json",
-		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"x"}]}`))
+		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"Answer in JSON."}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,11 +457,11 @@ func TestRosterRouter(t *testing.T) {
 func TestCustomRouterAndMultipartText(t *testing.T) {
 	srv, _ := newServer(t, llmtest.WithRouter(func(r *llmtest.Request) string { return r.Model }))
 	srv.Model("m").Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"ok","recipient":"@H"}]}`))
-	got := post(t, srv, `{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"b"}]}]}`)
+	got := post(t, srv, `{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"system","content":"Answer in JSON."},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"b"}]}]}`)
 	if !strings.Contains(got, `\"ok\"`) {
 		t.Fatalf("got %s", got)
 	}
-	m := srv.Requests()[0].Messages[0]
+	m := srv.Requests()[0].Messages[1]
 	if m.Text() != "ab" || m.Content[0] != '[' || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
 		t.Fatalf("Text: %q", m.Text())
 	}
