@@ -145,7 +145,8 @@ type MessageEvent struct {
 }
 
 // UsageEvent reports one model response: tokens as the provider
-// counted them and the cost from the price table.
+// counted them and the cost from the price table. A call that was sent and
+// failed is reported too, with ErrorType set, no tokens and Requests 0.
 type UsageEvent struct {
 	RunID string `json:"run_id"`
 	// ModelName is the model that answered, as the response named it (a
@@ -184,6 +185,10 @@ type UsageEvent struct {
 	// when it ends, so the call started Latency before the event's record.
 	// Zero in logs written before it was recorded.
 	Latency time.Duration `json:"latency_ns,omitempty"`
+	// ErrorType is set when the call failed: the provider's error code
+	// (context_length_exceeded, rate_limit_exceeded, …) or, without one,
+	// its HTTP status (e.g. "500"); "timeout"; "canceled"; or "_OTHER".
+	ErrorType string `json:"error_type,omitempty"`
 	// Attempts is the number of HTTP attempts the call took: 1, or more
 	// when a 429, a 5xx or a transport error was retried. Zero in logs
 	// written before it was recorded.

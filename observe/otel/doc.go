@@ -44,7 +44,8 @@
 // names (input, output, cache-read input and reasoning output tokens); its
 // start is the usage event's time less its latency (retry waits included),
 // and akgentic.llm.attempts counts its HTTP attempts (2 for a 429 then a
-// success). And one span per tool call, named "execute_tool <tool>"
+// success). A call that failed has status Error and error.type (the
+// provider's error code, else its HTTP status, timeout or canceled). And one span per tool call, named "execute_tool <tool>"
 // (operation execute_tool, gen_ai.tool.name, gen_ai.tool.call.id,
 // gen_ai.tool.type function), from the model's call to the tool's return,
 // with status Error and error.type (tool_retry, tool_error, tool_aborted)

@@ -69,13 +69,18 @@ func (mb *member) modelAttrs(e llm.UsageEvent) *modelAttrs {
 func (s *Subscriber) usage(t *team, mb *member, tu *turn, e llm.UsageEvent, ts time.Time) {
 	ctx := context.Background()
 	ma := mb.modelAttrs(e)
-	s.inst.tokens.RecordSet(ctx, int64(e.InputTokens), ma.input)
-	s.inst.tokens.RecordSet(ctx, int64(e.OutputTokens), ma.output)
-	s.inst.cost.Add(ctx, e.Cost, ma.cost)
+	callSet := ma.call
+	if e.ErrorType != "" { // a failed call: no tokens, its duration by error.type
+		callSet = attribute.NewSet(append(ma.call.ToSlice(), semconv.ErrorTypeKey.String(e.ErrorType))...)
+	} else {
+		s.inst.tokens.RecordSet(ctx, int64(e.InputTokens), ma.input)
+		s.inst.tokens.RecordSet(ctx, int64(e.OutputTokens), ma.output)
+		s.inst.cost.Add(ctx, e.Cost, ma.cost)
+	}
 	input, output := mb.callMessages()
 	if tu == nil {
 		if e.Latency > 0 {
-			s.inst.modelDuration.RecordSet(ctx, e.Latency.Seconds(), ma.call)
+			s.inst.modelDuration.RecordSet(ctx, e.Latency.Seconds(), callSet)
 		}
 		return
 	}
@@ -85,18 +90,21 @@ func (s *Subscriber) usage(t *team, mb *member, tu *turn, e llm.UsageEvent, ts t
 	if e.Latency > 0 && ts.Add(-e.Latency).After(start) {
 		start = ts.Add(-e.Latency)
 	}
-	s.inst.modelDuration.RecordSet(ctx, ts.Sub(start).Seconds(), ma.call)
+	s.inst.modelDuration.RecordSet(ctx, ts.Sub(start).Seconds(), callSet)
 	tu.agentCall(mb, e.ProviderName)
 	model := requestModel(e)
 	attrs := make([]attribute.KeyValue, 0, 24)
 	attrs = append(attrs,
 		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(e.ProviderName),
-		semconv.GenAIRequestModelKey.String(model), semconv.GenAIResponseModelKey.String(e.ModelName),
-		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTokens),
+		semconv.GenAIRequestModelKey.String(model),
 		semconv.GenAIAgentNameKey.String(mb.addr.Name()), semconv.GenAIAgentIDKey.String(mb.addr.AgentID().String()),
 		semconv.GenAIConversationIDKey.String(t.id.String()),
 		keyRunID.String(e.RunID), keyCost.Float64(e.Cost),
 	)
+	if e.ErrorType == "" {
+		attrs = append(attrs, semconv.GenAIResponseModelKey.String(e.ModelName),
+			semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTokens))
+	}
 	if e.ResponseID != "" {
 		attrs = append(attrs, semconv.GenAIResponseIDKey.String(e.ResponseID))
 	}
@@ -124,8 +132,14 @@ func (s *Subscriber) usage(t *team, mb *member, tu *turn, e llm.UsageEvent, ts t
 			attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(messagesJSON([]llm.Message{*output}, finishReason(e))))
 		}
 	}
+	if e.ErrorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(e.ErrorType))
+	}
 	_, sp := s.tracer.Start(tu.ctx, "chat "+model, trace.WithTimestamp(start),
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if e.ErrorType != "" {
+		sp.SetStatus(codes.Error, "the model call failed: "+e.ErrorType)
+	}
 	if e.Attempts > 1 {
 		sp.AddEvent("akgentic.llm.retried", trace.WithTimestamp(ts), trace.WithAttributes(keyAttempts.Int(e.Attempts)))
 	}

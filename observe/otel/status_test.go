@@ -60,6 +60,19 @@ func TestErrorsAndWarnings(t *testing.T) {
 	if got := attr(failed, string(semconv.ErrorTypeKey)).AsString(); got == "" || got == "_OTHER" {
 		t.Errorf("the failed turn's error.type %q, want the class of its error", got)
 	}
+	// The failed model call is a span of the failed turn, with the
+	// provider's error code as its error.type, and no tokens.
+	var failedCall sdktrace.ReadOnlySpan
+	for _, c := range named(tel.ended(), "chat gpt-4.1") {
+		if c.Parent().SpanID() == failed.SpanContext().SpanID() {
+			failedCall = c
+		}
+	}
+	if failedCall == nil || failedCall.Status().Code != codes.Error ||
+		attr(failedCall, string(semconv.ErrorTypeKey)) != attribute.StringValue("bad_request") ||
+		attr(failedCall, string(semconv.GenAIUsageInputTokensKey)).Type() != attribute.INVALID {
+		t.Errorf("the failed model call %v, want an Error span with error.type bad_request and no tokens:\n%s", failedCall, tree(tel.ended()))
+	}
 	if ev := failed.Events(); len(ev) != 1 || ev[0].Name != "exception" ||
 		!strings.Contains(eventAttr(ev[0].Attributes, "exception.message"), "the request is bad") {
 		t.Errorf("the failed turn's events %v, want one exception with the provider's message", ev)
@@ -71,6 +84,9 @@ func TestErrorsAndWarnings(t *testing.T) {
 	}
 	if n, _ := sum(rm, "akgentic.warnings", manager); n != 1 {
 		t.Errorf("manager warnings %v, want 1", n)
+	}
+	if n, _ := sum(rm, "gen_ai.client.operation.duration", manager, semconv.ErrorTypeKey.String("bad_request")); n != 1 {
+		t.Errorf("failed model calls in the duration metric: %v, want 1 by error.type", n)
 	}
 }
 
