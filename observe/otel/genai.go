@@ -66,7 +66,7 @@ func (mb *member) modelAttrs(e llm.UsageEvent) *modelAttrs {
 }
 
 // usage records one model call: a span under the turn and its metrics.
-func (s *Subscriber) usage(t *team, mb *member, tu *turn, e llm.UsageEvent, ts time.Time) {
+func (s *Subscriber) usage(mb *member, tu *turn, e llm.UsageEvent, ts time.Time) {
 	ctx := context.Background()
 	ma := mb.modelAttrs(e)
 	callSet := ma.call
@@ -97,8 +97,7 @@ func (s *Subscriber) usage(t *team, mb *member, tu *turn, e llm.UsageEvent, ts t
 	attrs = append(attrs,
 		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(e.ProviderName),
 		semconv.GenAIRequestModelKey.String(model),
-		semconv.GenAIAgentNameKey.String(mb.addr.Name()), semconv.GenAIAgentIDKey.String(mb.addr.AgentID().String()),
-		semconv.GenAIConversationIDKey.String(t.id.String()),
+		mb.agentName(), mb.agentID(), mb.conversation(),
 		keyRunID.String(e.RunID), keyCost.Float64(e.Cost),
 	)
 	if e.ErrorType == "" {
@@ -158,11 +157,11 @@ func finishReason(e llm.UsageEvent) string {
 }
 
 // toolCall opens a tool call's span under the turn.
-func (s *Subscriber) toolCall(t *team, mb *member, tu *turn, e llm.ToolCallEvent, ts time.Time) {
+func (s *Subscriber) toolCall(mb *member, tu *turn, e llm.ToolCallEvent, ts time.Time) {
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolNameKey.String(e.ToolName),
 		semconv.GenAIToolCallIDKey.String(e.ToolCallID), semconv.GenAIToolTypeKey.String("function"),
-		semconv.GenAIAgentNameKey.String(mb.addr.Name()), semconv.GenAIConversationIDKey.String(t.id.String()),
+		mb.agentName(), mb.conversation(),
 		keyRunID.String(e.RunID),
 	}
 	if s.content {

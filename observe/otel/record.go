@@ -160,6 +160,21 @@ func (mb *member) remember(ev any) {
 	}
 }
 
+// agentName, agentID and conversation are the conventions' attributes of
+// the member: its name, its actor id and its team's id (the conversation),
+// made from static's strings (an id's String allocates).
+func (mb *member) agentName() attribute.KeyValue {
+	return semconv.GenAIAgentNameKey.String(mb.static[0].Value.AsString())
+}
+
+func (mb *member) agentID() attribute.KeyValue {
+	return semconv.GenAIAgentIDKey.String(mb.static[3].Value.AsString())
+}
+
+func (mb *member) conversation() attribute.KeyValue {
+	return semconv.GenAIConversationIDKey.String(mb.static[4].Value.AsString())
+}
+
 // member returns the state of the member at a, made on first sight.
 func (t *team) member(a *message.Address) *member {
 	id := a.AgentID()
@@ -230,7 +245,7 @@ func (s *Subscriber) record(t *team, m message.Message) {
 				keyContentTyp.String(x.ContentType), keyContent.String(x.Content)))
 		})
 	case *message.EventMessage:
-		s.event(t, mb, x.Event, ts)
+		s.event(mb, x.Event, ts)
 	}
 }
 
@@ -338,7 +353,7 @@ func (s *Subscriber) received(t *team, mb *member, id uuid.UUID, ts time.Time) {
 	if isAgent { // an agent's turn: the conventions' invoke_agent span, in process
 		name, kind = invokeAgent+" "+a.Name(), trace.SpanKindInternal
 		attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentNameKey.String(a.Name()),
-			semconv.GenAIAgentIDKey.String(a.AgentID().String()), semconv.GenAIConversationIDKey.String(t.id.String()))
+			mb.agentID(), mb.conversation())
 	}
 	ctx, span := s.tracer.Start(parent, name, trace.WithTimestamp(ts),
 		trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
@@ -420,7 +435,7 @@ func (s *Subscriber) endTurn(t *team, mb *member, end time.Time) {
 }
 
 // event records the LLM events of a member's model calls and tool calls.
-func (s *Subscriber) event(t *team, mb *member, ev any, ts time.Time) {
+func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 	switch e := ev.(type) { // a decoded log holds pointers
 	case *llm.UsageEvent:
 		ev = *e
@@ -444,10 +459,10 @@ func (s *Subscriber) event(t *team, mb *member, ev any, ts time.Time) {
 	}
 	switch e := ev.(type) {
 	case llm.UsageEvent:
-		s.usage(t, mb, tu, e, ts)
+		s.usage(mb, tu, e, ts)
 	case llm.ToolCallEvent:
 		if tu != nil {
-			s.toolCall(t, mb, tu, e, ts)
+			s.toolCall(mb, tu, e, ts)
 		}
 	case llm.ToolReturnEvent:
 		if tu != nil {
