@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -160,7 +163,7 @@ func TestOTLPExportFollowsTheGenAIConventions(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(te))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	sub, err := akotel.New(akotel.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.New(slog.DiscardHandler)})
+	sub, err := akotel.New(akotel.Options{TracerProvider: tp, MeterProvider: mp, CaptureContent: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +235,20 @@ func TestOTLPExportFollowsTheGenAIConventions(t *testing.T) {
 	if tools[0].Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("failed tool call status %v", tools[0].Status)
 	}
+	// The captured messages follow the conventions' JSON schemas.
+	inputs, outputs := genaiSchema(t, "gen-ai-input-messages.json"), genaiSchema(t, "gen-ai-output-messages.json")
+	for i, c := range chats {
+		for key, schema := range map[attribute.Key]*jsonschema.Schema{semconv.GenAIInputMessagesKey: inputs, semconv.GenAIOutputMessagesKey: outputs} {
+			text := wireAttr(c.Attributes, key).AsString()
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+			if err != nil {
+				t.Fatalf("chat %d: %s %q: %v", i, key, text, err)
+			}
+			if err := schema.Validate(doc); err != nil {
+				t.Errorf("chat %d: %s does not follow the conventions' schema: %v\n%s", i, key, err, text)
+			}
+		}
+	}
 
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
@@ -284,4 +301,28 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) metricdata.ResourceMe
 		t.Fatal(err)
 	}
 	return rm
+}
+
+// genaiSchema compiles one of the conventions' message schemas in
+// testdata/genai.
+func genaiSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "genai", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(name, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
