@@ -127,7 +127,7 @@ func Example_tracing() {
 	slices.Sort(metrics)
 	fmt.Println("metrics:", strings.Join(metrics, ", "))
 	// Output:
-	// spans: chat gpt-4.1, turn @Assistant, turn @Human
+	// spans: chat gpt-4.1, invoke_agent @Assistant, turn @Human
 	// metrics: akgentic.llm.cost, akgentic.messages, akgentic.turn.duration, akgentic.turns, gen_ai.client.operation.duration, gen_ai.client.token.usage
 }
 

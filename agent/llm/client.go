@@ -37,10 +37,7 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 		bottom = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	retry := &retryDoer{Next: bottom, Config: httpCfg, Sleep: opts.Sleep, Jitter: opts.Jitter, Logger: opts.Logger}
-	var doer openai.HTTPDoer = retry
-	if model.Temperature != nil && *model.Temperature == 0 {
-		doer = zeroTemperatureDoer{next: doer}
-	}
+	doer := wireDoer{next: retry, zeroTemperature: model.Temperature != nil && *model.Temperature == 0}
 	var cfg openai.ClientConfig
 	switch model.provider() {
 	case providerAzure:
@@ -115,7 +112,7 @@ func (c *client) apply(req *openai.ChatCompletionRequest) {
 		req.Model = m.Model
 	}
 	if m.Temperature != nil {
-		req.Temperature = *m.Temperature // 0 is added by zeroTemperatureDoer
+		req.Temperature = *m.Temperature // 0 is added by wireDoer
 	}
 	if m.Seed != nil {
 		req.Seed = m.Seed
@@ -142,12 +139,17 @@ func (c *client) Close() error {
 	return nil
 }
 
-// zeroTemperatureDoer adds "temperature":0 to a JSON body that lacks it:
-// go-openai's Temperature is omitempty, so an explicit 0 would otherwise
-// never reach the server.
-type zeroTemperatureDoer struct{ next openai.HTTPDoer }
+// wireDoer mends the JSON body go-openai encoded where its encoder leaves
+// out what the API needs: it adds "temperature":0 to a body that lacks it
+// when zeroTemperature is set (Temperature is omitempty, so an explicit 0
+// would never reach the server), and turns each emptyContent back into
+// "content":"".
+type wireDoer struct {
+	next            openai.HTTPDoer
+	zeroTemperature bool
+}
 
-func (z zeroTemperatureDoer) Do(req *http.Request) (*http.Response, error) {
+func (z wireDoer) Do(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return z.next.Do(req)
 	}
@@ -156,15 +158,18 @@ func (z zeroTemperatureDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: reading request body: %w", err)
 	}
-	if len(b) > 2 && b[0] == '{' && !bytes.Contains(b, []byte(`"temperature":`)) {
+	if z.zeroTemperature && len(b) > 2 && b[0] == '{' && !bytes.Contains(b, []byte(`"temperature":`)) {
 		patched := make([]byte, 0, len(b)+16)
 		patched = append(patched, `{"temperature":0,`...)
 		patched = append(patched, b[1:]...)
 		b = patched
 	}
+	if bytes.Contains(b, emptyContentJSON) {
+		b = bytes.ReplaceAll(b, emptyContentJSON, emptyContentWire)
+	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil } // not the unpatched body's
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil } // not the unmended body's
 	r.ContentLength = int64(len(b))
 	return z.next.Do(r)
 }

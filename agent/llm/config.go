@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-playground/validator/v10"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Provider names accepted by [ModelConfig].
@@ -71,6 +74,55 @@ func redact(key string) string {
 		return "unset"
 	}
 	return "[redacted]"
+}
+
+// knownHosts are the hosts of OpenAI-compatible endpoints whose provider
+// the OpenTelemetry GenAI conventions name.
+var knownHosts = map[string]string{
+	"api.openai.com":                    "openai",
+	"api.groq.com":                      "groq",
+	"api.deepseek.com":                  "deepseek",
+	"api.mistral.ai":                    "mistral_ai",
+	"api.x.ai":                          "x_ai",
+	"api.perplexity.ai":                 "perplexity",
+	"generativelanguage.googleapis.com": "gcp.gemini",
+}
+
+// providerName is the provider as the OpenTelemetry GenAI conventions name
+// it (gen_ai.provider.name).
+func (m ModelConfig) providerName() string {
+	switch m.provider() {
+	case providerOpenAI:
+		return "openai"
+	case providerAzure:
+		return "azure.ai.openai"
+	}
+	host, _ := m.server()
+	if p, ok := knownHosts[host]; ok {
+		return p
+	}
+	return m.provider()
+}
+
+// server returns the host and port requests go to: those of BaseURL, or
+// of OpenAI's endpoint when it is empty.
+func (m ModelConfig) server() (string, int) {
+	raw := m.BaseURL
+	if raw == "" {
+		raw = openai.DefaultConfig("").BaseURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "", 0
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 443
+		if u.Scheme == "http" {
+			port = 80
+		}
+	}
+	return u.Hostname(), port
 }
 
 func (m ModelConfig) provider() string {

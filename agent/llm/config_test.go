@@ -115,3 +115,27 @@ func TestAPIKeyFromEnvironmentAndAzure(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The provider and server of a model config, as the usage events and the
+// OpenTelemetry spans report them.
+func TestProviderNameAndServer(t *testing.T) {
+	cases := []struct {
+		cfg      llm.ModelConfig
+		provider string
+		host     string
+		port     int
+	}{
+		{llm.ModelConfig{Model: "gpt-4.1"}, "openai", "api.openai.com", 443},
+		{llm.ModelConfig{Provider: "openai", Model: "gpt-4.1"}, "openai", "api.openai.com", 443},
+		{llm.ModelConfig{Provider: "azure", BaseURL: "https://acme.openai.azure.com", Model: "dep"}, "azure.ai.openai", "acme.openai.azure.com", 443},
+		{llm.ModelConfig{Provider: "openai-compatible", BaseURL: "https://api.groq.com/openai/v1", Model: "llama"}, "groq", "api.groq.com", 443},
+		{llm.ModelConfig{Provider: "openai-compatible", BaseURL: "http://localhost:11434/v1", Model: "llama3"}, "openai-compatible", "localhost", 11434},
+		{llm.ModelConfig{Provider: "openai-compatible", BaseURL: "http://vllm.internal/v1", Model: "m"}, "openai-compatible", "vllm.internal", 80},
+	}
+	for _, c := range cases {
+		host, port := c.cfg.Server()
+		if got := c.cfg.ProviderName(); got != c.provider || host != c.host || port != c.port {
+			t.Errorf("%v: provider %q, server %s:%d; want %q, %s:%d", c.cfg, got, host, port, c.provider, c.host, c.port)
+		}
+	}
+}

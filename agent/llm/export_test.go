@@ -58,3 +58,9 @@ func SharePause(ctx context.Context, d time.Duration) {
 func (r *Runner) Admit(ctx context.Context, req openai.ChatCompletionRequest) (context.Context, func(openai.ChatCompletionResponse, error), error) {
 	return r.admit(ctx, req)
 }
+
+// ProviderName is the provider as the GenAI conventions name it.
+func (m ModelConfig) ProviderName() string { return m.providerName() }
+
+// Server is the host and port the model's requests go to.
+func (m ModelConfig) Server() (string, int) { return m.server() }

@@ -222,5 +222,5 @@ func usageErr(t *testing.T, err error) *llm.UsageLimitError {
 
 func plainRequest() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}}
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Answer in JSON."}}}
 }

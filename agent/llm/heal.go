@@ -32,7 +32,7 @@ func (r *Runner) heal(runID string, cause error) {
 		}
 		r.appendMessage(runID, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name,
 			Content: fmt.Sprintf("Tool call aborted: the run ended before it executed (%v).", cause)})
-		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false})
+		r.emit(ToolReturnEvent{RunID: runID, ToolName: c.Name, ToolCallID: c.ID, Success: false, ErrorType: toolErrorAborted})
 	}
 }
 

@@ -88,15 +88,20 @@ func TestTransientFaultsRetried(t *testing.T) {
 }
 
 // Persistent 500 makes exactly MaxAttempts attempts, then the
-// API error surfaces; no usage event; the runner stays usable.
+// API error surfaces; the one usage event says the call failed, with no
+// tokens and no request counted; the runner stays usable.
 func TestPersistentServerError(t *testing.T) {
 	h := newHarness(t, nil)
 	for range 5 {
 		h.model.Enqueue(llmtest.ServerError())
 	}
 	_, err := h.run("go")
-	if apiStatus(t, err) != 500 || len(h.requests()) != 5 || len(h.rec.usage()) != 0 {
+	if apiStatus(t, err) != 500 || len(h.requests()) != 5 {
 		t.Fatalf("err %v attempts %d", err, len(h.requests()))
+	}
+	if us := h.rec.usage(); len(us) != 1 || us[0].ErrorType != "500" || us[0].Attempts != 5 || us[0].Requests != 0 ||
+		us[0].InputTokens != 0 || us[0].RequestModel != "gpt-4.1" || us[0].Cost != 0 {
+		t.Fatalf("usage events %+v, want one failed call (error type 500, 5 attempts, nothing counted)", us)
 	}
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("again")
@@ -143,6 +148,9 @@ func TestContextLengthWithoutCompaction(t *testing.T) {
 	wantErrIs(t, err, llm.ErrContextLength)
 	if !strings.Contains(err.Error(), "context_length") || len(h.requests()) != 1 {
 		t.Fatalf("err %v", err)
+	}
+	if us := h.rec.usage(); len(us) != 1 || us[0].ErrorType != "context_length_exceeded" {
+		t.Fatalf("usage events %+v, want one failed call with the provider's code", us)
 	}
 }
 

@@ -79,8 +79,22 @@ func (m Message) Text() string {
 	return s
 }
 
+// emptyContent stands for an empty content in a message handed to
+// go-openai, whose encoder leaves out an empty content: wireDoer turns
+// its encoding back into "content":"" in the request body. The API
+// requires a content in every message but an assistant's with tool calls
+// or a refusal.
+const emptyContent = "\x00akgentic:empty-content\x00"
+
+// emptyContentJSON is emptyContent as go-openai's encoder writes it, and
+// what wireDoer puts in its place.
+var emptyContentJSON, emptyContentWire = []byte(`"content":"\u0000akgentic:empty-content\u0000"`), []byte(`"content":""`)
+
 func (m Message) toOpenAI() openai.ChatCompletionMessage {
 	out := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Refusal: m.Refusal, ToolCallID: m.ToolCallID}
+	if m.Content == "" && len(m.Parts) == 0 && (m.Role != roleAssistant || m.Refusal == "" && len(m.ToolCalls) == 0) {
+		out.Content = emptyContent
+	}
 	if len(m.Parts) > 0 {
 		out.Content = ""
 		out.MultiContent = make([]openai.ChatMessagePart, len(m.Parts))
@@ -95,8 +109,12 @@ func (m Message) toOpenAI() openai.ChatCompletionMessage {
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
+			args := c.Arguments
+			if args == "" { // the API requires arguments; the runner called the tool with {}
+				args = "{}"
+			}
 			out.ToolCalls[i] = openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}}
+				Function: openai.FunctionCall{Name: c.Name, Arguments: args}}
 		}
 	}
 	return out
@@ -127,11 +145,32 @@ type MessageEvent struct {
 }
 
 // UsageEvent reports one model response: tokens as the provider
-// counted them and the cost from the price table.
+// counted them and the cost from the price table. A call that was sent and
+// failed is reported too, with ErrorType set, no tokens and Requests 0.
 type UsageEvent struct {
-	RunID        string `json:"run_id"`
-	ModelName    string `json:"model_name"`
+	RunID string `json:"run_id"`
+	// ModelName is the model that answered, as the response named it (a
+	// dated name such as gpt-4.1-2025-04-14 for a configured gpt-4.1); the
+	// configured name when the response named none. Prices are looked up
+	// by it.
+	ModelName string `json:"model_name"`
+	// RequestModel is the model name the request asked for: the configured
+	// one. Empty in logs written before it was recorded.
+	RequestModel string `json:"request_model,omitempty"`
+	// ProviderName is the provider as the OpenTelemetry GenAI conventions
+	// name it: openai, azure.ai.openai, or for another compatible server
+	// the provider its host is known to belong to (groq, deepseek,
+	// mistral_ai, x_ai, perplexity, gcp.gemini), else openai-compatible.
 	ProviderName string `json:"provider_name"`
+	// ResponseID is the completion's id as the provider gave it.
+	ResponseID string `json:"response_id,omitempty"`
+	// FinishReason is why the answer ended (stop, length, tool_calls,
+	// content_filter), as the provider said it.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// ServerAddress and ServerPort are the host and port the request was
+	// sent to (the port is the URL's, or 443 or 80 by its scheme).
+	ServerAddress string `json:"server_address,omitempty"`
+	ServerPort    int    `json:"server_port,omitempty"`
 	// InputTokens is prompt_tokens, cached tokens included.
 	InputTokens int `json:"input_tokens"`
 	// OutputTokens is completion_tokens, reasoning tokens included.
@@ -146,6 +185,10 @@ type UsageEvent struct {
 	// when it ends, so the call started Latency before the event's record.
 	// Zero in logs written before it was recorded.
 	Latency time.Duration `json:"latency_ns,omitempty"`
+	// ErrorType is set when the call failed: the provider's error code
+	// (context_length_exceeded, rate_limit_exceeded, …) or, without one,
+	// its HTTP status (e.g. "500"); "timeout"; "canceled"; or "_OTHER".
+	ErrorType string `json:"error_type,omitempty"`
 	// Attempts is the number of HTTP attempts the call took: 1, or more
 	// when a 429, a 5xx or a transport error was retried. Zero in logs
 	// written before it was recorded.
@@ -168,7 +211,25 @@ type ToolReturnEvent struct {
 	ToolName   string `json:"tool_name"`
 	ToolCallID string `json:"tool_call_id"`
 	Success    bool   `json:"success"`
+	// ErrorType says how an unsuccessful call failed: "tool_retry" (the
+	// model must fix the call: unknown tool, invalid arguments, a
+	// RetryError), "tool_error" (the tool failed and the run ended) or
+	// "tool_aborted" (the run ended before the call executed); empty on
+	// success, and in logs written before it was recorded.
+	ErrorType string `json:"error_type,omitempty"`
 }
+
+// The ways a tool call fails (ToolReturnEvent.ErrorType).
+const (
+	// toolErrorRetry: the model must fix the call (unknown tool, invalid
+	// arguments, a RetryError); it was told what was wrong.
+	toolErrorRetry = "tool_retry"
+	// toolErrorFailed: the tool failed (an error or a panic) and the run
+	// ended.
+	toolErrorFailed = "tool_error"
+	// toolErrorAborted: the run ended before the call executed.
+	toolErrorAborted = "tool_aborted"
+)
 
 // CompactedEvent reports a compaction; replaying it folds the history
 // the same way.

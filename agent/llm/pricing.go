@@ -155,8 +155,10 @@ type UsageSummary struct {
 
 // Aggregate sums events per model (priced with t, nil meaning the default
 // table) and, when byRun is set, per run. Costs are recomputed from
-// the tokens, so a table override applies to old events too.
+// the tokens, so a table override applies to old events too. The events
+// of failed calls (ErrorType set) used nothing and are left out.
 func Aggregate(events []UsageEvent, byRun bool, t *PriceTable) UsageSummary {
+	events = slices.DeleteFunc(slices.Clone(events), func(e UsageEvent) bool { return e.ErrorType != "" })
 	if t == nil {
 		t = DefaultPriceTable()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -299,7 +300,46 @@ func (r *Runner) complete(ctx context.Context, runID string, req openai.ChatComp
 	resp, err := r.send(withAttemptCount(ctx, &attempts), runID, req)
 	r.lastCall = callStats{latency: time.Since(start), attempts: attempts}
 	settle(resp, err)
+	if err != nil && attempts > 0 { // a call that was sent and failed: say so, and how
+		r.emit(r.failedCallEvent(runID, err))
+	}
 	return resp, err
+}
+
+// failedCallEvent is the usage event of a model call that failed: no
+// tokens, no request counted, and ErrorType saying how it failed.
+func (r *Runner) failedCallEvent(runID string, err error) UsageEvent {
+	m := r.client.model
+	e := UsageEvent{RunID: runID, ModelName: m.Model, RequestModel: m.Model, ProviderName: m.providerName(),
+		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts, ErrorType: callErrorType(err)}
+	e.ServerAddress, e.ServerPort = m.server()
+	return e
+}
+
+// callErrorType names how a model call failed, in few words: the
+// provider's error code (context_length_exceeded, rate_limit_exceeded…)
+// or, without one, its HTTP status; timeout; canceled; or _OTHER.
+func callErrorType(err error) string {
+	var api *openai.APIError
+	isAPI := errors.As(err, &api)
+	code, _ := func() (string, bool) {
+		if !isAPI {
+			return "", false
+		}
+		c, ok := api.Code.(string)
+		return c, ok
+	}()
+	switch {
+	case code != "":
+		return code
+	case isAPI && api.HTTPStatusCode > 0:
+		return strconv.Itoa(api.HTTPStatusCode)
+	case errors.Is(err, ErrAttemptTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "_OTHER"
 }
 
 // callStats is what complete measured of the last call.
@@ -309,9 +349,15 @@ type callStats struct {
 }
 
 func (r *Runner) usageEvent(runID string, resp openai.ChatCompletionResponse) UsageEvent {
-	e := UsageEvent{RunID: runID, ModelName: resp.Model, ProviderName: "openai", Requests: 1,
+	m := r.client.model
+	e := UsageEvent{RunID: runID, ModelName: resp.Model, RequestModel: m.Model, ProviderName: m.providerName(),
+		ResponseID: resp.ID, Requests: 1,
 		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens,
 		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts}
+	e.ServerAddress, e.ServerPort = m.server()
+	if len(resp.Choices) > 0 {
+		e.FinishReason = string(resp.Choices[0].FinishReason)
+	}
 	if e.ModelName == "" {
 		e.ModelName = r.client.model.Model
 	}

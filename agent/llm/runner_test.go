@@ -53,8 +53,12 @@ func TestRunFinalOutput(t *testing.T) {
 		t.Fatalf("events %v", got)
 	}
 	u := h.rec.usage()[0]
-	if u.ModelName != "gpt-4.1-2025-04-14" || u.ProviderName != "openai" || u.InputTokens != 100 || u.OutputTokens != 20 || u.Requests != 1 || u.RunID == "" {
+	if u.ModelName != "gpt-4.1-2025-04-14" || u.RequestModel != "gpt-4.1" || u.ProviderName != "openai-compatible" ||
+		u.InputTokens != 100 || u.OutputTokens != 20 || u.Requests != 1 || u.RunID == "" {
 		t.Fatalf("usage %+v", u)
+	}
+	if u.ResponseID != "chatcmpl-fake-1" || u.FinishReason != "stop" || u.ServerAddress != "127.0.0.1" || u.ServerPort == 0 {
+		t.Fatalf("usage: response id, finish reason or server missing: %+v", u)
 	}
 	hist := h.runner.History()
 	if len(hist) != 2 || hist[1].Role != "assistant" || hist[1].Content != finalPlan {
@@ -167,8 +171,8 @@ func TestToolRetryRecovers(t *testing.T) {
 		t.Fatalf("tool message %q", msg)
 	}
 	for _, e := range h.rec.events {
-		if r, ok := e.(llm.ToolReturnEvent); ok && r.Success {
-			t.Fatalf("want success=false, got %+v", r)
+		if r, ok := e.(llm.ToolReturnEvent); ok && (r.Success || r.ErrorType != "tool_retry") {
+			t.Fatalf("want success=false, error type tool_retry, got %+v", r)
 		}
 	}
 }
@@ -238,6 +242,13 @@ func TestToolErrorAbortsRunAndHeals(t *testing.T) {
 	hist := h.runner.History()
 	if n := len(hist); hist[n-2].Content != "ok" || !strings.Contains(hist[n-1].Content, "aborted") {
 		t.Fatalf("history %+v", hist)
+	}
+	var types []string
+	for _, r := range eventsOf[llm.ToolReturnEvent](h.rec) {
+		types = append(types, r.ErrorType)
+	}
+	if !slices.Equal(types, []string{"", "tool_error"}) {
+		t.Fatalf("tool return error types %q, want the good call's empty and the bad one's tool_error", types)
 	}
 	h.model.Enqueue(llmtest.Final(finalPlan))
 	h.mustRun("again")

@@ -45,7 +45,14 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 			content = fmt.Sprintf("Tool call aborted: %v", res.err)
 		}
 		r.appendMessage(rs.id, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
-		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil})
+		ev := ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil}
+		switch {
+		case res.err != nil:
+			ev.ErrorType = toolErrorFailed
+		case res.retry:
+			ev.ErrorType = toolErrorRetry
+		}
+		r.emit(ev)
 	}
 	if abort != nil {
 		return abort

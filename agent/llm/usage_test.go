@@ -115,3 +115,15 @@ func TestUsageEventFields(t *testing.T) {
 		t.Fatalf("last input tokens %d after a response without usage, want 0 (unknown)", h.runner.LastInputTokens())
 	}
 }
+
+// A failed call's usage event used nothing: the summary leaves it out.
+func TestAggregateLeavesOutFailedCalls(t *testing.T) {
+	events := []llm.UsageEvent{
+		{RunID: "A", ModelName: "gpt-4.1", InputTokens: 1000, OutputTokens: 100, Requests: 1},
+		{RunID: "B", ModelName: "gpt-4.1-mini", ErrorType: "500", Attempts: 5},
+	}
+	sum := llm.Aggregate(events, true, nil)
+	if sum.Requests != 1 || len(sum.ByModel) != 1 || len(sum.Runs) != 1 || sum.Runs[0].RunID != "A" {
+		t.Fatalf("summary %+v, want the successful call only", sum)
+	}
+}

@@ -6,11 +6,29 @@
 // has a FIFO of [Step] values (tool calls, final outputs, refusals, raw HTTP
 // errors, connection resets), and every request is recorded for assertions.
 //
-// The server is as strict as OpenAI where strictness catches our bugs: a
-// history in which an assistant tool call has no tool reply, a tool message
-// answering an unknown tool call id, or a strict json_schema that is not
-// strict-valid is answered with OpenAI's 400 body, so client code is tested on
-// the real go-openai path.
+// The server refuses what OpenAI's API refuses, with OpenAI's 400 body (and
+// its wording where the API's is known), so client code is tested on the
+// real go-openai path: unknown parameters and roles; a message missing what
+// its role requires (a tool message's content, a tool call's arguments, an
+// assistant message with neither content nor tool calls); values out of
+// their range or enumeration (temperature, top_p, the penalties, n,
+// reasoning_effort, response_format's type, a tool's type); tool_choice
+// without tools; more than 128 tools; a json_object format without the word
+// "json" in any message; a history in which an assistant tool call has no
+// tool reply, or a tool message answers an unknown call; and a strict
+// schema OpenAI's structured-output rules refuse (a root that is not an
+// object, an object without "additionalProperties": false or whose
+// "required" does not name exactly its properties, a dangling $ref, an
+// unsupported keyword or format, more than 10 levels of nested objects,
+// 5,000 properties, 1,000 enum values or 120,000 characters of names and
+// values). It accepts what the API accepts: the constraints strict mode
+// supports (pattern, format, minimum and maximum, multipleOf, minItems and
+// maxItems), strict tools without parameters, custom tools, and n choices
+// (answered with n copies of the scripted answer). Model names are not
+// checked. The package's own tests validate every request they send that
+// the server accepts, and every body it serves, against the request,
+// response, stream-chunk and error schemas of OpenAI's OpenAPI document
+// (testdata/openai).
 //
 // Requests are routed to a scripted model by agent name: the default router
 // looks in the system messages for a roster line ending in " - [you]" and uses

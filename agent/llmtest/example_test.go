@@ -28,7 +28,7 @@ func ExampleServer() {
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: "@Manager (role: Manager) - [you]"},
-			{Role: openai.ChatMessageRoleUser, Content: "Plan the next sprint."},
+			{Role: openai.ChatMessageRoleUser, Content: "Plan the next sprint, in JSON."},
 		},
 	}
 	resp, err := client.CreateChatCompletion(context.Background(), req)

@@ -233,6 +233,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, "invalid_request_error", bad.code, bad.param, bad.message)
 		return
 	}
+	checkContract(schemaRequest, body)
 	if replaying {
 		s.serveReplay(w, req)
 		return
@@ -317,11 +318,18 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, s
 	default:
 		msg.Content = &step.content
 	}
-	resp.Choices = []wireChoice{{FinishReason: step.FinishReason, Message: msg}}
+	n := max(req.N, 1) // n choices, the same answer each: a script has one
+	resp.Choices = make([]wireChoice, n)
+	for i := range resp.Choices {
+		resp.Choices[i] = wireChoice{Index: i, FinishReason: step.FinishReason, Message: msg}
+	}
 	body, err := json.Marshal(resp)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, nil, "server_error", "", "", "llmtest: "+err.Error())
 		return
+	}
+	if !req.Stream {
+		checkContract(schemaResponse, body)
 	}
 	if req.Stream {
 		cutAt := -1

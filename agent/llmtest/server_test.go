@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,25 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(contractChecked{m}) }
+
+// contractChecked runs the tests, then fails the run when a request a
+// server accepted, or a body it served, does not match OpenAI's OpenAPI
+// document: the contract check covers every test of the package.
+type contractChecked struct{ m *testing.M }
+
+func (c contractChecked) Run() int {
+	code := c.m.Run()
+	violations, checked := llmtest.ContractReport()
+	for _, v := range violations {
+		fmt.Fprintf(os.Stderr, "llmtest: against OpenAI's OpenAPI document: %s\n\n", v)
+	}
+	if len(violations) > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "llmtest: %d bodies do not match OpenAI's OpenAPI document (checked: %v)\n", len(violations), checked)
+		code = 1
+	}
+	return code
+}
 
 type out struct {
 	Messages []struct {
@@ -151,7 +170,7 @@ func TestOtherwiseAnswersWhenTheQueueIsEmpty(t *testing.T) {
 func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 	srv, _ := newServer(t)
 	srv.Model("").Enqueue(llmtest.ToolCalls(llmtest.Call("", "f", "{}")), llmtest.Refusal("I can't help with that."))
-	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`
+	body := `{"model":"gpt-4.1","messages":[{"role":"user","content":"Answer in JSON."}],"response_format":{"type":"json_object"}}`
 	raw := post(t, srv, body)
 	if !strings.Contains(raw, `"content":null`) || !strings.Contains(raw, `"refusal":null`) || !strings.Contains(raw, `"finish_reason":"tool_calls"`) {
 		t.Fatalf("tool-call response shape: %s", raw)
@@ -166,7 +185,7 @@ func TestWireShapeHasNullContentAndRefusal(t *testing.T) {
 // response_format so it is not taken for a summarizer request.
 func plain() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{Model: "m", ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}}
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Answer in JSON."}}}
 }
 
 func post(t *testing.T, srv *llmtest.Server, body string) string {
@@ -359,7 +378,7 @@ func TestRateLimitedHeader(t *testing.T) {
 	srv, _ := newServer(t)
 	srv.Model("").Enqueue(llmtest.RateLimited("1"))
 	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json",
-		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"x"}]}`))
+		strings.NewReader(`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"Answer in JSON."}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,11 +457,11 @@ func TestRosterRouter(t *testing.T) {
 func TestCustomRouterAndMultipartText(t *testing.T) {
 	srv, _ := newServer(t, llmtest.WithRouter(func(r *llmtest.Request) string { return r.Model }))
 	srv.Model("m").Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"ok","recipient":"@H"}]}`))
-	got := post(t, srv, `{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"b"}]}]}`)
+	got := post(t, srv, `{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"system","content":"Answer in JSON."},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"b"}]}]}`)
 	if !strings.Contains(got, `\"ok\"`) {
 		t.Fatalf("got %s", got)
 	}
-	m := srv.Requests()[0].Messages[0]
+	m := srv.Requests()[0].Messages[1]
 	if m.Text() != "ab" || m.Content[0] != '[' || (llmtest.Message{}).Text() != "" || (llmtest.Message{Content: []byte(`7`)}).Text() != "" {
 		t.Fatalf("Text: %q", m.Text())
 	}
@@ -577,5 +596,41 @@ func TestMessageParts(t *testing.T) {
 	}
 	if plain := (llmtest.Message{Content: []byte(`"hi"`)}); plain.Parts() != nil || plain.Text() != "hi" {
 		t.Fatalf("a plain content: parts %v, text %q", plain.Parts(), plain.Text())
+	}
+}
+
+// The schemas the contract check validates against refuse what OpenAI's
+// OpenAPI document refuses: among them the three shapes our requests once
+// had (a tool message without content, a tool call without arguments) and
+// an error without its message; and they accept a well-formed exchange.
+func TestOpenAIContractSchemasRefuseWhatTheDocumentRefuses(t *testing.T) {
+	const (
+		request = "CreateChatCompletionRequest"
+		answer  = "CreateChatCompletionResponse"
+		chunk   = "CreateChatCompletionStreamResponse"
+		errBody = "ErrorResponse"
+	)
+	call := `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
+	for _, c := range []struct {
+		schema, body string
+		ok           bool
+	}{
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`, true},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"},` + call + `,{"role":"tool","tool_call_id":"call_1","content":""}]}`, true},
+		{request, `{"model":"gpt-4.1","messages":[]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"},` + call + `,{"role":"tool","tool_call_id":"call_1"}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f"}}]}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"wizard","content":"hi"}]}`, false},
+		{request, `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"temperature":3}`, false},
+		{answer, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":{"role":"assistant","content":"hi","refusal":null}}]}`, true},
+		{answer, `{"id":"x","object":"chat.completion","created":1,"model":"m"}`, false},
+		{chunk, `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"h"},"finish_reason":null}]}`, true},
+		{errBody, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`, true},
+		{errBody, `{"error":{"type":"invalid_request_error"}}`, false},
+	} {
+		err := llmtest.ValidateContract(c.schema, []byte(c.body))
+		if (err == nil) != c.ok {
+			t.Errorf("%s %s: accepted %v, want %v (%v)", c.schema, c.body, err == nil, c.ok, err)
+		}
 	}
 }

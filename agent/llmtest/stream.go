@@ -79,6 +79,7 @@ func (s *Server) writeStream(w http.ResponseWriter, req *Request, body []byte, c
 		if i == cutAt {
 			break
 		}
+		checkContract(schemaChunk, c)
 		send(c)
 	}
 	if cutAt >= 0 {
@@ -101,9 +102,8 @@ func streamChunks(resp wireResponse, withUsage bool) [][]byte {
 		b, _ := json.Marshal(c) // cannot fail: plain values
 		out = append(out, b)
 	}
-	delta := func(d wireDelta) { add([]wireChunkChoice{{Delta: d}}, nil) }
-	if len(resp.Choices) > 0 {
-		ch := resp.Choices[0]
+	for idx, ch := range resp.Choices { // each choice streamed in turn, by its index
+		delta := func(d wireDelta) { add([]wireChunkChoice{{Index: idx, Delta: d}}, nil) }
 		m := ch.Message
 		empty := ""
 		switch {
@@ -133,7 +133,7 @@ func streamChunks(resp wireResponse, withUsage bool) [][]byte {
 			}
 		}
 		finish := ch.FinishReason
-		add([]wireChunkChoice{{FinishReason: &finish}}, nil)
+		add([]wireChunkChoice{{Index: idx, FinishReason: &finish}}, nil)
 	}
 	if withUsage && resp.Usage != nil {
 		u, _ := json.Marshal(resp.Usage) // cannot fail: plain values

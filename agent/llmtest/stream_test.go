@@ -22,7 +22,7 @@ import (
 // request has neither tools nor response_format).
 func streamRequest(withUsage bool) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{Model: "gpt-4.1", Messages: []openai.ChatCompletionMessage{
-		roster("@Manager"), {Role: "user", Content: "hi"}},
+		roster("@Manager"), {Role: "user", Content: "hi, in JSON"}},
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}}
 	if withUsage {
 		req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
@@ -107,7 +107,7 @@ func TestStreamedFinal(t *testing.T) {
 func TestStreamWireAndCut(t *testing.T) {
 	srv, c := newServer(t)
 	srv.Model("@Manager").Enqueue(llmtest.Final(`{"messages":[]}`), llmtest.Final(`{"messages":[]}`).CutAfter(2))
-	body := `{"model":"gpt-4.1","stream":true,"response_format":{"type":"json_object"},"messages":[{"role":"system","content":"@Manager (role: Manager) - [you]"},{"role":"user","content":"x"}]}`
+	body := `{"model":"gpt-4.1","stream":true,"response_format":{"type":"json_object"},"messages":[{"role":"system","content":"@Manager (role: Manager) - [you]"},{"role":"user","content":"x, in JSON"}]}`
 	resp, err := srv.HTTPClient().Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

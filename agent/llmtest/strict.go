@@ -6,48 +6,91 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
 // namePattern is what OpenAI accepts for schema and function names.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// strictKeywords is the JSON Schema subset strict mode accepts.
-var strictKeywords = map[string]bool{
-	"type": true, "properties": true, "required": true, "items": true, "enum": true,
-	"const": true, "anyOf": true, "description": true, "$defs": true, "$ref": true,
-	"additionalProperties": true, "title": true,
-}
+// strictKeywords is the JSON Schema subset strict mode accepts: the
+// structure, and the string, number and array constraints OpenAI's
+// structured-output guide lists as supported.
+var strictKeywords = setOf("type", "properties", "required", "items", "enum", "const", "anyOf",
+	"description", "$defs", "$ref", "additionalProperties", "title",
+	"pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+	"minItems", "maxItems")
+
+// strictFormats are the string formats strict mode supports.
+var strictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+
+// The documented limits of a strict schema.
+const (
+	maxNesting        = 10      // levels of nested objects
+	maxProperties     = 5000    // object properties in all
+	maxEnumValues     = 1000    // enum values in all
+	bigEnum           = 250     // an enum of more string values than this...
+	maxBigEnumLength  = 15000   // ...has at most this many characters in all
+	maxSchemaCharsAll = 120_000 // characters of property names, definition names, enum and const values
+)
 
 // typingKeywords: every schema in strict mode has one of them (a schema
 // without says any value, which strict mode refuses).
 var typingKeywords = []string{"type", "anyOf", "$ref", "enum", "const"}
 
 // checkStrictSchema reports why schema (a JSON Schema document) would be
-// rejected by OpenAI's strict mode, or nil if it would be accepted: every
-// schema needs a type (or anyOf, $ref, enum or const), every object
-// "additionalProperties": false and a "required" array naming every
-// property, and only a subset of keywords is allowed.
+// rejected by OpenAI's strict mode, or nil if it would be accepted: the
+// root is an object; every schema needs a type (or anyOf, $ref, enum or
+// const), every object "additionalProperties": false and a "required"
+// array naming every property and no other; references resolve; only a
+// subset of keywords is allowed; and the documented limits hold.
 func checkStrictSchema(schema json.RawMessage) error {
 	var doc any
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return fmt.Errorf("schema is not valid JSON: %v", err)
 	}
-	return checkStrictNode(doc, "#")
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("#: a schema must be a JSON object")
+	}
+	if !isObjectType(root["type"]) {
+		got, _ := json.Marshal(root["type"])
+		if root["type"] == nil {
+			got = []byte("None")
+		}
+		return fmt.Errorf("schema must be a JSON Schema of 'type: \"object\"', got 'type: %s'", got)
+	}
+	w := &strictWalk{root: root}
+	if err := w.node(doc, "#", 0); err != nil {
+		return err
+	}
+	return w.limits()
 }
 
-func checkStrictNode(node any, path string) error {
+// strictWalk checks the nodes of a strict schema and counts what the
+// limits bound.
+type strictWalk struct {
+	root                     map[string]any
+	properties, enums, chars int
+}
+
+func (w *strictWalk) limits() error {
+	switch {
+	case w.properties > maxProperties:
+		return fmt.Errorf("the schema has %d object properties in all; at most %d are permitted", w.properties, maxProperties)
+	case w.enums > maxEnumValues:
+		return fmt.Errorf("the schema has %d enum values in all; at most %d are permitted", w.enums, maxEnumValues)
+	case w.chars > maxSchemaCharsAll:
+		return fmt.Errorf("the property names, definition names, enum and const values of the schema have %d characters in all; at most %d are permitted", w.chars, maxSchemaCharsAll)
+	}
+	return nil
+}
+
+func (w *strictWalk) node(node any, path string, depth int) error {
 	obj, ok := node.(map[string]any)
 	if !ok {
 		return fmt.Errorf("%s: a schema must be a JSON object", path)
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if !strictKeywords[k] {
 			return fmt.Errorf("%s: '%s' is not permitted", path, k)
 		}
@@ -55,47 +98,108 @@ func checkStrictNode(node any, path string) error {
 	if !slices.ContainsFunc(typingKeywords, func(k string) bool { _, ok := obj[k]; return ok }) {
 		return fmt.Errorf("%s: schema must have a 'type' key", path)
 	}
+	if f, ok := obj["format"]; ok {
+		if fs, _ := f.(string); !slices.Contains(strictFormats, fs) {
+			return fmt.Errorf("%s: format '%v' is not supported; supported formats are %s", path, f, strings.Join(strictFormats, ", "))
+		}
+	}
+	if ref, ok := obj["$ref"].(string); ok && !w.resolves(ref) {
+		return fmt.Errorf("%s: reference to component '%s' which was not found in the schema", path, ref)
+	}
+	if err := w.values(obj, path); err != nil {
+		return err
+	}
 	props, _ := obj["properties"].(map[string]any)
 	if isObjectType(obj["type"]) || len(props) > 0 {
+		if depth++; depth > maxNesting {
+			return fmt.Errorf("%s: objects are nested %d levels deep; at most %d are permitted", path, depth, maxNesting)
+		}
 		if ap, ok := obj["additionalProperties"].(bool); !ok || ap {
 			return fmt.Errorf("%s: 'additionalProperties' is required to be supplied and to be false", path)
 		}
 		req, _ := obj["required"].([]any)
-		names := make([]string, 0, len(props))
-		for k := range props {
-			names = append(names, k)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(props))
 		for _, name := range names {
 			if !slices.Contains(req, any(name)) {
 				return fmt.Errorf("%s: 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'", path, name)
 			}
 		}
+		for _, r := range req {
+			if name, _ := r.(string); !slices.Contains(names, name) {
+				return fmt.Errorf("%s: 'required' is required to be supplied and to be an array including every key in properties. Extra required key '%v' supplied", path, r)
+			}
+		}
+		w.properties += len(names)
+		for _, name := range names {
+			w.chars += len(name)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(props)) {
-		if err := checkStrictNode(props[name], path+"/properties/"+name); err != nil {
+		if err := w.node(props[name], path+"/properties/"+name, depth); err != nil {
 			return err
 		}
 	}
 	if items, ok := obj["items"]; ok {
-		if err := checkStrictNode(items, path+"/items"); err != nil {
+		if err := w.node(items, path+"/items", depth); err != nil {
 			return err
 		}
 	}
 	if anyOf, ok := obj["anyOf"].([]any); ok {
 		for i, sub := range anyOf {
-			if err := checkStrictNode(sub, fmt.Sprintf("%s/anyOf/%d", path, i)); err != nil {
+			if err := w.node(sub, fmt.Sprintf("%s/anyOf/%d", path, i), depth); err != nil {
 				return err
 			}
 		}
 	}
 	defs, _ := obj["$defs"].(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(defs)) {
-		if err := checkStrictNode(defs[name], path+"/$defs/"+name); err != nil {
+		w.chars += len(name)
+		if err := w.node(defs[name], path+"/$defs/"+name, depth); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// values counts a node's enum and const values against the limits.
+func (w *strictWalk) values(obj map[string]any, path string) error {
+	if c, ok := obj["const"].(string); ok {
+		w.chars += len(c)
+	}
+	enum, _ := obj["enum"].([]any)
+	w.enums += len(enum)
+	n := 0
+	for _, v := range enum {
+		if s, ok := v.(string); ok {
+			n += len(s)
+		}
+	}
+	w.chars += n
+	if len(enum) > bigEnum && n > maxBigEnumLength {
+		return fmt.Errorf("%s: an enum of more than %d values may have at most %d characters in all; this one has %d", path, bigEnum, maxBigEnumLength, n)
+	}
+	return nil
+}
+
+// resolves says whether a $ref points into the schema: "#" (recursion) or
+// a JSON pointer to a node of it.
+func (w *strictWalk) resolves(ref string) bool {
+	p, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return false
+	}
+	var node any = w.root
+	for _, tok := range strings.Split(p, "/")[1:] {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := node.(map[string]any)
+		if !ok {
+			return false
+		}
+		if node, ok = m[tok]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func isObjectType(t any) bool {
@@ -129,6 +233,9 @@ func (b *badRequest) Error() string { return b.message }
 // validateRequest applies the checks the real API makes that our client
 // could get wrong; nil means the request is acceptable.
 func validateRequest(r *Request) *badRequest {
+	if b := checkShape(r.Body, r); b != nil {
+		return b
+	}
 	if !r.Stream && r.StreamOptions != nil {
 		return &badRequest{param: "stream_options", message: "The 'stream_options' parameter is only allowed when 'stream' is enabled."}
 	}
@@ -150,11 +257,18 @@ func validateRequest(r *Request) *badRequest {
 		return b
 	}
 	for i, t := range r.Tools {
+		if t.Type == "custom" {
+			if t.Custom == nil || !namePattern.MatchString(t.Custom.Name) {
+				return &badRequest{param: fmt.Sprintf("tools[%d].custom.name", i),
+					message: fmt.Sprintf("Invalid 'tools[%d].custom.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)}
+			}
+			continue
+		}
 		if !namePattern.MatchString(t.Function.Name) {
 			return &badRequest{param: fmt.Sprintf("tools[%d].function.name", i),
 				message: fmt.Sprintf("Invalid 'tools[%d].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)}
 		}
-		if t.Function.Strict {
+		if t.Function.Strict && len(t.Function.Parameters) > 0 { // a strict tool may take no parameters
 			if err := checkStrictSchema(t.Function.Parameters); err != nil {
 				return &badRequest{param: fmt.Sprintf("tools[%d].function.parameters", i),
 					message: fmt.Sprintf("Invalid schema for function '%s': In context=(), %v.", t.Function.Name, err)}

@@ -101,6 +101,11 @@ func (s *Server) serveReplay(w http.ResponseWriter, req *Request) {
 		s.writeStream(w, req, next.Response, -1) // a recorded completion, streamed
 		return
 	}
+	if next.Status == http.StatusOK {
+		checkContract(schemaResponse, next.Response)
+	} else {
+		checkContract(schemaError, next.Response)
+	}
 	s.writeRecorded(w, req, next.Status, header, next.Response)
 }
 

@@ -34,7 +34,12 @@ type Request struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options,omitempty"`
 
-	// Tools are the tool declarations, in order.
+	// N is the number of choices asked for (n); 0 when not sent, which
+	// means 1.
+	N int `json:"n,omitempty"`
+
+	// Tools are the tool declarations, in order: Type "function" with
+	// Function, or "custom" with Custom.
 	Tools []struct {
 		Type     string `json:"type"`
 		Function struct {
@@ -43,6 +48,11 @@ type Request struct {
 			Strict      bool            `json:"strict,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
 		} `json:"function"`
+		Custom *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Format      json.RawMessage `json:"format,omitempty"`
+		} `json:"custom,omitempty"`
 	} `json:"tools,omitempty"`
 }
 
@@ -211,5 +221,6 @@ func errorBody(typ, code, param, message string) []byte {
 		e.Error.Code = &code
 	}
 	b, _ := json.Marshal(e) // cannot fail: plain strings
+	checkContract(schemaError, b)
 	return b
 }

@@ -108,6 +108,10 @@ func (p *printer) OnMessage(m message.Message) {
 			line := fmt.Sprintf("  %s %s %s", from, p.style("⚙ "+ev.ToolName, styleTool), ev.Arguments)
 			fmt.Fprintln(out, clip(line, width+len(p.style("", styleTool))))
 		case llm.UsageEvent:
+			if ev.ErrorType != "" { // a failed call: nothing used; its error record follows
+				fmt.Fprintln(out, p.style(fmt.Sprintf("  %s · %s: call failed (%s)", from, ev.RequestModel, ev.ErrorType), styleDim))
+				break
+			}
 			if _, seen := p.usage[from]; !seen {
 				p.agents = append(p.agents, from)
 			}

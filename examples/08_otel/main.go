@@ -8,7 +8,8 @@
 // request is one trace: the manager's turn, its model calls (the first
 // answered by a 429, then retried), the developer's turn under it, the
 // manager's turn on the developer's answer, and the person's turn on the
-// final answer. Then the tokens each agent used, from the metrics. To
+// final answer. Then the tokens each role used, from the metrics (which
+// are labelled by role and model, never by a member's name). To
 // send the spans to Jaeger, Tempo or Honeycomb instead,
 // replace the stdout exporter with an OTLP one (see docs/observability.md).
 package main
@@ -148,7 +149,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 	return nil
 }
 
-// printTokens prints the tokens each agent used, from the metrics.
+// printTokens prints the tokens each role used, from the metrics.
 func printTokens(ctx context.Context, out io.Writer, reader sdkmetric.Reader) error {
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {
@@ -162,9 +163,9 @@ func printTokens(ctx context.Context, out io.Writer, reader sdkmetric.Reader) er
 				continue
 			}
 			for _, p := range h.DataPoints {
-				name, _ := p.Attributes.Value("gen_ai.agent.name")
+				role, _ := p.Attributes.Value("akgentic.actor.role")
 				typ, _ := p.Attributes.Value("gen_ai.token.type")
-				lines = append(lines, fmt.Sprintf("%s: %d %s tokens in %d model calls", name.Emit(), p.Sum, typ.Emit(), p.Count))
+				lines = append(lines, fmt.Sprintf("%s: %d %s tokens in %d model calls", role.Emit(), p.Sum, typ.Emit(), p.Count))
 			}
 		}
 	}

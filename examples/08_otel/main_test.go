@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 		end = dec.InputOffset()
 	}
 	slices.Sort(names)
-	want := []string{"chat gpt-4.1", "chat gpt-4.1", "chat gpt-4.1", "turn @Developer100", "turn @Human", "turn @Manager", "turn @Manager"}
+	want := []string{"chat gpt-4.1", "chat gpt-4.1", "chat gpt-4.1", "invoke_agent @Developer100", "invoke_agent @Manager", "invoke_agent @Manager", "turn @Human"}
 	if !slices.Equal(names, want) {
 		t.Errorf("spans %q, want %q", names, want)
 	}
@@ -46,10 +46,10 @@ func TestRun(t *testing.T) {
 		t.Errorf("%d traces, want 1", len(traces))
 	}
 	tail := strings.TrimSpace(text[end:])
-	const tokens = `@Developer100: 12 output tokens in 1 model calls
-@Developer100: 300 input tokens in 1 model calls
-@Manager: 63 output tokens in 2 model calls
-@Manager: 930 input tokens in 2 model calls`
+	const tokens = `Developer: 12 output tokens in 1 model calls
+Developer: 300 input tokens in 1 model calls
+Manager: 63 output tokens in 2 model calls
+Manager: 930 input tokens in 2 model calls`
 	if tail != tokens {
 		t.Errorf("token lines:\n%s\nwant:\n%s", tail, tokens)
 	}

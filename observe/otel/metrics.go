@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 )
 
 // instruments are the subscriber's metrics (the package doc lists them).
@@ -13,8 +14,8 @@ type instruments struct {
 	errors        metric.Int64Counter
 	warnings      metric.Int64Counter
 	turnDuration  metric.Float64Histogram
-	tokens        metric.Int64Histogram
-	modelDuration metric.Float64Histogram
+	tokens        genaiconv.ClientTokenUsage
+	modelDuration genaiconv.ClientOperationDuration
 	cost          metric.Float64Counter
 	members       metric.Int64ObservableGauge
 }
@@ -38,14 +39,12 @@ func (in *instruments) init(m metric.Meter) error {
 	in.turnDuration, errs[4] = m.Float64Histogram("akgentic.turn.duration",
 		metric.WithDescription("Duration of a turn, from Received to Processed."), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
-	in.tokens, errs[5] = m.Int64Histogram("gen_ai.client.token.usage",
-		metric.WithDescription("Tokens used per model call, by token type, model, provider and agent."), metric.WithUnit("{token}"),
-		metric.WithExplicitBucketBoundaries(tokenBuckets...))
-	in.modelDuration, errs[6] = m.Float64Histogram("gen_ai.client.operation.duration",
-		metric.WithDescription("Duration of a model call, retries included."), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	// The conventions' instruments, with their names, units and
+	// descriptions, and their advised buckets.
+	in.tokens, errs[5] = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(tokenBuckets...))
+	in.modelDuration, errs[6] = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.cost, errs[7] = m.Float64Counter("akgentic.llm.cost",
-		metric.WithDescription("Cost of model calls from the price table, by model and agent."), metric.WithUnit("USD"))
+		metric.WithDescription("Cost of model calls from the price table, by requested model and role."), metric.WithUnit("USD"))
 	in.members, errs[8] = m.Int64ObservableGauge("akgentic.team.members",
 		metric.WithDescription("Live members of a team."), metric.WithUnit("{member}"))
 	return errors.Join(errs[:]...)

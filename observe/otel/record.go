@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/akgentic/akgentic-go/agent"
@@ -16,25 +17,8 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// Attribute keys: the GenAI semantic conventions' and akgentic's own.
+// akgentic's own attribute keys; the GenAI conventions' come from semconv.
 const (
-	keyOperation    = attribute.Key("gen_ai.operation.name")
-	keySystem       = attribute.Key("gen_ai.system")
-	keyProvider     = attribute.Key("gen_ai.provider.name")
-	keyRequestModel = attribute.Key("gen_ai.request.model")
-	keyResponseMod  = attribute.Key("gen_ai.response.model")
-	keyInputTokens  = attribute.Key("gen_ai.usage.input_tokens")
-	keyOutputTokens = attribute.Key("gen_ai.usage.output_tokens")
-	keyTokenType    = attribute.Key("gen_ai.token.type")
-	keyAgentName    = attribute.Key("gen_ai.agent.name")
-	keyAgentID      = attribute.Key("gen_ai.agent.id")
-	keyToolName     = attribute.Key("gen_ai.tool.name")
-	keyToolCallID   = attribute.Key("gen_ai.tool.call.id")
-	keyToolArgs     = attribute.Key("gen_ai.tool.call.arguments")
-	keyToolResult   = attribute.Key("gen_ai.tool.call.result")
-	keyInputMsgs    = attribute.Key("gen_ai.input.messages")
-	keyOutputMsgs   = attribute.Key("gen_ai.output.messages")
-
 	keyActorName  = attribute.Key("akgentic.actor.name")
 	keyActorRole  = attribute.Key("akgentic.actor.role")
 	keyActorKind  = attribute.Key("akgentic.actor.kind")
@@ -47,7 +31,6 @@ const (
 	keyRunID      = attribute.Key("akgentic.llm.run_id")
 	keyAttempts   = attribute.Key("akgentic.llm.attempts")
 	keyCost       = attribute.Key("akgentic.llm.cost")
-	keyCacheRead  = attribute.Key("akgentic.llm.cache_read_tokens")
 	keyContentTyp = attribute.Key("akgentic.notice.content_type")
 	keyContent    = attribute.Key("akgentic.notice.content")
 )
@@ -75,18 +58,23 @@ func (t *team) attrs() attribute.Set {
 // messages sent to it and not yet received, and its last turn (for an
 // Error that comes after the turn's span ended).
 type member struct {
-	addr    *message.Address
-	metric  metric.MeasurementOption // kind and role
-	static  []attribute.KeyValue     // what every turn span of the member says of it
-	sends   map[string]metric.MeasurementOption
-	models  map[string]*modelAttrs
-	turn    *turn
-	inbox   map[uuid.UUID]pending
-	started bool // its Start record was seen: it counts as live
-	peak    int  // the inbox's largest size since it was made
-	full    bool // inbox reached maxPending (logged once)
-	lastMsg uuid.UUID
-	lastSC  trace.SpanContext
+	addr   *message.Address
+	metric metric.MeasurementOption // kind and role
+	static []attribute.KeyValue     // what every turn span of the member says of it
+	sends  map[string]metric.MeasurementOption
+	models map[modelKey]*modelAttrs
+	turn   *turn
+	// history is the member's model history as its events rebuild it, and
+	// answered says its last entry is the answer of a model call whose
+	// usage event has not come yet (CaptureContent).
+	history  []llm.Message
+	answered bool
+	inbox    map[uuid.UUID]pending
+	started  bool // its Start record was seen: it counts as live
+	peak     int  // the inbox's largest size since it was made
+	full     bool // inbox reached maxPending (logged once)
+	lastMsg  uuid.UUID
+	lastSC   trace.SpanContext
 }
 
 // sendAttrs returns the attributes of the member's sent messages of type typ.
@@ -121,10 +109,70 @@ type turn struct {
 	end     time.Time // the Processed record's time, once closing
 	closing bool
 	mark    time.Time // when the next model call can have started
+	agent   bool      // an invoke_agent span (an LLM agent's turn)
 	tools   map[string]trace.Span
-	input   []llm.Message // new model input since the last call (CaptureContent)
-	output  *llm.Message  // the latest assistant message (CaptureContent)
-	results map[string]string
+	results map[string]string // tool results waiting for their return (CaptureContent)
+}
+
+// agentCall marks the turn as an agent's invocation when a model call
+// shows it is one (an actor kind other than BaseAgent that runs a model),
+// and names its provider, which the conventions require of it.
+func (tu *turn) agentCall(mb *member, provider string) {
+	if !tu.agent {
+		tu.agent = true
+		tu.span.SetName(invokeAgent + " " + mb.addr.Name())
+		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent)
+	}
+	tu.span.SetAttributes(semconv.GenAIProviderNameKey.String(provider))
+}
+
+// invokeAgent is the conventions' operation name of an agent's turn.
+const invokeAgent = "invoke_agent"
+
+// callMessages returns the input and the output of the member's model
+// call whose usage event is being recorded: the history before the
+// answer, and the answer (nil when the response had none), and clears
+// the answer's mark.
+func (mb *member) callMessages() (input []llm.Message, output *llm.Message) {
+	input = mb.history
+	if mb.answered && len(input) > 0 {
+		output = &input[len(input)-1]
+		input = input[:len(input)-1]
+	}
+	mb.answered = false
+	return input, output
+}
+
+// remember folds one event of the member's model loop into its history:
+// an appended message, a compaction (the replaced messages become one
+// summary message) or a clear.
+func (mb *member) remember(ev any) {
+	switch e := ev.(type) {
+	case llm.MessageEvent:
+		mb.history = append(mb.history, e.Message)
+		mb.answered = e.Message.Role == "assistant"
+	case llm.CompactedEvent:
+		n := min(max(e.ReplacedMessageCount, 0), len(mb.history))
+		mb.history = append([]llm.Message{llm.UserText(e.Summary)}, mb.history[n:]...)
+		mb.answered = false
+	case llm.ClearedEvent:
+		mb.history, mb.answered = nil, false
+	}
+}
+
+// agentName, agentID and conversation are the conventions' attributes of
+// the member: its name, its actor id and its team's id (the conversation),
+// made from static's strings (an id's String allocates).
+func (mb *member) agentName() attribute.KeyValue {
+	return semconv.GenAIAgentNameKey.String(mb.static[0].Value.AsString())
+}
+
+func (mb *member) agentID() attribute.KeyValue {
+	return semconv.GenAIAgentIDKey.String(mb.static[3].Value.AsString())
+}
+
+func (mb *member) conversation() attribute.KeyValue {
+	return semconv.GenAIConversationIDKey.String(mb.static[4].Value.AsString())
 }
 
 // member returns the state of the member at a, made on first sight.
@@ -184,6 +232,7 @@ func (s *Subscriber) record(t *team, m message.Message) {
 		s.inst.errors.Add(ctx, 1, mb.metric)
 		s.notice(t, mb, &x.NotificationMessage, ts, "error", func(sp trace.Span) {
 			sp.SetStatus(codes.Error, x.Content)
+			sp.SetAttributes(errorType(x.ContentType))
 			sp.AddEvent("exception", trace.WithTimestamp(ts), trace.WithAttributes(
 				attribute.String("exception.type", x.ContentType),
 				attribute.String("exception.message", x.Content),
@@ -292,7 +341,7 @@ func (s *Subscriber) received(t *team, mb *member, id uuid.UUID, ts time.Time) {
 		parent = trace.ContextWithSpanContext(parent, p.parent)
 	}
 	a := mb.addr
-	attrs := make([]attribute.KeyValue, 0, len(mb.static)+4)
+	attrs := make([]attribute.KeyValue, 0, len(mb.static)+8)
 	attrs = append(append(attrs, mb.static...), keyMsgID.String(id.String()))
 	if p.typ != "" {
 		attrs = append(attrs, keyMsgType.String(p.typ), keyMsgSender.String(p.sender))
@@ -300,9 +349,15 @@ func (s *Subscriber) received(t *team, mb *member, id uuid.UUID, ts time.Time) {
 	if p.content != "" {
 		attrs = append(attrs, keyMsgContent.String(p.content))
 	}
-	ctx, span := s.tracer.Start(parent, "turn "+a.Name(), trace.WithTimestamp(ts),
-		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	mb.turn = &turn{msgID: id, span: span, ctx: ctx, start: ts, mark: ts}
+	name, kind, isAgent := "turn "+a.Name(), trace.SpanKindConsumer, a.ActorType() == agent.Kind
+	if isAgent { // an agent's turn: the conventions' invoke_agent span, in process
+		name, kind = invokeAgent+" "+a.Name(), trace.SpanKindInternal
+		attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentNameKey.String(a.Name()),
+			mb.agentID(), mb.conversation())
+	}
+	ctx, span := s.tracer.Start(parent, name, trace.WithTimestamp(ts),
+		trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	mb.turn = &turn{msgID: id, span: span, ctx: ctx, start: ts, mark: ts, agent: isAgent}
 }
 
 // handled notes a message a running turn consumed from the mailbox: an
@@ -392,6 +447,11 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 		ev = *e
 	case *llm.CompactedEvent:
 		ev = *e
+	case *llm.ClearedEvent:
+		ev = *e
+	}
+	if s.content {
+		mb.remember(ev)
 	}
 	tu := mb.turn
 	if tu != nil && tu.closing {
@@ -415,25 +475,24 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 		if e.Message.Role != "assistant" {
 			tu.mark = ts
 		}
-		if !s.content {
-			return
-		}
-		switch e.Message.Role {
-		case "assistant":
-			msg := e.Message
-			tu.output = &msg
-		case "tool":
+		if s.content && e.Message.Role == "tool" {
 			if tu.results == nil {
 				tu.results = map[string]string{}
 			}
 			tu.results[e.Message.ToolCallID] = e.Message.Text()
-			tu.input = append(tu.input, e.Message)
-		default:
-			tu.input = append(tu.input, e.Message)
 		}
 	case llm.CompactedEvent:
 		if tu != nil {
 			tu.mark = ts
 		}
 	}
+}
+
+// errorType is the error.type of a failed turn: the class of its Error
+// record (a Go type name, low in cardinality), or the conventions' _OTHER.
+func errorType(contentType string) attribute.KeyValue {
+	if contentType == "" {
+		return semconv.ErrorTypeOther
+	}
+	return semconv.ErrorTypeKey.String(contentType)
 }

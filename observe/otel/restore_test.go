@@ -68,7 +68,7 @@ func TestRestoreEmitsNoDuplicates(t *testing.T) {
 		t.Fatalf("after the restore the person got %q", got.Content)
 	}
 	tm.stop()
-	want := "turn @Manager [Unset]\n  chat gpt-4.1 [Unset]\n  turn @Human [Unset]\n"
+	want := "invoke_agent @Manager [Unset]\n  chat gpt-4.1 [Unset]\n  turn @Human [Unset]\n"
 	if got := tree(after.ended()); got != want {
 		t.Fatalf("after the restore:\n%s\nwant only the new turn:\n%s", got, want)
 	}

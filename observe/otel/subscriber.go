@@ -3,12 +3,14 @@ package akotel
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/akgentic/akgentic-go/message"
@@ -17,6 +19,31 @@ import (
 
 // scope is the instrumentation scope of the tracer and the meter.
 const scope = "github.com/akgentic/akgentic-go/observe/otel"
+
+// module is the module the scope belongs to.
+const module = "github.com/akgentic/akgentic-go"
+
+// scopeVersion is the scope's version: the version of this module the
+// program was built with, as its build information says it ("(devel)" for
+// a build inside the module itself, as in its own tests).
+func scopeVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if bi.Main.Path == module {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == module {
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "(unknown)"
+}
 
 // settleAfter is how long (in record time) a turn's span waits, after its
 // Processed record, for the Error or Warning record that may follow it: the
@@ -40,8 +67,8 @@ type Options struct {
 	// MeterProvider makes the metrics; nil is the global one.
 	MeterProvider metric.MeterProvider
 	// CaptureContent records texts: the content of a turn's message
-	// (akgentic.message.content), a model call's new input and its output
-	// (gen_ai.input.messages, gen_ai.output.messages) and a tool call's
+	// (akgentic.message.content), a model call's chat history and its
+	// output (gen_ai.input.messages, gen_ai.output.messages) and a tool call's
 	// arguments and result (gen_ai.tool.call.arguments,
 	// gen_ai.tool.call.result). Off by default: they may hold personal or
 	// secret data.
@@ -90,8 +117,8 @@ func New(opts Options) (*Subscriber, error) {
 		logger = slog.Default()
 	}
 	s := &Subscriber{
-		tracer:  tp.Tracer(scope),
-		meter:   mp.Meter(scope),
+		tracer:  tp.Tracer(scope, trace.WithInstrumentationVersion(scopeVersion()), trace.WithSchemaURL(semconv.SchemaURL)),
+		meter:   mp.Meter(scope, metric.WithInstrumentationVersion(scopeVersion()), metric.WithSchemaURL(semconv.SchemaURL)),
 		content: opts.CaptureContent,
 		logger:  logger,
 		teams:   map[uuid.UUID]*team{},
