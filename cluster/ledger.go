@@ -77,6 +77,7 @@ type Ledger struct {
 	fenced    bool // JetStream refused a record: another owner claimed the team
 	broken    bool // a record was lost: publish nothing more
 	stopping  bool // OnStop has begun
+	cut       bool // the worker stops the team to hand it over: later records are not published (cut)
 	err       error
 	lost      uint64 // records not stored: refused, past the window, failed for good
 	warn      string // a warning for the team, not yet emitted
@@ -198,6 +199,8 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	switch {
 	case l.restoring:
 		return // already in the stream
+	case l.cut:
+		return // the team is handed over: the stream ends where a crash would have left it (cut)
 	case l.fenced || l.broken:
 		l.lost++
 		return
@@ -314,6 +317,20 @@ func encode(msg message.Message) (b []byte, err error) {
 		return nil, fmt.Errorf("cluster: encode %s: %w", message.TypeName(msg), err)
 	}
 	return b, nil
+}
+
+// cutAt ends what the Ledger publishes of its team before the worker stops
+// the team to hand it over (Worker.Close, a lease it could not renew):
+// the records already published are still flushed by the team's stop, and
+// every later one is dropped, so the stream ends as a crash at this moment
+// would have left it. A turn the stop cuts thus has no close in the
+// ledger: its input is not acknowledged, and the team's next holder runs
+// it again (without the cut, the cut turn's ProcessedMessage would close
+// the input, and it would never run).
+func (l *Ledger) cutAt() {
+	l.mu.Lock()
+	l.cut = true
+	l.mu.Unlock()
 }
 
 // SetRestoring is the orchestrator's hook around a restore replay: the

@@ -194,6 +194,9 @@ func (w *Worker) lose(id uuid.UUID, o *owned, why string, err error) {
 	} else {
 		w.logger.Error("cluster: stopping a team this worker no longer holds: "+why, "team_id", id, "error", err)
 	}
+	if err != nil {
+		o.ledger.cutAt() // not its own any more: a turn the stop cuts runs again on the next holder
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // ask for the stop; do not wait for it
 	_ = o.team.Stop(ctx)

@@ -298,6 +298,9 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 		// a renewal would (ended). Told apart before Close's own stop,
 		// which has the same cause.
 		stopped := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested) || isClosed(o.team.Done())
+		if !stopped {
+			o.ledger.cutAt() // handed over: a turn the stop cuts runs again on the next holder
+		}
 		if err := o.team.Stop(ctx); err != nil {
 			errs = append(errs, err)
 			continue
