@@ -20,6 +20,13 @@ const (
 	defaultFlushTimeout = 10 * time.Second
 	maxReplicas         = 5
 	minLease            = 30 * time.Millisecond // a renewal's round trip must fit in a third of it
+	// minReplicatedLease is the shortest lease on a replicated cluster
+	// (Replicas > 1): the leases bucket's leader election after a server's
+	// loss takes several seconds (4 to 7 s measured on three servers on
+	// loopback), during which no lease is renewed; a worker stops its teams
+	// whose lease would end unrenewed, and a shorter lease stops them all
+	// on every election.
+	minReplicatedLease = 10 * time.Second
 )
 
 // Config says where teams' ledgers live and how a Ledger publishes. The
@@ -49,7 +56,9 @@ type Config struct {
 	// still unacknowledged (10 s when 0).
 	FlushTimeout time.Duration
 	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
-	// when 0, at least 30 ms); the Worker renews it every third of that. A team whose
+	// when 0; at least 30 ms on one server, at least 10 s when Replicas is
+	// more than 1, to outlast a leader election of the leases bucket); the
+	// Worker renews it every third of that. A team whose
 	// worker died is resumed elsewhere when its lease ends (about one
 	// lease after the last renewal; the restore adds little).
 	Lease time.Duration
@@ -112,6 +121,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Lease < 0 || (c.Lease > 0 && c.Lease < minLease) {
 		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v (renewed every third of it)", c.Lease, minLease))
+	}
+	if c.Replicas > 1 && c.Lease > 0 && c.Lease < minReplicatedLease {
+		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v on a replicated cluster (Replicas %d): a leader election of the leases bucket takes several seconds, and a worker stops every team whose lease it cannot renew in time",
+			c.Lease, minReplicatedLease, c.Replicas))
 	}
 	if c.FlushTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.FlushTimeout %v: must be positive", c.FlushTimeout))
