@@ -252,12 +252,14 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			return
 		}
 		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{c.cfg.recordsSubject(team)},
+			FilterSubjects:    []string{c.cfg.recordsSubject(team)},
+			InactiveThreshold: readIdle,
 		})
 		if err != nil {
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
+		defer dropOrdered(c.ledger, cons)
 		if stopped && cons.CachedInfo().NumPending == 0 {
 			return // a stopped team without records
 		}

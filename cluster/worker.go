@@ -51,8 +51,10 @@ type owned struct {
 	template string
 	inbox    *inbox             // nil until the team's input is consumed
 	noInbox  map[uuid.UUID]bool // opening the inbox failed: renewals try again, with these closed messages
-	rev      uint64             // the lease's revision in the bucket
-	until    time.Time          // the lease's end, as last stored
+	// inboxFails counts the renewals' failed tries to open the inbox
+	inboxFails int
+	rev        uint64    // the lease's revision in the bucket
+	until      time.Time // the lease's end, as last stored
 }
 
 // Worker runs teams for the cluster: it holds a lease on each of its
