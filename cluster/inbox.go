@@ -46,6 +46,11 @@ func inboxConsumer(team uuid.UUID) string { return "in_" + team.String() }
 // queue (an input acknowledged is removed), file storage, one subject per
 // team.
 func ensureInbox(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureInboxOnce(ctx, js, cfg) })
+}
+
+// ensureInboxOnce is one try of ensureInbox.
+func ensureInboxOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:         cfg.inboxStream(),
 		Description:  "akgentic team input (the durable inbox)",

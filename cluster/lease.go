@@ -157,6 +157,11 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 
 // leases returns the leases bucket of cfg, made when missing.
 func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.KeyValue, error) { return leasesOnce(ctx, js, cfg) })
+}
+
+// leasesOnce is one try of leases.
+func leasesOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: cfg.bucketName(), Description: "akgentic team leases",
 		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, History: 1,
@@ -180,7 +185,16 @@ func (w *Worker) unique(ctx context.Context) error {
 		return err
 	}
 	key := presenceKey(w.cfg.Owner)
-	e, err := w.kv.Get(ctx, key)
+	e, err := untilReady(ctx, func(ctx context.Context) (jetstream.KeyValueEntry, error) {
+		e, err := w.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, nil // told apart below
+		}
+		return e, err
+	})
+	if err == nil && e == nil {
+		err = jetstream.ErrKeyNotFound
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		_, err = w.kv.Create(ctx, key, data)

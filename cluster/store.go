@@ -48,6 +48,11 @@ var (
 // too old, no permission) the stream is used as it is, and a Ledger on it
 // keeps one record in flight when it is replicated (logged).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStreamOnce(ctx, js, cfg) })
+}
+
+// ensureStreamOnce is one try of ensureStream.
+func ensureStreamOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:               cfg.Stream,
