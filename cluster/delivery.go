@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,6 +47,16 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.forget(input) // delivered again to the team's next owner
 		return
 	default:
+	}
+	if until, ok := ib.w.leaseEnd(ib.id); !ok || !time.Now().Before(until) {
+		// The lease this worker last stored has ended (the process was
+		// paused, its renewals lag): another worker may hold the team now.
+		// No turn begins (no model call paid for a team it may no longer
+		// hold); the renewal settles whose the team is, and the input is
+		// delivered again, to whichever worker holds it.
+		ib.forget(input)
+		ib.w.logger.Warn("cluster: an input is not run: this worker's lease of the team has ended", "team_id", ib.id, "input", input, "lease_end", until)
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sayTimeout)
 	defer cancel()

@@ -26,6 +26,12 @@ const answersHeader = "Akgentic-Answers"
 // and not yet acknowledged (their turns not yet durable).
 const inboxMaxPending = 256
 
+// inboxPull is how many inputs of a team one pull request asks for.
+const inboxPull = 8
+
+// minPullExpiry is the shortest expiry of a pull request the client takes.
+const minPullExpiry = time.Second
+
 // sayTimeout bounds the send of one input to its member.
 const sayTimeout = 10 * time.Second
 
@@ -169,7 +175,12 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	}
 	ib.cc, err = cons.Consume(ib.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		w.logger.Debug("cluster: inbox consumer", "team_id", id, "error", err)
-	}))
+	}),
+		// Small pull requests that expire within a beat (the client's
+		// defaults are 500 messages for 30 s): a paused owner's open
+		// requests do not take the inputs meant for the team's next owner
+		// for long, each costing an ack wait.
+		jetstream.PullMaxMessages(inboxPull), jetstream.PullExpiry(max(w.beat, minPullExpiry)))
 	if err != nil {
 		return fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
 	}

@@ -328,6 +328,17 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
+// leaseEnd is the end of the lease of team id this worker last stored;
+// false when it runs no such team.
+func (w *Worker) leaseEnd(id uuid.UUID) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if o, ok := w.teams[id]; ok {
+		return o.until, true
+	}
+	return time.Time{}, false
+}
+
 // team returns a team this worker runs, nil when it runs none with that id.
 func (w *Worker) team(id uuid.UUID) *orchestrator.Team {
 	w.mu.Lock()
