@@ -32,8 +32,11 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.mu.Unlock()
 		return
 	}
-	for k := uint64(1); k < n; k++ {
-		if ib.done[attemptID(input, k)] { // an earlier delivery's turn is durable: not run again
+	for k := uint64(1); k <= n; k++ {
+		// An earlier delivery's turn is durable (or this one's, the same
+		// input stored again: SendOnce past the duplicate window): not
+		// run again.
+		if ib.done[attemptID(input, k)] {
 			ib.mu.Unlock()
 			ib.ack(m, input)
 			return
