@@ -52,6 +52,9 @@ type TeamInfo struct {
 	Owner    string    // the worker holding (or last holding) its lease (Config.Owner)
 	Until    time.Time // its lease's end: past and not Stopped, the team waits for a worker to resume it
 	Stopped  bool      // stopped on purpose (Client.Stop, or it stopped on its own): resumed nowhere
+	// Passive: stopped while idle (Config.IdleAfter), held by no worker;
+	// its next input activates it.
+	Passive bool
 	// Error is why the last worker that took the team over could not
 	// resume it (a record it cannot decode, a failed restore); empty once
 	// a worker resumed it. Workers try again after a backoff.
@@ -215,7 +218,8 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 	if strings.TrimSpace(text) == "" {
 		return uuid.Nil, fmt.Errorf("cluster: %s: the text is empty", what)
 	}
-	if _, err := c.live(ctx, team); err != nil {
+	e, err := c.live(ctx, team)
+	if err != nil {
 		return uuid.Nil, err
 	}
 	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
@@ -224,6 +228,14 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 	}}
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
+	}
+	var l lease
+	if json.Unmarshal(e.Value(), &l) == nil && l.Passive {
+		// Activation: one of the workers serving the template takes the
+		// team; a wake lost is made up by their takeover scans.
+		if err := c.nc.Publish(c.cfg.wakeSubject(l.Template), []byte(team.String())); err != nil {
+			c.cfg.Logger.Debug("cluster: a passive team's wake was not sent; a worker's scan takes it", "team_id", team, "error", err)
+		}
 	}
 	return id, nil
 }
@@ -396,7 +408,7 @@ func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	teams, _, err := readBucket(ctx, c.kv)
 	out := make([]TeamInfo, 0, len(teams))
 	for _, x := range teams {
-		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Error: x.Error})
+		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Passive: x.Passive, Error: x.Error})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))

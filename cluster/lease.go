@@ -32,6 +32,9 @@ type lease struct {
 	Until    time.Time `json:"until"`
 	Template string    `json:"template,omitempty"` // the template the team was made from
 	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+	// Passive: the team is stopped while idle (Config.IdleAfter), held by
+	// no worker, and activated by its next input.
+	Passive bool `json:"passive,omitempty"`
 	// Instance is the Worker that stored the lease (a random id per
 	// Worker: two with the same Owner are told apart).
 	Instance string `json:"instance,omitempty"`

@@ -74,10 +74,12 @@ type Ledger struct {
 	low       uint64               // no record below this index is unacknowledged
 	retry     []*nats.Msg          // failed publishes to send again
 	restoring bool
-	fenced    bool // JetStream refused a record: another owner claimed the team
-	broken    bool // a record was lost: publish nothing more
-	stopping  bool // OnStop has begun
-	cut       bool // the worker stops the team to hand it over: later records are not published (cut)
+	fenced    bool               // JetStream refused a record: another owner claimed the team
+	broken    bool               // a record was lost: publish nothing more
+	stopping  bool               // OnStop has begun
+	cut       bool               // the worker stops the team to hand it over: later records are not published (cut)
+	lastRec   time.Time          // when the last record came (idle)
+	open      map[uuid.UUID]bool // messages received whose turn has not closed (idle)
 	err       error
 	lost      uint64 // records not stored: refused, past the window, failed for good
 	warn      string // a warning for the team, not yet emitted
@@ -127,6 +129,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		kick:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
+	l.lastRec = time.Now()
 	l.emitCtx, l.emitStop = context.WithCancel(context.Background())
 	if l.pub, err = publisherFor(nc, cfg.AckTimeout); err != nil {
 		l.emitStop()
@@ -196,9 +199,22 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.restoring:
+	if l.restoring {
 		return // already in the stream
+	}
+	l.lastRec = time.Now()
+	switch m := msg.(type) {
+	case *message.ReceivedMessage:
+		if l.open == nil {
+			l.open = map[uuid.UUID]bool{}
+		}
+		l.open[m.MessageID] = true
+	case *message.ProcessedMessage:
+		delete(l.open, m.MessageID)
+	case *message.HandledMessage:
+		delete(l.open, m.MessageID)
+	}
+	switch {
 	case l.cut:
 		return // the team is handed over: the stream ends where a crash would have left it (cut)
 	case l.fenced || l.broken:
@@ -317,6 +333,15 @@ func encode(msg message.Message) (b []byte, err error) {
 		return nil, fmt.Errorf("cluster: encode %s: %w", message.TypeName(msg), err)
 	}
 	return b, nil
+}
+
+// idleFor reports whether the team has no turn running (every message
+// received closed) and has written no record for d, every record
+// acknowledged.
+func (l *Ledger) idleFor(d time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.open) == 0 && time.Since(l.lastRec) >= d && !l.pendingLocked(l.next-1) && !l.fenced && !l.broken
 }
 
 // cutAt ends what the Ledger publishes of its team before the worker stops

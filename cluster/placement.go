@@ -19,7 +19,7 @@ import (
 func fewest(teams []teamLease, workers []presence, template string, now time.Time) (presence, bool) {
 	load := map[string]int{}
 	for _, x := range teams {
-		if !x.Stopped {
+		if !x.Stopped && !x.Passive {
 			load[x.Owner]++
 		}
 	}
@@ -58,8 +58,8 @@ type taker struct {
 // A team is to resume when its lease ended and its owner is dead, or ended
 // more than a lease ago (its live owner lost it), or is me's and not run
 // by me; a live owner's lease that just ended is left to its owner, whose
-// renewals may lag. Stopped teams, teams of other templates and teams me
-// is waiting on (waiting) are neither.
+// renewals may lag. Stopped teams, passive ones, teams of other templates
+// and teams me is waiting on (waiting) are neither.
 func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (map[string][]teamLease, map[string]int) {
 	serving := map[string]map[string]bool{} // template: the live workers serving it
 	for name := range me.templates {
@@ -82,7 +82,7 @@ func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (
 	for _, x := range teams {
 		ended := !x.Until.After(now)
 		switch {
-		case x.Stopped || serving[x.Template] == nil: // a team of another template is left to a worker that has it
+		case x.Stopped || x.Passive || serving[x.Template] == nil: // a team of another template is left to a worker that has it; a passive one waits for input (takeExpired)
 		case ended && me.waiting[x.id]:
 		case x.Owner == me.owner && ended && !me.running[x.id]: // me's, not run by me
 			todo[x.Template] = append(todo[x.Template], x)

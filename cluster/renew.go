@@ -47,6 +47,8 @@ func (w *Worker) renew(quit context.Context) {
 	if err != nil {
 		w.logger.Warn("cluster: presence renewal failed", "error", err)
 	}
+	w.renewing.RLock()
+	defer w.renewing.RUnlock()
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
 	w.mu.Unlock()

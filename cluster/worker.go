@@ -114,6 +114,11 @@ type Worker struct {
 	mu      sync.Mutex
 	teams   map[uuid.UUID]*owned
 	backoff map[uuid.UUID]backoff // teams this worker failed to resume
+	taking  map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	// renewing is held (read) by a renewal round and (write) by a
+	// passivation: a round never renews, or settles as stopped, a team
+	// being passivated.
+	renewing sync.RWMutex
 	closed  bool                  // Close settles the teams: none is registered from now on
 
 	// Every goroutine the worker starts, in three groups because Close
@@ -168,6 +173,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		instance: uuid.NewString(),
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
+		taking:   map[uuid.UUID]bool{},
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
 		acks:     newGroup(context.Background()),
@@ -182,6 +188,9 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	}
 	w.beats.Go("heartbeat", w.heartbeat)
 	w.work.Go("takeovers", w.takeovers)
+	if cfg.IdleAfter > 0 {
+		w.work.Go("passivations", w.passivations)
+	}
 	return w, nil
 }
 
@@ -226,6 +235,11 @@ func (w *Worker) serve(ctx context.Context) error {
 		}
 		w.subs = append(w.subs, sub)
 		sub, err = w.nc.Subscribe(w.cfg.workerSubject(w.cfg.Owner)+"."+name, w.serveCreate(name))
+		if err != nil {
+			return fmt.Errorf("serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
+		sub, err = w.nc.QueueSubscribe(w.cfg.wakeSubject(name), createQueue, w.serveWake)
 		if err != nil {
 			return fmt.Errorf("serve template %q: %w", name, err)
 		}
