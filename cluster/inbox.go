@@ -184,6 +184,7 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	if err != nil {
 		return fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
 	}
+	o.ledger.touch()
 	w.mu.Lock()
 	if o = w.teams[id]; o != nil {
 		o.inbox = ib

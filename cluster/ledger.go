@@ -344,6 +344,14 @@ func (l *Ledger) idleFor(d time.Duration) bool {
 	return len(l.open) == 0 && time.Since(l.lastRec) >= d && !l.pendingLocked(l.next-1) && !l.fenced && !l.broken
 }
 
+// touch counts the team active now (its inbox just opened: a team
+// restored has the whole of IdleAfter before it passivates).
+func (l *Ledger) touch() {
+	l.mu.Lock()
+	l.lastRec = time.Now()
+	l.mu.Unlock()
+}
+
 // cutAt ends what the Ledger publishes of its team before the worker stops
 // the team to hand it over (Worker.Close, a lease it could not renew):
 // the records already published are still flushed by the team's stop, and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,35 +72,32 @@ func (ib *inbox) busy() bool {
 }
 
 // passivate stops an idle team and marks its lease passive: its inbox
-// consumer stopped and deleted first; when an input came meanwhile, the
-// team goes on instead.
+// consumer stopped first (the team still registered, so an input being
+// delivered is delivered), then, still idle, deleted; when an input came
+// meanwhile, the team goes on instead.
 func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	w.renewing.Lock()
 	defer w.renewing.Unlock()
 	w.mu.Lock()
-	if w.teams[id] != o || w.closed {
+	ib := o.inbox
+	if w.teams[id] != o || w.closed || ib == nil {
 		w.mu.Unlock()
 		return
 	}
-	delete(w.teams, id)
-	ib := o.inbox
 	w.mu.Unlock()
 	// Not cut short by Close: a passivation begun ends whole (bounded).
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(life), w.cfg.FlushTimeout+w.beat)
 	defer cancel()
 	ib.stop(ctx)
-	if ib.busy() || !o.ledger.idleFor(0) { // an input came while it stopped consuming
-		w.mu.Lock()
-		closed := w.closed
-		if !closed {
-			w.teams[id] = o
-			o.inbox = nil
-		}
-		w.mu.Unlock()
-		if closed {
-			w.lose(id, o, "the worker closed while the team was passivated", errClosing)
-			return
-		}
+	w.mu.Lock()
+	still := w.teams[id] == o && !w.closed && !ib.busy() && o.ledger.idleFor(0)
+	if still {
+		delete(w.teams, id)
+	} else if w.teams[id] == o {
+		o.inbox = nil
+	}
+	w.mu.Unlock()
+	if !still { // an input came while it stopped consuming: it goes on
 		if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, ib.done); err != nil {
 			w.mu.Lock()
 			o.noInbox = ib.done // the renewals try again
@@ -120,6 +118,12 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	w.logger.Debug("cluster: team passivated", "team_id", id)
 	if w.cfg.passivated != nil {
 		w.cfg.passivated(id)
+	}
+	// An input stored while the team stopped consuming, before its lease
+	// said passive, came without a wake: the team is activated at once,
+	// not at the next scan.
+	if _, err := w.inbox.GetLastMsgForSubject(ctx, w.cfg.inboxSubject(id)); err == nil {
+		w.work.Go("wake", func(ctx context.Context) { w.activate(ctx, id) })
 	}
 }
 
@@ -168,20 +172,17 @@ func (w *Worker) pendingInput(ctx context.Context, teams []teamLease) map[uuid.U
 	if !passive {
 		return nil
 	}
-	st, err := w.js.Stream(ctx, w.cfg.inboxStream())
-	if err == nil {
-		var info *jetstream.StreamInfo
-		if info, err = st.Info(ctx, jetstream.WithSubjectFilter(w.cfg.Prefix+".in.>")); err == nil {
-			out := map[uuid.UUID]bool{}
-			prefix := w.cfg.Prefix + ".in."
-			for subj, n := range info.State.Subjects {
-				if id, err := uuid.Parse(subj[len(prefix):]); err == nil && n > 0 {
-					out[id] = true
-				}
-			}
-			return out
+	info, err := w.inbox.Info(ctx, jetstream.WithSubjectFilter(w.cfg.Prefix+".in.>"))
+	if err != nil {
+		w.logger.Warn("cluster: the inbox's pending input could not be read; passive teams wait for a wake", "error", err)
+		return nil
+	}
+	out := map[uuid.UUID]bool{}
+	prefix := w.cfg.Prefix + ".in."
+	for subj, n := range info.State.Subjects {
+		if id, err := uuid.Parse(strings.TrimPrefix(subj, prefix)); err == nil && n > 0 {
+			out[id] = true
 		}
 	}
-	w.logger.Warn("cluster: the inbox's pending input could not be read; passive teams wait for a wake", "error", err)
-	return nil
+	return out
 }

@@ -104,6 +104,7 @@ type Worker struct {
 	opts   []orchestrator.Option
 	kv     jetstream.KeyValue
 	js     jetstream.JetStream
+	inbox  jetstream.Stream // the teams' input
 	logger *slog.Logger
 	beat   time.Duration
 	scans  uint64 // takeover scans so far (the takeover loop's own)
@@ -119,7 +120,7 @@ type Worker struct {
 	// passivation: a round never renews, or settles as stopped, a team
 	// being passivated.
 	renewing sync.RWMutex
-	closed  bool                  // Close settles the teams: none is registered from now on
+	closed   bool // Close settles the teams: none is registered from now on
 
 	// Every goroutine the worker starts, in three groups because Close
 	// ends them in three stages (one group could not tell them apart):
@@ -163,11 +164,12 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ensureInbox(ctx, js, cfg); err != nil {
+	inboxSt, err := ensureInbox(ctx, js, cfg)
+	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
-		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js,
+		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js, inbox: inboxSt,
 		logger:   cfg.Logger.With("worker", cfg.Owner),
 		beat:     cfg.Lease / 3,
 		instance: uuid.NewString(),
