@@ -1,17 +1,14 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -122,39 +119,10 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 				continue // the watcher's end of the initial values
 			}
 			seen = max(seen, e.Revision())
-			k := e.Key()
-			if e.Revision() < revs[k] {
-				continue // delivered again (the watcher's consumer was reset): an older value
-			}
-			delete(teams, k)
-			delete(workers, k)
-			revs[k] = e.Revision()
-			if e.Operation() != jetstream.KeyValuePut {
-				continue // deleted
-			}
-			if strings.HasPrefix(k, presencePrefix) {
-				var p presence
-				if json.Unmarshal(e.Value(), &p) == nil {
-					p.key, p.rev = k, e.Revision()
-					workers[k] = p
-				}
-				continue
-			}
-			var l lease
-			if id, err := uuid.Parse(k); err == nil && json.Unmarshal(e.Value(), &l) == nil {
-				teams[k] = teamLease{id: id, rev: e.Revision(), lease: l}
-			}
+			applyEntry(e, teams, workers, revs)
 		}
 	}
-	byRev := func(a, b string) int { return cmp.Compare(revs[a], revs[b]) }
-	ts := make([]teamLease, 0, len(teams))
-	for _, k := range slices.SortedFunc(maps.Keys(teams), byRev) {
-		ts = append(ts, teams[k])
-	}
-	ws := make([]presence, 0, len(workers))
-	for _, k := range slices.SortedFunc(maps.Keys(workers), byRev) {
-		ws = append(ws, workers[k])
-	}
+	ts, ws := byRevision(teams, workers, revs)
 	return ts, ws, nil
 }
 

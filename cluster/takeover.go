@@ -42,7 +42,7 @@ func (w *Worker) takeovers(ctx context.Context) {
 	}
 }
 
-// takeExpired reads every lease and takes over, for each of this
+// takeExpired reads every lease (the worker's view of the bucket) and takes over, for each of this
 // worker's templates, up to its fair share of the teams whose lease ended
 // (fairShare), in a random order. It returns when the earliest lease
 // still running of another worker's team of these templates ends (zero
@@ -51,7 +51,11 @@ func (w *Worker) takeovers(ctx context.Context) {
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
 	defer cancel()
-	teams, workers, err := readBucket(ctx, w.kv)
+	teams, workers, ok := w.view.list()
+	var err error
+	if !ok { // the view not filled yet: one read of the bucket
+		teams, workers, err = readBucket(ctx, w.kv)
+	}
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
 	}

@@ -105,6 +105,7 @@ type Worker struct {
 	kv     jetstream.KeyValue
 	js     jetstream.JetStream
 	inbox  jetstream.Stream // the teams' input
+	view   *bucketView      // the leases bucket, as its watcher keeps it (view.go)
 	logger *slog.Logger
 	beat   time.Duration
 	scans  uint64 // takeover scans so far (the takeover loop's own)
@@ -176,6 +177,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
 		taking:   map[uuid.UUID]bool{},
+		view:     newBucketView(),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
 		acks:     newGroup(context.Background()),
@@ -189,6 +191,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
 	w.beats.Go("heartbeat", w.heartbeat)
+	w.work.Go("leases", w.watchBucket)
 	w.work.Go("takeovers", w.takeovers)
 	if cfg.IdleAfter > 0 {
 		w.work.Go("passivations", w.passivations)
