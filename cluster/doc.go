@@ -82,8 +82,9 @@
 // restores the team from the stream and delivers the input. A wake lost
 // is made up by the takeover scan, which takes the passive teams whose
 // inbox holds input. A worker that stops a team to hand it over (Close, a
-// lease it could not renew, a passivation) first cuts the team's ledger,
-// so that a turn the stop cuts is not closed in it and runs again.
+// lease it could not renew, a passivation) first cuts the team's ledger
+// (no record closing a message is stored from then on), so that a turn the
+// stop cuts is not closed in it and runs again.
 //
 // # Stream layout
 //

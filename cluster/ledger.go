@@ -214,9 +214,10 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	case *message.HandledMessage:
 		delete(l.open, m.MessageID)
 	}
+	if _, closing := closes(msg); closing && l.cut {
+		return // a turn that ends after the cut: not closed in the ledger, run again by the next holder (cutAt)
+	}
 	switch {
-	case l.cut:
-		return // the team is handed over: the stream ends where a crash would have left it (cut)
 	case l.fenced || l.broken:
 		l.lost++
 		return
@@ -352,14 +353,16 @@ func (l *Ledger) touch() {
 	l.mu.Unlock()
 }
 
-// cutAt ends what the Ledger publishes of its team before the worker stops
-// the team to hand it over (Worker.Close, a lease it could not renew):
-// the records already published are still flushed by the team's stop, and
-// every later one is dropped, so the stream ends as a crash at this moment
-// would have left it. A turn the stop cuts thus has no close in the
-// ledger: its input is not acknowledged, and the team's next holder runs
-// it again (without the cut, the cut turn's ProcessedMessage would close
-// the input, and it would never run).
+// cutAt marks the team handed over, before the worker stops it (Close, a
+// lease it could not renew, a passivation): from now on a record closing
+// a message (ProcessedMessage, HandledMessage) is not published, and every
+// other record is, the team's stop flushing them. A turn the stop cuts
+// (or that ends during it) is thus not closed in the ledger: its input is
+// not acknowledged, and the team's next holder runs it again (at least
+// once). Without the cut, the cut turn's ProcessedMessage would close the
+// input, and it would never run. The records after a closing one (the
+// turn's state checkpoint follows its ProcessedMessage) are kept, so a
+// turn that ended before the cut loses nothing.
 func (l *Ledger) cutAt() {
 	l.mu.Lock()
 	l.cut = true

@@ -106,7 +106,7 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 		return
 	}
 	w.dropInbox(ctx, id) // nothing in flight: the inputs wait in the stream for the next consumer
-	o.ledger.cutAt()     // nothing more to store: its stop is not in the ledger, as after a handover
+	o.ledger.cutAt()     // idle: no turn to cut; one begun meanwhile runs again on activation
 	if err := o.team.Stop(ctx); err != nil {
 		w.logger.Warn("cluster: a passivated team did not stop in time", "team_id", id, "error", err)
 	}

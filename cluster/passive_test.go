@@ -117,6 +117,7 @@ func TestPassivatedTeamAnswersEveryInputOnce(t *testing.T) {
 	// The counter's state went on: one more input, then its total.
 	in := send(t, ctx, c, id, "a", "last")
 	waitInputs(t, ctx, w.inputs, in...)
+	waitFor(t, ctx, passivated, id, "passivated") // its stop flushed the turn's state, after its close
 	log, err = ReadTeam(ctx, nc.Conn, id, Config{})
 	if err != nil {
 		t.Fatal(err)
