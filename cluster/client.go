@@ -97,9 +97,10 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 // template.
 //
 // Placement: the team goes to the live worker serving the template that
-// holds the fewest teams (of any template, not stopped), counted from the
-// leases bucket, which Create reads once (its presence entries name the live
-// workers and their templates); a tie is broken at random. The request
+// runs the fewest teams (of any template, not passive), as its presence
+// in the leases bucket says (a worker stores its count every beat and on
+// every Create; Create reads the presences alone, not the teams' leases);
+// a tie is broken at random. The request
 // goes to that worker's own subject; when it does not answer (gone since
 // its presence was renewed), or the leases cannot be read, the request
 // goes to the queue group of every worker serving the template, where
@@ -148,11 +149,18 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 // place returns the subject of the worker a new team of the template goes
 // to (Create's placement), "" when no live worker serves it.
 func (c *Client) place(ctx context.Context, template string) (string, error) {
-	teams, workers, err := readBucket(ctx, c.kv)
+	workers, err := readPresences(ctx, c.kv)
 	if err != nil {
 		return "", err
 	}
-	p, ok := fewest(teams, workers, template, time.Now())
+	p, ok, known := lightest(workers, template, time.Now())
+	if !known { // a worker of an earlier version: its load from the leases
+		var teams []teamLease
+		if teams, workers, err = readBucket(ctx, c.kv); err != nil {
+			return "", err
+		}
+		p, ok = fewest(teams, workers, template, time.Now())
+	}
 	if !ok {
 		return "", nil
 	}

@@ -52,6 +52,11 @@ type presence struct {
 	Templates []string  `json:"templates"`
 	Subject   string    `json:"subject"`
 	Until     time.Time `json:"until"`
+	// Teams is how many teams the worker runs (not its passive ones), as
+	// of the presence's last store (every beat and every Create): the
+	// load Client.Create places by (nil from an earlier version: counted
+	// from the leases then).
+	Teams *int `json:"teams,omitempty"`
 
 	key string // its key and revision in the bucket (readBucket)
 	rev uint64
@@ -124,6 +129,32 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 	}
 	ts, ws := byRevision(teams, workers, revs)
 	return ts, ws, nil
+}
+
+// readPresences reads the workers' presences alone (a watch of their keys,
+// not of the whole bucket): O(workers), whatever the number of teams. A
+// presence stored during the read may be missed (the watcher's end of the
+// initial values can come early: see readBucket); placement then picks
+// among the others.
+func readPresences(ctx context.Context, kv jetstream.KeyValue) ([]presence, error) {
+	watch, err := kv.Watch(ctx, presencePrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = watch.Stop() }()
+	teams, workers, revs := map[string]teamLease{}, map[string]presence{}, map[string]uint64{}
+	for {
+		select {
+		case e := <-watch.Updates():
+			if e == nil {
+				_, ws := byRevision(teams, workers, revs)
+				return ws, nil
+			}
+			applyEntry(e, teams, workers, revs)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // leases returns the leases bucket of cfg, made when missing.
@@ -208,8 +239,11 @@ func (w *Worker) presence() ([]byte, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	w.mu.Lock()
+	n := len(w.teams)
+	w.mu.Unlock()
 	return json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
-		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
+		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC(), Teams: &n})
 }
 
 // newLease is this worker's lease of a team of template, ending a lease

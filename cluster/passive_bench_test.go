@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"syscall"
@@ -28,6 +29,14 @@ type benchWorker struct {
 
 func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer int) *benchWorker {
 	b.Helper()
+	if url := os.Getenv(benchURLEnv); url != "" { // a server of its own process: the figures are the worker's alone
+		nc, err := nats.Connect(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(nc.Close)
+		return benchOn(b, ctx, nc, "bench-"+uuid.NewString()[:8], idle, buffer)
+	}
 	e, err := RunEmbedded(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -37,6 +46,12 @@ func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer in
 	b.Cleanup(nc.Close)
 	return benchOn(b, ctx, nc, "bench", idle, buffer)
 }
+
+// benchURLEnv, when set, is the URL of a NATS server (JetStream on) the
+// benchmarks use instead of an embedded one, e.g. a nats-server process
+// built from the module (go build -o /tmp/nats-server
+// github.com/nats-io/nats-server/v2; /tmp/nats-server -js -sd DIR).
+const benchURLEnv = "AKGENTIC_BENCH_NATS_URL"
 
 // benchOn starts a benchWorker named owner on nc.
 func benchOn(b *testing.B, ctx context.Context, nc *nats.Conn, owner string, idle time.Duration, buffer int) *benchWorker {

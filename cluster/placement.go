@@ -41,6 +41,31 @@ func fewest(teams []teamLease, workers []presence, template string, now time.Tim
 	return best, least >= 0
 }
 
+// lightest returns the live worker serving the template with the fewest
+// teams running by its presence (presence.Teams), a tie broken at random;
+// false when no live worker serves it, or one of them does not say its
+// load (an earlier version: fewest, from the leases, decides then).
+func lightest(workers []presence, template string, now time.Time) (p presence, ok, known bool) {
+	least, ties := -1, 0
+	for _, w := range workers {
+		if !w.Until.After(now) || !slices.Contains(w.Templates, template) {
+			continue
+		}
+		if w.Teams == nil {
+			return presence{}, false, false
+		}
+		switch n := *w.Teams; {
+		case least < 0 || n < least:
+			p, least, ties = w, n, 1
+		case n == least:
+			if ties++; rand.IntN(ties) == 0 {
+				p = w
+			}
+		}
+	}
+	return p, least >= 0, true
+}
+
 // taker is a worker as its takeover scan sees it.
 type taker struct {
 	owner     string
