@@ -52,6 +52,9 @@ type TeamInfo struct {
 	Owner    string    // the worker holding (or last holding) its lease (Config.Owner)
 	Until    time.Time // its lease's end: past and not Stopped, the team waits for a worker to resume it
 	Stopped  bool      // stopped on purpose (Client.Stop, or it stopped on its own): resumed nowhere
+	// Passive: stopped while idle (Config.IdleAfter), held by no worker;
+	// its next input activates it.
+	Passive bool
 	// Error is why the last worker that took the team over could not
 	// resume it (a record it cannot decode, a failed restore); empty once
 	// a worker resumed it. Workers try again after a backoff.
@@ -94,9 +97,10 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 // template.
 //
 // Placement: the team goes to the live worker serving the template that
-// holds the fewest teams (of any template, not stopped), counted from the
-// leases bucket, which Create reads once (its presence entries name the live
-// workers and their templates); a tie is broken at random. The request
+// runs the fewest teams (of any template, not passive), as its presence
+// in the leases bucket says (a worker stores its count every beat and on
+// every Create; Create reads the presences alone, not the teams' leases);
+// a tie is broken at random. The request
 // goes to that worker's own subject; when it does not answer (gone since
 // its presence was renewed), or the leases cannot be read, the request
 // goes to the queue group of every worker serving the template, where
@@ -145,11 +149,18 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 // place returns the subject of the worker a new team of the template goes
 // to (Create's placement), "" when no live worker serves it.
 func (c *Client) place(ctx context.Context, template string) (string, error) {
-	teams, workers, err := readBucket(ctx, c.kv)
+	workers, err := readPresences(ctx, c.kv)
 	if err != nil {
 		return "", err
 	}
-	p, ok := fewest(teams, workers, template, time.Now())
+	p, ok, known := lightest(workers, template, time.Now())
+	if !known { // a worker of an earlier version: its load from the leases
+		var teams []teamLease
+		if teams, workers, err = readBucket(ctx, c.kv); err != nil {
+			return "", err
+		}
+		p, ok = fewest(teams, workers, template, time.Now())
+	}
 	if !ok {
 		return "", nil
 	}
@@ -171,6 +182,22 @@ func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uui
 	return c.input(ctx, team, text, toHeader, to, fmt.Sprintf("send to %q", to))
 }
 
+// SendOnce is Send made idempotent by the caller's key (not empty): the
+// input's id is derived from the team and the key, so a Send retried with
+// the same key (its answer lost, a time-out) is stored once within the
+// inbox's duplicate window (two minutes by JetStream's default), and run
+// once after it: the team's owner does not run again an input whose id its
+// ledger closed.
+func (c *Client) SendOnce(ctx context.Context, team uuid.UUID, key, to, text string) (uuid.UUID, error) {
+	if key == "" {
+		return uuid.Nil, errors.New("cluster: SendOnce: the key is empty")
+	}
+	if strings.TrimSpace(to) == "" {
+		return uuid.Nil, errors.New("cluster: SendOnce: no member named (to is empty)")
+	}
+	return c.inputID(ctx, team, uuid.NewSHA1(team, []byte("send "+key)), text, toHeader, to, fmt.Sprintf("send to %q", to))
+}
+
 // Answer puts a person's answer to question (the id of a message a member
 // sent to the team's person, as Watch shows it) into the team's durable
 // inbox and returns the input's id, once JetStream stored it. The team's
@@ -190,19 +217,33 @@ func (c *Client) Answer(ctx context.Context, team, question uuid.UUID, text stri
 
 // input publishes one input for team, its header key set to value.
 func (c *Client) input(ctx context.Context, team uuid.UUID, text, key, value, what string) (uuid.UUID, error) {
+	return c.inputID(ctx, team, uuid.New(), text, key, value, what)
+}
+
+// inputID publishes one input of id for team, its header key set to
+// value.
+func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, value, what string) (uuid.UUID, error) {
 	if strings.TrimSpace(text) == "" {
 		return uuid.Nil, fmt.Errorf("cluster: %s: the text is empty", what)
 	}
-	if _, err := c.live(ctx, team); err != nil {
+	e, err := c.live(ctx, team)
+	if err != nil {
 		return uuid.Nil, err
 	}
-	id := uuid.New()
 	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
 		key:                   {value},
 		jetstream.MsgIDHeader: {id.String()},
 	}}
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
+	}
+	var l lease
+	if json.Unmarshal(e.Value(), &l) == nil && l.Passive {
+		// Activation: one of the workers serving the template takes the
+		// team; a wake lost is made up by their takeover scans.
+		if err := c.nc.Publish(c.cfg.wakeSubject(l.Template), []byte(team.String())); err != nil {
+			c.cfg.Logger.Debug("cluster: a passive team's wake was not sent; a worker's scan takes it", "team_id", team, "error", err)
+		}
 	}
 	return id, nil
 }
@@ -228,17 +269,20 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 
 // Watch yields the team's records from the one at index from (its place
 // in the team's ledger, the Akgentic-Index header: 1 for the first; 0
-// also means the first), in the order the stream holds them, then each new
-// one as it is stored (catch-up, then follow), until ctx ends or the loop
-// stops. It reads with an ordered consumer on the team's records subject
-// from the subject's start (records before from are read and skipped, not
-// decoded) and decodes with message.UnmarshalMessage; a record stored
-// twice (a publish retried past the stream's duplicate window) is yielded
-// once. A record that does not decode is yielded as an error, and the
-// watch goes on; a failure of the consumer (the connection closed) is
-// yielded last. Records an old owner wrote after a hole and the next owner
-// wrote over (see ReadTeam) are yielded as stored: ReadTeam gives the
-// ledger.
+// also means the first), in the team's own record order (the ledger's,
+// as ReadTeam gives it), then each new one as it is stored (catch-up, then
+// follow), until ctx ends or the loop stops. It reads with an ordered
+// consumer on the team's records subject from the subject's start
+// (records before from are read and skipped, not decoded) and decodes
+// with message.UnmarshalMessage. The stream may hold a team's records out
+// of their order (a publish retried after a later one was stored): a
+// record is held until the ones before it came. A record stored twice (a
+// publish retried past the stream's duplicate window) is yielded once;
+// records an old owner wrote after a hole, which the next owner wrote
+// over (see ReadTeam), are never yielded. A record that does not decode,
+// or carries no ledger index, is yielded as it comes (an error for one
+// that does not decode), and the watch goes on; a failure of the consumer
+// (the connection closed) is yielded last.
 //
 // A team the leases bucket does not know is an error wrapping
 // ErrNoSuchTeam, yielded at once. A team stopped before the watch began
@@ -252,12 +296,14 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			return
 		}
 		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{c.cfg.recordsSubject(team)},
+			FilterSubjects:    []string{c.cfg.recordsSubject(team)},
+			InactiveThreshold: readIdle,
 		})
 		if err != nil {
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
+		defer dropOrdered(c.ledger, cons)
 		if stopped && cons.CachedInfo().NumPending == 0 {
 			return // a stopped team without records
 		}
@@ -269,7 +315,7 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 		defer it.Stop()
 		stop := context.AfterFunc(ctx, it.Stop)
 		defer stop()
-		seen := map[uuid.UUID]bool{}
+		o := &watchOrder{team: team, from: from, next: 1, held: map[uint64]jetstream.Msg{}, seen: map[uuid.UUID]bool{}}
 		for {
 			m, err := it.Next()
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
@@ -279,7 +325,7 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
-			if !c.watched(m, team, from, seen, yield) {
+			if !o.add(m, yield) {
 				return
 			}
 			if stopped {
@@ -291,20 +337,75 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 	}
 }
 
-// watched yields one record Watch read, unless it is before from or
-// yielded already; false when the loop stopped.
-func (c *Client) watched(m jetstream.Msg, team uuid.UUID, from uint64, seen map[uuid.UUID]bool, yield func(message.Message, error) bool) bool {
-	if from > 1 {
-		if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < from {
+// watchOrder puts the records Watch reads in the team's record order: by
+// owner (the claim each record was published under, in the order of the
+// claims), each owner's by index, each index once.
+type watchOrder struct {
+	team  uuid.UUID
+	from  uint64
+	next  uint64                   // the index to yield next
+	epoch uint64                   // the claim of the owner whose records are read now
+	held  map[uint64]jetstream.Msg // records that came before the ones before them, by index
+	seen  map[uuid.UUID]bool       // record ids yielded
+}
+
+// add takes one record read and yields it with every held record that
+// now follows in order; false when the loop stopped.
+func (o *watchOrder) add(m jetstream.Msg, yield func(message.Message, error) bool) bool {
+	i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64)
+	if err != nil || i == 0 {
+		return o.yield(m, yield) // no ledger index: as it comes
+	}
+	epoch, _ := strconv.ParseUint(m.Headers().Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
+	switch {
+	case epoch < o.epoch:
+		return true // an old owner's, after the next owner's claim (fenced: not stored but in a race)
+	case epoch > o.epoch:
+		// A new owner: it resumed from the records it read, so the old
+		// owner's held ones from its first index on are orphans it writes
+		// over.
+		o.epoch = epoch
+		for k := range o.held {
+			if k >= i {
+				delete(o.held, k)
+			}
+		}
+		o.next = min(o.next, i)
+	}
+	switch {
+	case i < o.next:
+		return true // that index again (a publish retried past the duplicate window)
+	case i > o.next:
+		o.held[i] = m
+		return true
+	}
+	for {
+		o.next++
+		if !o.yield(m, yield) {
+			return false
+		}
+		var ok bool
+		if m, ok = o.held[o.next]; !ok {
+			return true
+		}
+		delete(o.held, o.next)
+	}
+}
+
+// yield yields one record in order, unless it is before from or yielded
+// already; false when the loop stopped.
+func (o *watchOrder) yield(m jetstream.Msg, yield func(message.Message, error) bool) bool {
+	if o.from > 1 {
+		if i, err := strconv.ParseUint(m.Headers().Get(indexHeader), 10, 64); err == nil && i < o.from {
 			return true // before from: a record without a valid index is yielded (or reported) below
 		}
 	}
 	rec, err := message.UnmarshalMessage(m.Data())
 	if err != nil {
-		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", team, errBadRecord, err))
+		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", o.team, errBadRecord, err))
 	}
-	if id := rec.Envelope().ID; !seen[id] {
-		seen[id] = true
+	if id := rec.Envelope().ID; !o.seen[id] {
+		o.seen[id] = true
 		return yield(rec, nil)
 	}
 	return true
@@ -315,7 +416,7 @@ func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	teams, _, err := readBucket(ctx, c.kv)
 	out := make([]TeamInfo, 0, len(teams))
 	for _, x := range teams {
-		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Error: x.Error})
+		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Passive: x.Passive, Error: x.Error})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))

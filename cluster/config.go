@@ -20,6 +20,13 @@ const (
 	defaultFlushTimeout = 10 * time.Second
 	maxReplicas         = 5
 	minLease            = 30 * time.Millisecond // a renewal's round trip must fit in a third of it
+	// minReplicatedLease is the shortest lease on a replicated cluster
+	// (Replicas > 1): the leases bucket's leader election after a server's
+	// loss takes several seconds (4 to 7 s measured on three servers on
+	// loopback), during which no lease is renewed; a worker stops its teams
+	// whose lease would end unrenewed, and a shorter lease stops them all
+	// on every election.
+	minReplicatedLease = 10 * time.Second
 )
 
 // Config says where teams' ledgers live and how a Ledger publishes. The
@@ -49,10 +56,22 @@ type Config struct {
 	// still unacknowledged (10 s when 0).
 	FlushTimeout time.Duration
 	// Lease is how long a Worker's lease on a team lasts unrenewed (10 s
-	// when 0, at least 30 ms); the Worker renews it every third of that. A team whose
+	// when 0; at least 30 ms on one server, at least 10 s when Replicas is
+	// more than 1, to outlast a leader election of the leases bucket); the
+	// Worker renews it every third of that. A team whose
 	// worker died is resumed elsewhere when its lease ends (about one
 	// lease after the last renewal; the restore adds little).
 	Lease time.Duration
+	// IdleAfter passivates a Worker's idle teams: a team with no turn
+	// running, no input delivered and no record for IdleAfter is stopped
+	// on its worker, its inbox consumer deleted and its lease marked
+	// passive, so it holds no goroutine, memory or consumer anywhere;
+	// its next input (Client.Send, SendOnce, Answer) activates it on a
+	// worker serving its template: restored from the stream, then given
+	// the input. 0 (the default): never. A team that relies on a timer of
+	// its own to wake it is not woken by it while passive: leave
+	// IdleAfter at 0 for such teams.
+	IdleAfter time.Duration
 	// Owner names this worker in its claims and leases of teams; when
 	// empty, the host name, the process id and a random suffix (a process
 	// restarted in a container, pid 1 again, is a new worker). It must be
@@ -61,8 +80,9 @@ type Config struct {
 	// Logger receives the Ledger's failures; slog.Default() when nil.
 	Logger *slog.Logger
 
-	resumed func(uuid.UUID) // tests: a Worker took a team over
-	scanned func()          // tests: a Worker read every lease once
+	resumed    func(uuid.UUID) // tests: a Worker took a team over
+	passivated func(uuid.UUID) // tests: a Worker passivated a team
+	scanned    func()          // tests: a Worker read every lease once
 	// tests: an input was acknowledged (its turn durable) or refused
 	inputDone func(uuid.UUID)
 }
@@ -112,6 +132,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Lease < 0 || (c.Lease > 0 && c.Lease < minLease) {
 		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v (renewed every third of it)", c.Lease, minLease))
+	}
+	if c.Replicas > 1 && c.Lease > 0 && c.Lease < minReplicatedLease {
+		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v on a replicated cluster (Replicas %d): a leader election of the leases bucket takes several seconds, and a worker stops every team whose lease it cannot renew in time",
+			c.Lease, minReplicatedLease, c.Replicas))
+	}
+	if c.IdleAfter < 0 {
+		errs = append(errs, fmt.Errorf("Config.IdleAfter %v: must be positive (0: never passivate)", c.IdleAfter))
 	}
 	if c.FlushTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Config.FlushTimeout %v: must be positive", c.FlushTimeout))

@@ -71,6 +71,10 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 	if err := w.startInbox(id, tmpl.Person, log); err != nil {
 		errs = append(errs, fmt.Errorf("cluster: create team %s: %w (tried again on the next renewals)", id, err))
 	}
+	// Its load, for the next Client.Create's placement (else a beat old).
+	if err := w.present(ctx); err != nil {
+		w.logger.Debug("cluster: the presence's count of teams is stored at the next beat", "error", err)
+	}
 	return t, errors.Join(errs...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,8 +32,11 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.mu.Unlock()
 		return
 	}
-	for k := uint64(1); k < n; k++ {
-		if ib.done[attemptID(input, k)] { // an earlier delivery's turn is durable: not run again
+	for k := uint64(1); k <= n; k++ {
+		// An earlier delivery's turn is durable (or this one's, the same
+		// input stored again: SendOnce past the duplicate window): not
+		// run again.
+		if ib.done[attemptID(input, k)] {
 			ib.mu.Unlock()
 			ib.ack(m, input)
 			return
@@ -46,6 +50,16 @@ func (ib *inbox) handle(m jetstream.Msg) {
 		ib.forget(input) // delivered again to the team's next owner
 		return
 	default:
+	}
+	if until, ok := ib.w.leaseEnd(ib.id); !ok || !time.Now().Before(until) {
+		// The lease this worker last stored has ended (the process was
+		// paused, its renewals lag): another worker may hold the team now.
+		// No turn begins (no model call paid for a team it may no longer
+		// hold); the renewal settles whose the team is, and the input is
+		// delivered again, to whichever worker holds it.
+		ib.forget(input)
+		ib.w.logger.Warn("cluster: an input is not run: this worker's lease of the team has ended", "team_id", ib.id, "input", input, "lease_end", until)
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sayTimeout)
 	defer cancel()

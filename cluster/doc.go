@@ -73,6 +73,19 @@
 // in the ledger is never run again, even when its acknowledgement was
 // lost. Without a crash, each input runs once.
 //
+// # Passivation
+//
+// With Config.IdleAfter set, a worker stops a team idle that long (no turn
+// running, no input in flight, no record), deletes its inbox consumer and
+// marks its lease passive; the team's next input (Client.Send, SendOnce,
+// Answer) wakes a worker serving its template, which takes the lease,
+// restores the team from the stream and delivers the input. A wake lost
+// is made up by the takeover scan, which takes the passive teams whose
+// inbox holds input. A worker that stops a team to hand it over (Close, a
+// lease it could not renew, a passivation) first cuts the team's ledger
+// (no record closing a message is stored from then on), so that a turn the
+// stop cuts is not closed in it and runs again.
+//
 // # Stream layout
 //
 // One stream (Config.Stream, "AKGENTIC" by default, file storage,
@@ -122,5 +135,7 @@
 // default): past that many teams sending at once on a replicated stream, a
 // refused batch is sent again after a pause. Stopped teams' leases,
 // claims and records are kept, and each takeover scan reads the whole
-// leases bucket.
+// leases bucket. The streams bound their consumers at 2^20 (the server's
+// default would be 1,000 per stream): one durable inbox consumer per team
+// while it is active. On a replicated cluster a lease is at least 10 s.
 package cluster

@@ -33,14 +33,17 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Config{FlushTimeout: -time.Second}, "Config.FlushTimeout"},
 		{Config{Lease: -time.Second}, "Config.Lease"},
 		{Config{Lease: 2}, "Config.Lease"},
+		{Config{Lease: 3 * time.Second, Replicas: 3}, "at least 10s on a replicated cluster"},
 	} {
 		_, err := tc.cfg.withDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one naming %s", tc.cfg, err, tc.want)
 		}
 	}
-	if _, err := (Config{}).withDefaults(); err != nil {
-		t.Errorf("the zero Config: %v", err)
+	for _, ok := range []Config{{}, {Replicas: 3}, {Replicas: 3, Lease: minReplicatedLease}, {Lease: minLease}} {
+		if _, err := ok.withDefaults(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
 	}
 }
 

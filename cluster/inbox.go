@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -25,6 +26,12 @@ const answersHeader = "Akgentic-Answers"
 // and not yet acknowledged (their turns not yet durable).
 const inboxMaxPending = 256
 
+// inboxPull is how many inputs of a team one pull request asks for.
+const inboxPull = 8
+
+// minPullExpiry is the shortest expiry of a pull request the client takes.
+const minPullExpiry = time.Second
+
 // sayTimeout bounds the send of one input to its member.
 const sayTimeout = 10 * time.Second
 
@@ -45,21 +52,54 @@ func inboxConsumer(team uuid.UUID) string { return "in_" + team.String() }
 // queue (an input acknowledged is removed), file storage, one subject per
 // team.
 func ensureInbox(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureInboxOnce(ctx, js, cfg) })
+}
+
+// ensureInboxOnce is one try of ensureInbox.
+func ensureInboxOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.inboxStream(),
-		Description: "akgentic team input (the durable inbox)",
-		Subjects:    []string{cfg.Prefix + ".in.*"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Name:         cfg.inboxStream(),
+		Description:  "akgentic team input (the durable inbox)",
+		Subjects:     []string{cfg.Prefix + ".in.*"},
+		Retention:    jetstream.WorkQueuePolicy,
+		Storage:      jetstream.FileStorage,
+		Replicas:     cfg.Replicas,
+		MaxConsumers: streamConsumers,
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		st, err = js.Stream(ctx, cfg.inboxStream())
+		if st, err = js.Stream(ctx, cfg.inboxStream()); err == nil {
+			st, err = boundConsumers(ctx, js, st, cfg)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: inbox stream %s: %w", cfg.inboxStream(), err)
 	}
 	return st, nil
+}
+
+// streamConsumers is the bound of consumers the cluster's streams set: a
+// durable consumer per team on the inbox, and the short-lived ordered ones
+// of reads and watches on the records. Without a bound of their own the
+// server's default applies (1,000 per stream), and team 1,001 would get no
+// inbox.
+const streamConsumers = 1 << 20
+
+// boundConsumers raises the bound of consumers of a stream made without
+// it (by an earlier version) to streamConsumers.
+func boundConsumers(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, cfg Config) (jetstream.Stream, error) {
+	sc := st.CachedInfo().Config
+	if sc.MaxConsumers > 0 && sc.MaxConsumers >= streamConsumers {
+		return st, nil
+	}
+	sc.MaxConsumers = streamConsumers
+	up, err := js.UpdateStream(ctx, sc)
+	if err != nil {
+		// Read on: the server's bound applies until an operator lifts it.
+		cfg.Logger.Warn("cluster: a stream's bound of consumers could not be raised; the server's default applies (1,000 unless configured)",
+			"stream", sc.Name, "error", err)
+		return st, nil
+	}
+	return up, nil
 }
 
 // inbox consumes a team's input on the worker that owns the team: each
@@ -135,10 +175,16 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	}
 	ib.cc, err = cons.Consume(ib.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		w.logger.Debug("cluster: inbox consumer", "team_id", id, "error", err)
-	}))
+	}),
+		// Small pull requests that expire within a beat (the client's
+		// defaults are 500 messages for 30 s): a paused owner's open
+		// requests do not take the inputs meant for the team's next owner
+		// for long, each costing an ack wait.
+		jetstream.PullMaxMessages(inboxPull), jetstream.PullExpiry(max(w.beat, minPullExpiry)))
 	if err != nil {
 		return fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
 	}
+	o.ledger.touch()
 	w.mu.Lock()
 	if o = w.teams[id]; o != nil {
 		o.inbox = ib
@@ -178,11 +224,21 @@ func (w *Worker) retryInbox(id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
 	ctx, cancel := context.WithTimeout(w.work.ctx, w.beat) // cancelled by Close
 	defer cancel()
 	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done); err != nil {
-		w.logger.Warn("cluster: a team's input is not consumed yet; trying again on the next renewal", "team_id", id, "error", err)
+		w.mu.Lock()
+		o.inboxFails++
+		n := o.inboxFails
+		w.mu.Unlock()
+		// Once at Warn (its first failure was logged where it opened),
+		// then quiet: a failure that lasts is told once, not every beat.
+		level := slog.LevelDebug
+		if n == 1 {
+			level = slog.LevelWarn
+		}
+		w.logger.Log(ctx, level, "cluster: a team's input is not consumed yet; trying again on every renewal", "team_id", id, "tries", n, "error", err)
 		return
 	}
 	w.mu.Lock()
-	o.noInbox = nil
+	o.noInbox, o.inboxFails = nil, 0
 	w.mu.Unlock()
 	w.logger.Info("cluster: a team's input is consumed again", "team_id", id)
 }

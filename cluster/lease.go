@@ -1,17 +1,14 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,6 +29,9 @@ type lease struct {
 	Until    time.Time `json:"until"`
 	Template string    `json:"template,omitempty"` // the template the team was made from
 	Stopped  bool      `json:"stopped,omitempty"`  // stopped on purpose: resume it nowhere
+	// Passive: the team is stopped while idle (Config.IdleAfter), held by
+	// no worker, and activated by its next input.
+	Passive bool `json:"passive,omitempty"`
 	// Instance is the Worker that stored the lease (a random id per
 	// Worker: two with the same Owner are told apart).
 	Instance string `json:"instance,omitempty"`
@@ -52,6 +52,11 @@ type presence struct {
 	Templates []string  `json:"templates"`
 	Subject   string    `json:"subject"`
 	Until     time.Time `json:"until"`
+	// Teams is how many teams the worker runs (not its passive ones), as
+	// of the presence's last store (every beat and every Create): the
+	// load Client.Create places by (nil from an earlier version: counted
+	// from the leases then).
+	Teams *int `json:"teams,omitempty"`
 
 	key string // its key and revision in the bucket (readBucket)
 	rev uint64
@@ -119,44 +124,46 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 				continue // the watcher's end of the initial values
 			}
 			seen = max(seen, e.Revision())
-			k := e.Key()
-			if e.Revision() < revs[k] {
-				continue // delivered again (the watcher's consumer was reset): an older value
-			}
-			delete(teams, k)
-			delete(workers, k)
-			revs[k] = e.Revision()
-			if e.Operation() != jetstream.KeyValuePut {
-				continue // deleted
-			}
-			if strings.HasPrefix(k, presencePrefix) {
-				var p presence
-				if json.Unmarshal(e.Value(), &p) == nil {
-					p.key, p.rev = k, e.Revision()
-					workers[k] = p
-				}
-				continue
-			}
-			var l lease
-			if id, err := uuid.Parse(k); err == nil && json.Unmarshal(e.Value(), &l) == nil {
-				teams[k] = teamLease{id: id, rev: e.Revision(), lease: l}
-			}
+			applyEntry(e, teams, workers, revs)
 		}
 	}
-	byRev := func(a, b string) int { return cmp.Compare(revs[a], revs[b]) }
-	ts := make([]teamLease, 0, len(teams))
-	for _, k := range slices.SortedFunc(maps.Keys(teams), byRev) {
-		ts = append(ts, teams[k])
-	}
-	ws := make([]presence, 0, len(workers))
-	for _, k := range slices.SortedFunc(maps.Keys(workers), byRev) {
-		ws = append(ws, workers[k])
-	}
+	ts, ws := byRevision(teams, workers, revs)
 	return ts, ws, nil
+}
+
+// readPresences reads the workers' presences alone (a watch of their keys,
+// not of the whole bucket): O(workers), whatever the number of teams. A
+// presence stored during the read may be missed (the watcher's end of the
+// initial values can come early: see readBucket); placement then picks
+// among the others.
+func readPresences(ctx context.Context, kv jetstream.KeyValue) ([]presence, error) {
+	watch, err := kv.Watch(ctx, presencePrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = watch.Stop() }()
+	teams, workers, revs := map[string]teamLease{}, map[string]presence{}, map[string]uint64{}
+	for {
+		select {
+		case e := <-watch.Updates():
+			if e == nil {
+				_, ws := byRevision(teams, workers, revs)
+				return ws, nil
+			}
+			applyEntry(e, teams, workers, revs)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // leases returns the leases bucket of cfg, made when missing.
 func leases(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.KeyValue, error) { return leasesOnce(ctx, js, cfg) })
+}
+
+// leasesOnce is one try of leases.
+func leasesOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: cfg.bucketName(), Description: "akgentic team leases",
 		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, History: 1,
@@ -180,7 +187,16 @@ func (w *Worker) unique(ctx context.Context) error {
 		return err
 	}
 	key := presenceKey(w.cfg.Owner)
-	e, err := w.kv.Get(ctx, key)
+	e, err := untilReady(ctx, func(ctx context.Context) (jetstream.KeyValueEntry, error) {
+		e, err := w.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, nil // told apart below
+		}
+		return e, err
+	})
+	if err == nil && e == nil {
+		err = jetstream.ErrKeyNotFound
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		_, err = w.kv.Create(ctx, key, data)
@@ -223,8 +239,11 @@ func (w *Worker) presence() ([]byte, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	w.mu.Lock()
+	n := len(w.teams)
+	w.mu.Unlock()
 	return json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
-		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC()})
+		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC(), Teams: &n})
 }
 
 // newLease is this worker's lease of a team of template, ending a lease

@@ -74,9 +74,12 @@ type Ledger struct {
 	low       uint64               // no record below this index is unacknowledged
 	retry     []*nats.Msg          // failed publishes to send again
 	restoring bool
-	fenced    bool // JetStream refused a record: another owner claimed the team
-	broken    bool // a record was lost: publish nothing more
-	stopping  bool // OnStop has begun
+	fenced    bool               // JetStream refused a record: another owner claimed the team
+	broken    bool               // a record was lost: publish nothing more
+	stopping  bool               // OnStop has begun
+	cut       bool               // the worker stops the team to hand it over: later records are not published (cut)
+	lastRec   time.Time          // when the last record came (idle)
+	open      map[uuid.UUID]bool // messages received whose turn has not closed (idle)
 	err       error
 	lost      uint64 // records not stored: refused, past the window, failed for good
 	warn      string // a warning for the team, not yet emitted
@@ -126,6 +129,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		kick:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
+	l.lastRec = time.Now()
 	l.emitCtx, l.emitStop = context.WithCancel(context.Background())
 	if l.pub, err = publisherFor(nc, cfg.AckTimeout); err != nil {
 		l.emitStop()
@@ -195,9 +199,25 @@ func (l *Ledger) OnMessage(msg message.Message) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.restoring:
+	if l.restoring {
 		return // already in the stream
+	}
+	l.lastRec = time.Now()
+	switch m := msg.(type) {
+	case *message.ReceivedMessage:
+		if l.open == nil {
+			l.open = map[uuid.UUID]bool{}
+		}
+		l.open[m.MessageID] = true
+	case *message.ProcessedMessage:
+		delete(l.open, m.MessageID)
+	case *message.HandledMessage:
+		delete(l.open, m.MessageID)
+	}
+	if _, closing := closes(msg); closing && l.cut {
+		return // a turn that ends after the cut: not closed in the ledger, run again by the next holder (cutAt)
+	}
+	switch {
 	case l.fenced || l.broken:
 		l.lost++
 		return
@@ -314,6 +334,39 @@ func encode(msg message.Message) (b []byte, err error) {
 		return nil, fmt.Errorf("cluster: encode %s: %w", message.TypeName(msg), err)
 	}
 	return b, nil
+}
+
+// idleFor reports whether the team has no turn running (every message
+// received closed) and has written no record for d, every record
+// acknowledged.
+func (l *Ledger) idleFor(d time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.open) == 0 && time.Since(l.lastRec) >= d && !l.pendingLocked(l.next-1) && !l.fenced && !l.broken
+}
+
+// touch counts the team active now (its inbox just opened: a team
+// restored has the whole of IdleAfter before it passivates).
+func (l *Ledger) touch() {
+	l.mu.Lock()
+	l.lastRec = time.Now()
+	l.mu.Unlock()
+}
+
+// cutAt marks the team handed over, before the worker stops it (Close, a
+// lease it could not renew, a passivation): from now on a record closing
+// a message (ProcessedMessage, HandledMessage) is not published, and every
+// other record is, the team's stop flushing them. A turn the stop cuts
+// (or that ends during it) is thus not closed in the ledger: its input is
+// not acknowledged, and the team's next holder runs it again (at least
+// once). Without the cut, the cut turn's ProcessedMessage would close the
+// input, and it would never run. The records after a closing one (the
+// turn's state checkpoint follows its ProcessedMessage) are kept, so a
+// turn that ended before the cut loses nothing.
+func (l *Ledger) cutAt() {
+	l.mu.Lock()
+	l.cut = true
+	l.mu.Unlock()
 }
 
 // SetRestoring is the orchestrator's hook around a restore replay: the

@@ -19,7 +19,7 @@ import (
 func fewest(teams []teamLease, workers []presence, template string, now time.Time) (presence, bool) {
 	load := map[string]int{}
 	for _, x := range teams {
-		if !x.Stopped {
+		if !x.Stopped && !x.Passive {
 			load[x.Owner]++
 		}
 	}
@@ -41,6 +41,31 @@ func fewest(teams []teamLease, workers []presence, template string, now time.Tim
 	return best, least >= 0
 }
 
+// lightest returns the live worker serving the template with the fewest
+// teams running by its presence (presence.Teams), a tie broken at random;
+// false when no live worker serves it, or one of them does not say its
+// load (an earlier version: fewest, from the leases, decides then).
+func lightest(workers []presence, template string, now time.Time) (p presence, ok, known bool) {
+	least, ties := -1, 0
+	for _, w := range workers {
+		if !w.Until.After(now) || !slices.Contains(w.Templates, template) {
+			continue
+		}
+		if w.Teams == nil {
+			return presence{}, false, false
+		}
+		switch n := *w.Teams; {
+		case least < 0 || n < least:
+			p, least, ties = w, n, 1
+		case n == least:
+			if ties++; rand.IntN(ties) == 0 {
+				p = w
+			}
+		}
+	}
+	return p, least >= 0, true
+}
+
 // taker is a worker as its takeover scan sees it.
 type taker struct {
 	owner     string
@@ -58,8 +83,8 @@ type taker struct {
 // A team is to resume when its lease ended and its owner is dead, or ended
 // more than a lease ago (its live owner lost it), or is me's and not run
 // by me; a live owner's lease that just ended is left to its owner, whose
-// renewals may lag. Stopped teams, teams of other templates and teams me
-// is waiting on (waiting) are neither.
+// renewals may lag. Stopped teams, passive ones, teams of other templates
+// and teams me is waiting on (waiting) are neither.
 func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (map[string][]teamLease, map[string]int) {
 	serving := map[string]map[string]bool{} // template: the live workers serving it
 	for name := range me.templates {
@@ -82,7 +107,7 @@ func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (
 	for _, x := range teams {
 		ended := !x.Until.After(now)
 		switch {
-		case x.Stopped || serving[x.Template] == nil: // a team of another template is left to a worker that has it
+		case x.Stopped || x.Passive || serving[x.Template] == nil: // a team of another template is left to a worker that has it; a passive one waits for input (takeExpired)
 		case ended && me.waiting[x.id]:
 		case x.Owner == me.owner && ended && !me.running[x.id]: // me's, not run by me
 			todo[x.Template] = append(todo[x.Template], x)

@@ -247,3 +247,29 @@ func TestFewestCases(t *testing.T) {
 		})
 	}
 }
+
+// lightest places by the load each live worker's presence states: the
+// fewest running teams, dead workers and those without the template left
+// out; a presence without a count (an earlier version) hands the choice to
+// fewest.
+func TestLightestRule(t *testing.T) {
+	now := time.Now()
+	n := func(k int) *int { return &k }
+	live, dead := now.Add(time.Minute), now.Add(-time.Minute)
+	ws := []presence{
+		{Owner: "busy", Templates: []string{"a"}, Until: live, Teams: n(9)},
+		{Owner: "dead", Templates: []string{"a"}, Until: dead, Teams: n(0)},
+		{Owner: "other", Templates: []string{"b"}, Until: live, Teams: n(0)},
+		{Owner: "light", Templates: []string{"a"}, Until: live, Teams: n(2)},
+	}
+	if p, ok, known := lightest(ws, "a", now); !ok || !known || p.Owner != "light" {
+		t.Fatalf("lightest = %q, %v, %v; want light", p.Owner, ok, known)
+	}
+	if _, ok, known := lightest(ws, "c", now); ok || !known {
+		t.Fatalf("no worker serves c: ok %v, known %v; want false, true", ok, known)
+	}
+	old := append(ws, presence{Owner: "old", Templates: []string{"a"}, Until: live})
+	if _, _, known := lightest(old, "a", now); known {
+		t.Fatal("a presence without its count: known; want the leases to decide")
+	}
+}

@@ -47,6 +47,8 @@ func (w *Worker) renew(quit context.Context) {
 	if err != nil {
 		w.logger.Warn("cluster: presence renewal failed", "error", err)
 	}
+	w.renewing.RLock()
+	defer w.renewing.RUnlock()
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
 	w.mu.Unlock()
@@ -193,6 +195,9 @@ func (w *Worker) lose(id uuid.UUID, o *owned, why string, err error) {
 		w.logger.Info("cluster: stopping a team: "+why, "team_id", id)
 	} else {
 		w.logger.Error("cluster: stopping a team this worker no longer holds: "+why, "team_id", id, "error", err)
+	}
+	if err != nil {
+		o.ledger.cutAt() // not its own any more: a turn the stop cuts runs again on the next holder
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // ask for the stop; do not wait for it

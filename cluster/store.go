@@ -48,6 +48,11 @@ var (
 // too old, no permission) the stream is used as it is, and a Ledger on it
 // keeps one record in flight when it is replicated (logged).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	return untilReady(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStreamOnce(ctx, js, cfg) })
+}
+
+// ensureStreamOnce is one try of ensureStream.
+func ensureStreamOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:               cfg.Stream,
@@ -56,6 +61,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		Storage:            jetstream.FileStorage,
 		Replicas:           cfg.Replicas,
 		AllowAtomicPublish: true,
+		MaxConsumers:       streamConsumers,
 	})
 	if err == nil {
 		return st, nil
@@ -72,6 +78,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		if !slices.Contains(have, s) {
 			return nil, fmt.Errorf("cluster: stream %s exists with subjects %v, without %s", cfg.Stream, have, s)
 		}
+	}
+	if st, err = boundConsumers(ctx, js, st, cfg); err != nil {
+		return nil, err
 	}
 	if sc := st.CachedInfo().Config; !sc.AllowAtomicPublish {
 		sc.AllowAtomicPublish = true
@@ -221,10 +230,11 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	if err != nil {
 		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}})
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}, InactiveThreshold: readIdle})
 	if err != nil {
 		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
 	}
+	defer dropOrdered(st, cons)
 	var recs []indexed
 	var bad error
 	empty := 0
@@ -276,6 +286,27 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	}
 	return inOrder(recs, subj, bad)
 }
+
+// readIdle is how long the server keeps the ordered consumer of a read
+// or a watch whose process went away without deleting it.
+const readIdle = 30 * time.Second
+
+// dropOrdered deletes an ordered consumer once its read is done (the
+// server would keep it for its inactivity threshold, and thousands of
+// restores at once would fill the stream's bound of consumers). Its
+// context is its own: a read ended by its context still deletes it.
+func dropOrdered(st jetstream.Stream, cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	defer cancel()
+	_ = st.DeleteConsumer(ctx, info.Name) // a failure: it ends after readIdle
+}
+
+// dropTimeout bounds the deletion of a read's consumer.
+const dropTimeout = 5 * time.Second
 
 // decodeRecord decodes one stored record.
 func decodeRecord(h nats.Header, data []byte, seq uint64) (indexed, error) {

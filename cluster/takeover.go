@@ -42,7 +42,7 @@ func (w *Worker) takeovers(ctx context.Context) {
 	}
 }
 
-// takeExpired reads every lease and takes over, for each of this
+// takeExpired reads every lease (the worker's view of the bucket) and takes over, for each of this
 // worker's templates, up to its fair share of the teams whose lease ended
 // (fairShare), in a random order. It returns when the earliest lease
 // still running of another worker's team of these templates ends (zero
@@ -51,7 +51,11 @@ func (w *Worker) takeovers(ctx context.Context) {
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
 	defer cancel()
-	teams, workers, err := readBucket(ctx, w.kv)
+	teams, workers, ok := w.view.list()
+	var err error
+	if !ok { // the view not filled yet: one read of the bucket
+		teams, workers, err = readBucket(ctx, w.kv)
+	}
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
 	}
@@ -66,6 +70,18 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 	for template, xs := range todo {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
 		w.takeSome(life, xs, share[template])
+	}
+	// Passive teams with input whose wake was lost: any worker serving
+	// the template takes them (the lease's compare-and-set decides).
+	if pending := w.pendingInput(ctx, teams); len(pending) > 0 {
+		var xs []teamLease
+		for _, x := range teams {
+			if x.Passive && !x.Stopped && pending[x.id] && me.templates[x.Template] {
+				xs = append(xs, x)
+			}
+		}
+		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+		w.takeSome(life, xs, len(xs))
 	}
 	return nextEnd(me, teams, now)
 }
@@ -169,6 +185,21 @@ const restoreTimeout = 5 * time.Minute
 // decode, a Build error...) has its lease released with the failure
 // (TeamInfo.Error) and is tried again by this worker after a backoff.
 func (w *Worker) take(ctx context.Context, x teamLease) bool {
+	w.mu.Lock()
+	_, running := w.teams[x.id]
+	busy := running || w.taking[x.id] // a wake and a scan at once, say
+	if !busy {
+		w.taking[x.id] = true
+	}
+	w.mu.Unlock()
+	if busy {
+		return false
+	}
+	defer func() {
+		w.mu.Lock()
+		delete(w.taking, x.id)
+		w.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, max(restoreTimeout, w.cfg.Lease))
 	defer cancel()
 	l := w.newLease(x.Template)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -240,6 +241,9 @@ func (w warnings) OnMessage(m message.Message) {
 // Ledger (a query drains the team first) and was acknowledged, and
 // returns the records in the stream.
 func acked(ctx context.Context, team *orchestrator.Team, l *Ledger) ([]message.Message, error) {
+	if team == nil || l == nil { // a team its worker no longer runs (its lease lost)
+		return nil, errors.New("no such team on the worker (its lease lost?)")
+	}
 	if err := team.Sync(ctx); err != nil {
 		return nil, err
 	}

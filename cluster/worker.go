@@ -51,8 +51,10 @@ type owned struct {
 	template string
 	inbox    *inbox             // nil until the team's input is consumed
 	noInbox  map[uuid.UUID]bool // opening the inbox failed: renewals try again, with these closed messages
-	rev      uint64             // the lease's revision in the bucket
-	until    time.Time          // the lease's end, as last stored
+	// inboxFails counts the renewals' failed tries to open the inbox
+	inboxFails int
+	rev        uint64    // the lease's revision in the bucket
+	until      time.Time // the lease's end, as last stored
 }
 
 // Worker runs teams for the cluster: it holds a lease on each of its
@@ -102,6 +104,8 @@ type Worker struct {
 	opts   []orchestrator.Option
 	kv     jetstream.KeyValue
 	js     jetstream.JetStream
+	inbox  jetstream.Stream // the teams' input
+	view   *bucketView      // the leases bucket, as its watcher keeps it (view.go)
 	logger *slog.Logger
 	beat   time.Duration
 	scans  uint64 // takeover scans so far (the takeover loop's own)
@@ -112,7 +116,12 @@ type Worker struct {
 	mu      sync.Mutex
 	teams   map[uuid.UUID]*owned
 	backoff map[uuid.UUID]backoff // teams this worker failed to resume
-	closed  bool                  // Close settles the teams: none is registered from now on
+	taking  map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	// renewing is held (read) by a renewal round and (write) by a
+	// passivation: a round never renews, or settles as stopped, a team
+	// being passivated.
+	renewing sync.RWMutex
+	closed   bool // Close settles the teams: none is registered from now on
 
 	// Every goroutine the worker starts, in three groups because Close
 	// ends them in three stages (one group could not tell them apart):
@@ -156,16 +165,19 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ensureInbox(ctx, js, cfg); err != nil {
+	inboxSt, err := ensureInbox(ctx, js, cfg)
+	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
-		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js,
+		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js, inbox: inboxSt,
 		logger:   cfg.Logger.With("worker", cfg.Owner),
 		beat:     cfg.Lease / 3,
 		instance: uuid.NewString(),
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
+		taking:   map[uuid.UUID]bool{},
+		view:     newBucketView(),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
 		acks:     newGroup(context.Background()),
@@ -179,7 +191,11 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
 	w.beats.Go("heartbeat", w.heartbeat)
+	w.work.Go("leases", w.watchBucket)
 	w.work.Go("takeovers", w.takeovers)
+	if cfg.IdleAfter > 0 {
+		w.work.Go("passivations", w.passivations)
+	}
 	return w, nil
 }
 
@@ -224,6 +240,11 @@ func (w *Worker) serve(ctx context.Context) error {
 		}
 		w.subs = append(w.subs, sub)
 		sub, err = w.nc.Subscribe(w.cfg.workerSubject(w.cfg.Owner)+"."+name, w.serveCreate(name))
+		if err != nil {
+			return fmt.Errorf("serve template %q: %w", name, err)
+		}
+		w.subs = append(w.subs, sub)
+		sub, err = w.nc.QueueSubscribe(w.cfg.wakeSubject(name), createQueue, w.serveWake)
 		if err != nil {
 			return fmt.Errorf("serve template %q: %w", name, err)
 		}
@@ -298,6 +319,9 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 		// a renewal would (ended). Told apart before Close's own stop,
 		// which has the same cause.
 		stopped := errors.Is(o.team.StopCause(), orchestrator.ErrStopRequested) || isClosed(o.team.Done())
+		if !stopped {
+			o.ledger.cutAt() // handed over: a turn the stop cuts runs again on the next holder
+		}
 		if err := o.team.Stop(ctx); err != nil {
 			errs = append(errs, err)
 			continue
@@ -321,6 +345,17 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// leaseEnd is the end of the lease of team id this worker last stored;
+// false when it runs no such team.
+func (w *Worker) leaseEnd(id uuid.UUID) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if o, ok := w.teams[id]; ok {
+		return o.until, true
+	}
+	return time.Time{}, false
 }
 
 // team returns a team this worker runs, nil when it runs none with that id.

@@ -277,7 +277,21 @@ func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *
 func (w *Worker) ledgerOf(id uuid.UUID) *Ledger {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.teams[id].ledger
+	if o := w.teams[id]; o != nil {
+		return o.ledger
+	}
+	return nil
+}
+
+// mustLedger is the Ledger of a team w runs; the test fails when w runs
+// no such team.
+func mustLedger(t *testing.T, w *Worker, id uuid.UUID) *Ledger {
+	t.Helper()
+	l := w.ledgerOf(id)
+	if l == nil {
+		t.Fatalf("team %s is not among the worker's", id)
+	}
+	return l
 }
 
 // A worker that starts while another holds a team's lease never runs that
@@ -292,7 +306,7 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimSeq := w1.ledgerOf(team.ID()).claimSeq
+	claimSeq := mustLedger(t, w1, team.ID()).claimSeq
 
 	scans := make(chan struct{}, 16)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "second", scanned: func() {
@@ -320,7 +334,7 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 	if w2.team(team.ID()) != nil {
 		t.Fatal("the second worker runs a team whose lease the first holds")
 	}
-	last, err := w1.ledgerOf(team.ID()).st.GetLastMsgForSubject(ctx, w1.cfg.claimsSubject(team.ID()))
+	last, err := mustLedger(t, w1, team.ID()).st.GetLastMsgForSubject(ctx, w1.cfg.claimsSubject(team.ID()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// SendOnce with the caller's key is idempotent: sent again with the same key
+// (a retry after a lost answer) it returns the same input id, and the input
+// runs once; another key is another input.
+func TestSendOnceRunsOnce(t *testing.T) {
+	ctx, _, c, w, id := teamOnW1(t)
+	first, err := c.SendOnce(ctx, id, "request-1", "a", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.SendOnce(ctx, id, "request-1", "a", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Fatalf("SendOnce with the same key: input %s, then %s; want the same", first, again)
+	}
+	other, err := c.SendOnce(ctx, id, "request-2", "a", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == first {
+		t.Fatal("SendOnce with another key gave the same input id")
+	}
+	waitInputs(t, ctx, w.inputs, first, other)
+	if got, calls := total(t, ctx, w.sys, w.team(id), "a"); got != 6 || calls != 3 {
+		t.Fatalf("a: total %d after %d calls; want 6 after 3 (two inputs once each, then one more)", got, calls)
+	}
+	if _, err := c.SendOnce(ctx, id, "", "a", "hello"); err == nil {
+		t.Fatal("SendOnce with an empty key: no error")
+	}
+}
+
+// Watch yields a team's records in the team's own record order, whatever
+// order the stream holds them in: records stored out of order (a publish
+// retried after a later one was stored) come in index order, an index stored
+// twice comes once, and an old owner's records after a hole, which the next
+// owner wrote over, never come.
+func TestWatchInRecordOrder(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	team := uuid.New()
+	data, err := json.Marshal(lease{Owner: "nobody", Template: "counters", Until: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.kv.Create(ctx, team.String(), data); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Config{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[string]message.Message{}
+	publish := func(claim uint64, index uint64, name string) {
+		t.Helper()
+		m := message.NewUserMessage(name)
+		if recs[name] != nil {
+			m = recs[name].(*message.UserMessage) // the same record again
+		} else {
+			m.ID = uuid.New()
+			recs[name] = m
+		}
+		b, err := message.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: cfg.recordsSubject(team), Data: b, Header: nats.Header{
+			indexHeader:                             {strconv.FormatUint(index, 10)},
+			jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(claim, 10)},
+			jetstream.ExpectedLastSubjSeqSubjHeader: {cfg.claimsSubject(team)},
+		}}
+		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one, err := claimTeam(ctx, c.js, c.ledger, cfg, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(one, 2, "r2") // stored before r1: r1's publish was retried
+	publish(one, 1, "r1")
+	publish(one, 1, "r1")   // stored twice
+	publish(one, 4, "old4") // after a hole (3 never stored): an orphan
+	two, err := claimTeam(ctx, c.js, c.ledger, cfg, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(two, 3, "r3") // the next owner resumed from record 2
+	publish(two, 5, "r5")
+	publish(two, 4, "r4")
+
+	for _, tc := range []struct {
+		from uint64
+		want []string
+	}{{0, []string{"r1", "r2", "r3", "r4", "r5"}}, {3, []string{"r3", "r4", "r5"}}} {
+		wctx, stop := context.WithCancel(ctx)
+		var got []string
+		for m, err := range c.Watch(wctx, team, tc.from) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m.(*message.UserMessage).Content)
+			if len(got) == len(tc.want) {
+				stop()
+			}
+		}
+		stop()
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("Watch from %d: %v; want %v", tc.from, got, tc.want)
+		}
+	}
+}

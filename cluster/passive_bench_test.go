@@ -1,0 +1,247 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// benchWorker is a worker of the passivation benchmarks on an embedded
+// server (R1), passivating teams idle for idle (0: never), with the
+// hooks' channels.
+type benchWorker struct {
+	w          *Worker
+	c          *Client
+	inputs     chan uuid.UUID
+	passivated chan uuid.UUID
+}
+
+func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer int) *benchWorker {
+	b.Helper()
+	if url := os.Getenv(benchURLEnv); url != "" { // a server of its own process: the figures are the worker's alone
+		nc, err := nats.Connect(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(nc.Close)
+		return benchOn(b, ctx, nc, "bench-"+uuid.NewString()[:8], idle, buffer)
+	}
+	e, err := RunEmbedded(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	nc := connectB(b, e)
+	b.Cleanup(nc.Close)
+	return benchOn(b, ctx, nc, "bench", idle, buffer)
+}
+
+// benchURLEnv, when set, is the URL of a NATS server (JetStream on) the
+// benchmarks use instead of an embedded one, e.g. a nats-server process
+// built from the module (go build -o /tmp/nats-server
+// github.com/nats-io/nats-server/v2; /tmp/nats-server -js -sd DIR).
+const benchURLEnv = "AKGENTIC_BENCH_NATS_URL"
+
+// benchOn starts a benchWorker named owner on nc.
+func benchOn(b *testing.B, ctx context.Context, nc *nats.Conn, owner string, idle time.Duration, buffer int) *benchWorker {
+	b.Helper()
+	bw := &benchWorker{inputs: make(chan uuid.UUID, buffer), passivated: make(chan uuid.UUID, buffer)}
+	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
+	b.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
+	cfg := Config{Logger: discard, Owner: owner, IdleAfter: idle,
+		inputDone:  func(id uuid.UUID) { bw.inputs <- id },
+		passivated: func(id uuid.UUID) { bw.passivated <- id },
+	}
+	var err error
+	if bw.w, err = StartWorker(ctx, nc, sys, cfg, counters); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = bw.w.Close(context.Background()) })
+	if bw.c, err = NewClient(ctx, nc, Config{}); err != nil {
+		b.Fatal(err)
+	}
+	return bw
+}
+
+// wait waits for id on ch.
+func waitB(b *testing.B, ctx context.Context, ch chan uuid.UUID, id uuid.UUID) {
+	b.Helper()
+	for {
+		select {
+		case got := <-ch:
+			if got == id {
+				return
+			}
+		case <-ctx.Done():
+			b.Fatalf("team or input %s: nothing within the bound", id)
+		}
+	}
+}
+
+// history writes n warning records into a running team's ledger, every
+// one acknowledged.
+func history(b *testing.B, ctx context.Context, w *Worker, id uuid.UUID, n int) {
+	b.Helper()
+	t := w.team(id)
+	if t == nil {
+		b.Fatal("the team does not run")
+	}
+	for i := range n {
+		m := &message.WarningMessage{}
+		m.ContentType, m.Content = "text/plain", fmt.Sprint("history ", i)
+		if err := t.Emit(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := acked(ctx, t, w.ledgerOf(id)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkActivation measures an input to a passive team until its turn
+// is durable (the input acknowledged): the wake, the restore from the
+// stream (the whole ledger: no snapshots yet), the inbox consumer made
+// again, the turn. Compare BenchmarkActiveInput, the same input to a team
+// that runs. p50 and p99 are reported in ms.
+func BenchmarkActivation(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprint("history=", n), func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			// The history on a worker that never passivates; closed, it
+			// hands the team to one that passivates it once idle.
+			first := startBench(b, ctx, 0, 16)
+			id, err := first.c.Create(ctx, "counters", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			history(b, ctx, first.w, id, n)
+			if err := first.w.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+			bw := benchOn(b, ctx, first.w.nc, "idle", 5*time.Millisecond, 16)
+			var lat []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				waitB(b, ctx, bw.passivated, id)
+				b.StartTimer()
+				start := time.Now()
+				in, err := bw.c.Send(ctx, id, "a", "wake up")
+				if err != nil {
+					b.Fatal(err)
+				}
+				waitB(b, ctx, bw.inputs, in)
+				lat = append(lat, time.Since(start))
+			}
+			report(b, lat)
+		})
+	}
+}
+
+// BenchmarkActiveInput is BenchmarkActivation's baseline: the same input
+// to a team that runs (never passivated).
+func BenchmarkActiveInput(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bw := startBench(b, ctx, 0, 16)
+	id, err := bw.c.Create(ctx, "counters", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		in, err := bw.c.Send(ctx, id, "a", "hello")
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitB(b, ctx, bw.inputs, in)
+		lat = append(lat, time.Since(start))
+	}
+	report(b, lat)
+}
+
+// report adds the p50 and p99 of lat, in ms.
+func report(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	ms := func(q float64) float64 {
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(ms(0.5), "p50-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+}
+
+// BenchmarkPassiveTeams creates b.N teams on one worker, each passivated
+// after its first input, and reports the create time per team, the heap
+// and goroutines left per passive team (worker and embedded server in one
+// process: an upper bound of the worker's) and the process's CPU while
+// they all sleep (over idleWindow).
+func BenchmarkPassiveTeams(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	bw := startBench(b, ctx, 20*time.Millisecond, b.N+16)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	goroutines := runtime.NumGoroutine()
+	b.ResetTimer()
+	ids := make([]uuid.UUID, 0, b.N)
+	start := time.Now()
+	for range b.N {
+		id, err := bw.c.Create(ctx, "counters", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+		if _, err := bw.c.Send(ctx, id, "a", "first turn"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	create := time.Since(start)
+	b.StopTimer()
+	left := map[uuid.UUID]bool{}
+	for _, id := range ids {
+		left[id] = true
+	}
+	for len(left) > 0 {
+		select {
+		case id := <-bw.passivated:
+			delete(left, id)
+		case <-ctx.Done():
+			b.Fatalf("%d teams not passivated", len(left))
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(create.Microseconds())/1000/float64(b.N), "create-ms/team")
+	b.ReportMetric((float64(after.HeapInuse)-float64(before.HeapInuse))/float64(b.N), "heap-B/passive-team")
+	b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(b.N), "goroutines/passive-team")
+	var r0, r1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	t0 := time.Now()
+	<-time.After(idleWindow) // a measure of idleness over a window, not a synchronisation
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) * time.Nanosecond
+	b.ReportMetric(100*cpu.Seconds()/time.Since(t0).Seconds(), "idle-cpu-%")
+}
+
+// idleWindow is how long BenchmarkPassiveTeams measures the CPU of its
+// sleeping teams.
+const idleWindow = 3 * time.Second

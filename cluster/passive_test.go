@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// passiveCycles is how many times the passivation test puts its team to
+// sleep and wakes it.
+const passiveCycles = 100
+
+// startIdle starts a worker that passivates its teams idle for a few
+// milliseconds; passivated receives each team it passivated.
+func startIdle(t *testing.T, ctx context.Context, nc *conn, owner string) (w *testWorker, passivated chan uuid.UUID) {
+	t.Helper()
+	tw := &testWorker{resumed: make(chan uuid.UUID, passiveCycles+16), inputs: make(chan uuid.UUID, passiveCycles+16)}
+	passivated = make(chan uuid.UUID, passiveCycles+16)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: owner, IdleAfter: 10 * time.Millisecond,
+		resumed:    func(id uuid.UUID) { tw.resumed <- id },
+		inputDone:  func(id uuid.UUID) { tw.inputs <- id },
+		passivated: func(id uuid.UUID) { passivated <- id },
+	}
+	var err error
+	if tw.Worker, err = StartWorker(ctx, nc.Conn, system(t), cfg, counters); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tw.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return tw, passivated
+}
+
+// waitFor waits for id on ch.
+func waitFor(t *testing.T, ctx context.Context, ch chan uuid.UUID, id uuid.UUID, what string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-ch:
+			if got == id {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("team %s was not %s", id, what)
+		}
+	}
+}
+
+// A team passivated when idle and woken by its next input, again and again,
+// answers every input once: each input is acknowledged once, its turn closed
+// once in the ledger, never run twice; the ledger has no gap and no
+// duplicate; the team's state goes on across the cycles; a passive team
+// holds no goroutine, inbox consumer or place in its worker.
+func TestPassivatedTeamAnswersEveryInputOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 6*testTimeout)
+	defer cancel()
+	e := embedded(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w, passivated := startIdle(t, ctx, nc, "idle")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []uuid.UUID
+	for i := range passiveCycles {
+		waitFor(t, ctx, passivated, id, "passivated")
+		if i == 0 {
+			if w.team(id) != nil {
+				t.Fatal("the passivated team still runs on its worker")
+			}
+			if _, err := c.inbox.Consumer(ctx, inboxConsumer(id)); err != jetstream.ErrConsumerNotFound {
+				t.Fatalf("the passivated team's inbox consumer: %v; want none", err)
+			}
+			teams, err := c.Teams(ctx)
+			if err != nil || len(teams) != 1 || !teams[0].Passive {
+				t.Fatalf("Teams: %+v, %v; want the one team, passive", teams, err)
+			}
+		}
+		in := send(t, ctx, c, id, "a", fmt.Sprint("input ", i))
+		waitInputs(t, ctx, w.inputs, in...)
+		inputs = append(inputs, in...)
+	}
+	select {
+	case extra := <-w.inputs:
+		t.Fatalf("input %s acknowledged twice", extra)
+	default:
+	}
+	waitFor(t, ctx, passivated, id, "passivated")
+	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil { // a gap is an error
+		t.Fatal(err)
+	}
+	assertUnique(t, log)
+	closed := map[uuid.UUID]int{}
+	for _, m := range log {
+		if p, ok := m.(*message.ProcessedMessage); ok {
+			closed[p.MessageID]++
+		}
+	}
+	for _, in := range inputs {
+		if closed[in] != 1 || closed[attemptID(in, 2)] != 0 {
+			t.Fatalf("input %s: its turn closed %d times, rerun %d times; want once, never", in, closed[in], closed[attemptID(in, 2)])
+		}
+	}
+	// The counter's state went on: one more input, then its total.
+	in := send(t, ctx, c, id, "a", "last")
+	waitInputs(t, ctx, w.inputs, in...)
+	waitFor(t, ctx, passivated, id, "passivated") // its stop flushed the turn's state, after its close
+	log, err = ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lastTotal(log); got != 2*(passiveCycles+1) {
+		t.Fatalf("the counter's last total is %d; want %d (every input counted once, across the wakes)", got, 2*(passiveCycles+1))
+	}
+}
+
+// lastTotal is the total in counter a's last state record of the log (-1
+// when none).
+func lastTotal(log []message.Message) int {
+	total := -1
+	for _, m := range log {
+		sc, ok := m.(*message.StateChangedMessage)
+		if !ok || sc.Sender == nil || sc.Sender.Name() != "a" {
+			continue
+		}
+		b, err := json.Marshal(sc.State)
+		var st counterState
+		if err == nil && json.Unmarshal(b, &st) == nil {
+			total = st.Total
+		}
+	}
+	return total
+}
+
+// A passive team whose input came without a wake (its wake lost) is
+// activated by a worker's takeover scan, which finds its pending input.
+func TestPassiveTeamWithoutWakeIsTakenByTheScan(t *testing.T) {
+	ctx := actortest.Context(t)
+	e := embedded(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w, passivated := startIdle(t, ctx, nc, "idle")
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, passivated, id, "passivated")
+	input := uuid.New()
+	m := &nats.Msg{Subject: c.cfg.inboxSubject(id), Data: []byte("no wake"), Header: nats.Header{
+		toHeader: {"a"}, jetstream.MsgIDHeader: {input.String()},
+	}}
+	if _, err := c.js.PublishMsg(ctx, m); err != nil { // Send without its wake
+		t.Fatal(err)
+	}
+	waitInputs(t, ctx, w.inputs, input)
+}

@@ -1,0 +1,56 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
+)
+
+// An owner whose lease of a team has ended by its own clock (its process was
+// paused past it, its renewals lag) starts no turn for the team: an input
+// delivered to it then is left unacknowledged, for whichever worker holds the
+// team, and no member sees it (no model call paid for a team it may no
+// longer hold).
+func TestEndedLeaseStartsNoTurn(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	var logs logCapture
+	sys := system(t)
+	// A long lease: no renewal (every third of it) stores a new end while
+	// the test runs, and no input is delivered again.
+	w, err := StartWorker(ctx, nc.Conn, sys, Config{Logger: logs.logger(), Lease: time.Minute, Owner: "paused"}, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(actortest.Context(t)); err != nil {
+			t.Error(err)
+		}
+	})
+	team, err := w.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.teams[team.ID()].until = time.Now().Add(-time.Second) // as a paused process finds it when it goes on
+	w.mu.Unlock()
+	input := send(t, ctx, c, team.ID(), "a", "while paused")
+	logs.waitLog(t, ctx, "an input is not run: this worker's lease of the team has ended")
+	if _, calls := total(t, ctx, sys, team, "a"); calls != 1 {
+		t.Fatalf("a: %d calls; want 1 (the input %s not run, then one more)", calls, input[0])
+	}
+	cons, err := c.inbox.Consumer(ctx, inboxConsumer(team.ID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(info.NumAckPending)+info.NumPending != 1 {
+		t.Fatalf("the inbox holds %d delivered and %d pending inputs; want the one input still there", info.NumAckPending, info.NumPending)
+	}
+}
