@@ -115,7 +115,8 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 
 // Event is what a [Runner] reports to its Options.Observer: [MessageEvent],
 // [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent],
-// [ClearedEvent] and, when the answers are streamed, [TextDeltaEvent]. The
+// [ClearedEvent], [ApprovalRequestedEvent], [ApprovalGrantedEvent],
+// [ApprovalDeniedEvent] and, when the answers are streamed, [TextDeltaEvent]. The
 // set is closed.
 type Event interface{ llmEvent() }
 
