@@ -314,39 +314,29 @@ func (a *BaseAgent) now() time.Time {
 }
 
 // restoreApprovals gives a restored agent whose run waits the requests it
-// sent the person (from the log), asks again for a call it had not asked
-// about yet, and arms the deadline; a run whose calls were all decided
-// (its resumption cut by a crash) is woken to go on.
+// sent the person and the messages it held (both from the log), asks again
+// for a call it had not asked about yet, and arms the deadline; a run
+// whose calls were all decided (its resumption cut by a crash) is woken to
+// go on.
 func (a *BaseAgent) restoreApprovals(ctx context.Context, c *actor.Context) error {
 	pending := a.runner.Pending()
 	if pending == nil {
 		return nil
 	}
+	if err := a.restoreHeld(ctx, c); err != nil {
+		return err
+	}
 	if len(pending) == 0 {
 		a.armIn(c.Self(), 0)
 		return nil
 	}
-	sent, err := a.team.Messages(ctx, orchestrator.Filter{Sender: c.Self().AgentID(), Type: "SentMessage"})
-	if err != nil {
-		return err
-	}
-	waiting := map[string]bool{}
-	for _, w := range pending {
-		waiting[w.ToolCallID] = true
-	}
-	a.approvals.asked = map[uuid.UUID]string{}
-	askedFor := map[string]bool{}
-	for _, r := range sent {
-		if s, ok := r.(*message.SentMessage); ok {
-			if m, ok := s.Message.(*AgentMessage); ok && m.Approval != nil && waiting[m.Approval.CallID] {
-				a.approvals.asked[m.ID] = m.Approval.CallID
-				askedFor[m.Approval.CallID] = true
-			}
-		}
+	asked := map[string]bool{}
+	for _, call := range a.approvals.asked {
+		asked[call] = true
 	}
 	var unasked []llm.ApprovalRequestedEvent
 	for _, w := range pending {
-		if !askedFor[w.ToolCallID] {
+		if !asked[w.ToolCallID] {
 			unasked = append(unasked, w)
 		}
 	}
@@ -354,6 +344,60 @@ func (a *BaseAgent) restoreApprovals(ctx context.Context, c *actor.Context) erro
 		return a.ask(ctx, c, unasked)
 	}
 	a.arm(c, pending)
+	return nil
+}
+
+// restoreHeld reads the agent's records in the log from its last approval
+// request on: the requests it sent the person for the calls that wait,
+// and the messages it received after them that it held (not an answer to
+// a request, not its own wake-up).
+func (a *BaseAgent) restoreHeld(ctx context.Context, c *actor.Context) error {
+	self := c.Self().AgentID()
+	all, err := a.team.Messages(ctx, orchestrator.Filter{})
+	if err != nil {
+		return err
+	}
+	waiting := map[string]bool{}
+	for _, w := range a.runner.Pending() {
+		waiting[w.ToolCallID] = true
+	}
+	a.approvals.asked = map[uuid.UUID]string{}
+	requests := map[uuid.UUID]bool{} // every approval request the agent sent
+	sent := map[uuid.UUID]*AgentMessage{}
+	var received []uuid.UUID // since the agent's last approval request
+	for _, r := range all {
+		from := r.Envelope().Sender
+		switch m := r.(type) {
+		case *message.SentMessage:
+			am, ok := m.Message.(*AgentMessage)
+			if !ok {
+				continue
+			}
+			sent[am.ID] = am
+			if am.Approval != nil && from != nil && from.AgentID() == self {
+				requests[am.ID] = true
+				if waiting[am.Approval.CallID] {
+					a.approvals.asked[am.ID] = am.Approval.CallID
+				}
+			}
+		case *message.EventMessage:
+			if _, ok := asLLMEvent(m.Event).(llm.ApprovalRequestedEvent); ok && from != nil && from.AgentID() == self {
+				received = received[:0]
+			}
+		case *message.ReceivedMessage:
+			if from != nil && from.AgentID() == self {
+				received = append(received, m.MessageID)
+			}
+		}
+	}
+	for _, id := range received {
+		m := sent[id]
+		switch {
+		case m == nil, m.Sender != nil && m.Sender.AgentID() == self, m.ParentID.Valid && requests[m.ParentID.UUID]:
+			continue // not an AgentMessage, a wake-up, an answer to a request
+		}
+		a.approvals.held = append(a.approvals.held, m)
+	}
 	return nil
 }
 

@@ -320,3 +320,32 @@ func TestDeadlinePassedWhileDownDeniesOnRestore(t *testing.T) {
 		t.Fatalf("still pending: %+v", p)
 	}
 }
+
+// A message held while a call waits is held again by the restored agent,
+// and handled once the call is decided there.
+func TestHeldMessageSurvivesARestore(t *testing.T) {
+	opt, calls := withApproval(t, 0)
+	h := newHarness(t, opt)
+	askedApproval(t, h)
+	h.say(h.manager, agent.Request, "and then tidy the logs")
+	h.barrier()
+	team2, human2, delivered := restored(t, h, h.sub.all())
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "second done")))
+	p := pendingIn(t, team2)
+	if len(p) != 1 {
+		t.Fatalf("pending %+v", p)
+	}
+	decide(t, h, human2, p[0], true, "")
+	if got := next(t, delivered); got.Content != "cleaned up" {
+		t.Fatalf("first answer %q", got.Content)
+	}
+	if got := next(t, delivered); got.Content != "second done" {
+		t.Fatalf("second answer %q", got.Content)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the call ran %d times", calls.Load())
+	}
+	if got := h.lastUser("@Manager", 2); !strings.Contains(got, "and then tidy the logs") {
+		t.Fatalf("the held message reached the model as %q", got)
+	}
+}
