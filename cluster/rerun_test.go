@@ -11,6 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -18,14 +19,15 @@ import (
 const rerunAnswer = "Nobody is missing."
 
 // assistantTeam is a template of a person and an LLM agent, @Assistant,
-// on srv.
-func assistantTeam(srv *llmtest.Server, env *agent.Env) map[string]Template {
+// on srv, with the tool cards given.
+func assistantTeam(srv *llmtest.Server, env *agent.Env, cards ...tool.Card) map[string]Template {
 	return map[string]Template{"assistant": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
 		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
 			return err
 		}
 		cfg := agent.NewConfig("@Assistant", "Assistant")
 		cfg.Model = srv.ModelConfig("gpt-4.1")
+		cfg.Tools = cards
 		_, err := t.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg)
 		return err
 	}}}
