@@ -392,12 +392,22 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 		ev = *e
 	case *llm.CompactedEvent:
 		ev = *e
+	case *llm.ApprovalRequestedEvent:
+		ev = *e
+	case *llm.ApprovalGrantedEvent:
+		ev = *e
+	case *llm.ApprovalDeniedEvent:
+		ev = *e
 	}
 	tu := mb.turn
 	if tu != nil && tu.closing {
 		tu = nil
 	}
 	switch e := ev.(type) {
+	case llm.ApprovalRequestedEvent, llm.ApprovalGrantedEvent, llm.ApprovalDeniedEvent:
+		if tu != nil {
+			s.approval(mb, tu, e, ts)
+		}
 	case llm.UsageEvent:
 		s.usage(mb, tu, e, ts)
 	case llm.ToolCallEvent:
