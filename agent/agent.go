@@ -135,6 +135,9 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	done := false
 	if strings.HasPrefix(m.Content, "/") {
 		done, err = a.slash(ctx, c, m)
+		if done && err == nil { // a /clear drops a waiting run: what it held goes on
+			a.drainHeld(c)
+		}
 	}
 	if !done && err == nil {
 		done, err = a.approvalTurn(ctx, c, m)

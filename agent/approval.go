@@ -205,7 +205,10 @@ func (a *BaseAgent) approvalTurn(ctx context.Context, c *actor.Context, m *Agent
 		}
 	}
 	if a.runner.Pending() == nil {
-		return false, nil
+		a.drainHeld(c) // left by a cancelled turn: they came first
+		if a.runner.Pending() == nil {
+			return false, nil
+		}
 	}
 	a.approvals.held = append(a.approvals.held, m)
 	c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: message held while a tool call waits for approval",
@@ -218,9 +221,9 @@ func (a *BaseAgent) decide(ctx context.Context, c *actor.Context, m *AgentMessag
 	delete(a.approvals.asked, m.ParentID.UUID)
 	approved, reason := parseDecision(m.Content)
 	if err := a.runner.Decide(call, approved, m.Sender.Name(), reason, false); err != nil {
-		if errors.Is(err, llm.ErrNoSuchApproval) { // decided already: its deadline passed
+		if errors.Is(err, llm.ErrNoSuchApproval) { // its deadline passed, or a /clear dropped the run
 			return c.Send(m.Sender, &AgentMessage{Type: Notification, Content: fmt.Sprintf(
-				"%s: that tool call was decided already (its approval deadline passed); your answer changed nothing.", c.Self().Name())})
+				"%s: that tool call no longer waits (decided already when its approval deadline passed, or the context was cleared); your answer changed nothing.", c.Self().Name())})
 		}
 		return err
 	}
@@ -261,9 +264,17 @@ func (a *BaseAgent) resume(ctx context.Context, c *actor.Context) error {
 	a.disarm()
 	tctx, roster := cards.WithTurnRoster(ctx)
 	out, err := llm.Resume(tctx, a.runner, structured)
-	if err := a.endRun(tctx, c, out, err, roster); err != nil {
-		return err
+	err = a.endRun(tctx, c, out, err, roster)
+	if ctx.Err() == nil { // a cancelled turn leaves them for the next one
+		a.drainHeld(c)
 	}
+	return err
+}
+
+// drainHeld handles the messages held while a run waited, in order, as
+// long as no run waits; each one's failure is reported as its turn's
+// would be.
+func (a *BaseAgent) drainHeld(c *actor.Context) {
 	for len(a.approvals.held) > 0 && a.runner.Pending() == nil {
 		m := a.approvals.held[0]
 		a.approvals.held = a.approvals.held[1:]
@@ -271,7 +282,6 @@ func (a *BaseAgent) resume(ctx context.Context, c *actor.Context) error {
 			c.Report(err)
 		}
 	}
-	return nil
 }
 
 // arm sets the wake-up for the earliest deadline of calls.

@@ -237,7 +237,7 @@ func TestApprovalDeadlineDenies(t *testing.T) {
 	}
 	// A late answer changes nothing, and says so.
 	decide(t, h, h.human, req, true, "")
-	if got := h.expectHuman(); !strings.Contains(got.Content, "decided already") {
+	if got := h.expectHuman(); !strings.Contains(got.Content, "no longer waits") {
 		t.Fatalf("a late answer got %q", got.Content)
 	}
 	if calls.Load() != 0 {
@@ -347,5 +347,32 @@ func TestHeldMessageSurvivesARestore(t *testing.T) {
 	}
 	if got := h.lastUser("@Manager", 2); !strings.Contains(got, "and then tidy the logs") {
 		t.Fatalf("the held message reached the model as %q", got)
+	}
+}
+
+// A /clear while a call waits drops the waiting run with the history: the
+// call never runs, the messages it held are handled at once, and a late
+// answer is told it changed nothing.
+func TestClearWhileACallWaits(t *testing.T) {
+	opt, calls := withApproval(t, 0)
+	h := newHarness(t, opt)
+	req := askedApproval(t, h)
+	h.say(h.manager, agent.Request, "and then tidy the logs")
+	h.say(h.manager, agent.Request, "/clear")
+	if got := h.expectHuman(); !strings.Contains(got.Content, "Cleared") {
+		t.Fatalf("the clear answered %q", got.Content)
+	}
+	if got := h.expectHuman(); got.Content != "cleaned up" { // the model's next scripted answer
+		t.Fatalf("the held message's answer %q", got.Content)
+	}
+	if p := h.srv.RequestsFor("@Manager"); len(p) != 2 {
+		t.Fatalf("%d model requests, want 2", len(p))
+	}
+	decide(t, h, h.human, req, true, "")
+	if got := h.expectHuman(); !strings.Contains(got.Content, "no longer waits") {
+		t.Fatalf("a late answer got %q", got.Content)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the dropped call ran")
 	}
 }
