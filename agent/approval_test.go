@@ -375,4 +375,7 @@ func TestClearWhileACallWaits(t *testing.T) {
 	if calls.Load() != 0 {
 		t.Fatal("the dropped call ran")
 	}
+	if p := pendingIn(t, h.team); len(p) != 0 {
+		t.Fatalf("the dropped call is still pending: %+v", p)
+	}
 }

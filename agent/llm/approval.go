@@ -191,6 +191,19 @@ func (r *Runner) Decide(callID string, approved bool, by, reason string, expired
 	return nil
 }
 
+// dropPaused drops a paused run: each call still waiting is denied
+// (its ApprovalDeniedEvent says why), none runs.
+func (r *Runner) dropPaused(why string) {
+	p := r.paused
+	if p == nil {
+		return
+	}
+	for _, w := range p.pending().Calls {
+		r.emit(ApprovalDeniedEvent{RunID: p.id, ToolName: w.ToolName, ToolCallID: w.ToolCallID, Reason: why})
+	}
+	r.paused = nil
+}
+
 // refusal is the tool result the model gets for a denied call.
 func refusal(tool, by, reason string, expired bool, timeout time.Duration) string {
 	var b strings.Builder

@@ -283,6 +283,9 @@ func TestClearDropsAPausedRun(t *testing.T) {
 	if h.runner.Pending() != nil {
 		t.Fatal("a cleared runner still waits")
 	}
+	if d := eventsOf[llm.ApprovalDeniedEvent](h.rec); len(d) != 1 || d[0].ToolCallID != "c1" || !strings.Contains(d[0].Reason, "cleared") {
+		t.Fatalf("the dropped call's denials %+v, want one saying the context was cleared", d)
+	}
 	h.mustRun("start over")
 	if calls.Load() != 0 {
 		t.Fatal("the dropped call ran")

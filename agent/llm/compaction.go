@@ -193,7 +193,8 @@ func transcript(msgs []Message) string {
 // on the next run.". The [ClearedEvent] it emits carries the count.
 func (r *Runner) Clear() string {
 	n := len(r.history)
-	r.history, r.paused = nil, nil // a paused run's calls go with the history
+	r.dropPaused("the conversation context was cleared") // its calls go with the history
+	r.history = nil
 	r.emit(ClearedEvent{ClearedMessageCount: n})
 	return fmt.Sprintf("Cleared %d message(s); system prompt regenerates on the next run.", n)
 }
