@@ -25,6 +25,10 @@ type Approval struct {
 	// JSON): true waits for approval. A tool in Always waits whatever its
 	// predicate says.
 	When map[string]func(args json.RawMessage) bool
+	// Destructive makes every call wait of every tool its author says may
+	// delete or overwrite (llm.Tool.Destructive: an MCP tool's
+	// destructiveHint), whatever its name.
+	Destructive bool
 	// Timeout, when positive, denies a call nobody decided on within it
 	// (the model is told it was not approved in time). Zero: a call waits
 	// until a person decides.
@@ -36,7 +40,7 @@ type Approval struct {
 // a card may share, are left alone); the others are returned as they
 // are. A nil Approval marks nothing.
 func (a *Approval) Mark(tools []*llm.Tool) []*llm.Tool {
-	if a == nil || (len(a.Always) == 0 && len(a.When) == 0) {
+	if a == nil || (len(a.Always) == 0 && len(a.When) == 0 && !a.Destructive) {
 		return tools
 	}
 	out := make([]*llm.Tool, len(tools))
@@ -45,7 +49,7 @@ func (a *Approval) Mark(tools []*llm.Tool) []*llm.Tool {
 		if t == nil {
 			continue
 		}
-		always := slices.Contains(a.Always, t.Name)
+		always := slices.Contains(a.Always, t.Name) || (a.Destructive && t.Destructive)
 		when := a.When[t.Name]
 		if !always && when == nil {
 			continue

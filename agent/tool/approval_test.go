@@ -56,3 +56,17 @@ func TestApprovalMarksToolsByName(t *testing.T) {
 		t.Error("a nil Approval marked a tool")
 	}
 }
+
+// Destructive marks the tools their author says may delete or overwrite
+// (an MCP tool's destructiveHint), whatever their names.
+func TestApprovalMarksDestructiveTools(t *testing.T) {
+	rm, ls := named("fs_remove", nil), named("fs_list", nil)
+	rm.Destructive, ls.ReadOnly = true, true
+	got := (&tool.Approval{Destructive: true}).Mark([]*llm.Tool{rm, ls})
+	if got[0].NeedsApproval == nil || !got[0].NeedsApproval(json.RawMessage(`{}`)) {
+		t.Error("a destructive tool does not wait")
+	}
+	if got[1] != ls {
+		t.Error("a read-only tool was marked")
+	}
+}
