@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -72,7 +73,10 @@ func Decision(approve bool, reason string) string {
 // parseDecision reads a person's answer to an approval request (Decision).
 func parseDecision(text string) (approved bool, reason string) {
 	text = strings.TrimSpace(text)
-	first, rest, _ := strings.Cut(text, " ")
+	first, rest := text, ""
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		first, rest = text[:i], text[i:]
+	}
 	switch strings.ToLower(strings.TrimRight(first, ".,:;!")) {
 	case "approve", "approved", "yes", "y", "ok":
 		return true, strings.TrimSpace(rest)

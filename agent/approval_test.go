@@ -379,3 +379,26 @@ func TestClearWhileACallWaits(t *testing.T) {
 		t.Fatalf("the dropped call is still pending: %+v", p)
 	}
 }
+
+// Decision's text reads back as the decision and its reason; any other
+// text denies, never approves unless its first word says so.
+func FuzzDecision(f *testing.F) {
+	f.Add(true, "backed up")
+	f.Add(false, "")
+	f.Add(false, "  not the live database ")
+	f.Add(true, "deny")
+	f.Fuzz(func(t *testing.T, approve bool, reason string) {
+		got, why := agent.ParseDecision(agent.Decision(approve, reason))
+		if got != approve || why != strings.TrimSpace(reason) {
+			t.Fatalf("Decision(%v, %q) reads back as (%v, %q)", approve, reason, got, why)
+		}
+		if ok, _ := agent.ParseDecision(reason); ok {
+			first := strings.ToLower(strings.TrimRight(strings.Fields(reason + " x")[0], ".,:;!"))
+			switch first {
+			case "approve", "approved", "yes", "y", "ok":
+			default:
+				t.Fatalf("%q approves", reason)
+			}
+		}
+	})
+}

@@ -39,3 +39,6 @@ func (g *Guards) TeamsHeld() int {
 	defer g.mu.Unlock()
 	return len(g.teams)
 }
+
+// ParseDecision reads a person's answer to an approval request.
+var ParseDecision = parseDecision
