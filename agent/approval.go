@@ -138,6 +138,10 @@ type approvals struct {
 	asked map[uuid.UUID]string // the request sent to the person -> its call id
 	held  []*AgentMessage      // messages that came while the run waited
 	timer *time.Timer          // the deadline's wake-up, nil for none
+	// rerun is the message of a turn a crash cut (restoreHeld): a durable
+	// inbox delivers it again, and while the run waits that copy is not
+	// held a second time.
+	rerun *AgentMessage
 }
 
 // wakeText is the content of the message an agent sends itself when an
@@ -214,6 +218,12 @@ func (a *BaseAgent) approvalTurn(ctx context.Context, c *actor.Context, m *Agent
 			return false, nil
 		}
 	}
+	if r := a.approvals.rerun; r != nil && r.Type == m.Type && r.Content == m.Content && sameSender(r, m) {
+		a.approvals.rerun = nil
+		c.Logger().LogAttrs(ctx, slog.LevelInfo, "agent: a message a crash cut is delivered again while its tool call waits: not held twice",
+			slog.String("from", senderOf(m.Sender)))
+		return true, nil
+	}
 	a.approvals.held = append(a.approvals.held, m)
 	c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: message held while a tool call waits for approval",
 		slog.String("from", senderOf(m.Sender)), slog.Int("held", len(a.approvals.held)))
@@ -266,6 +276,7 @@ func (a *BaseAgent) wake(ctx context.Context, c *actor.Context) error {
 // messages held while it waited (until a run pauses again).
 func (a *BaseAgent) resume(ctx context.Context, c *actor.Context) error {
 	a.disarm()
+	a.approvals.rerun = nil
 	tctx, roster := cards.WithTurnRoster(ctx)
 	out, err := llm.Resume(tctx, a.runner, structured)
 	err = a.endRun(tctx, c, out, err, roster)
@@ -379,6 +390,7 @@ func (a *BaseAgent) restoreHeld(ctx context.Context, c *actor.Context) error {
 	requests := map[uuid.UUID]bool{} // every approval request the agent sent
 	sent := map[uuid.UUID]*AgentMessage{}
 	var received []uuid.UUID // since the agent's last approval request
+	var cut uuid.UUID        // the agent's last message received and not processed
 	for _, r := range all {
 		from := r.Envelope().Sender
 		switch m := r.(type) {
@@ -401,9 +413,15 @@ func (a *BaseAgent) restoreHeld(ctx context.Context, c *actor.Context) error {
 		case *message.ReceivedMessage:
 			if from != nil && from.AgentID() == self {
 				received = append(received, m.MessageID)
+				cut = m.MessageID
+			}
+		case *message.ProcessedMessage:
+			if from != nil && from.AgentID() == self && m.MessageID == cut {
+				cut = uuid.Nil
 			}
 		}
 	}
+	a.approvals.rerun = sent[cut] // nil when no turn was cut
 	for _, id := range received {
 		m := sent[id]
 		switch {
@@ -413,6 +431,11 @@ func (a *BaseAgent) restoreHeld(ctx context.Context, c *actor.Context) error {
 		a.approvals.held = append(a.approvals.held, m)
 	}
 	return nil
+}
+
+// sameSender reports whether a and b have the same sender.
+func sameSender(a, b *AgentMessage) bool {
+	return a.Sender != nil && b.Sender != nil && a.Sender.AgentID() == b.Sender.AgentID()
 }
 
 // withApproval marks the tools of opts that the team's approval rules

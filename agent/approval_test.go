@@ -17,6 +17,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // deleteCard gives an agent delete_file, which counts its calls in the
@@ -401,4 +402,54 @@ func FuzzDecision(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A crash that cuts the turn that paused (its Processed record not in the
+// log): the durable inbox delivers its message again to the restored
+// agent, whose run waits; that copy is not held a second time, so the
+// approved run answers once and the prompt is not run twice.
+func TestRerunOfThePausingTurnIsNotHeld(t *testing.T) {
+	opt, calls := withApproval(t, 0)
+	h := newHarness(t, opt)
+	req := askedApproval(t, h)
+	h.barrier()
+	var cut []message.Message
+	for _, m := range h.sub.all() {
+		if p, ok := m.(*message.ProcessedMessage); ok && p.MessageID == req.ParentID.UUID {
+			break // the log ends before the pausing turn's Processed record
+		}
+		cut = append(cut, m)
+	}
+	team2, human2, delivered := restored(t, h, cut)
+	manager2, err := team2.Member(actortest.Context(t), "@Manager")
+	if err != nil || manager2 == nil {
+		t.Fatalf("no @Manager (%v)", err)
+	}
+	if err := agent.Say(actortest.Context(t), human2, manager2, agent.NewRequest("clean up the database")); err != nil {
+		t.Fatal(err)
+	}
+	p := pendingIn(t, team2)
+	if len(p) != 1 {
+		t.Fatalf("pending %+v", p)
+	}
+	decide(t, h, human2, p[0], true, "")
+	if got := next(t, delivered); got.Content != "cleaned up" {
+		t.Fatalf("the restored person got %q", got.Content)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the call ran %d times", calls.Load())
+	}
+	// The resumed turn is over (a call queues behind it), and so is
+	// anything it handled after the run.
+	if err := proxy.Do(actortest.Context(t), manager2, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-delivered:
+		t.Fatalf("the person got a second answer %q: the rerun was run", m.Content)
+	default:
+	}
+	if n := len(h.srv.RequestsFor("@Manager")); n != 2 {
+		t.Fatalf("%d model requests, want 2 (the paused one, the one after the approval)", n)
+	}
 }
