@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/agent/tool/search"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 	"github.com/akgentic/akgentic-go/proxy"
@@ -451,5 +454,35 @@ func TestRerunOfThePausingTurnIsNotHeld(t *testing.T) {
 	}
 	if n := len(h.srv.RequestsFor("@Manager")); n != 2 {
 		t.Fatalf("%d model requests, want 2 (the paused one, the one after the approval)", n)
+	}
+}
+
+// A search marked by its tool's name: web_search waits for the person;
+// denied, the model gets the refusal and no search is made.
+func TestSearchWaitsForApproval(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "search.json")
+	if err := os.WriteFile(results, []byte(`{"default":[{"title":"T","url":"https://example.com/","snippet":"S"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(h *harness, c *agent.AgentConfig) {
+		c.Tools = tool.Cards{&search.Card{Provider: "fixed", File: results}}
+		h.env.Guards = &agent.Guards{Approval: &tool.Approval{Always: []string{"web_search"}}}
+	})
+	h.srv.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("s1", "web_search", `{"query":"anything","max_results":1}`)),
+		final(out(agent.Response, "@Human", "searched")),
+	)
+	h.say(h.manager, agent.Request, "look it up")
+	req := h.expectHuman()
+	if req.Approval == nil || req.Approval.Tool != "web_search" {
+		t.Fatalf("@Human got %+v, want the approval of web_search", req)
+	}
+	decide(t, h, h.human, req, false, "no web today")
+	if got := h.expectHuman(); got.Content != "searched" {
+		t.Fatalf("@Human got %q", got.Content)
+	}
+	hist := h.srv.RequestsFor("@Manager")[1].History()
+	if got := hist[len(hist)-1].Text(); !strings.Contains(got, "no web today") || strings.Contains(got, "example.com") {
+		t.Fatalf("the search's result %q, want the refusal and no results", got)
 	}
 }
