@@ -132,18 +132,7 @@ func TestPendingApprovalSurvivesKill9(t *testing.T) {
 	deletions.Store(killKey, new(atomic.Int32))
 	env := approvalEnv()
 	env.HTTPClient = srv.HTTPClient()
-	sys := actor.NewSystem(actor.SystemConfig{})
-	t.Cleanup(func() { actortest.Shutdown(t, sys) })
-	delivered := make(chan *agent.AgentMessage, 4)
-	team, err := orchestrator.Restore(actortest.Context(t), sys, log.Messages, agent.WithEnv(env),
-		agent.WithHumanDelivery(func(m *agent.AgentMessage) { delivered <- m }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	human, err := team.Member(actortest.Context(t), "@Human")
-	if err != nil || human == nil {
-		t.Fatalf("no @Human in the restored team (%v)", err)
-	}
+	team, human, delivered := restoredFrom(t, env, log.Messages)
 	p := pendingIn(t, team)
 	if len(p) != 1 || p[0].Approval.Tool != "delete_file" {
 		t.Fatalf("the restored team's pending approvals %+v", p)

@@ -202,10 +202,18 @@ func TestMessagesWhileACallWaitsAreHeld(t *testing.T) {
 	}
 	h.noHuman()
 	decide(t, h, h.human, req, true, "")
-	if got := h.expectHuman(); got.Content != "cleaned up" {
+	heldHandled(t, h, h.expectHuman, calls)
+}
+
+// heldHandled checks what follows the approval of a call that held a
+// message: the person gets the approved run's answer, then the held
+// message's; the call ran once, and the held message reached the model.
+func heldHandled(t *testing.T, h *harness, next func() *agent.AgentMessage, calls *atomic.Int32) {
+	t.Helper()
+	if got := next(); got.Content != "cleaned up" {
 		t.Fatalf("first answer %q", got.Content)
 	}
-	if got := h.expectHuman(); got.Content != "second done" {
+	if got := next(); got.Content != "second done" {
 		t.Fatalf("second answer %q", got.Content)
 	}
 	if calls.Load() != 1 {
@@ -253,11 +261,17 @@ func TestApprovalDeadlineDenies(t *testing.T) {
 // new system; its person's messages come on the returned channel.
 func restored(t *testing.T, h *harness, msgs []message.Message) (*orchestrator.Team, *message.Address, chan *agent.AgentMessage) {
 	t.Helper()
-	saved := actortest.Reloaded(t, msgs)
+	return restoredFrom(t, h.env, actortest.Reloaded(t, msgs))
+}
+
+// restoredFrom restores a decoded log in a new system, its agents with
+// env; its person's messages come on the returned channel.
+func restoredFrom(t *testing.T, env *agent.Env, saved []message.Message) (*orchestrator.Team, *message.Address, chan *agent.AgentMessage) {
+	t.Helper()
 	sys2 := actor.NewSystem(actor.SystemConfig{})
 	t.Cleanup(func() { actortest.Shutdown(t, sys2) })
 	delivered := make(chan *agent.AgentMessage, 10)
-	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(h.env),
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, saved, agent.WithEnv(env),
 		agent.WithHumanDelivery(func(m *agent.AgentMessage) { delivered <- m }))
 	if err != nil {
 		t.Fatal(err)
@@ -340,18 +354,7 @@ func TestHeldMessageSurvivesARestore(t *testing.T) {
 		t.Fatalf("pending %+v", p)
 	}
 	decide(t, h, human2, p[0], true, "")
-	if got := next(t, delivered); got.Content != "cleaned up" {
-		t.Fatalf("first answer %q", got.Content)
-	}
-	if got := next(t, delivered); got.Content != "second done" {
-		t.Fatalf("second answer %q", got.Content)
-	}
-	if calls.Load() != 1 {
-		t.Fatalf("the call ran %d times", calls.Load())
-	}
-	if got := h.lastUser("@Manager", 2); !strings.Contains(got, "and then tidy the logs") {
-		t.Fatalf("the held message reached the model as %q", got)
-	}
+	heldHandled(t, h, func() *agent.AgentMessage { return next(t, delivered) }, calls)
 }
 
 // A /clear while a call waits drops the waiting run with the history: the

@@ -33,16 +33,7 @@ func TestPendingApprovalSurvivesATakeover(t *testing.T) {
 	)
 	env := &agent.Env{HTTPClient: srv.HTTPClient(), Guards: &agent.Guards{
 		Approval: &tool.Approval{Always: []string{"team_roles"}}}}
-	tmpls := assistantTeam(srv, env, &teamtool.Card{Roles: tool.Capability{Expose: tool.ToolCall}})
-	start := func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
-		cfg := Config{Logger: discard, Lease: testLease, Owner: owner, resumed: func(id uuid.UUID) { resumed <- id }}
-		w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls, agent.WithEnv(env))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Close(context.Background()) }) // the first one's connection is closed
-		return w
-	}
+	start := assistantWorkers(t, ctx, assistantTeam(srv, env, &teamtool.Card{Roles: tool.Capability{Expose: tool.ToolCall}}), env)
 	nc1 := connect(t, e)
 	w1 := start(nc1, "w1", make(chan uuid.UUID, 1))
 	c := client(t, ctx, connect(t, e))

@@ -33,6 +33,21 @@ func assistantTeam(srv *llmtest.Server, env *agent.Env, cards ...tool.Card) map[
 	}}}
 }
 
+// assistantWorkers returns how to start a worker of tmpls, its agents
+// with env, on a connection, named owner, telling resumed of each team it
+// takes over; it is closed when the test ends.
+func assistantWorkers(t *testing.T, ctx context.Context, tmpls map[string]Template, env *agent.Env) func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
+	return func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
+		cfg := Config{Logger: discard, Lease: testLease, Owner: owner, resumed: func(id uuid.UUID) { resumed <- id }}
+		w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls, agent.WithEnv(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close(context.Background()) }) // the first one's connection is closed
+		return w
+	}
+}
+
 // The owner crashes while an agent's turn on a person's input waits for its
 // second model call, the first (a tool call) and the tool's result already in
 // the ledger. The next owner runs the input again (at least once) and the
@@ -55,16 +70,7 @@ func TestRerunDoesNotPayTwice(t *testing.T) {
 		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"`+rerunAnswer+`"}]}`),
 	)
 	env := &agent.Env{HTTPClient: srv.HTTPClient()}
-	tmpls := assistantTeam(srv, env)
-	start := func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
-		cfg := Config{Logger: discard, Lease: testLease, Owner: owner, resumed: func(id uuid.UUID) { resumed <- id }}
-		w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls, agent.WithEnv(env))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Close(context.Background()) }) // the first one's connection is closed
-		return w
-	}
+	start := assistantWorkers(t, ctx, assistantTeam(srv, env), env)
 	nc1 := connect(t, e)
 	w1 := start(nc1, "w1", make(chan uuid.UUID, 1))
 	c := client(t, ctx, connect(t, e))
