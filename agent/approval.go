@@ -155,6 +155,9 @@ func (a *BaseAgent) paused(ctx context.Context, c *actor.Context, err error) (bo
 	if !errors.As(err, &pe) {
 		return false, nil
 	}
+	if len(pe.Calls) == 0 { // every call decided: the run goes on
+		return true, a.resume(ctx, c)
+	}
 	return true, a.ask(ctx, c, pe.Calls)
 }
 

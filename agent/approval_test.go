@@ -489,3 +489,36 @@ func TestSearchWaitsForApproval(t *testing.T) {
 		t.Fatalf("the search's result %q, want the refusal and no results", got)
 	}
 }
+
+// A crash after the decision and before the call ran (the log ends with
+// the approval): the restored agent goes on by itself, and the call runs
+// once.
+func TestDecidedCallRunsAfterARestore(t *testing.T) {
+	opt, calls := withApproval(t, 0)
+	h := newHarness(t, opt)
+	req := askedApproval(t, h)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "answered after the restore")))
+	decide(t, h, h.human, req, true, "")
+	h.expectHuman()
+	h.barrier()
+	var cut []message.Message
+	for _, m := range h.sub.all() {
+		cut = append(cut, m)
+		if ev, ok := m.(*message.EventMessage); ok {
+			if _, ok := ev.Event.(llm.ApprovalGrantedEvent); ok {
+				break // the log ends with the decision
+			}
+		}
+	}
+	calls.Store(0)
+	team2, _, delivered := restored(t, h, cut)
+	if got := next(t, delivered); got.Content != "answered after the restore" {
+		t.Fatalf("the restored person got %q, want the resumed run's answer", got.Content)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the decided call ran %d times after the restore, want once", calls.Load())
+	}
+	if p := pendingIn(t, team2); len(p) != 0 {
+		t.Fatalf("still pending: %+v", p)
+	}
+}

@@ -147,12 +147,16 @@ func (p *pausedRun) pending() *ApprovalPendingError {
 }
 
 // Pending returns the calls a paused run waits for (those without a
-// decision), in call order; nil when no run is paused.
+// decision), in call order: empty, not nil, when every call is decided
+// and the run waits for [Resume]; nil when no run is paused.
 func (r *Runner) Pending() []ApprovalRequestedEvent {
 	if r.paused == nil {
 		return nil
 	}
-	return r.paused.pending().Calls
+	if calls := r.paused.pending().Calls; calls != nil {
+		return calls
+	}
+	return []ApprovalRequestedEvent{}
 }
 
 // ErrNoSuchApproval: [Runner.Decide] was given a call that no paused run
