@@ -193,10 +193,18 @@ func (a *BaseAgent) ask(ctx context.Context, c *actor.Context, calls []llm.Appro
 	return nil
 }
 
+// maxShownArguments is how much of a call's arguments an approval
+// request's text shows (its Approval holds them all).
+const maxShownArguments = 2000
+
 // approvalText is what the person reads in an approval request.
 func approvalText(agent string, w llm.ApprovalRequestedEvent) string {
+	args := w.Arguments
+	if len(args) > maxShownArguments {
+		args = strings.ToValidUTF8(args[:maxShownArguments], "") + fmt.Sprintf("… (%d bytes in all)", len(w.Arguments))
+	}
 	s := fmt.Sprintf("%s asks your approval to call the tool %s with the arguments %s. Answer approve or deny, with a reason if you like.",
-		agent, w.ToolName, w.Arguments)
+		agent, w.ToolName, args)
 	if !w.Deadline.IsZero() {
 		s += " Without an answer by " + w.Deadline.Format(time.RFC3339) + " it is denied."
 	}

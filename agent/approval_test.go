@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -520,5 +521,15 @@ func TestDecidedCallRunsAfterARestore(t *testing.T) {
 	}
 	if p := pendingIn(t, team2); len(p) != 0 {
 		t.Fatalf("still pending: %+v", p)
+	}
+}
+
+// The request's text shows at most 2,000 bytes of the arguments, cut on a
+// character; the Approval holds them all.
+func TestApprovalTextClipsLongArguments(t *testing.T) {
+	long := `{"content":"` + strings.Repeat("é", 3000) + `"}`
+	text := agent.ApprovalText("@Dev", llm.ApprovalRequestedEvent{ToolName: "workspace_write", Arguments: long})
+	if len(text) > 2300 || !strings.Contains(text, "bytes in all)") || !utf8.ValidString(text) {
+		t.Fatalf("the request's text (%d bytes) %q", len(text), text[len(text)-120:])
 	}
 }

@@ -42,3 +42,6 @@ func (g *Guards) TeamsHeld() int {
 
 // ParseDecision reads a person's answer to an approval request.
 var ParseDecision = parseDecision
+
+// ApprovalText is what the person reads in an approval request.
+var ApprovalText = approvalText
