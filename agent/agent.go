@@ -80,6 +80,7 @@ type BaseAgent struct {
 	ctx       context.Context // the actor's context: cancelled when its stop is requested (a turn uses its own, c.Context())
 	chain     []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
 	cancelled bool            // the last turn ended cancelled: the CancelMessage that did it comes next
+	approvals approvals       // the tool calls the person is asked to approve (approval.go)
 }
 
 var (
@@ -134,6 +135,12 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 	done := false
 	if strings.HasPrefix(m.Content, "/") {
 		done, err = a.slash(ctx, c, m)
+		if done && err == nil { // a /clear drops a waiting run: what it held goes on
+			a.drainHeld(c)
+		}
+	}
+	if !done && err == nil {
+		done, err = a.approvalTurn(ctx, c, m)
 	}
 	if !done && err == nil {
 		if err := a.guardLoop(c, m); err != nil {
@@ -220,6 +227,16 @@ func (a *BaseAgent) mayCommand(c *actor.Context, sender *message.Address) bool {
 func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage) error {
 	ctx, roster := cards.WithTurnRoster(ctx)
 	out, err := Act(ctx, a, prefix(m), structured)
+	return a.endRun(ctx, c, out, err, roster)
+}
+
+// endRun ends a turn's run: a run paused for approvals asks the person
+// (approval.go), a run-tier breach gets its conclusion, an answer is
+// routed.
+func (a *BaseAgent) endRun(ctx context.Context, c *actor.Context, out StructuredOutput, err error, roster *cards.TurnRoster) error {
+	if paused, err := a.paused(ctx, c, err); paused {
+		return err
+	}
 	if err != nil {
 		if out, err = a.conclude(ctx, c, err); err != nil {
 			return err

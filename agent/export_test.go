@@ -39,3 +39,9 @@ func (g *Guards) TeamsHeld() int {
 	defer g.mu.Unlock()
 	return len(g.teams)
 }
+
+// ParseDecision reads a person's answer to an approval request.
+var ParseDecision = parseDecision
+
+// ApprovalText is what the person reads in an approval request.
+var ApprovalText = approvalText

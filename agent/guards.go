@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -50,6 +51,10 @@ type Guards struct {
 	// Give several teams the same one to share the provider's limits
 	// across the process.
 	RateLimiter *llm.RateLimiter
+	// Approval marks the tool calls that wait for a person's approval
+	// before they run (always, or by a predicate on their arguments), and
+	// how long they wait: see tool.Approval.
+	Approval *tool.Approval
 
 	mu    sync.Mutex
 	teams map[uuid.UUID]*teamSpend // per team id, while one of its agents runs

@@ -54,6 +54,10 @@ type AgentMessage struct {
 	// (loop detection); with both loop limits off, only the last 64 of
 	// them. Leave it empty.
 	Chain []string `json:"chain,omitempty"`
+	// Approval, set on a message an agent sends the team's person, asks
+	// the person to approve or deny a tool call (approval.go); answer it
+	// with Decision's text.
+	Approval *ApprovalRequest `json:"approval,omitempty"`
 }
 
 func init() { message.Register[AgentMessage]("AgentMessage") }

@@ -126,20 +126,32 @@ func (a *BaseAgent) notifyHuman(c *actor.Context, cause error) {
 // member whose address is a user proxy, whatever its role. what names the
 // occasion in the log lines of a failure.
 func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
+	m, err := a.person()
+	switch {
+	case err != nil:
+		c.Logger().Warn("agent: "+what+"; cannot reach the team to tell a person", "error", err)
+	case m == nil:
+		c.Logger().Warn("agent: " + what + " and the team has no person to tell") // the turn's warning says why
+	default:
+		if err := c.Send(m, &AgentMessage{Type: Notification, Content: text}); err != nil {
+			c.Logger().Warn("agent: "+what+"; telling the person failed", "error", err)
+		}
+	}
+}
+
+// person returns the team's person: the first member whose address is a
+// user proxy, whatever its role; nil when the team has none.
+func (a *BaseAgent) person() (*message.Address, error) {
 	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
 	members, err := a.team.Members(ctx)
 	if err != nil {
-		c.Logger().Warn("agent: "+what+"; cannot reach the team to tell a person", "error", err)
-		return
+		return nil, err
 	}
 	for _, m := range members {
 		if m.IsUserProxy() {
-			if err := c.Send(m, &AgentMessage{Type: Notification, Content: text}); err != nil {
-				c.Logger().Warn("agent: "+what+"; telling the person failed", "error", err)
-			}
-			return
+			return m, nil
 		}
 	}
-	c.Logger().Warn("agent: " + what + " and the team has no person to tell") // the turn's warning says why
+	return nil, nil
 }

@@ -80,7 +80,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		return err
 	}
 	a.unbudget = unbudget
-	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), llm.Options{
+	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), env.Guards.withApproval(llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
@@ -92,7 +92,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		Logger:        c.Logger(),
 		Now:           env.Now,
 		NewRunID:      env.NewRunID,
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -102,6 +102,9 @@ func (a *BaseAgent) start(c *actor.Context) error {
 			return fmt.Errorf("agent %s: restore LLM context: %w", c.Self().Name(), err)
 		}
 		a.runner.RestoreCut(events, cut)
+		if err := a.restoreApprovals(ctx, c); err != nil {
+			return fmt.Errorf("agent %s: restore the approvals it waits for: %w", c.Self().Name(), err)
+		}
 	}
 	return nil
 }
@@ -187,6 +190,7 @@ func (a *BaseAgent) builtins() []*command.Command {
 // OnStop closes the runner, releases the tool cards and its hold on the
 // team's spend ceiling (Guards); a failure is logged.
 func (a *BaseAgent) OnStop(c *actor.Context) {
+	a.disarm()
 	if a.runner != nil {
 		if err := a.runner.Close(); err != nil {
 			c.Logger().Warn("agent: closing the LLM runner failed", "error", err)

@@ -101,6 +101,12 @@ func asLLMEvent(v any) llm.Event {
 		return *e
 	case *llm.ClearedEvent:
 		return *e
+	case *llm.ApprovalRequestedEvent:
+		return *e
+	case *llm.ApprovalGrantedEvent:
+		return *e
+	case *llm.ApprovalDeniedEvent:
+		return *e
 	case llm.Event:
 		return e
 	}

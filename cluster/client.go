@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -213,6 +214,16 @@ func (c *Client) Answer(ctx context.Context, team, question uuid.UUID, text stri
 		return uuid.Nil, errors.New("cluster: Answer: no question (its id is the nil UUID)")
 	}
 	return c.input(ctx, team, text, answersHeader, question.String(), "answer "+question.String())
+}
+
+// Decide puts a person's decision on an approval request (the id of a
+// message a member sent the team's person with agent.AgentMessage.Approval
+// set, as Watch shows it; agent.PendingApprovals on the team) into the
+// team's durable inbox: Answer with agent.Decision's text, delivered the
+// same way. Approved, the waiting tool call runs once when the member's
+// run goes on; denied, the model gets the refusal with reason.
+func (c *Client) Decide(ctx context.Context, team, request uuid.UUID, approve bool, reason string) (uuid.UUID, error) {
+	return c.Answer(ctx, team, request, agent.Decision(approve, reason))
 }
 
 // input publishes one input for team, its header key set to value.

@@ -11,6 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -18,17 +19,33 @@ import (
 const rerunAnswer = "Nobody is missing."
 
 // assistantTeam is a template of a person and an LLM agent, @Assistant,
-// on srv.
-func assistantTeam(srv *llmtest.Server, env *agent.Env) map[string]Template {
+// on srv, with the tool cards given.
+func assistantTeam(srv *llmtest.Server, env *agent.Env, cards ...tool.Card) map[string]Template {
 	return map[string]Template{"assistant": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
 		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
 			return err
 		}
 		cfg := agent.NewConfig("@Assistant", "Assistant")
 		cfg.Model = srv.ModelConfig("gpt-4.1")
+		cfg.Tools = cards
 		_, err := t.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg)
 		return err
 	}}}
+}
+
+// assistantWorkers returns how to start a worker of tmpls, its agents
+// with env, on a connection, named owner, telling resumed of each team it
+// takes over; it is closed when the test ends.
+func assistantWorkers(t *testing.T, ctx context.Context, tmpls map[string]Template, env *agent.Env) func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
+	return func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
+		cfg := Config{Logger: discard, Lease: testLease, Owner: owner, resumed: func(id uuid.UUID) { resumed <- id }}
+		w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls, agent.WithEnv(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close(context.Background()) }) // the first one's connection is closed
+		return w
+	}
 }
 
 // The owner crashes while an agent's turn on a person's input waits for its
@@ -53,16 +70,7 @@ func TestRerunDoesNotPayTwice(t *testing.T) {
 		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"`+rerunAnswer+`"}]}`),
 	)
 	env := &agent.Env{HTTPClient: srv.HTTPClient()}
-	tmpls := assistantTeam(srv, env)
-	start := func(nc *conn, owner string, resumed chan uuid.UUID) *Worker {
-		cfg := Config{Logger: discard, Lease: testLease, Owner: owner, resumed: func(id uuid.UUID) { resumed <- id }}
-		w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls, agent.WithEnv(env))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Close(context.Background()) }) // the first one's connection is closed
-		return w
-	}
+	start := assistantWorkers(t, ctx, assistantTeam(srv, env), env)
 	nc1 := connect(t, e)
 	w1 := start(nc1, "w1", make(chan uuid.UUID, 1))
 	c := client(t, ctx, connect(t, e))

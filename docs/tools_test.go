@@ -159,3 +159,66 @@ func Example_spendCeiling() {
 	// The agent @Manager has exceeded its usage limits: true
 	// model calls: 0
 }
+
+// approvals marks the tool calls that wait for the team's person: every
+// workspace_write, and the MCP server's deletes under /prod.
+func approvals(env *agent.Env) {
+	env.Guards = &agent.Guards{Approval: &tool.Approval{
+		Always: []string{"workspace_write"},
+		When: map[string]func(json.RawMessage) bool{
+			"fs_delete_file": func(args json.RawMessage) bool { return strings.Contains(string(args), `"/prod`) },
+		},
+		Timeout: 10 * time.Minute, // denied by itself after that; 0: waits for the person
+	}}
+}
+
+// A call that waits: the person gets the request, approves it, and the
+// call runs once; the run goes on to its answer.
+func Example_approval() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root, err := os.MkdirTemp("", "docs-approval")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	model := llmtest.NewServer()
+	defer model.Close()
+	model.Model("@Developer").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "workspace_write", `{"path":"notes.md","content":"approved\n"}`)),
+		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"Written: notes.md"}]}`))
+	env := &agent.Env{HTTPClient: model.HTTPClient()}
+	approvals(env)
+	sys := actor.NewSystem(actor.SystemConfig{})
+	defer sys.Shutdown(ctx)
+	team, err := orchestrator.New(sys)
+	if err != nil {
+		panic(err)
+	}
+	inbox := make(chan *agent.AgentMessage, 2)
+	human, _ := team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) { inbox <- m }},
+		&actor.Config{Name: "@Human", Role: "Human"})
+	cfg := agent.NewConfig("@Developer", "Developer")
+	cfg.Model = model.ModelConfig("gpt-4.1")
+	cfg.Tools = tool.Cards{&workspace.Card{Root: root}}
+	dev, err := team.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg)
+	if err != nil {
+		panic(err)
+	}
+	_ = agent.Say(ctx, human, dev, agent.NewRequest("Note that it was approved."))
+	request := <-inbox // the call waits: nothing is written yet
+	fmt.Println(request.Approval.Tool, request.Approval.Arguments)
+	pending, _ := agent.PendingApprovals(ctx, team)
+	fmt.Println(len(pending), "pending")
+	_ = agent.Answer(ctx, human, request, &agent.AgentMessage{Content: agent.Decision(true, "fine")})
+	fmt.Println((<-inbox).Content)
+	dir, _ := (&workspace.Card{Root: root}).Dir(team.ID())
+	data, _ := os.ReadFile(dir + "/notes.md")
+	fmt.Print(string(data))
+	_ = team.Stop(ctx)
+	// Output:
+	// workspace_write {"path":"notes.md","content":"approved\n"}
+	// 1 pending
+	// Written: notes.md
+	// approved
+}

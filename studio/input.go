@@ -32,6 +32,10 @@ type input struct {
 	// Answer, when set, is the id of the question (a message an agent
 	// sent the person) that Text answers; To is then not needed.
 	Answer string `json:"answer"`
+	// Approve, with Answer the id of an approval request, approves (true)
+	// or denies (false) the tool call it asks about; Text, then optional,
+	// is the reason (agent.Decision).
+	Approve *bool `json:"approve"`
 }
 
 // inputError is a refused input: its status and what was wrong.
@@ -91,6 +95,9 @@ func (s *Studio) sendErr(r *http.Request) error {
 	if dec.More() {
 		return refuse(http.StatusBadRequest, "the body has more than one JSON value: send one message per request")
 	}
+	if in.Approve != nil {
+		return s.decide(r.Context(), in)
+	}
 	if strings.TrimSpace(in.Text) == "" {
 		return refuse(http.StatusBadRequest, "text is empty: there is nothing to send")
 	}
@@ -108,6 +115,23 @@ func (s *Studio) sendErr(r *http.Request) error {
 		return err
 	}
 	return agent.Say(ctx, s.opt.Person, to, &agent.AgentMessage{Type: agent.Request, Content: in.Text})
+}
+
+// decide sends the person's decision on an approval request.
+func (s *Studio) decide(ctx context.Context, in input) error {
+	if in.Answer == "" {
+		return refuse(http.StatusBadRequest, "approve needs answer: the id of the approval request decided")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	q, err := s.question(ctx, in.Answer)
+	if err != nil {
+		return err
+	}
+	if am, ok := q.(*agent.AgentMessage); !ok || am.Approval == nil {
+		return refuse(http.StatusBadRequest, "answer is %s, a message that asks no approval: send text to answer it", in.Answer)
+	}
+	return orchestrator.ProcessHumanInput(ctx, s.opt.Person, agent.Decision(*in.Approve, in.Text), q)
 }
 
 // recipient finds the member a message is for, by agent id or name.

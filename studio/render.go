@@ -171,6 +171,9 @@ func sent(ev event, t *message.SentMessage) (event, bool) {
 	switch p := t.Message.(type) {
 	case *agent.AgentMessage:
 		ev.Intent, ev.Text = string(p.Type), clip(p.Content)
+		if a := p.Approval; a != nil { // an approval request: the page shows approve and deny
+			ev.Tool, ev.Call = a.Tool, a.CallID
+		}
 	case *message.UserMessage:
 		ev.Intent, ev.Text = "user message", clip(p.Content)
 	case *message.ResultMessage:

@@ -21,8 +21,24 @@ func benchSteps(m *llmtest.Model) {
 // BenchmarkTurn measures one loop turn (tool call + final output) against
 // llmtest; compare with BenchmarkRawClient for the loop's own overhead.
 func BenchmarkTurn(b *testing.B) {
+	r, model, out := benchRunner(b, false)
+	prompt := llm.UserText("Plan the next sprint.")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		benchSteps(model)
+		if _, err := llm.Run(ctx, r, prompt, out); err != nil {
+			b.Fatal(err)
+		}
+		r.Clear()
+	}
+}
+
+// benchRunner is the runner of the turn benchmarks, its tool waiting for
+// approval when approve is set.
+func benchRunner(b *testing.B, approve bool) (*llm.Runner, *llmtest.Model, *llm.Output[StructuredOutput]) {
 	srv := llmtest.NewServer()
-	defer srv.Close()
+	b.Cleanup(srv.Close)
 	cfg := testConfig(srv)
 	tool, err := llm.NewTool("hire_members", "Hire new members by role.", func(_ context.Context, a struct {
 		Roles []string `json:"roles"`
@@ -31,6 +47,9 @@ func BenchmarkTurn(b *testing.B) {
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if approve {
+		tool.NeedsApproval = func(json.RawMessage) bool { return true }
 	}
 	r, err := llm.NewRunner(cfg, llm.Options{
 		Tools:         []*llm.Tool{tool},
@@ -41,18 +60,30 @@ func BenchmarkTurn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
+	b.Cleanup(func() { _ = r.Close() })
 	out, err := llm.NewOutput[StructuredOutput]("StructuredOutput")
 	if err != nil {
 		b.Fatal(err)
 	}
-	model := srv.Model(agentName)
+	return r, srv.Model(agentName), out
+}
+
+// BenchmarkApprovedTurn is BenchmarkTurn with the tool call waiting for
+// approval: the run pauses, the call is approved, the run resumes.
+func BenchmarkApprovedTurn(b *testing.B) {
+	r, model, out := benchRunner(b, true)
 	prompt := llm.UserText("Plan the next sprint.")
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		benchSteps(model)
-		if _, err := llm.Run(ctx, r, prompt, out); err != nil {
+		if _, err := llm.Run(ctx, r, prompt, out); err == nil {
+			b.Fatal("the run did not pause")
+		}
+		if err := r.Decide("call_1", true, "@Human", "", false); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := llm.Resume(ctx, r, out); err != nil {
 			b.Fatal(err)
 		}
 		r.Clear()

@@ -76,6 +76,9 @@ func (r *Runner) Compact(ctx context.Context) (string, error) {
 	if r.closed {
 		return "", ErrClosed
 	}
+	if r.paused != nil { // its response's calls must stay in the history
+		return "", r.paused.pending()
+	}
 	res, err := r.compactPrefix(ctx, "", len(r.history))
 	if err != nil {
 		return "", err
@@ -190,6 +193,7 @@ func transcript(msgs []Message) string {
 // on the next run.". The [ClearedEvent] it emits carries the count.
 func (r *Runner) Clear() string {
 	n := len(r.history)
+	r.dropPaused("the conversation context was cleared") // its calls go with the history
 	r.history = nil
 	r.emit(ClearedEvent{ClearedMessageCount: n})
 	return fmt.Sprintf("Cleared %d message(s); system prompt regenerates on the next run.", n)
@@ -213,8 +217,15 @@ func (r *Runner) Restore(events []Event) {
 		}
 	}
 	budget.runs = len(runs)
-	h := repairToolResults(historyOf(events), "Tool call aborted: the agent stopped before it executed.")
-	r.history, r.budget, r.cut = h, budget, nil
+	const note = "Tool call aborted: the agent stopped before it executed."
+	h := historyOf(events)
+	paused := pausedOf(events, h)
+	if paused != nil { // the paused response's calls are answered when it resumes
+		h = append(repairToolResults(h[:len(h)-1], note), h[len(h)-1])
+	} else {
+		h = repairToolResults(h, note)
+	}
+	r.history, r.budget, r.cut, r.paused = h, budget, nil, paused
 	r.restoreSpend(events)
 }
 

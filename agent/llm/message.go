@@ -133,7 +133,8 @@ func fromOpenAI(m openai.ChatCompletionMessage) Message {
 
 // Event is what a [Runner] reports to its Options.Observer: [MessageEvent],
 // [UsageEvent], [ToolCallEvent], [ToolReturnEvent], [CompactedEvent],
-// [ClearedEvent] and, when the answers are streamed, [TextDeltaEvent]. The
+// [ClearedEvent], [ApprovalRequestedEvent], [ApprovalGrantedEvent],
+// [ApprovalDeniedEvent] and, when the answers are streamed, [TextDeltaEvent]. The
 // set is closed.
 type Event interface{ llmEvent() }
 
@@ -213,7 +214,8 @@ type ToolReturnEvent struct {
 	Success    bool   `json:"success"`
 	// ErrorType says how an unsuccessful call failed: "tool_retry" (the
 	// model must fix the call: unknown tool, invalid arguments, a
-	// RetryError), "tool_error" (the tool failed and the run ended) or
+	// RetryError), "tool_error" (the tool failed and the run ended), "tool_denied" (a
+	// person denied the call) or
 	// "tool_aborted" (the run ended before the call executed); empty on
 	// success, and in logs written before it was recorded.
 	ErrorType string `json:"error_type,omitempty"`
@@ -229,6 +231,8 @@ const (
 	toolErrorFailed = "tool_error"
 	// toolErrorAborted: the run ended before the call executed.
 	toolErrorAborted = "tool_aborted"
+	// toolErrorDenied: a person denied the call, which never ran.
+	toolErrorDenied = "tool_denied"
 )
 
 // CompactedEvent reports a compaction; replaying it folds the history

@@ -30,6 +30,9 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 	if out == nil {
 		return zero, errors.New("llm: Run needs an output")
 	}
+	if r.paused != nil { // the paused run goes on with Resume
+		return zero, r.paused.pending()
+	}
 	if err := r.budget.preflight(r.cfg.AgentLimits); err != nil {
 		return zero, err
 	}
@@ -39,7 +42,9 @@ func Run[T any](ctx context.Context, r *Runner, prompt Message, out *Output[T]) 
 	r.budget.input += rs.usage.input
 	r.budget.output += rs.usage.output
 	if err != nil {
-		r.heal(rs.id, err)
+		if r.paused == nil { // a paused run's calls are answered when it resumes
+			r.heal(rs.id, err)
+		}
 		return zero, err
 	}
 	return res, nil
@@ -113,7 +118,6 @@ type runState[T any] struct {
 }
 
 func (rs *runState[T]) run(prompt Message) (T, error) {
-	var zero T
 	r := rs.r
 	if prompt.Role == "" {
 		prompt.Role = roleUser
@@ -123,6 +127,13 @@ func (rs *runState[T]) run(prompt Message) (T, error) {
 	rs.replay = r.takeCut(rs.ctx, rs.id, prompt)
 	rs.promptIndex = len(r.history)
 	r.appendMessage(rs.id, prompt)
+	return rs.loop()
+}
+
+// loop requests and handles the model's answers until the run is over.
+func (rs *runState[T]) loop() (T, error) {
+	var zero T
+	r := rs.r
 	for {
 		if err := rs.ctx.Err(); err != nil {
 			return zero, err
@@ -205,7 +216,10 @@ func (rs *runState[T]) answer(msg Message, finish openai.FinishReason, usage *Us
 			return true, res, err
 		}
 		rs.usage.toolCalls += len(msg.ToolCalls)
-		return false, res, rs.runTools(msg.ToolCalls)
+		if err := rs.pause(msg.ToolCalls); err != nil {
+			return true, res, err
+		}
+		return false, res, rs.runTools(msg.ToolCalls, nil)
 	}
 	if finish == openai.FinishReasonContentFilter {
 		return true, res, ErrContentFilter

@@ -72,6 +72,10 @@ type Options struct {
 	TeamBudget *Budget
 	// RateLimiter, when set, paces the model calls.
 	RateLimiter *RateLimiter
+	// ApprovalTimeout, when positive, is how long a call waits for a
+	// person's approval (Tool.NeedsApproval) before it is denied: the
+	// deadline its ApprovalRequestedEvent carries. Zero: no deadline.
+	ApprovalTimeout time.Duration
 }
 
 // Runner is the ReAct loop of one agent: its history, tools, budgets and
@@ -101,6 +105,8 @@ type Runner struct {
 	own, team       *Budget      // the agent's and the team's spend ceilings, nil for none (spend.go)
 	limiter         *RateLimiter // nil for none
 	cut             *cutRun      // a run cut by a crash, replayable by the next run (RestoreCut)
+	paused          *pausedRun   // a run waiting for approvals, nil for none (approval.go)
+	approvalTimeout time.Duration
 }
 
 // NewRunner validates cfg and builds a runner.
@@ -116,7 +122,7 @@ func NewRunner(cfg Config, opts Options) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, client: c, system: opts.SystemPrompts, observer: opts.Observer,
 		prices: opts.Prices, logger: opts.Logger, now: opts.Now, newRunID: opts.NewRunID,
-		team: opts.TeamBudget, limiter: opts.RateLimiter}
+		team: opts.TeamBudget, limiter: opts.RateLimiter, approvalTimeout: opts.ApprovalTimeout}
 	if l := cfg.AgentLimits.SpendLimit; l != nil {
 		r.own = NewBudget(*l, 0)
 	}

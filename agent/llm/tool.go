@@ -27,6 +27,10 @@ type Tool struct {
 	// Serial forbids running this tool concurrently with the other calls of
 	// the same response.
 	Serial bool
+	// NeedsApproval, when set, says which calls wait for a person's
+	// approval before they run, from their arguments (valid JSON): return
+	// true to pause the run (approval.go). Nil: no call waits.
+	NeedsApproval func(args json.RawMessage) bool
 	// Call runs the tool with the raw arguments JSON. A string result is
 	// sent as is, anything else JSON-encoded. Return [Retry] (or wrap a
 	// [*RetryError]) for a mistake the model can fix; any other error

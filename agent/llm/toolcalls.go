@@ -15,23 +15,32 @@ import (
 type toolResult struct {
 	content string
 	retry   bool  // model-fixable failure: feedback sent, counter spent
+	denied  bool  // a person denied the call: it did not run
 	err     error // aborts the run
 }
 
 // runTools executes a batch, in parallel when allowed, and appends results
-// in call order.
-func (rs *runState[T]) runTools(calls []ToolCall) error {
+// in call order. A call in denied does not run: its result is its
+// refusal (approval.go).
+func (rs *runState[T]) runTools(calls []ToolCall, denied map[string]string) error {
 	r := rs.r
 	results := make([]toolResult, len(calls))
+	call := func(i int, c ToolCall) {
+		if why, ok := denied[c.ID]; ok {
+			results[i] = toolResult{content: why, denied: true}
+			return
+		}
+		results[i] = r.callTool(rs.ctx, c)
+	}
 	if r.parallel(calls) {
 		var wg sync.WaitGroup
 		for i, c := range calls {
-			wg.Go(func() { results[i] = r.callTool(rs.ctx, c) })
+			wg.Go(func() { call(i, c) })
 		}
 		wg.Wait()
 	} else {
 		for i, c := range calls {
-			results[i] = r.callTool(rs.ctx, c)
+			call(i, c)
 		}
 	}
 	var abort error
@@ -45,12 +54,14 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 			content = fmt.Sprintf("Tool call aborted: %v", res.err)
 		}
 		r.appendMessage(rs.id, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
-		ev := ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil}
+		ev := ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && !res.denied && res.err == nil}
 		switch {
 		case res.err != nil:
 			ev.ErrorType = toolErrorFailed
 		case res.retry:
 			ev.ErrorType = toolErrorRetry
+		case res.denied:
+			ev.ErrorType = toolErrorDenied
 		}
 		r.emit(ev)
 	}

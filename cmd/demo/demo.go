@@ -57,6 +57,7 @@ type options struct {
 	record      io.Writer // scripted mode: where the transcript goes
 	forceMode   *mode
 	web         webOptions            // -web (web.go)
+	approve     []string              // -approve: the tools whose calls wait for the person's approval
 	script      func(*llmtest.Server) // tests: steps for the offline model (with -web: after the recorded task), before its fixed reply
 }
 
@@ -173,6 +174,9 @@ func run(ctx context.Context, opt options) (err error) {
 		defer d.srv.Close()
 	}
 	d.env = &agent.Env{Rand: func(int) int { return 0 }}
+	if len(opt.approve) > 0 {
+		d.env.Guards = &agent.Guards{Approval: &tool.Approval{Always: opt.approve}}
+	}
 	if d.srv != nil {
 		d.env.HTTPClient = d.srv.HTTPClient()
 	}
@@ -415,7 +419,10 @@ func (d *demo) awaitReport(ctx context.Context, reported <-chan struct{}) error 
 				return nil // the manager reported (a real model may say it as a notification): done
 			case m.Type == agent.Request || m.Type == agent.Instruction:
 				answer := humanAnswer
-				if d.mode == modeReal {
+				switch {
+				case m.Approval != nil: // -approve without -i: the scripted person approves
+					answer = agent.Decision(true, "the demo approves every call")
+				case d.mode == modeReal:
 					answer = "Use your best judgement."
 				}
 				person := d.human
@@ -496,7 +503,12 @@ func (d *demo) interact(ctx context.Context) error {
 	}()
 	var question *agent.AgentMessage
 	asked := func(m *agent.AgentMessage) {
-		if m.Type == agent.Request || m.Type == agent.Instruction {
+		switch {
+		case m.Approval != nil:
+			question = m
+			fmt.Fprintf(d.opt.stdout, "(your next line decides on %s's call of %s: approve or deny, then a reason if you like)\n",
+				name(m.Sender), m.Approval.Tool)
+		case m.Type == agent.Request || m.Type == agent.Instruction:
 			question = m
 			fmt.Fprintf(d.opt.stdout, "(your next line answers %s)\n", name(m.Sender))
 		}

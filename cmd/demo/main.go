@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,6 +58,14 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&opt.model, "model", "", "model name with a real API (default $AKGENTIC_MODEL or gpt-4.1-mini)")
 	fs.StringVar(&opt.workspace, "workspace", "", "keep the agents' files under `DIR` (default: a temporary directory)")
 	fs.StringVar(&opt.web.addr, "web", "", "serve a live page of the team at `ADDR` (e.g. :8080, loopback; a host other than loopback needs the printed token) until Ctrl-C")
+	fs.Func("approve", "the tools (e.g. `workspace_write,web_search`) whose calls wait for the person's approval: with -i, approve or deny at the prompt", func(v string) error {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				opt.approve = append(opt.approve, name)
+			}
+		}
+		return nil
+	})
 	fs.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "give up on the task after this long")
 	verbose := fs.Bool("v", false, "log the runtime's warnings and debug lines to stderr")
 	if err := fs.Parse(args); err != nil {

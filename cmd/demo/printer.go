@@ -102,8 +102,20 @@ func (p *printer) OnMessage(m message.Message) {
 			event = *ev
 		case *llm.UsageEvent:
 			event = *ev
+		case *llm.ApprovalGrantedEvent:
+			event = *ev
+		case *llm.ApprovalDeniedEvent:
+			event = *ev
 		}
 		switch ev := event.(type) {
+		case llm.ApprovalGrantedEvent:
+			fmt.Fprintln(out, p.style(fmt.Sprintf("  %s ✓ %s approved by %s", from, ev.ToolName, ev.By), styleTool))
+		case llm.ApprovalDeniedEvent:
+			by := "by " + ev.By
+			if ev.Expired {
+				by = "(no answer in time)"
+			}
+			fmt.Fprintln(out, p.style(fmt.Sprintf("  %s ✗ %s denied %s", from, ev.ToolName, by), styleWarn))
 		case llm.ToolCallEvent:
 			line := fmt.Sprintf("  %s %s %s", from, p.style("⚙ "+ev.ToolName, styleTool), ev.Arguments)
 			fmt.Fprintln(out, clip(line, width+len(p.style("", styleTool))))

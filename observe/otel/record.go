@@ -449,6 +449,12 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 		ev = *e
 	case *llm.ClearedEvent:
 		ev = *e
+	case *llm.ApprovalRequestedEvent:
+		ev = *e
+	case *llm.ApprovalGrantedEvent:
+		ev = *e
+	case *llm.ApprovalDeniedEvent:
+		ev = *e
 	}
 	if s.content {
 		mb.remember(ev)
@@ -458,6 +464,10 @@ func (s *Subscriber) event(mb *member, ev any, ts time.Time) {
 		tu = nil
 	}
 	switch e := ev.(type) {
+	case llm.ApprovalRequestedEvent, llm.ApprovalGrantedEvent, llm.ApprovalDeniedEvent:
+		if tu != nil {
+			s.approval(mb, tu, e, ts)
+		}
 	case llm.UsageEvent:
 		s.usage(mb, tu, e, ts)
 	case llm.ToolCallEvent:

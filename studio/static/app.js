@@ -229,8 +229,20 @@ function addMessage(ev) {
   head.append(el("span", "who", ev.name), document.createTextNode(" → "), el("span", "who", ev.toName));
   head.append(el("span", "intent", ev.intent), document.createTextNode("  " + clock(ev.at)));
   card.append(head, el("div", "body", ev.text || ""));
-  // A question for the person: it can be answered from here.
-  if (ev.to === S.person && (ev.intent === "request" || ev.intent === "instruction")) {
+  // An approval request (a tool call waiting): approve or deny it, the
+  // text typed being the reason.
+  if (ev.to === S.person && ev.call) {
+    const bar = el("span", "approval");
+    for (const [label, approve] of [["Approve", true], ["Deny", false]]) {
+      const b = el("button", "small answer-btn", label);
+      b.type = "button";
+      b.onclick = () => decide(ev.mid, approve);
+      bar.append(b);
+    }
+    card.append(bar);
+    S.questions.set(ev.mid, { card, button: bar });
+  } else if (ev.to === S.person && (ev.intent === "request" || ev.intent === "instruction")) {
+    // A question for the person: it can be answered from here.
     const b = el("button", "small answer-btn", "Answer");
     b.type = "button";
     b.onclick = () => setAnswering({ mid: ev.mid, from: ev.name, text: ev.text });
@@ -415,6 +427,28 @@ async function submit(e) {
     hint("sending failed: " + err, true);
   } finally {
     updateCompose();
+  }
+}
+
+// decide approves or denies the approval request mid; the text typed, if
+// any, is the reason.
+async function decide(mid, approve) {
+  const text = $("text").value.trim();
+  const reason = text.startsWith("/") ? "" : text;
+  try {
+    const r = await fetch(withToken("api/send"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ answer: mid, approve, text: reason }),
+    });
+    if (!r.ok) {
+      hint((await r.text()).trim() || "sending failed: " + r.status, true);
+      return;
+    }
+    if (reason) $("text").value = "";
+    hint(approve ? "approved" : "denied");
+  } catch (err) {
+    hint("sending failed: " + err, true);
   }
 }
 
