@@ -40,9 +40,26 @@ type fixture struct {
 	model   *llmtest.Server
 	server  *Server
 	http    *httptest.Server
+	rec     *actortest.Recorder
 }
 
 func newFixture(t *testing.T, opt Options) *fixture {
+	t.Helper()
+	f := newTeam(t, true)
+	opt.Person, opt.Entry = f.human, f.manager
+	sctx, scancel := context.WithCancel(f.ctx)
+	t.Cleanup(scancel)
+	var err error
+	if f.server, err = New(sctx, f.team, opt); err != nil {
+		t.Fatal(err)
+	}
+	f.http = httptest.NewServer(f.server)
+	t.Cleanup(f.http.Close)
+	return f
+}
+
+// newTeam builds the team, @Manager streaming its answers or not.
+func newTeam(t *testing.T, stream bool) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -56,18 +73,14 @@ func newFixture(t *testing.T, opt Options) *fixture {
 	}
 	cfg := agent.NewConfig("@Manager", "Manager")
 	cfg.Model = f.model.ModelConfig("gpt-4.1")
-	cfg.Runtime.Stream = true
+	cfg.Runtime.Stream = stream
 	if f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: f.model.HTTPClient()}}, cfg); err != nil {
 		t.Fatal(err)
 	}
-	opt.Person, opt.Entry = f.human, f.manager
-	sctx, scancel := context.WithCancel(ctx)
-	t.Cleanup(scancel)
-	if f.server, err = New(sctx, team, opt); err != nil {
+	f.rec = actortest.NewRecorder()
+	if err := team.Subscribe(ctx, f.rec); err != nil {
 		t.Fatal(err)
 	}
-	f.http = httptest.NewServer(f.server)
-	t.Cleanup(f.http.Close)
 	return f
 }
 
@@ -98,9 +111,9 @@ type rpcAnswer struct {
 	Error  *rpcError       `json:"error"`
 }
 
-// nodeScript runs a script of testdata/js with the pinned packages
-// installed, and returns its output lines decoded.
-func nodeScript(t *testing.T, ctx context.Context, script string, args ...string) []map[string]any {
+// nodeDir prepares a folder to run a script of testdata/js in, with the
+// pinned packages installed, and returns node and the folder.
+func nodeDir(t *testing.T, script string) (string, string) {
 	t.Helper()
 	installed := npmtest.Install(t, filepath.Join("testdata", "js"))
 	node := npmtest.Node(t)
@@ -118,6 +131,14 @@ func nodeScript(t *testing.T, ctx context.Context, script string, args ...string
 	if err := os.Symlink(filepath.Join(installed, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
+	return node, dir
+}
+
+// nodeScript runs a script of testdata/js to its end and returns its
+// output lines decoded.
+func nodeScript(t *testing.T, ctx context.Context, script string, args ...string) []map[string]any {
+	t.Helper()
+	node, dir := nodeDir(t, script)
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
@@ -138,6 +159,66 @@ func nodeScript(t *testing.T, ctx context.Context, script string, args ...string
 		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, runErr, stdout.String(), stderr.String())
 	}
 	return out
+}
+
+// nodeServer starts a script of testdata/js that serves until it is
+// killed (at the test's end) and returns its output lines, as they come.
+func nodeServer(t *testing.T, script string, args ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	node, dir := nodeDir(t, script)
+	cmd := exec.Command(node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	lines := &lineWriter{ch: make(chan string, 64)}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = lines, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("node %s stderr: %s", script, stderr.String())
+		}
+	})
+	return cmd, lines.ch
+}
+
+// lineWriter hands a process's output on line by line.
+type lineWriter struct {
+	buf []byte
+	ch  chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		select {
+		case w.ch <- string(w.buf[:i]):
+		default: // nobody reads that far: dropped
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// line waits for the next output line that starts with prefix.
+func line(t *testing.T, ctx context.Context, lines <-chan string, prefix string) string {
+	t.Helper()
+	for {
+		select {
+		case l := <-lines:
+			if strings.HasPrefix(l, prefix) {
+				return strings.TrimPrefix(l, prefix)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no line %q from the node process", prefix)
+			return ""
+		}
+	}
 }
 
 // steps indexes a script's output by step.
