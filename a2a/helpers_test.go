@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -111,27 +110,10 @@ type rpcAnswer struct {
 	Error  *rpcError       `json:"error"`
 }
 
-// nodeDir prepares a folder to run a script of testdata/js in, with the
-// pinned packages installed, and returns node and the folder.
+// nodeDir prepares a folder to run a script of testdata/js in.
 func nodeDir(t *testing.T, script string) (string, string) {
 	t.Helper()
-	installed := npmtest.Install(t, filepath.Join("testdata", "js"))
-	node := npmtest.Node(t)
-	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "js", script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, script), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(installed, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	return node, dir
+	return npmtest.Script(t, filepath.Join("testdata", "js"), script)
 }
 
 // nodeScript runs a script of testdata/js to its end and returns its

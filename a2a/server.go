@@ -16,6 +16,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/internal/lineage"
 	"github.com/akgentic/akgentic-go/internal/webauth"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -74,20 +75,13 @@ const maxBody = 1 << 20
 // New returns the A2A server of team, following it until ctx ends: then
 // its streams end and its subscription is removed.
 func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Server, error) {
-	switch {
-	case team == nil:
+	if team == nil {
 		return nil, errors.New("a2a: New: the team is nil")
-	case opt.Person == nil:
-		return nil, errors.New("a2a: New: Options.Person is nil: tasks are requests from the team's person")
-	case opt.Entry == nil:
-		return nil, errors.New("a2a: New: Options.Entry is nil: name the member tasks go to")
-	case opt.Person.TeamID() != team.ID(), opt.Entry.TeamID() != team.ID():
-		return nil, fmt.Errorf("a2a: New: Options.Person (%s) and Options.Entry (%s) must be members of team %s", opt.Person.Name(), opt.Entry.Name(), team.ID())
-	case !opt.Person.IsUserProxy():
-		return nil, fmt.Errorf("a2a: New: Options.Person %s is not a user proxy (an actor embedding orchestrator.UserProxy, such as agent.HumanProxy)", opt.Person.Name())
-	case opt.Entry.AgentID() == opt.Person.AgentID():
-		return nil, fmt.Errorf("a2a: New: Options.Entry is the person %s: name the member tasks go to", opt.Entry.Name())
-	case opt.MaxTasks < 0:
+	}
+	if err := lineage.Check("a2a: New", team.ID(), opt.Person, opt.Entry); err != nil {
+		return nil, err
+	}
+	if opt.MaxTasks < 0 {
 		return nil, fmt.Errorf("a2a: New: Options.MaxTasks is %d; want 0 (the default, 1000) or more", opt.MaxTasks)
 	}
 	if opt.MaxTasks == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/internal/lineage"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -44,13 +45,10 @@ type task struct {
 	artifacts     []artifact
 	updated       time.Time
 
-	msgs     []uuid.UUID                    // the task's message ids (owned entries)
-	running  map[uuid.UUID]*message.Address // task messages sent to members, not yet handled: id → recipient
-	question message.Message                // the question the person was asked (input-required)
-	lastNote *wireMessage                   // the last message the person got that did not end the task
-	lastErr  string                         // the last error or warning of a turn of the task
-	stream   llm.StreamedAnswer             // the entry member's answer being streamed
-	streamed string                         // its text sent so far
+	question message.Message    // the question the person was asked (input-required)
+	lastNote *wireMessage       // the last message the person got that did not end the task
+	stream   llm.StreamedAnswer // the entry member's answer being streamed
+	streamed string             // its text sent so far
 	watchers map[*watcher]struct{}
 }
 
@@ -71,7 +69,7 @@ type store struct {
 	mu     sync.Mutex
 	tasks  map[string]*task
 	order  []*task // oldest first
-	owned  map[uuid.UUID]*task
+	tree   *lineage.Tree[*task]
 	person uuid.UUID // the person's agent id
 	entry  uuid.UUID // the entry member's agent id
 	max    int       // how many tasks are kept
@@ -84,7 +82,7 @@ var (
 )
 
 func newStore(person, entry uuid.UUID, max int) *store {
-	return &store{tasks: map[string]*task{}, owned: map[uuid.UUID]*task{}, person: person, entry: entry, max: max, now: time.Now}
+	return &store{tasks: map[string]*task{}, tree: lineage.New[*task](), person: person, entry: entry, max: max, now: time.Now}
 }
 
 // errTooManyTasks is the refusal of a new task while the store is full of
@@ -102,14 +100,14 @@ func (s *store) create(contextID string, first wireMessage, mid uuid.UUID) (*tas
 	if contextID == "" {
 		contextID = uuid.NewString()
 	}
-	t := &task{id: uuid.NewString(), contextID: contextID, running: map[uuid.UUID]*message.Address{}, watchers: map[*watcher]struct{}{}}
+	t := &task{id: uuid.NewString(), contextID: contextID, watchers: map[*watcher]struct{}{}}
 	first.TaskID, first.ContextID = t.id, contextID
 	t.history = append(t.history, first)
 	t.status = taskStatus{State: stateSubmitted, Timestamp: stamp(s.now())}
 	t.updated = s.now()
 	s.tasks[t.id] = t
 	s.order = append(s.order, t)
-	s.own(t, mid)
+	s.tree.Own(t, mid)
 	return t, nil
 }
 
@@ -129,9 +127,7 @@ func (s *store) forget(i int) {
 	t := s.order[i]
 	s.order = slices.Delete(s.order, i, i+1)
 	delete(s.tasks, t.id)
-	for _, id := range t.msgs {
-		delete(s.owned, id)
-	}
+	s.tree.Forget(t)
 }
 
 // drop forgets a task whose first message could not be sent.
@@ -141,12 +137,6 @@ func (s *store) drop(t *task) {
 	if i := slices.Index(s.order, t); i >= 0 {
 		s.forget(i)
 	}
-}
-
-// own records that message id belongs to t.
-func (s *store) own(t *task, id uuid.UUID) {
-	s.owned[id] = t
-	t.msgs = append(t.msgs, id)
 }
 
 // get returns the task with id, nil when there is none.
@@ -173,7 +163,7 @@ func (s *store) continuing(t *task, contextID string, next wireMessage, mid uuid
 	next.TaskID, next.ContextID = t.id, t.contextID
 	t.history = append(t.history, next)
 	t.question = nil
-	s.own(t, mid)
+	s.tree.Own(t, mid)
 	s.setStatus(t, taskStatus{State: stateWorking}, nil)
 	return q, nil
 }
@@ -186,12 +176,7 @@ func (s *store) cancel(t *task) ([]*message.Address, *rpcError) {
 	if terminal(t.status.State) {
 		return nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
 	}
-	var busy []*message.Address
-	for _, to := range t.running {
-		if !slices.ContainsFunc(busy, func(a *message.Address) bool { return a.AgentID() == to.AgentID() }) {
-			busy = append(busy, to)
-		}
-	}
+	busy := s.tree.Busy(t)
 	s.setStatus(t, taskStatus{State: stateCanceled}, nil)
 	return busy, nil
 }
@@ -337,7 +322,7 @@ func (s *store) OnRecord(r *orchestrator.Record) {
 	case *message.SentMessage:
 		s.sent(m)
 	case *message.ReceivedMessage:
-		if t := s.owned[m.MessageID]; t != nil && t.status.State == stateSubmitted {
+		if t, ok := s.tree.Of(m.MessageID); ok && t.status.State == stateSubmitted {
 			s.setStatus(t, taskStatus{State: stateWorking}, nil)
 		}
 	case *message.ProcessedMessage:
@@ -345,34 +330,22 @@ func (s *store) OnRecord(r *orchestrator.Record) {
 	case *message.HandledMessage:
 		s.handled(m.MessageID)
 	case *message.ErrorMessage:
-		s.failure(m.NotificationMessage)
+		s.tree.Failure(m.NotificationMessage)
 	case *message.WarningMessage:
-		s.failure(m.NotificationMessage)
+		s.tree.Failure(m.NotificationMessage)
 	case *message.EventMessage:
 		s.event(m)
 	}
 }
 
-// sent follows a message sent in the team: one of a task's (its own id
-// was given to the task, or its parent is the task's) is the task's too.
+// sent follows a message sent in the team: one of a task's to the person
+// may end the task or ask its client.
 func (s *store) sent(sm *message.SentMessage) {
-	if sm.Message == nil || sm.Recipient == nil {
+	t, ok := s.tree.Sent(sm, s.person)
+	if !ok || terminal(t.status.State) || sm.Recipient.AgentID() != s.person {
 		return
 	}
 	b := sm.Message.Envelope()
-	t := s.owned[b.ID]
-	if t == nil && b.ParentID.Valid {
-		if t = s.owned[b.ParentID.UUID]; t != nil {
-			s.own(t, b.ID)
-		}
-	}
-	if t == nil || terminal(t.status.State) {
-		return
-	}
-	if sm.Recipient.AgentID() != s.person {
-		t.running[b.ID] = sm.Recipient
-		return
-	}
 	am, ok := sm.Message.(*agent.AgentMessage)
 	if !ok || b.Sender == nil || b.Sender.AgentID() == s.person {
 		return
@@ -402,21 +375,13 @@ func (s *store) answer(t *task, text string) {
 // handled follows the end of a member's handling of a message: the task's
 // last one ends the task if nothing else did.
 func (s *store) handled(id uuid.UUID) {
-	t := s.owned[id]
-	if t == nil {
-		return
-	}
-	if _, ok := t.running[id]; !ok {
-		return
-	}
-	delete(t.running, id)
-	st := t.status.State
-	if len(t.running) > 0 || terminal(st) || interrupted(st) {
+	t, quiet := s.tree.Handled(id)
+	if !quiet || terminal(t.status.State) || interrupted(t.status.State) {
 		return
 	}
 	switch {
-	case t.lastErr != "":
-		s.setStatus(t, taskStatus{State: stateFailed}, &wireMessage{MessageID: uuid.NewString(), Role: roleAgent, Parts: []part{textPart(t.lastErr)}})
+	case s.tree.LastErr(t) != "":
+		s.setStatus(t, taskStatus{State: stateFailed}, &wireMessage{MessageID: uuid.NewString(), Role: roleAgent, Parts: []part{textPart(s.tree.LastErr(t))}})
 	case t.lastNote != nil:
 		t.artifacts = []artifact{{ArtifactID: t.id + "-answer", Name: "answer", Parts: t.lastNote.Parts}}
 		s.setStatus(t, taskStatus{State: stateCompleted, Message: t.lastNote}, nil)
@@ -425,25 +390,11 @@ func (s *store) handled(id uuid.UUID) {
 	}
 }
 
-// failure keeps the error or warning of a turn of a task: it fails the
-// task if the task ends without an answer.
-func (s *store) failure(n message.NotificationMessage) {
-	if n.CurrentMessage == nil {
-		return
-	}
-	if t := s.owned[n.CurrentMessage.Envelope().ID]; t != nil {
-		t.lastErr = n.Content
-	}
-}
-
 // event streams the entry member's answer while it handles a message of
 // a task.
 func (s *store) event(ev *message.EventMessage) {
-	if !ev.ParentID.Valid || ev.Sender == nil || ev.Sender.AgentID() != s.entry {
-		return
-	}
-	t := s.owned[ev.ParentID.UUID]
-	if t == nil || terminal(t.status.State) {
+	t, ok := s.tree.Event(ev)
+	if !ok || ev.Sender.AgentID() != s.entry || terminal(t.status.State) {
 		return
 	}
 	d, ok := message.EventAs[llm.TextDeltaEvent](ev)
