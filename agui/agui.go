@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/tool/planning"
 	"github.com/akgentic/akgentic-go/internal/lineage"
 	"github.com/akgentic/akgentic-go/internal/webauth"
 	"github.com/akgentic/akgentic-go/message"
@@ -73,7 +74,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Handler, e
 		defer cancel()
 		_ = team.Unsubscribe(uctx, h.hub) // a stopped team has no subscribers left to remove
 	})
-	// The roster as it is now (the hub follows it from its subscription
+	// The roster and the board as they are now (the hub follows it from its subscription
 	// on; a member seen twice is listed once).
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -81,9 +82,18 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Handler, e
 	if err != nil {
 		return nil, fmt.Errorf("agui: New: the members of team %s: %w", team.ID(), err)
 	}
+	states, err := team.States(qctx)
+	if err != nil {
+		return nil, fmt.Errorf("agui: New: the states of team %s: %w", team.ID(), err)
+	}
 	h.hub.mu.Lock()
 	for _, m := range members {
 		h.hub.join(m)
+	}
+	for _, st := range states {
+		if b, ok := st.(*planning.Board); ok {
+			h.hub.state.Tasks, _ = planning.TasksOf(b)
+		}
 	}
 	h.hub.mu.Unlock()
 	return h, nil

@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -231,7 +232,7 @@ func (h *hub) OnRecord(rec *orchestrator.Record) {
 		h.leave(m.Sender)
 	case *message.StateChangedMessage:
 		if m.Sender != nil && m.Sender.IsTool() {
-			if tasks, ok := planning.TasksOf(m.State); ok {
+			if tasks, ok := planning.TasksOf(m.State); ok && !reflect.DeepEqual(tasks, h.state.Tasks) {
 				h.state.Tasks = tasks
 				h.delta("/tasks", tasks)
 			}
