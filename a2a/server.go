@@ -422,6 +422,9 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 		}
 		return nil, nil, nil, rpcErr(code, "params.%v", err)
 	}
+	if lineage.IsCancel(text) {
+		return nil, nil, nil, rpcErr(codeInvalidParams, "params.message is %q, a cancel: use CancelTask", text)
+	}
 	mid := message.NewID()
 	out := &agent.AgentMessage{Base: message.Base{ID: mid}, Content: text}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)

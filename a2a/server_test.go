@@ -48,6 +48,7 @@ func TestBadRequestsGetTheProtocolsErrors(t *testing.T) {
 		{"no message id", `{"jsonrpc":"2.0","id":5,"method":"message/send","params":{"message":{"role":"user","parts":[{"kind":"text","text":"x"}]}}}`, codeInvalidParams, "messageId", "5"},
 		{"a file", `{"jsonrpc":"2.0","id":5,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"uri":"http://x/y"}}]}}}`, codeContentType, "text only", "5"},
 		{"no parts", `{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}}`, codeInvalidParams, "no text", "5"},
+		{"a cancel as a new task", `{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"/cancel now"}]}}}`, codeInvalidParams, "use CancelTask", "5"},
 		{"an agent's message", `{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}]}}}`, codeInvalidParams, "user role", "5"},
 		{"message to an ended task", `{"jsonrpc":"2.0","id":6,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","taskId":"` + id + `","parts":[{"text":"x"}]}}}`, codeUnsupported, "takes no more messages", "6"},
 		{"cancel an ended task", `{"jsonrpc":"2.0","id":7,"method":"CancelTask","params":{"id":"` + id + `"}}`, codeNotCancelable, "cannot be canceled", "7"},

@@ -122,7 +122,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agui: the body is not a RunAgentInput: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	act, err := h.action(&in)
+	act, cancels, err := h.action(&in)
 	if err != nil {
 		http.Error(w, "agui: "+err.Error(), http.StatusBadRequest)
 		return
@@ -158,8 +158,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	err = act(sctx, mid)
 	cancel()
-	if err != nil {
+	switch {
+	case err != nil:
 		h.hub.fail(rn, "the team could not take the input: "+err.Error())
+	case cancels: // a cancel starts no work: the run is over
+		h.hub.end(rn, event{Type: runFinished, Outcome: &outcome{Type: "cancelled"}})
 	}
 	finished := false
 	for {
@@ -188,20 +191,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // action reads what a run's input asks: answers to the questions its
 // resume names, else the last user message as a request to the entry
-// member. The action sends it, as the person, with the message id given.
-func (h *Handler) action(in *runInput) (func(ctx context.Context, mid uuid.UUID) error, error) {
+// member. The action sends it, as the person, with the message id given;
+// cancels says it is a cancel (of the asker's turn, or the person's
+// "/cancel"), which starts no work.
+func (h *Handler) action(in *runInput) (act func(ctx context.Context, mid uuid.UUID) error, cancels bool, err error) {
 	if len(in.Resume) > 0 {
 		if len(in.Resume) > 1 {
-			return nil, fmt.Errorf("resume has %d entries: answer one question per run", len(in.Resume))
+			return nil, false, fmt.Errorf("resume has %d entries: answer one question per run", len(in.Resume))
 		}
 		res := in.Resume[0]
 		qid, err := uuid.Parse(res.InterruptID)
 		if err != nil {
-			return nil, fmt.Errorf("resume[0].interruptId %q is not an interrupt this endpoint gave", res.InterruptID)
+			return nil, false, fmt.Errorf("resume[0].interruptId %q is not an interrupt this endpoint gave", res.InterruptID)
 		}
 		q := h.hub.question(qid)
 		if q == nil {
-			return nil, fmt.Errorf("resume[0].interruptId %s: no open question to the person has that id", res.InterruptID)
+			return nil, false, fmt.Errorf("resume[0].interruptId %s: no open question to the person has that id", res.InterruptID)
 		}
 		text := payloadText(res.Payload)
 		switch res.Status {
@@ -209,14 +214,14 @@ func (h *Handler) action(in *runInput) (func(ctx context.Context, mid uuid.UUID)
 			text = "/cancel the person cancelled the question"
 		case "resolved", "":
 			if strings.TrimSpace(text) == "" {
-				return nil, errors.New("resume[0].payload has no answer (a string, or an object with \"text\")")
+				return nil, false, errors.New("resume[0].payload has no answer (a string, or an object with \"text\")")
 			}
 		default:
-			return nil, fmt.Errorf("resume[0].status is %q; want resolved or cancelled", res.Status)
+			return nil, false, fmt.Errorf("resume[0].status is %q; want resolved or cancelled", res.Status)
 		}
 		return func(ctx context.Context, mid uuid.UUID) error {
 			return agent.Answer(ctx, h.opt.Person, q, &agent.AgentMessage{Base: message.Base{ID: mid}, Type: agent.Response, Content: text})
-		}, nil
+		}, lineage.IsCancel(text), nil
 	}
 	for i := len(in.Messages) - 1; i >= 0; i-- {
 		m := in.Messages[i]
@@ -225,13 +230,13 @@ func (h *Handler) action(in *runInput) (func(ctx context.Context, mid uuid.UUID)
 		}
 		text := payloadText(m.Content)
 		if strings.TrimSpace(text) == "" {
-			return nil, fmt.Errorf("messages[%d] (the last user message) has no text", i)
+			return nil, false, fmt.Errorf("messages[%d] (the last user message) has no text", i)
 		}
 		return func(ctx context.Context, mid uuid.UUID) error {
 			return agent.Say(ctx, h.opt.Person, h.opt.Entry, &agent.AgentMessage{Base: message.Base{ID: mid}, Type: agent.Request, Content: text})
-		}, nil
+		}, lineage.IsCancel(text), nil
 	}
-	return nil, errors.New("the input has no user message and no resume: there is nothing to run")
+	return nil, false, errors.New("the input has no user message and no resume: there is nothing to run")
 }
 
 // payloadText is the text of a message's content or a resume's payload:

@@ -1,10 +1,12 @@
 package agui
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -168,4 +170,70 @@ func TestBadRunsAreRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// post runs input and returns its events, in order, until the stream
+// ends.
+func (f *fixture) post(t *testing.T, input string) []event {
+	t.Helper()
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.http.URL+"/", strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST: %s", resp.Status)
+	}
+	var evs []event
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var e event
+			if err := json.Unmarshal([]byte(data), &e); err != nil {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// TestCancelsFinishTheirRun: a person's "/cancel" starts no work, and a
+// resume that cancels the question cancels the asker's turn: each run
+// finishes at once with the cancelled outcome, none waits.
+func TestCancelsFinishTheirRun(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.model.Model("@Manager").Enqueue(reply("request", "@Human", "which colour?"))
+	evs := f.post(t, `{"threadId":"t","runId":"r1","messages":[{"id":"1","role":"user","content":"/cancel stop it"}]}`)
+	if last := evs[len(evs)-1]; last.Type != runFinished || last.Outcome == nil || last.Outcome.Type != "cancelled" {
+		t.Fatalf("the cancel's run ended with %+v; want RUN_FINISHED cancelled", last)
+	}
+	evs = f.post(t, `{"threadId":"t","runId":"r2","messages":[{"id":"2","role":"user","content":"ask me"}]}`)
+	last := evs[len(evs)-1]
+	if last.Outcome == nil || last.Outcome.Type != "interrupt" || len(last.Outcome.Interrupts) != 1 {
+		t.Fatalf("the question's run ended with %+v; want an interrupt", last)
+	}
+	evs = f.post(t, `{"threadId":"t","runId":"r3","messages":[],"resume":[{"interruptId":"`+last.Outcome.Interrupts[0].ID+`","status":"cancelled"}]}`)
+	if last := evs[len(evs)-1]; last.Type != runFinished || last.Outcome == nil || last.Outcome.Type != "cancelled" {
+		t.Fatalf("the cancelled resume's run ended with %+v; want RUN_FINISHED cancelled", last)
+	}
+}
+
+// FuzzRunInput: no body, however hostile, panics the reading of a run.
+func FuzzRunInput(f *testing.F) {
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"1","role":"user","content":[{"type":"text","text":"hi"}]}]}`))
+	f.Add([]byte(`{"resume":[{"interruptId":"x","status":"resolved","payload":{"text":"yes"}}]}`))
+	h := &Handler{hub: newHub([16]byte{1}, [16]byte{2})}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var in runInput
+		if json.Unmarshal(body, &in) != nil {
+			return
+		}
+		_, _, _ = h.action(&in)
+	})
 }

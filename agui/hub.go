@@ -143,12 +143,15 @@ func (h *hub) finish(r *run, last event) {
 	h.close(r)
 }
 
-// fail finishes r with a run error.
-func (h *hub) fail(r *run, why string) {
+// end finishes r with last.
+func (h *hub) end(r *run, last event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.finish(r, event{Type: runError, Message: why})
+	h.finish(r, last)
 }
+
+// fail finishes r with a run error.
+func (h *hub) fail(r *run, why string) { h.end(r, event{Type: runError, Message: why}) }
 
 // endText closes r's open text message. The lock is held.
 func (h *hub) endText(r *run) {

@@ -11,6 +11,7 @@ package lineage
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -175,4 +176,12 @@ func Check(who string, team uuid.UUID, person, entry *message.Address) error {
 		return fmt.Errorf("%s: Options.Entry is the person %s: name the member the work goes to", who, entry.Name())
 	}
 	return nil
+}
+
+// IsCancel reports whether a person's text is "/cancel [reason]", which
+// agent.Say and agent.Answer send as a message.CancelMessage instead of the
+// message given (so not with the id the work owns): it starts no work.
+func IsCancel(text string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(text), "/cancel")
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n')
 }
