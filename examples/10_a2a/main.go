@@ -32,9 +32,9 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// serveA2A serves team as an A2A agent on ln until ctx ends: tasks are
+// serveTeamAsAgent serves team as an A2A agent on ln until ctx ends: tasks are
 // requests from person to entry.
-func serveA2A(ctx context.Context, team *orchestrator.Team, person, entry *message.Address, ln net.Listener) error {
+func serveTeamAsAgent(ctx context.Context, team *orchestrator.Team, person, entry *message.Address, ln net.Listener) error {
 	srv, err := a2a.New(ctx, team, a2a.Options{
 		Person: person, // the team's HumanProxy: tasks are its requests, its questions the tasks' input-required
 		Entry:  entry,  // the member a task goes to; its response to the person completes the task
@@ -136,7 +136,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 	}
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- serveA2A(sctx, research, rHuman, analyst, ln) }()
+	go func() { served <- serveTeamAsAgent(sctx, research, rHuman, analyst, ln) }()
 	defer func() { stop(); err = errors.Join(err, <-served) }()
 
 	// The desk team: its catalog has the research team as a role.

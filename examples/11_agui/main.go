@@ -107,7 +107,9 @@ func runOnce(ctx context.Context, out io.Writer, url string, input map[string]an
 		case "STATE_DELTA":
 			b, _ := json.Marshal(e.Delta)
 			if strings.Contains(string(b), `"/tasks"`) {
-				var ops []struct{ Value []struct{ Description string } }
+				var ops []struct {
+					Value []struct{ Description string }
+				}
 				_ = json.Unmarshal(b, &ops)
 				for _, t := range ops[0].Value {
 					fmt.Fprintf(out, "  board: %s\n", t.Description)
