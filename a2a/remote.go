@@ -12,6 +12,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -162,6 +163,9 @@ func (r *remoteAgent) handle(c *actor.Context, m *agent.AgentMessage) error {
 	ctx, cancel := context.WithTimeout(c.Context(), timeout)
 	defer cancel()
 	out, err := r.run(ctx, m.Content, p)
+	if ev, ok := usageEvent(out.usage, r.client.card.name); ok {
+		c.NotifyEvent(ev) // recorded as the member's usage
+	}
 	if out.taskID != "" && err != nil && !terminal(out.state) {
 		r.cancelRemote(c, out.taskID)
 	}
@@ -199,8 +203,9 @@ func (r *remoteAgent) handle(c *actor.Context, m *agent.AgentMessage) error {
 type outcome struct {
 	taskID, contextID string
 	state             string
-	answer            string // the artifacts' text
-	status            string // the last status message's text
+	answer            string         // the artifacts' text
+	status            string         // the last status message's text
+	usage             map[string]any // the usage the remote agent reported (metadata.usage), if any
 }
 
 // text is the answer, else the status message.
@@ -219,6 +224,7 @@ func (o *outcome) take(e streamResponse) bool {
 	switch {
 	case e.Task != nil:
 		o.taskID, o.contextID, o.state = e.Task.ID, e.Task.ContextID, e.Task.Status.State
+		o.keepUsage(e.Task.Metadata)
 		if m := e.Task.Status.Message; m != nil {
 			o.status = joined(m.Parts)
 		}
@@ -234,6 +240,7 @@ func (o *outcome) take(e streamResponse) bool {
 		return false
 	case e.StatusUpdate != nil:
 		o.taskID, o.contextID, o.state = e.StatusUpdate.TaskID, e.StatusUpdate.ContextID, e.StatusUpdate.Status.State
+		o.keepUsage(e.StatusUpdate.Metadata)
 		if m := e.StatusUpdate.Status.Message; m != nil {
 			o.status = joined(m.Parts)
 		}
@@ -251,6 +258,38 @@ func (o *outcome) take(e streamResponse) bool {
 // message it sent before it gives up on canceling the remote task (the
 // cancel came before the remote agent said which task the message is).
 const cancelGrace = 10 * time.Second
+
+// keepUsage keeps the usage a remote agent reports in an event's
+// metadata ("usage": its token counts), the last one reported winning.
+func (o *outcome) keepUsage(md map[string]any) {
+	if u, ok := md["usage"].(map[string]any); ok {
+		o.usage = u
+	}
+}
+
+// usageEvent is the usage a remote agent reported as the team records a
+// model's (llm.UsageEvent, so the team's usage summary counts it): token
+// counts under either naming (inputTokens, input_tokens, prompt_tokens,
+// and the output's likewise); false when it reported none.
+func usageEvent(u map[string]any, name string) (llm.UsageEvent, bool) {
+	count := func(keys ...string) int {
+		for _, k := range keys {
+			if f, ok := u[k].(float64); ok && f >= 0 {
+				return int(f)
+			}
+		}
+		return 0
+	}
+	ev := llm.UsageEvent{
+		ModelName: name, ProviderName: "a2a", Requests: 1,
+		InputTokens:  count("inputTokens", "input_tokens", "promptTokens", "prompt_tokens"),
+		OutputTokens: count("outputTokens", "output_tokens", "completionTokens", "completion_tokens"),
+	}
+	if f, ok := u["cost"].(float64); ok && f >= 0 {
+		ev.Cost = f
+	}
+	return ev, ev.InputTokens > 0 || ev.OutputTokens > 0 || ev.Cost > 0
+}
 
 // run sends text to the remote agent (the next message of p's task when
 // p names one) and follows the task until it ends or waits for input:

@@ -11,6 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -66,6 +67,11 @@ func TestRemoteAgentIsHiredByRoleAndAnswers(t *testing.T) {
 		t.Fatalf("the remote answer is %q; want %q", got, "echo: hello")
 	}
 	f.said("@Manager", "@Human", agent.Response, "done")
+	// The usage the remote agent reported is the member's.
+	actortest.WaitFor(t, f.rec, func(ev *message.EventMessage) bool {
+		u, ok := message.EventAs[llm.UsageEvent](ev)
+		return ok && strings.HasPrefix(ev.Sender.Name(), "@Weather") && u.InputTokens == 12 && u.OutputTokens == 5 && u.ModelName == "Weather"
+	})
 }
 
 // TestRemoteQuestionGoesToTheMemberThatAsked: the remote agent's
@@ -233,6 +239,11 @@ func TestTwoTeamsTalkToEachOther(t *testing.T) {
 			if got := f.said("@Weather", "@Manager", agent.Response, "").Content; got != "42" {
 				t.Fatalf("the other team answered %q; want 42", got)
 			}
+			// The served team's usage for the task is the member's.
+			actortest.WaitFor(t, f.rec, func(ev *message.EventMessage) bool {
+				u, ok := message.EventAs[llm.UsageEvent](ev)
+				return ok && strings.HasPrefix(ev.Sender.Name(), "@Weather") && u.InputTokens > 0 && u.ProviderName == "a2a"
+			})
 		})
 	}
 }

@@ -47,6 +47,7 @@ type task struct {
 
 	question message.Message    // the question the person was asked (input-required)
 	lastNote *wireMessage       // the last message the person got that did not end the task
+	usage    llm.UsageEvent     // the model usage of the task's turns, summed
 	stream   llm.StreamedAnswer // the entry member's answer being streamed
 	streamed string             // its text sent so far
 	watchers map[*watcher]struct{}
@@ -192,6 +193,9 @@ func (s *store) snapshot(t *task, history *int, noArtifacts bool) *wireTask {
 // wire is t as the protocol writes it; the store's lock is held.
 func (t *task) wire(history *int, noArtifacts bool) *wireTask {
 	w := &wireTask{ID: t.id, ContextID: t.contextID, Status: t.status}
+	if u := t.usage; u.Requests > 0 {
+		w.Metadata = map[string]any{"usage": map[string]any{"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens, "cost": u.Cost, "requests": u.Requests}}
+	}
 	h := t.history
 	if history != nil && *history >= 0 && *history < len(h) {
 		h = h[len(h)-*history:]
@@ -276,7 +280,11 @@ func (s *store) setStatus(t *task, st taskStatus, msg *wireMessage) {
 	t.updated = s.now()
 	st.Timestamp = stamp(t.updated)
 	t.status = st
-	s.publish(t, streamResponse{StatusUpdate: &statusUpdate{TaskID: t.id, ContextID: t.contextID, Status: st}})
+	up := &statusUpdate{TaskID: t.id, ContextID: t.contextID, Status: st}
+	if terminal(st.State) || interrupted(st.State) {
+		up.Metadata = t.wire(new(int), true).Metadata // the usage so far
+	}
+	s.publish(t, streamResponse{StatusUpdate: up})
 	for w := range t.watchers {
 		if terminal(st.State) || (w.interrupt && interrupted(st.State)) {
 			delete(t.watchers, w)
@@ -390,11 +398,21 @@ func (s *store) handled(id uuid.UUID) {
 	}
 }
 
-// event streams the entry member's answer while it handles a message of
-// a task.
+// event follows an event of a turn of a task: a model's usage is added to
+// the task's (its metadata's "usage"), the entry member's answer streams.
 func (s *store) event(ev *message.EventMessage) {
 	t, ok := s.tree.Event(ev)
-	if !ok || ev.Sender.AgentID() != s.entry || terminal(t.status.State) {
+	if !ok || terminal(t.status.State) {
+		return
+	}
+	if u, ok := message.EventAs[llm.UsageEvent](ev); ok { // any member's, for the task's metadata
+		t.usage.InputTokens += u.InputTokens
+		t.usage.OutputTokens += u.OutputTokens
+		t.usage.Cost += u.Cost
+		t.usage.Requests += max(u.Requests, 1)
+		return
+	}
+	if ev.Sender.AgentID() != s.entry {
 		return
 	}
 	d, ok := message.EventAs[llm.TextDeltaEvent](ev)

@@ -126,11 +126,12 @@ type wireTask struct {
 
 // statusUpdate is a TaskStatusUpdateEvent.
 type statusUpdate struct {
-	Kind      string     `json:"kind,omitempty"`  // 0.3: "status-update"
-	Final     *bool      `json:"final,omitempty"` // 0.3
-	TaskID    string     `json:"taskId"`
-	ContextID string     `json:"contextId"`
-	Status    taskStatus `json:"status"`
+	Kind      string         `json:"kind,omitempty"`  // 0.3: "status-update"
+	Final     *bool          `json:"final,omitempty"` // 0.3
+	TaskID    string         `json:"taskId"`
+	ContextID string         `json:"contextId"`
+	Status    taskStatus     `json:"status"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 // artifactUpdate is a TaskArtifactUpdateEvent.

@@ -8,7 +8,8 @@
 //                   completes the task with "sunny in X";
 //   "slow ..."      works until the task is canceled;
 //   "die ..."       exits in the middle of the task;
-//   anything else   answers "echo: TEXT" in two streamed chunks.
+//   anything else   answers "echo: TEXT" in two streamed chunks, and
+//                   reports its usage (12 tokens in, 5 out).
 import express from "express";
 import { randomUUID } from "node:crypto";
 import { DefaultRequestHandler, InMemoryTaskStore, AgentEvent } from "@a2a-js/sdk/server";
@@ -35,8 +36,8 @@ const card = () => ({
 });
 
 const working = new Map(); // taskId -> resolve (the slow tasks)
-const status = (bus, taskId, contextId, state, message) =>
-  bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined }));
+const status = (bus, taskId, contextId, state, message, metadata) =>
+  bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata }));
 
 const executor = {
   async execute(ctx, bus) {
@@ -64,7 +65,7 @@ const executor = {
       for (const [i, chunk] of [answer.slice(0, half), answer.slice(half)].entries()) {
         bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: "a1", name: "answer", description: "", parts: [part(chunk)], metadata: undefined, extensions: [] }, append: i > 0, lastChunk: i > 0, metadata: undefined }));
       }
-      status(bus, taskId, contextId, TaskState.COMPLETED, undefined);
+      status(bus, taskId, contextId, TaskState.COMPLETED, undefined, { usage: { inputTokens: 12, outputTokens: 5 } });
     }
     bus.finished();
   },
