@@ -1,12 +1,15 @@
 package a2a
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 )
 
 // TestBadRequestsGetTheProtocolsErrors: a body that is not JSON, JSON that
@@ -173,4 +176,75 @@ func FuzzParseRequest(f *testing.F) {
 			_, _ = p.Message.text()
 		}
 	})
+}
+
+// TestSubscribeToTaskFollowsItToItsEnd: SubscribeToTask (and its 0.3
+// name) streams a task under way: first the task as it is, then its
+// updates, until it ends (here canceled), when the stream closes.
+func TestSubscribeToTaskFollowsItToItsEnd(t *testing.T) {
+	for _, method := range []string{"SubscribeToTask", "tasks/resubscribe"} {
+		t.Run(method, func(t *testing.T) {
+			f := newFixture(t, Options{})
+			f.model.Model("@Manager").Enqueue(llmtest.Hang())
+			a := f.rpc(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"work"}]},"configuration":{"returnImmediately":true}}}`)
+			var started streamResponse
+			if a.Error != nil || json.Unmarshal(a.Result, &started) != nil || started.Task == nil {
+				t.Fatalf("SendMessage: %v %s", a.Error, a.Result)
+			}
+			id := started.Task.ID
+			req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.http.URL+"/", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{"id":"`+id+`"}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := f.http.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			var states []string
+			canceled := false
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				var ev struct {
+					Result map[string]json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatal(err)
+				}
+				var state struct {
+					Kind   string `json:"kind"`
+					Status struct {
+						State string `json:"state"`
+					} `json:"status"`
+				}
+				raw := data
+				if method == "SubscribeToTask" { // 1.0 wraps each event: {"task": …} or {"statusUpdate": …}
+					for _, v := range ev.Result {
+						raw = string(v)
+					}
+				} else {
+					b, _ := json.Marshal(ev.Result)
+					raw = string(b)
+				}
+				if err := json.Unmarshal([]byte(raw), &state); err != nil {
+					t.Fatal(err)
+				}
+				states = append(states, state.Status.State)
+				if !canceled { // the stream is open: cancel the task
+					canceled = true
+					if c := f.rpc(`{"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"` + id + `"}}`); c.Error != nil {
+						t.Fatal(c.Error)
+					}
+				}
+			}
+			if len(states) < 2 || states[len(states)-1] != map[string]string{"SubscribeToTask": stateCanceled, "tasks/resubscribe": "canceled"}[method] {
+				t.Fatalf("the stream's states: %v; want the task, then canceled, then the end", states)
+			}
+		})
+	}
 }
