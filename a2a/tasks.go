@@ -291,6 +291,9 @@ func (s *store) setStatus(t *task, st taskStatus, msg *wireMessage) {
 			close(w.ch)
 		}
 	}
+	if terminal(st.State) {
+		s.tree.Forget(t) // nothing of the team changes an ended task: its messages are not followed further
+	}
 }
 
 // fail ends t as failed with why (a message the team could not take).
