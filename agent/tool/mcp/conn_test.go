@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
 // ${NAME} in Env and Headers values.
@@ -249,4 +255,38 @@ func (c *chunks) Read(p []byte) (int, error) {
 	copy(p, c.data[:k])
 	c.data = c.data[k:]
 	return k, nil
+}
+
+// A call made on a session the SDK has seen end (the server ended it)
+// never left: unsent. (A call cut in flight is not: the tests of a server
+// killed during a call pin that down.)
+func TestUnsentAfterTheEnd(t *testing.T) {
+	ctx := actortest.Context(t)
+	ms := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	ms.AddTool(&sdk.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := ms.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ss.Close()
+	_ = cs.Wait() // the SDK has seen the end
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)})
+	if err == nil || !unsent(err) {
+		t.Errorf("a call after the end: %v, want it unsent", err)
+	}
+	if unsent(errors.New("calling \"tools/call\": server is closing: EOF")) {
+		t.Error("a call cut in flight is taken for unsent")
+	}
 }

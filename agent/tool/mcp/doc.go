@@ -29,9 +29,8 @@
 // are a section of the agent's system prompt, cut to 8 KiB, unless
 // Server.NoInstructions. A tool's annotations set the model tool's
 // llm.Tool.ReadOnly (readOnlyHint) and llm.Tool.Destructive (not
-// read-only, and destructiveHint not false: the spec's default), hints
-// by which a destructive tool can be singled out, for a person's
-// approval for one.
+// read-only, and destructiveHint not false: the spec's default): hints a
+// rule can use to have a person approve a destructive tool's calls.
 //
 // # Tool names
 //
