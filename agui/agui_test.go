@@ -237,3 +237,41 @@ func FuzzRunInput(f *testing.F) {
 		_, _, _ = h.action(&in)
 	})
 }
+
+// TestTeamStopEndsTheRun: a run whose team stops ends with a run error,
+// never waiting.
+func TestTeamStopEndsTheRun(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.model.Model("@Manager").Enqueue(llmtest.Hang())
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.http.URL+"/", strings.NewReader(`{"threadId":"t","runId":"r","messages":[{"id":"1","role":"user","content":"work"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var last event
+	stopped := false
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal([]byte(data), &last); err != nil {
+			t.Fatal(err)
+		}
+		if last.Type == stateSnapshot && !stopped {
+			stopped = true
+			if err := f.team.Stop(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if last.Type != runError {
+		t.Fatalf("the run ended with %+v; want a run error", last)
+	}
+}

@@ -1,6 +1,10 @@
 package webauth
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -61,5 +65,40 @@ func TestAllowNamesTheAllowedMethods(t *testing.T) {
 	}
 	if w.Code != 405 || w.Header().Get("Allow") != "GET, POST" {
 		t.Fatalf("got %d Allow=%q", w.Code, w.Header().Get("Allow"))
+	}
+}
+
+// TestServeEndsWithItsContext: Serve serves until its context ends, then
+// returns nil; a listener that fails is an error naming who served.
+func TestServeEndsWithItsContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "hi") }), slog.New(slog.DiscardHandler), "x")
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hi" {
+		t.Fatalf("served %q", b)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve after its context ended: %v", err)
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if err := Serve(context.Background(), closed, http.NotFoundHandler(), slog.New(slog.DiscardHandler), "x"); err == nil || !strings.HasPrefix(err.Error(), "x: serving on") {
+		t.Fatalf("Serve on a closed listener: %v", err)
 	}
 }
