@@ -78,8 +78,9 @@ type store struct {
 }
 
 var (
-	_ orchestrator.RecordSubscriber = (*store)(nil)
-	_ orchestrator.StopSubscriber   = (*store)(nil)
+	_ orchestrator.RecordSubscriber      = (*store)(nil)
+	_ orchestrator.StopSubscriber        = (*store)(nil)
+	_ orchestrator.StopRequestSubscriber = (*store)(nil)
 )
 
 func newStore(person, entry uuid.UUID, max int) *store {
@@ -304,6 +305,10 @@ func (s *store) fail(t *task, why string) {
 		s.setStatus(t, taskStatus{State: stateFailed}, &wireMessage{MessageID: uuid.NewString(), Role: roleAgent, Parts: []part{textPart(why)}})
 	}
 }
+
+// OnStopRequest fails the tasks under way: the team is stopping (its
+// members' turns end without answering).
+func (s *store) OnStopRequest(team uuid.UUID) { s.OnStop(team) }
 
 // OnStop fails the tasks under way: the team has stopped.
 func (s *store) OnStop(uuid.UUID) {

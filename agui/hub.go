@@ -71,8 +71,9 @@ type hub struct {
 }
 
 var (
-	_ orchestrator.RecordSubscriber = (*hub)(nil)
-	_ orchestrator.StopSubscriber   = (*hub)(nil)
+	_ orchestrator.RecordSubscriber      = (*hub)(nil)
+	_ orchestrator.StopSubscriber        = (*hub)(nil)
+	_ orchestrator.StopRequestSubscriber = (*hub)(nil)
 )
 
 func newHub(person, entry uuid.UUID) *hub {
@@ -192,6 +193,10 @@ func (h *hub) delta(path string, value any) {
 
 // OnMessage is for what is not a record (metadata changes): nothing.
 func (h *hub) OnMessage(message.Message) {}
+
+// OnStopRequest ends the runs under way: the team is stopping (its
+// members' turns end without answering).
+func (h *hub) OnStopRequest(team uuid.UUID) { h.OnStop(team) }
 
 // OnStop ends the runs under way: the team has stopped.
 func (h *hub) OnStop(uuid.UUID) {
