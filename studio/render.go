@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -244,41 +243,11 @@ func domainEvent(ev event, t *message.EventMessage) (event, bool) {
 	return ev, false
 }
 
-// board returns the tasks of a planning board state: the board actor's
-// *planning.Board in a running team, its JSON form in a restored or
-// archived one. Only tool actors' states are looked at.
+// board returns the tasks of a planning board state (planning.TasksOf).
+// Only tool actors' states are looked at.
 func board(t *message.StateChangedMessage) ([]planning.Task, bool) {
 	if t.Sender == nil || !t.Sender.IsTool() {
 		return nil, false
 	}
-	switch b := t.State.(type) {
-	case *planning.Board:
-		if b == nil {
-			return nil, false
-		}
-		return tasksOrEmpty(b.Tasks), true
-	case planning.Board:
-		return tasksOrEmpty(b.Tasks), true
-	case nil:
-		return nil, false
-	}
-	raw, err := json.Marshal(t.State)
-	if err != nil {
-		return nil, false
-	}
-	var probe struct {
-		Tasks *[]planning.Task `json:"tasks"`
-	}
-	if json.Unmarshal(raw, &probe) != nil || probe.Tasks == nil {
-		return nil, false
-	}
-	return tasksOrEmpty(*probe.Tasks), true
-}
-
-// tasksOrEmpty keeps an empty board distinct from no board on the wire.
-func tasksOrEmpty(ts []planning.Task) []planning.Task {
-	if ts == nil {
-		return []planning.Task{}
-	}
-	return ts
+	return planning.TasksOf(t.State)
 }

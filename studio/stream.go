@@ -212,7 +212,8 @@ func (s *Studio) lastBoard(ctx context.Context, states []message.Message) frame 
 	all, _ := s.team.States(ctx)
 	for _, v := range all {
 		if b, ok := v.(*planning.Board); ok && b != nil {
-			return control(event{K: "board", Tasks: tasksOrEmpty(b.Tasks)})
+			tasks, _ := planning.TasksOf(b)
+			return control(event{K: "board", Tasks: tasks})
 		}
 	}
 	return control(event{K: "board", Text: "none"})

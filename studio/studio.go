@@ -2,7 +2,6 @@ package studio
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
 	"errors"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/webauth"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -132,29 +131,29 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	if r.URL.Path == "/app.js" || r.URL.Path == "/style.css" { // public code: no token needed
-		if allow(w, r, http.MethodGet, http.MethodHead) {
+		if webauth.Allow(w, r, "studio", http.MethodGet, http.MethodHead) {
 			s.files.ServeHTTP(w, r)
 		}
 		return
 	}
-	if status, why := s.admit(r); status != 0 {
+	if status, why := s.rule().Admit(r); status != 0 {
 		http.Error(w, why, status)
 		return
 	}
 	switch r.URL.Path {
 	case "/":
-		if !allow(w, r, http.MethodGet, http.MethodHead) {
+		if !webauth.Allow(w, r, "studio", http.MethodGet, http.MethodHead) {
 			return
 		}
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-store")
 		_, _ = w.Write(s.page)
 	case "/events":
-		if allow(w, r, http.MethodGet) {
+		if webauth.Allow(w, r, "studio", http.MethodGet) {
 			s.events(w, r)
 		}
 	case "/api/send":
-		if allow(w, r, http.MethodPost) {
+		if webauth.Allow(w, r, "studio", http.MethodPost) {
 			s.send(w, r)
 		}
 	default:
@@ -162,76 +161,10 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// allow answers 405 naming the allowed methods when r uses another.
-func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
-	}
-	w.Header().Set("Allow", strings.Join(methods, ", "))
-	http.Error(w, fmt.Sprintf("studio: %s %s is not allowed; use %s", r.Method, r.URL.Path, strings.Join(methods, " or ")), http.StatusMethodNotAllowed)
-	return false
-}
-
-// admit applies the access rule: loopback requests are served; others
-// need the token. It returns 0 or the status and reason to refuse with.
-func (s *Studio) admit(r *http.Request) (int, string) {
-	if given := token(r); given != "" {
-		if s.opt.Token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.opt.Token)) == 1 {
-			return 0, ""
-		}
-		return http.StatusUnauthorized, "studio: the token is wrong"
-	}
-	if isLoopback(r) {
-		return 0, ""
-	}
-	if s.opt.Token == "" {
-		return http.StatusForbidden, "studio: only loopback requests are served (this studio has no token: set studio.Options.Token to serve other hosts)"
-	}
-	return http.StatusUnauthorized, "studio: a token is required for requests that are not from loopback (add ?token=… to the URL printed at start)"
-}
-
-// token returns the token a request carries: ?token= or a bearer header.
-func token(r *http.Request) string {
-	if t := r.URL.Query().Get("token"); t != "" {
-		return t
-	}
-	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return strings.TrimSpace(a)
-	}
-	return ""
-}
-
-// isLoopback reports whether both the peer and the Host the request was
-// addressed to are loopback (a browser tricked by DNS rebinding sends the
-// attacker's host name, which is refused), and the request did not come
-// through a proxy: a reverse proxy on the same machine (nginx and Apache
-// rewrite Host to the upstream's by default) connects from loopback for
-// anyone, so a request with a forwarding header needs the token.
-func isLoopback(r *http.Request) bool {
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip", "Via"} {
-		if r.Header.Get(h) != "" {
-			return false
-		}
-	}
-	peer, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		peer = r.RemoteAddr
-	}
-	if ip := net.ParseIP(peer); ip == nil || !ip.IsLoopback() {
-		return false
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// rule is the studio's access rule: loopback requests are served; others
+// need the token, in the URL (?token=) or a bearer header.
+func (s *Studio) rule() webauth.Rule {
+	return webauth.Rule{Token: s.opt.Token, Who: "studio", QueryToken: true, Hint: "add ?token=… to the URL printed at start"}
 }
 
 // Serve serves the studio on ln until ctx ends, then shuts the server
@@ -239,24 +172,5 @@ func isLoopback(r *http.Request) bool {
 // other requests get 5 s to finish. It returns nil after a shutdown for
 // ctx, or the error that stopped serving.
 func (s *Studio) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.opt.Logger.Handler(), slog.LevelWarn),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("studio: serving on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	<-errc // http.ErrServerClosed
-	return nil
+	return webauth.Serve(ctx, ln, s, s.opt.Logger, "studio")
 }

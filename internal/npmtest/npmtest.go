@@ -181,3 +181,35 @@ func lockFile(path string) (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// Script prepares a fresh folder to run script, a file of dir (the folder
+// holding the package.json and package-lock.json given to Install), with
+// the packages installed: the script is copied there as an ES module
+// beside a node_modules link. It returns node's path and the folder (run
+// node with the folder as its working directory), skipping or failing
+// the test as the package doc says when Node is missing.
+func Script(t testing.TB, dir, script string) (node, workdir string) {
+	t.Helper()
+	installed := Install(t, dir)
+	if installed == "" {
+		return "", ""
+	}
+	node = Node(t)
+	workdir = t.TempDir()
+	src, err := os.ReadFile(filepath.Join(dir, script))
+	if err != nil {
+		t.Fatalf("npmtest: %v", err)
+		return "", ""
+	}
+	for name, data := range map[string][]byte{script: src, "package.json": []byte(`{"type":"module"}`)} {
+		if err := os.WriteFile(filepath.Join(workdir, name), data, 0o644); err != nil {
+			t.Fatalf("npmtest: %v", err)
+			return "", ""
+		}
+	}
+	if err := os.Symlink(filepath.Join(installed, "node_modules"), filepath.Join(workdir, "node_modules")); err != nil {
+		t.Fatalf("npmtest: %v", err)
+		return "", ""
+	}
+	return node, workdir
+}

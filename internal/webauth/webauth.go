@@ -1,0 +1,139 @@
+// Package webauth is the access rule and the serving loop the library's
+// HTTP handlers share (the studio, the A2A server, the AG-UI endpoint):
+// requests from loopback are served as they are; any other request must
+// carry the handler's token (an "Authorization: Bearer" header, or the
+// URL's ?token= where the handler allows it), and without a token it is
+// refused.
+package webauth
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Rule is one handler's access rule.
+type Rule struct {
+	// Token lets requests that are not from loopback in; "" serves
+	// loopback only.
+	Token string
+	// Who names the handler in refusals ("studio", "a2a").
+	Who string
+	// QueryToken also takes the token from the URL's ?token= (a browser
+	// page cannot set a header on its event stream).
+	QueryToken bool
+	// Hint, when set, ends the refusal of a request without a token
+	// (what to add).
+	Hint string
+}
+
+// Admit applies the rule: it returns 0, or the status and the reason to
+// refuse r with. A wrong token is refused even from loopback.
+func (rule Rule) Admit(r *http.Request) (int, string) {
+	if given := rule.token(r); given != "" {
+		if rule.Token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(rule.Token)) == 1 {
+			return 0, ""
+		}
+		return http.StatusUnauthorized, rule.Who + ": the token is wrong"
+	}
+	if IsLoopback(r) {
+		return 0, ""
+	}
+	if rule.Token == "" {
+		return http.StatusForbidden, fmt.Sprintf("%s: only loopback requests are served (no token is set: set its Options.Token to serve other hosts)", rule.Who)
+	}
+	hint := "send it as an \"Authorization: Bearer\" header"
+	if rule.Hint != "" {
+		hint = rule.Hint
+	}
+	return http.StatusUnauthorized, fmt.Sprintf("%s: a token is required for requests that are not from loopback (%s)", rule.Who, hint)
+}
+
+// token returns the token a request carries: a bearer header, or ?token=
+// when the rule takes it.
+func (rule Rule) token(r *http.Request) string {
+	if rule.QueryToken {
+		if t := r.URL.Query().Get("token"); t != "" {
+			return t
+		}
+	}
+	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(a)
+	}
+	return ""
+}
+
+// IsLoopback reports whether both the peer and the Host the request was
+// addressed to are loopback (a browser tricked by DNS rebinding sends the
+// attacker's host name, which is refused), and the request did not come
+// through a proxy: a reverse proxy on the same machine (nginx and Apache
+// rewrite Host to the upstream's by default) connects from loopback for
+// anyone, so a request with a forwarding header needs the token.
+func IsLoopback(r *http.Request) bool {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip", "Via"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if ip := net.ParseIP(peer); ip == nil || !ip.IsLoopback() {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Allow answers 405 naming the allowed methods when r uses another.
+func Allow(w http.ResponseWriter, r *http.Request, who string, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	http.Error(w, fmt.Sprintf("%s: %s %s is not allowed; use %s", who, r.Method, r.URL.Path, strings.Join(methods, " or ")), http.StatusMethodNotAllowed)
+	return false
+}
+
+// Serve serves h on ln until ctx ends, then shuts the server down: open
+// streams end at once (their requests' context is ctx), other requests
+// get 5 s to finish. It returns nil after a shutdown for ctx, or the
+// error that stopped serving, naming who.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger, who string) error {
+	srv := &http.Server{
+		Handler:           h,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s: serving on %s: %w", who, ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc // http.ErrServerClosed
+	return nil
+}
