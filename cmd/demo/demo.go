@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +73,8 @@ type demo struct {
 	print   *printer
 	inbox   chan *agent.AgentMessage // what the person receives
 	log     *eventlog.Writer
-	env     *agent.Env // the agents' model client and name picker
+	env     *agent.Env   // the agents' model client and name picker
+	ln      net.Listener // -web's listener, opened before anything is printed
 }
 
 func (d *demo) chooseMode() {
@@ -163,7 +165,16 @@ func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card, stream bo
 // run is the demo: build or restore the team, run the task (or the
 // person's lines with -i), stop, print the usage table.
 func run(ctx context.Context, opt options) (err error) {
+	if err := opt.check(); err != nil {
+		return err
+	}
 	d := &demo{opt: opt, inbox: make(chan *agent.AgentMessage, 64)}
+	if opt.web.addr != "" {
+		if err := d.listenWeb(); err != nil {
+			return err
+		}
+		defer d.ln.Close() // closed by the studio's server once it serves; here if the run ends before
+	}
 	d.chooseMode()
 	model, err := d.modelConfig()
 	if err != nil {

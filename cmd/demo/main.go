@@ -27,6 +27,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,7 +61,13 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "give up on the task after this long")
 	verbose := fs.Bool("v", false, "log the runtime's warnings and debug lines to stderr")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the flags are listed, as asked
+		}
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: the demo takes flags only (-h lists them)", fs.Arg(0))
 	}
 	level := slog.LevelError
 	if *verbose {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// -h lists the flags and exits 0 (mainErr returns nil).
+func TestHelpExitsZero(t *testing.T) {
+	var out bytes.Buffer
+	if err := mainErr([]string{"-h"}, strings.NewReader(""), &out, &out, func(string) string { return "" }); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"-restore FILE", "-web ADDR", "-timeout", "-workspace DIR"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-h output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Flags that cannot work together are refused before anything runs, with
+// one line naming them; nothing else is printed.
+func TestIncompatibleFlagsRefusedUpFront(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-restore", "t.log", "-cluster"}, "-restore and -cluster cannot be combined"},
+		{[]string{"-i", "-cluster"}, "-i and -cluster cannot be combined"},
+		{[]string{"-web", ":8080", "-cluster"}, "-web and -cluster cannot be combined"},
+		{[]string{"-log", "t.log", "-cluster"}, "-log and -cluster cannot be combined"},
+		{[]string{"-log", "a.log", "-restore", "b.log"}, "-log and -restore cannot be combined"},
+		{[]string{"-web", ":99999"}, `-web ":99999": the port "99999" is not a number from 0 to 65535`},
+		{[]string{"-web", "a:b:c"}, `-web "a:b:c"`},
+		{[]string{"-timeout", "-1s"}, "-timeout -1s"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var out bytes.Buffer
+		err := mainErr(c.args, strings.NewReader(""), &out, &out, func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v; want one containing %q", c.args, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: the refusal is more than one line: %q", c.args, err)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%v: printed before refusing:\n%s", c.args, out.String())
+		}
+	}
+}
+
+// A -web port already in use is refused before the team starts: nothing
+// is printed, not even an empty usage table.
+func TestWebPortInUseRefusedBeforeOutput(t *testing.T) {
+	var out bytes.Buffer
+	opt := testOptions(&out)
+	opt.web.addr = "127.0.0.1:0"
+	first := &demo{opt: opt}
+	if err := first.listenWeb(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.ln.Close()
+	opt.web.addr = first.ln.Addr().String()
+	err := run(t.Context(), opt)
+	if err == nil || !strings.Contains(err.Error(), "-web "+opt.web.addr) {
+		t.Fatalf("a port in use: %v", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("printed before refusing:\n%s", out.String())
+	}
+}
