@@ -71,3 +71,38 @@ func TestWebPortInUseRefusedBeforeOutput(t *testing.T) {
 		t.Errorf("printed before refusing:\n%s", out.String())
 	}
 }
+
+// /help in -i lists every command a person can type: the demo's own
+// (/usage, /cancel, /quit, /help) and then the manager's.
+func TestHelpListsEveryCommand(t *testing.T) {
+	out := runDemo(t, "/help\n/quit\n", "-i")
+	outputHas(t, out, "/usage ", "/cancel ", "/quit ", "/help ", "@Manager's commands follow.", "/hire_member <role>", "/team_members")
+	if strings.Index(out, "/cancel ") > strings.Index(out, "/hire_member <role>") {
+		t.Errorf("the demo's commands come after the manager's:\n%s", out)
+	}
+}
+
+// Each banner says what happens in that mode; none of them claims a
+// recording is made unless the transcript is being recorded.
+func TestBannersSayWhatHappens(t *testing.T) {
+	for _, c := range []struct {
+		d    demo
+		want string
+	}{
+		{demo{mode: modeReplay}, "a recorded conversation"},
+		{demo{mode: modeScripted, opt: options{web: webOptions{addr: ":8080"}}}, "played in the page"},
+		{demo{mode: modeScripted, opt: options{record: &bytes.Buffer{}}}, "recording the offline transcript"},
+		{demo{mode: modeOffline, opt: options{interactive: true}}, "a fixed reply"},
+		{demo{mode: modeOffline, opt: options{restoreFile: "t.log"}}, "no recording beyond the log"},
+		{demo{mode: modeReal, opt: options{restoreFile: "t.log"}}, "goes on with the work the log left unfinished"},
+		{demo{mode: modeReal}, "on a real model"},
+	} {
+		got := c.d.describe()
+		if !strings.Contains(got, c.want) {
+			t.Errorf("mode %d %+v: banner %q lacks %q", c.d.mode, c.d.opt, got, c.want)
+		}
+		if c.d.opt.record == nil && strings.Contains(got, "recording") && !strings.Contains(got, "no recording") {
+			t.Errorf("mode %d: banner %q speaks of a recording that is not made", c.d.mode, got)
+		}
+	}
+}
