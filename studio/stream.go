@@ -21,14 +21,16 @@ const heartbeat = 20 * time.Second
 
 // stream writes one page's events; the first write error ends it.
 type stream struct {
-	w   http.ResponseWriter
-	fl  http.Flusher
-	err error
+	w     http.ResponseWriter
+	fl    http.Flusher
+	err   error
+	ended bool // the team's stop was written: nothing more comes
 }
 
 func (st *stream) write(f frame) {
-	if st.err == nil {
+	if st.err == nil && !st.ended {
 		_, st.err = st.w.Write(f.data)
+		st.ended = f.last
 	}
 }
 
@@ -109,22 +111,29 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	skip, skipState := seen(hist, s.opt.Buffer), seen(states, s.opt.Buffer)
 	st.write(control(event{K: "live", Live: !stopped}))
 	if stopped {
-		st.write(control(event{K: "stopped"}))
+		st.write(stoppedFrame()) // the history is all there is: the stream ends
 	}
 	st.flush()
 	s.follow(ctx, st, c, skip, skipState)
 }
 
-// follow writes the records queued on c until the page leaves, the studio
-// ends or c falls behind. A record already sent with the history (it is
-// in skip or skipState) is not sent again.
+// follow writes the records queued on c until the team's stop is
+// written, the page leaves, the studio ends or c falls behind. When the
+// studio ends, what was queued is written first (a team stopped just
+// before, as a program stops it before its studio, is told to the page).
+// A record already sent with the history (it is in skip or skipState) is
+// not sent again.
 func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipState map[uuid.UUID]bool) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	drawn := map[uuid.UUID]shownText{} // the answers' text last written, by agent
-	for st.err == nil {
+	for st.err == nil && !st.ended {
 		select {
 		case <-ctx.Done():
+			for len(c.ch) > 0 && st.err == nil && !st.ended {
+				s.forward(st, <-c.ch, skip, skipState)
+			}
+			st.flush()
 			return
 		case <-c.behind:
 			s.opt.Logger.Warn("studio: a page fell behind the team; it is told to catch up", "team", s.team.ID(), "buffer", s.opt.Buffer)

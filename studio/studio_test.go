@@ -457,6 +457,7 @@ func TestTeamStopped(t *testing.T) {
 	if !slices.ContainsFunc(evs, kind("stopping")) {
 		t.Error("the team's stopping was not shown before its stop")
 	}
+	s.ends() // nothing more comes: the page is not left reconnecting
 
 	late, err := New(f.ctx, f.team, Options{Person: f.human})
 	if err != nil {
@@ -474,9 +475,25 @@ func TestTeamStopped(t *testing.T) {
 	if !slices.ContainsFunc(all, func(g got) bool { return g.k() == "msg" && g.s("text") == "hello" }) {
 		t.Error("the stopped team's history lacks the conversation")
 	}
+	ls.ends()
 	if code, body := postTo(t, ts.URL, `{"to":"@Manager","text":"hi"}`); code < 400 || code >= 500 && code != http.StatusGone {
 		t.Errorf("sending to a stopped team: %d %q", code, body)
 	}
+}
+
+// A program that stops its team and then its studio (the demo on
+// Ctrl-C) still tells its pages that the team stopped: what was queued
+// when the studio ended is written before the stream ends.
+func TestStopThenStudioEndTellsThePage(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	s := f.open("", nil)
+	s.until(kind("live"))
+	if err := f.team.Stop(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.end()
+	s.until(kind("stopped"))
+	s.ends()
 }
 
 // Options are checked.

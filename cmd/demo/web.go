@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -74,7 +75,10 @@ func (d *demo) serveWeb(ctx context.Context) error {
 			d.opt.script(d.srv)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The studio outlives ctx (Ctrl-C): the team stops first, and its
+	// pages are told so before the studio ends.
+	run := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	opt := studio.Options{Person: d.human, Title: "akgentic demo", Logger: d.opt.logger}
 	if public {
@@ -106,17 +110,22 @@ func (d *demo) serveWeb(ctx context.Context) error {
 
 	switch {
 	case d.opt.interactive:
-		err = d.interact(ctx)
+		err = d.interact(run)
 	case d.opt.restoreFile != "":
-		<-ctx.Done()
-		err = ctx.Err()
+		<-run.Done()
+		err = run.Err()
 	default:
 		fmt.Fprintln(d.opt.stdout, "(the agents' questions to @Human are answered in the page)")
-		if err = agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err == nil {
-			<-ctx.Done()
-			err = ctx.Err()
+		if err = agent.Say(run, d.human, d.manager, agent.NewRequest(task)); err == nil {
+			<-run.Done()
+			err = run.Err()
 		}
 	}
+	stopCtx, stopped := context.WithTimeout(ctx, 30*time.Second)
+	if serr := d.team.Stop(stopCtx); serr != nil && err == nil {
+		err = serr
+	}
+	stopped()
 	cancel()
 	if serr := <-served; serr != nil && err == nil {
 		err = serr

@@ -40,6 +40,7 @@ function resetState() {
     stopped: false,
     lastId: "",
   };
+  $("banner").hidden = true;
   $("feed").replaceChildren();
   $("members").replaceChildren();
   $("board").replaceChildren();
@@ -103,11 +104,19 @@ const handlers = {
   live(ev) {
     if (ev.live) setConn("live", "live");
   },
+  // The team has stopped: nothing more will come, so the stream is closed
+  // (no reconnecting), the members shown stopped and the input disabled.
   stopped() {
     S.stopped = true;
+    if (source) source.close();
     for (const who of [...S.writing.keys()]) doneWriting(who);
     setConn("stop", "team stopped");
     for (const m of S.members.values()) setStatus(m, "stopped");
+    const b = $("banner");
+    b.textContent = "The team has stopped. This page shows what it did; nothing more will come.";
+    b.hidden = false;
+    for (const q of S.questions.values()) q.button.disabled = true; // nobody is there to answer
+    if (stick) $("feed").scrollTop = $("feed").scrollHeight;
     updateCompose();
   },
   reload(ev) {
@@ -432,6 +441,22 @@ $("text").addEventListener("keydown", (e) => {
 });
 $("to").addEventListener("change", updateCommands);
 $("answering-cancel").addEventListener("click", () => setAnswering(null));
+// The conversation stays at its end while the person has not scrolled
+// up, also when the window is resized (a phone turned, a half screen).
+let stick = true;
+$("feed").addEventListener("scroll", () => {
+  const feed = $("feed");
+  stick = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
+});
+window.addEventListener("resize", () => {
+  if (stick) $("feed").scrollTop = $("feed").scrollHeight;
+});
+// On a narrow screen the sidebar folds behind the Team button.
+$("side-toggle").addEventListener("click", () => {
+  const open = document.body.classList.toggle("side-open");
+  $("side-toggle").setAttribute("aria-expanded", String(open));
+  $("side-toggle").textContent = open ? "Conversation" : "Team";
+});
 
 resetState();
 connect("");
