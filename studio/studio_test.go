@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -667,6 +669,22 @@ func TestRender(t *testing.T) {
 	}
 	if e, _ := render(ev(llm.UsageEvent{ModelName: "m", InputTokens: 1, Latency: 1500 * time.Millisecond})); e.K != "model" || e.Ms != 1500 {
 		t.Errorf("a model call's latency: %+v", e)
+	}
+	// A turn's start and end name their message (the waterfall's links);
+	// a message a running turn consumed says so.
+	mid := uuid.New()
+	for _, c := range []struct {
+		m       message.Message
+		k       string
+		handled bool
+	}{
+		{&message.ReceivedMessage{Base: base(f.manager), MessageID: mid}, "busy", false},
+		{&message.ProcessedMessage{Base: base(f.manager), MessageID: mid}, "idle", false},
+		{&message.HandledMessage{Base: base(f.manager), MessageID: mid}, "idle", true},
+	} {
+		if e, ok := render(c.m); !ok || e.K != c.k || e.MID != mid.String() || e.Handled != c.handled {
+			t.Errorf("%T: %+v; want %s for message %s, handled %v", c.m, e, c.k, mid, c.handled)
+		}
 	}
 	e, _ := render(sentOf(message.NewUserMessage(long)))
 	if !strings.HasSuffix(e.Text, "more bytes)") || len(e.Text) > maxText+64 || !utf8.ValidString(e.Text) {

@@ -39,12 +39,16 @@ function resetState() {
     writing: new Map(), // agent id -> {card, body}: the answers being streamed
     stopped: false,
     lastId: "",
+    fall: newFall(),    // the waterfall: the person's requests and their turns
   };
   $("banner").hidden = true;
   $("feed").replaceChildren();
   $("members").replaceChildren();
   $("board").replaceChildren();
   $("board-section").hidden = true;
+  $("fall-req").replaceChildren();
+  $("fall-rows").replaceChildren();
+  $("fall-sum").textContent = "";
   renderUsage();
   setAnswering(null);
 }
@@ -133,9 +137,9 @@ const handlers = {
     const m = S.members.get(ev.who);
     if (m) setStatus(m, "stopped");
   },
-  busy(ev) { status(ev.who, "thinking"); },
-  idle(ev) { doneWriting(ev.who); status(ev.who, "idle"); },
-  msg(ev) { doneWriting(ev.who); addMessage(ev); },
+  busy(ev) { status(ev.who, "thinking"); fallTurn(ev); },
+  idle(ev) { doneWriting(ev.who); status(ev.who, "idle"); fallTurnEnd(ev); },
+  msg(ev) { doneWriting(ev.who); addMessage(ev); fallMessage(ev); },
   writing(ev) { showWriting(ev); },
   tool(ev) {
     doneWriting(ev.who);
@@ -150,6 +154,7 @@ const handlers = {
     d.append(el("pre", "", pretty(ev.text)));
     S.tools.set(ev.call, { details: d, res });
     addItem(d);
+    fallTool(ev);
   },
   toolout(ev) {
     const t = S.tools.get(ev.call);
@@ -164,6 +169,7 @@ const handlers = {
       t.res.className = ev.ok ? "res-ok" : "res-fail";
     }
     status(ev.who, "thinking");
+    fallToolEnd(ev);
   },
   model(ev) {
     const m = S.members.get(ev.who);
@@ -174,13 +180,14 @@ const handlers = {
     renderUsage();
     const took = !ev.ms ? "" : ev.ms < 1000 ? " in " + ev.ms + " ms" : " in " + (ev.ms / 1000).toFixed(1) + " s";
     addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost) + took));
+    fallModel(ev);
   },
   commands(ev) {
     const m = S.members.get(ev.who);
     if (m) { m.cmds = ev.cmds || []; updateCommands(); }
   },
   warn(ev) { addItem(el("div", "item warn", "! " + ev.name + ": " + ev.text)); },
-  error(ev) { addItem(el("div", "item error", "✗ " + ev.name + ": " + ev.text)); },
+  error(ev) { addItem(el("div", "item error", "✗ " + ev.name + ": " + ev.text)); fallError(ev); },
   note(ev) { addItem(el("div", "item sys", ev.name + ": " + ev.text)); },
   stopping() { addItem(el("div", "item sys", "the team is stopping")); },
   board(ev) { renderBoard(ev); },
@@ -255,6 +262,169 @@ function addMessage(ev) {
     if (S.answering && S.answering.mid === ev.parent) setAnswering(null);
   }
   addItem(card);
+}
+
+// ---- the waterfall ----
+//
+// Where the time and money went, per request of the person: each agent's
+// turns on a time axis, and inside them the model calls (tokens, cost,
+// latency) and the tool calls, errors marked. Built from the records with
+// the links the OpenTelemetry spans use: a turn on message M belongs to
+// the request of the turn that sent M (M's parent is the message that
+// turn was handling); a person's message without a known parent starts a
+// request; a model call or a tool call belongs to its agent's running turn.
+
+function newFall() {
+  return {
+    reqs: [],            // {mid, text, at, turns: []}, in order
+    ofMsg: new Map(),    // message id -> its request
+    running: new Map(),  // agent id -> its running turn
+    calls: new Map(),    // tool call id -> its span
+    chosen: "",          // the request the person chose ("" : the latest)
+  };
+}
+
+function fallMessage(ev) {
+  const F = S.fall;
+  let req = ev.parent ? F.ofMsg.get(ev.parent) : undefined;
+  if (!req && ev.who === S.person) {
+    req = { mid: ev.mid, text: ev.text || "", at: ev.at, turns: [] };
+    F.reqs.push(req);
+    drawFallChoices();
+  }
+  if (req) F.ofMsg.set(ev.mid, req);
+  drawFallSoon();
+}
+
+function fallTurn(ev) {
+  const F = S.fall, req = F.ofMsg.get(ev.mid);
+  // The person is not an agent: the time until its answer shows as a gap.
+  if (!req || ev.who === S.person) { F.running.delete(ev.who); return; }
+  const turn = { who: ev.who, name: ev.name, start: ev.at, end: 0, error: false, spans: [] };
+  req.turns.push(turn);
+  F.running.set(ev.who, turn);
+  drawFallSoon();
+}
+
+function fallTurnEnd(ev) {
+  if (ev.handled) return; // consumed by the running turn: it goes on
+  const t = S.fall.running.get(ev.who);
+  if (t) { t.end = ev.at; S.fall.running.delete(ev.who); drawFallSoon(); }
+}
+
+function fallModel(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (!t) return;
+  const took = ev.ms || 0;
+  t.spans.push({ kind: "model", label: ev.model, start: ev.at - took, end: ev.at, ms: took,
+    meta: num(ev.in) + " in + " + num(ev.out) + " out · " + money(ev.cost), in: ev.in || 0, out: ev.out || 0, cost: ev.cost || 0 });
+  drawFallSoon();
+}
+
+function fallTool(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (!t) return;
+  const span = { kind: "tool", label: ev.tool, start: ev.at, end: 0, meta: "", error: false };
+  t.spans.push(span);
+  S.fall.calls.set(ev.call, span);
+  drawFallSoon();
+}
+
+function fallToolEnd(ev) {
+  const span = S.fall.calls.get(ev.call);
+  if (!span) return;
+  span.end = ev.at;
+  span.error = !ev.ok;
+  span.meta = ev.ok ? "✓" : "✗ failed";
+  S.fall.calls.delete(ev.call);
+  drawFallSoon();
+}
+
+function fallError(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (t) { t.error = true; drawFallSoon(); }
+}
+
+function fallChosen() {
+  const F = S.fall;
+  return F.reqs.find((r) => r.mid === F.chosen) || F.reqs[F.reqs.length - 1];
+}
+
+function drawFallChoices() {
+  const sel = $("fall-req"), F = S.fall;
+  sel.replaceChildren(...F.reqs.map((r, i) => {
+    const o = el("option", "", "#" + (i + 1) + " " + clock(r.at) + " " + (r.text.length > 60 ? r.text.slice(0, 57) + "…" : r.text));
+    o.value = r.mid;
+    return o;
+  }));
+  const r = fallChosen();
+  if (r) sel.value = r.mid;
+}
+
+let fallPending = false;
+function drawFallSoon() {
+  if ($("fall").hidden || fallPending) return;
+  fallPending = true;
+  requestAnimationFrame(() => { fallPending = false; drawFall(); });
+}
+
+const took = (ms) => (ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s");
+
+function drawFall() {
+  const req = fallChosen(), rows = $("fall-rows");
+  if (!req) { rows.replaceChildren(el("div", "dim", "No request from the person yet.")); $("fall-sum").textContent = ""; return; }
+  const now = Date.now();
+  const endOf = (x) => x.end || (S.stopped ? x.start : now);
+  let t0 = req.at, t1 = req.at + 1;
+  for (const t of req.turns) {
+    t0 = Math.min(t0, t.start); t1 = Math.max(t1, endOf(t));
+    for (const sp of t.spans) { t0 = Math.min(t0, sp.start); t1 = Math.max(t1, endOf(sp)); }
+  }
+  const span = t1 - t0;
+  const bar = (start, end) => {
+    const track = el("span", "ftrack"), b = el("span", "fbar");
+    b.style.left = ((start - t0) / span * 100).toFixed(2) + "%";
+    b.style.width = (Math.max(end - start, 0) / span * 100).toFixed(2) + "%";
+    track.append(b);
+    return track;
+  };
+  const out = [];
+  const sum = { agents: new Set(), models: 0, tools: 0, in: 0, out: 0, cost: 0, errors: 0 };
+  const turns = [...req.turns].sort((a, b) => a.start - b.start);
+  for (const t of turns) {
+    sum.agents.add(t.who);
+    const r = el("div", "frow turn" + (t.error ? " err" : "") + (t.end ? "" : " open"));
+    r.dataset.who = t.name;
+    r.dataset.start = String(t.start);
+    r.append(el("span", "flabel", t.name), bar(t.start, endOf(t)),
+      el("span", "fmeta", (t.end ? took(t.end - t.start) : "running") + (t.error ? " · error" : "")));
+    out.push(r);
+    for (const sp of [...t.spans].sort((a, b) => a.start - b.start)) {
+      const c = el("div", "frow " + sp.kind + (sp.error ? " err" : "") + (sp.end ? "" : " open"));
+      c.dataset.who = t.name;
+      const dur = sp.end ? took(sp.end - sp.start) : "running";
+      c.append(el("span", "flabel", (sp.kind === "model" ? "◆ " : "⚙ ") + sp.label), bar(sp.start, endOf(sp)),
+        el("span", "fmeta", [sp.meta, dur].filter(Boolean).join(" · ")));
+      out.push(c);
+      if (sp.kind === "model") { sum.models++; sum.in += sp.in; sum.out += sp.out; sum.cost += sp.cost; } else sum.tools++;
+      if (sp.error) sum.errors++;
+    }
+    if (t.error) sum.errors++;
+  }
+  rows.replaceChildren(...out);
+  $("fall-sum").textContent = sum.agents.size + " agents · " + turns.length + " turns · " + sum.models + " model calls · " +
+    sum.tools + " tool calls · " + num(sum.in) + " in + " + num(sum.out) + " out tokens · " + money(sum.cost) + " · " + took(t1 - t0) +
+    (sum.errors ? " · " + sum.errors + " errors" : "");
+}
+
+function showTab(fall) {
+  $("feed").hidden = fall;
+  $("fall").hidden = !fall;
+  $("tab-feed").classList.toggle("on", !fall);
+  $("tab-fall").classList.toggle("on", fall);
+  $("tab-feed").setAttribute("aria-selected", String(!fall));
+  $("tab-fall").setAttribute("aria-selected", String(fall));
+  if (fall) drawFall();
 }
 
 // ---- members, board, usage ----
@@ -451,6 +621,9 @@ $("feed").addEventListener("scroll", () => {
 window.addEventListener("resize", () => {
   if (stick) $("feed").scrollTop = $("feed").scrollHeight;
 });
+$("tab-feed").addEventListener("click", () => showTab(false));
+$("tab-fall").addEventListener("click", () => showTab(true));
+$("fall-req").addEventListener("change", () => { S.fall.chosen = $("fall-req").value; drawFall(); });
 // On a narrow screen the sidebar folds behind the Team button.
 $("side-toggle").addEventListener("click", () => {
   const open = document.body.classList.toggle("side-open");
