@@ -42,15 +42,7 @@ func visible(sel string) string {
 // narrow and the stopped page there (docs/studio-narrow.png,
 // docs/studio-stopped.png).
 func TestStudioLayoutAndStop(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	bctx := newBrowser(t, ctx)
-	web := startWebDemo(t, ctx, nil)
-	step := web.stepper(t, bctx)
-	step("open the page at the reviewer's question",
-		chromedp.Navigate(web.page),
-		shows("#feed", "Should the greeting support other languages"),
-		shows("#members", "@QA100"))
+	bctx, web, step := openAtTheQuestion(t)
 
 	for _, size := range []struct{ w, h int64 }{{360, 740}, {768, 1024}, {1400, 900}} {
 		step("the page at "+strconv.FormatInt(size.w, 10)+" px",
@@ -102,4 +94,21 @@ func shot(t *testing.T, bctx context.Context, name string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openAtTheQuestion runs the demo with -web and opens its page in a
+// browser tab (bctx), at the reviewer's question to the person: the
+// recorded task waits there for the answer.
+func openAtTheQuestion(t *testing.T) (bctx context.Context, web *webDemo, step func(string, ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	bctx = newBrowser(t, ctx)
+	web = startWebDemo(t, ctx, nil)
+	step = web.stepper(t, bctx)
+	step("open the page at the reviewer's question",
+		chromedp.Navigate(web.page),
+		shows("#feed", "Should the greeting support other languages"),
+		shows("#members", "@QA100"))
+	return bctx, web, step
 }
