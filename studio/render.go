@@ -51,6 +51,8 @@ type event struct {
 	Tasks   []planning.Task `json:"tasks,omitempty"`
 	Cmds    []cmd           `json:"cmds,omitempty"`
 	List    []member        `json:"list,omitempty"`
+	Info    *memberInfo     `json:"info,omitempty"`  // a join: the member's config, summarized
+	Cards   []cardInfo      `json:"cards,omitempty"` // the team's catalog
 }
 
 // cmd is an announced slash command, for the input box's completion.
@@ -129,7 +131,7 @@ func render(m message.Message) (ev event, ok bool) {
 		if !shown(t.Sender) {
 			return ev, false
 		}
-		ev.K, ev.Role, ev.Person = "join", t.Sender.Role(), t.Sender.IsUserProxy()
+		ev.K, ev.Role, ev.Person, ev.Info = "join", t.Sender.Role(), t.Sender.IsUserProxy(), infoOf(t.Config)
 		if t.Parent != nil && !t.Parent.IsOrchestrator() {
 			ev.By = t.Parent.Name()
 		}

@@ -101,6 +101,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 			st.write(control(event{K: "gap", Text: herr.Error()}))
 		}
 		st.write(control(s.roster(ctx)))
+		st.write(control(s.cards(ctx)))
 	}
 	st.write(s.lastBoard(ctx, states))
 	for _, m := range hist[start:] {

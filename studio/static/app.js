@@ -40,7 +40,10 @@ function resetState() {
     stopped: false,
     lastId: "",
     fall: newFall(),    // the waterfall: the person's requests and their turns
+    cards: new Map(),   // role -> its card, for the member panel
+    selected: "",       // the member whose panel is open
   };
+  $("member-panel").hidden = true;
   $("banner").hidden = true;
   $("feed").replaceChildren();
   $("members").replaceChildren();
@@ -103,6 +106,10 @@ const handlers = {
   },
   members(ev) {
     for (const m of ev.list || []) upsertMember(m);
+  },
+  cards(ev) {
+    for (const c of ev.cards || []) S.cards.set(c.role, c);
+    drawPanel();
   },
   gap(ev) { addItem(el("div", "item gap", ev.text)); },
   live(ev) {
@@ -173,11 +180,12 @@ const handlers = {
   },
   model(ev) {
     const m = S.members.get(ev.who);
-    if (m) { m.cost += ev.cost || 0; drawMember(m); }
+    if (m) { m.cost += ev.cost || 0; m.context = ev.in || 0; drawMember(m); }
     const u = S.usage.get(ev.name) || { requests: 0, in: 0, out: 0, cost: 0 };
     u.requests++; u.in += ev.in || 0; u.out += ev.out || 0; u.cost += ev.cost || 0;
     S.usage.set(ev.name, u);
     renderUsage();
+    drawPanel();
     const took = !ev.ms ? "" : ev.ms < 1000 ? " in " + ev.ms + " ms" : " in " + (ev.ms / 1000).toFixed(1) + " s";
     addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost) + took));
     fallModel(ev);
@@ -432,11 +440,16 @@ function showTab(fall) {
 function upsertMember(m) {
   let x = S.members.get(m.who);
   if (!x) {
-    x = { who: m.who, cost: 0, cmds: [], status: "idle", li: el("li") };
+    x = { who: m.who, cost: 0, cmds: [], status: "idle", li: el("li"), context: 0 };
+    x.li.tabIndex = 0;
+    x.li.addEventListener("click", () => selectMember(x.who));
+    x.li.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); selectMember(x.who); } });
     S.members.set(m.who, x);
     $("members").append(x.li);
   }
   x.name = m.name; x.role = m.role; x.person = m.who === S.person;
+  if (m.info) x.info = m.info;
+  if (m.by) x.by = m.by;
   if (x.status === "stopped") x.status = "idle";
   drawMember(x);
   updateRecipients();
@@ -457,11 +470,69 @@ function setStatus(m, s, tool) {
 const statusText = { idle: "idle", thinking: "thinking", tool: "using a tool", stopped: "stopped" };
 
 function drawMember(m) {
-  m.li.className = m.person ? "person" : "";
+  m.li.className = (m.person ? "person" : "") + (S.selected === m.who ? " sel" : "");
+  if (S.selected === m.who) drawPanel();
   const st = el("span", "status s-" + m.status, m.status === "tool" && m.tool ? "using " + m.tool : statusText[m.status]);
   m.li.replaceChildren(
     el("span", "mname", m.name + (m.person ? " (you)" : "")), st,
     el("span", "mrole", m.role), el("span", "mspend", m.person ? "" : money(m.cost)));
+}
+
+// ---- the member panel ----
+//
+// What a member holds: its card, a summary of its config (the server
+// sends chosen fields only, never a key), its state, its model context
+// (the last call's input tokens) against its window, its usage and its
+// limits.
+
+function selectMember(who) {
+  S.selected = S.selected === who ? "" : who;
+  for (const m of S.members.values()) m.li.classList.toggle("sel", m.who === S.selected);
+  drawPanel();
+}
+
+function drawPanel() {
+  const m = S.members.get(S.selected), panel = $("member-panel");
+  if (!m) { panel.hidden = true; return; }
+  panel.hidden = false;
+  $("mp-title").textContent = m.name + (m.person ? " (you)" : "");
+  const rows = [];
+  const add = (k, v) => { if (v !== undefined && v !== null && v !== "") rows.push(el("dt", "", k), typeof v === "string" ? el("dd", "", v) : v); };
+  add("role", m.role);
+  add("state", m.status === "tool" && m.tool ? "using " + m.tool : statusText[m.status]);
+  if (m.by) add("hired by", m.by);
+  const card = S.cards.get(m.role);
+  if (card) {
+    add("card", card.desc);
+    if (card.skills && card.skills.length) add("skills", card.skills.join(", "));
+    add("hireable", card.hireable ? "yes" : "no");
+    add("routes to", card.routesTo && card.routesTo.length ? card.routesTo.join(", ") : "any role");
+  }
+  const info = m.info;
+  if (info) {
+    add("model", info.model + (info.where ? " (" + info.where + ")" : ""));
+    const dd = el("dd");
+    if (info.window) {
+      const pct = Math.min(100, m.context / info.window * 100);
+      dd.append(document.createTextNode(num(m.context) + " of " + num(info.window) + " tokens (" + pct.toFixed(1) + "%)"));
+      const meter = el("span", "meter"), fill = el("span");
+      fill.style.width = pct.toFixed(1) + "%";
+      meter.append(fill);
+      dd.append(meter);
+    } else {
+      dd.textContent = num(m.context) + " tokens (no window configured)";
+    }
+    add("context", dd);
+    add("tools", (info.tools || []).join(", ") || "none");
+    add("retries", String(info.retries || 0));
+    add("streaming", info.stream ? "yes" : "no");
+    add("limits", (info.limits || []).join(", ") || "none");
+  }
+  const u = S.usage.get(m.name);
+  if (!m.person) add("usage", u ? num(u.requests) + " requests · " + num(u.in) + " in + " + num(u.out) + " out tokens · " + money(u.cost) : "no model call yet");
+  $("mp-body").replaceChildren(...rows);
+  $("mp-prompt-box").hidden = !(info && info.prompt);
+  $("mp-prompt").textContent = info ? info.prompt || "" : "";
 }
 
 function renderBoard(ev) {
