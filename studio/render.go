@@ -53,6 +53,7 @@ type event struct {
 	List    []member        `json:"list,omitempty"`
 	Info    *memberInfo     `json:"info,omitempty"`  // a join: the member's config, summarized
 	Cards   []cardInfo      `json:"cards,omitempty"` // the team's catalog
+	Snap    bool            `json:"snap,omitempty"`  // a snapshot of now (the roster, the board), not a record
 }
 
 // cmd is an announced slash command, for the input box's completion.
@@ -102,9 +103,11 @@ func clipStart(s string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // shown reports whether a is a member the page shows: not the
-// orchestrator, not a tool actor.
+// orchestrator, not a tool actor. An address decoded from a log (a
+// restored team's history) keeps its type and role, not those flags:
+// they are recognised by the orchestrator's kind and the tools' role.
 func shown(a *message.Address) bool {
-	return a != nil && !a.IsOrchestrator() && !a.IsTool()
+	return a != nil && !a.IsOrchestrator() && !a.IsTool() && a.ActorType() != "Orchestrator" && a.Role() != "ToolActor"
 }
 
 func idOf(a *message.Address) string {

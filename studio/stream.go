@@ -104,11 +104,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		st.write(control(s.cards(ctx)))
 	}
 	st.write(s.lastBoard(ctx, states))
-	for _, m := range hist[start:] {
-		if ev, ok := render(m); ok {
-			st.write(encode(ev))
-		}
-	}
+	writeHistory(st, hist, start, states)
 	skip, skipState := seen(hist, s.opt.Buffer), seen(states, s.opt.Buffer)
 	st.write(control(event{K: "live", Live: !stopped}))
 	if stopped {
@@ -116,6 +112,35 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	}
 	st.flush()
 	s.follow(ctx, st, c, skip, skipState)
+}
+
+// writeHistory writes the records of hist from start, with the state
+// changes (states, which the history does not list) among them in time
+// order: a page showing an earlier moment sees the board as it was then.
+// A state change no later than the page's last event is not sent again.
+func writeHistory(st *stream, hist []message.Message, start int, states []message.Message) {
+	j := 0
+	if start > 0 {
+		last := hist[start-1].Envelope().Timestamp
+		for j < len(states) && !states[j].Envelope().Timestamp.After(last) {
+			j++
+		}
+	}
+	write := func(m message.Message) {
+		if ev, ok := render(m); ok {
+			st.write(encode(ev))
+		}
+	}
+	for _, m := range hist[start:] {
+		for j < len(states) && states[j].Envelope().Timestamp.Before(m.Envelope().Timestamp) {
+			write(states[j])
+			j++
+		}
+		write(m)
+	}
+	for ; j < len(states); j++ {
+		write(states[j])
+	}
 }
 
 // follow writes the records queued on c until the team's stop is
@@ -210,28 +235,30 @@ func seen(hist []message.Message, n int) map[uuid.UUID]bool {
 
 // lastBoard is the latest task board among the state changes, else in
 // the team's states (a board whose changes all left the window), else a
-// board event saying there is none (the page hides its task board).
+// board event saying there is none (the page hides its task board). It
+// is a snapshot of now: a page showing an earlier moment skips it.
 func (s *Studio) lastBoard(ctx context.Context, states []message.Message) frame {
 	for i := len(states) - 1; i >= 0; i-- {
 		if sc, ok := states[i].(*message.StateChangedMessage); ok {
 			if tasks, ok := board(sc); ok {
-				return control(event{K: "board", Tasks: tasks})
+				return control(event{K: "board", Tasks: tasks, Snap: true})
 			}
 		}
 	}
 	all, _ := s.team.States(ctx)
 	for _, v := range all {
 		if b, ok := v.(*planning.Board); ok && b != nil {
-			return control(event{K: "board", Tasks: tasksOrEmpty(b.Tasks)})
+			return control(event{K: "board", Tasks: tasksOrEmpty(b.Tasks), Snap: true})
 		}
 	}
-	return control(event{K: "board", Text: "none"})
+	return control(event{K: "board", Text: "none", Snap: true})
 }
 
 // roster is the members event: who is in the team now (members whose
-// joining left the history are still listed).
+// joining left the history are still listed). It is a snapshot of now: a
+// page showing an earlier moment skips it.
 func (s *Studio) roster(ctx context.Context) event {
-	ev := event{K: "members"}
+	ev := event{K: "members", Snap: true}
 	ms, _ := s.team.Members(ctx)
 	for _, a := range ms {
 		if shown(a) {

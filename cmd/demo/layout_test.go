@@ -112,3 +112,15 @@ func openAtTheQuestion(t *testing.T) (bctx context.Context, web *webDemo, step f
 		shows("#members", "@QA100"))
 	return bctx, web, step
 }
+
+// answerTheReviewer answers the reviewer's question from the page and
+// waits for the task's end: the manager's report, the board completed.
+func answerTheReviewer() []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Click(chromedp.CSS(".answer-btn")),
+		chromedp.SendKeys(chromedp.CSS("#text"), "English only."),
+		chromedp.Click(chromedp.CSS("#send")),
+		shows("#feed", "Done: greet.go is written and reviewed."),
+		shows("#board", "completed"),
+	}
+}

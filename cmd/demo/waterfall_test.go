@@ -26,12 +26,7 @@ type fallRow struct {
 // writes it there (docs/studio-waterfall.png).
 func TestStudioWaterfall(t *testing.T) {
 	bctx, _, step := openAtTheQuestion(t)
-	step("answer the reviewer from the page: the task ends",
-		chromedp.Click(chromedp.CSS(".answer-btn")),
-		chromedp.SendKeys(chromedp.CSS("#text"), "English only."),
-		chromedp.Click(chromedp.CSS("#send")),
-		shows("#feed", "Done: greet.go is written and reviewed."),
-		shows("#members", "idle"))
+	step("answer the reviewer from the page: the task ends", answerTheReviewer()...)
 	step("open the waterfall",
 		chromedp.Click(chromedp.CSS("#tab-fall")),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#fall-rows .frow").length > 0 && !document.querySelector("#fall-rows .frow.open")`,

@@ -250,14 +250,17 @@ type webDemo struct {
 }
 
 // startWebDemo runs the demo with -web; script adds the offline model's
-// steps after the recorded task.
-func startWebDemo(t *testing.T, ctx context.Context, script func(*llmtest.Server)) *webDemo {
+// steps after the recorded task; configure sets other options.
+func startWebDemo(t *testing.T, ctx context.Context, script func(*llmtest.Server), configure ...func(*options)) *webDemo {
 	t.Helper()
 	out := &syncBuffer{}
 	opt := options{stdout: out, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, logger: slog.New(slog.DiscardHandler)}
 	urls := make(chan string, 1)
 	opt.web = webOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}
 	opt.script = script
+	for _, c := range configure {
+		c(&opt)
+	}
 	demoCtx, stopDemo := context.WithCancel(ctx)
 	demoErr := make(chan error, 1)
 	go func() { demoErr <- run(demoCtx, opt) }()

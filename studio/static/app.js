@@ -42,6 +42,10 @@ function resetState() {
     fall: newFall(),    // the waterfall: the person's requests and their turns
     cards: new Map(),   // role -> its card, for the member panel
     selected: "",       // the member whose panel is open
+    log: [],            // every event shown, in order: {ev, rec}, for the time slider
+    records: 0,         // how many of them are records (have an id)
+    at: null,           // the record shown (the slider), null: live
+    atTime: 0,          // its time
   };
   $("member-panel").hidden = true;
   $("banner").hidden = true;
@@ -54,6 +58,7 @@ function resetState() {
   $("fall-sum").textContent = "";
   renderUsage();
   setAnswering(null);
+  drawTime();
 }
 
 // ---- the stream ----
@@ -67,17 +72,19 @@ function connect(after) {
   setConn("wait", after ? "catching up…" : "loading…");
   source = new EventSource(withToken("events", q));
   source.onmessage = (e) => {
+    // A record carries an id of its own; a control event leaves the last one.
+    const rec = !!e.lastEventId && e.lastEventId !== S.lastId;
     if (e.lastEventId) S.lastId = e.lastEventId;
     let ev;
     try { ev = JSON.parse(e.data); } catch (err) { return; }
-    handle(ev);
+    receive(ev, rec);
   };
   // A streamed answer's text so far: its own event type, live only (no
   // id: a reconnecting page is not sent it again, the final message is).
   source.addEventListener("writing", (e) => {
     let ev;
     try { ev = JSON.parse(e.data); } catch (err) { return; }
-    handle(ev);
+    if (S.at === null) handle(ev);
   });
   source.onerror = () => {
     if (!S.stopped) setConn("wait", "reconnecting…");
@@ -93,6 +100,66 @@ function setConn(kind, text) {
 function handle(ev) {
   const f = handlers[ev.k];
   if (f) f(ev);
+}
+
+// ---- the time slider ----
+//
+// Every event shown is kept, in order, so that the page can show the team
+// as it was at record N: the roster, the board, the usage, the waterfall
+// and the conversation rebuilt from the events up to it (the snapshots of
+// now, sent before the history, are skipped). That view is read-only;
+// the live events keep coming in and are shown on the way back to live.
+
+// transient events are about the stream, not the team: not kept.
+const transient = new Set(["hello", "live", "stopped", "reload", "writing"]);
+
+function receive(ev, rec) {
+  if (!transient.has(ev.k)) {
+    S.log.push({ ev, rec });
+    if (rec) S.records++;
+    drawTime();
+  }
+  if (S.at === null || transient.has(ev.k) && ev.k !== "writing") handle(ev);
+}
+
+function drawTime() {
+  const t = $("time");
+  t.max = String(S.records);
+  t.value = String(S.at === null ? S.records : S.at);
+  $("time-label").textContent = S.at === null ? "live · " + S.records + " records" :
+    "record " + S.at + " of " + S.records + (S.atTime ? " · " + clock(S.atTime) : "");
+  $("time-live").hidden = S.at === null;
+  document.body.classList.toggle("past", S.at !== null);
+}
+
+// rebuild shows the team at record upTo (null: everything, live).
+function rebuild(upTo) {
+  const keep = { log: S.log, records: S.records, person: S.person, lastId: S.lastId, stopped: S.stopped, chosen: S.fall.chosen, selected: S.selected };
+  const fallOpen = !$("fall").hidden;
+  resetState();
+  Object.assign(S, { person: keep.person, lastId: keep.lastId, log: keep.log, records: keep.records, at: upTo, selected: keep.selected });
+  S.fall.chosen = keep.chosen;
+  let recs = 0;
+  for (const e of keep.log) {
+    if (e.rec) {
+      if (upTo !== null && recs >= upTo) break;
+      recs++;
+      S.atTime = e.ev.at;
+    }
+    if (upTo !== null && e.ev.snap) continue;
+    handle(e.ev);
+  }
+  if (keep.stopped) handlers.stopped();
+  if (upTo !== null) {
+    const b = $("banner");
+    b.textContent = "An earlier moment: the team as it was at record " + upTo + " of " + S.records + ". Read-only; Back to live shows it now.";
+    b.hidden = false;
+  }
+  drawTime();
+  drawPanel();
+  updateCompose();
+  if (fallOpen) drawFall();
+  $("feed").scrollTop = $("feed").scrollHeight;
 }
 
 const handlers = {
@@ -571,7 +638,7 @@ function row(name, u) {
 
 // ---- the input box ----
 
-function canSend() { return !!S.person && !S.stopped; }
+function canSend() { return !!S.person && !S.stopped && S.at === null; }
 
 function updateCompose() {
   const on = canSend();
@@ -580,6 +647,7 @@ function updateCompose() {
   $("to").disabled = !on || !!S.answering;
   if (!S.person) hint("read-only: this studio speaks for no person");
   else if (S.stopped) hint("the team has stopped");
+  else if (S.at !== null) hint("an earlier moment is shown: read-only");
 }
 
 function updateRecipients() {
@@ -692,6 +760,17 @@ $("feed").addEventListener("scroll", () => {
 window.addEventListener("resize", () => {
   if (stick) $("feed").scrollTop = $("feed").scrollHeight;
 });
+let timePending = false;
+$("time").addEventListener("input", () => {
+  if (timePending) return; // one rebuild per frame while the slider is dragged
+  timePending = true;
+  requestAnimationFrame(() => {
+    timePending = false;
+    const n = Number($("time").value);
+    rebuild(n >= S.records ? null : n);
+  });
+});
+$("time-live").addEventListener("click", () => rebuild(null));
 $("tab-feed").addEventListener("click", () => showTab(false));
 $("tab-fall").addEventListener("click", () => showTab(true));
 $("fall-req").addEventListener("change", () => { S.fall.chosen = $("fall-req").value; drawFall(); });
