@@ -15,9 +15,13 @@
 // questions agents asked the person. A Waterfall tab shows, per request
 // of the person, each agent's turns on a time axis with their model calls
 // (tokens, cost, latency) and tool calls, errors marked; it is built from
-// the records' parent links, the ones the OpenTelemetry spans use. The
-// page works from a 360 px phone (one column, the sidebar folded) to a
-// wide screen. Everything from the team is shown as text, never as HTML.
+// the records' parent links, the ones the OpenTelemetry spans use. A
+// click on a member opens its panel: its card, a summary of its config
+// made on the server from chosen fields (never a key), its state, its
+// model context against its window, its usage. A time slider shows the
+// team as it was at any earlier record, read-only. The page works from a
+// 360 px phone (one column, the sidebar folded) to a wide screen.
+// Everything from the team is shown as text, never as HTML.
 //
 // # Transport
 //
