@@ -135,7 +135,11 @@ func (d *demo) resume(ctx context.Context, u unfinished) error {
 			return err
 		}
 		if from == nil || to == nil {
-			fmt.Fprintf(d.opt.stdout, "! %s's %s to %s is not sent again: %s is not in the restored team\n", name(s.Sender), kindOf(s), name(s.Recipient), map[bool]string{true: name(s.Sender), false: name(s.Recipient)}[from == nil])
+			gone := name(s.Recipient)
+			if from == nil {
+				gone = name(s.Sender)
+			}
+			fmt.Fprintf(d.opt.stdout, "! %s's %s to %s is not sent again: %s is not in the restored team\n", name(s.Sender), kindOf(s), name(s.Recipient), gone)
 			continue
 		}
 		am := s.Message.(*agent.AgentMessage)
