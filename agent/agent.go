@@ -241,7 +241,7 @@ func (a *BaseAgent) turn(ctx context.Context, c *actor.Context, m *AgentMessage)
 				c.Self().Name(), retry+1, strings.Join(unknown.names, ", "), strings.Join(unknown.members, ", ")))
 			return err
 		}
-		c.Logger().LogAttrs(ctx, slog.LevelDebug, "agent: output names no member; asking the model again", slog.String("reason", err.Error()))
+		c.Report(actor.NewWarning("%v: nothing was sent; the model is asked again (retry %d of %d)", err, retry+1, a.Config().Runtime.Retries))
 		if out, err = Act(ctx, a, unknown.feedback(), structured); err != nil {
 			return err
 		}

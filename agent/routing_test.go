@@ -93,7 +93,8 @@ func TestHireByRole(t *testing.T) {
 
 // An output naming an unknown @Name is not sent at all: the model is told
 // which names are unknown and which members exist, and its next answer is
-// delivered. Nothing of the first answer reaches anyone.
+// delivered. Nothing of the first answer reaches anyone; the log has a
+// warning saying why.
 func TestUnknownMemberIsGivenBackToTheModel(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
@@ -119,6 +120,9 @@ func TestUnknownMemberIsGivenBackToTheModel(t *testing.T) {
 	}
 	if n := len(of[*message.ErrorMessage](h.sub, h.manager)); n != 0 {
 		t.Fatalf("%d ErrorMessages", n)
+	}
+	if warns := of[*message.WarningMessage](h.sub, h.manager); len(warns) != 1 || !strings.Contains(warns[0].Content, "@Ghost") || !strings.Contains(warns[0].Content, "asked again (retry 1 of 3)") {
+		t.Fatalf("warnings %+v; want one saying @Ghost is unknown and the model is asked again", warns)
 	}
 	h.noHuman()
 }

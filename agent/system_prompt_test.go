@@ -138,8 +138,8 @@ func TestRouteAfterTheRosterChanged(t *testing.T) {
 			sent := h.sub.sentTo("@Dev")
 			warns := of[*message.WarningMessage](h.sub, h.manager)
 			if !replaced {
-				if len(sent) != 0 || len(warns) != 0 || !strings.Contains(h.lastUser("@Manager", 1), "no team member is named @Dev") {
-					t.Fatalf("sent %d to @Dev, warnings %+v; want none sent, no warning, and the model told", len(sent), warns)
+				if len(sent) != 0 || len(warns) != 1 || !strings.Contains(warns[0].Content, "no team member is named @Dev") || !strings.Contains(h.lastUser("@Manager", 1), "no team member is named @Dev") {
+					t.Fatalf("sent %d to @Dev, warnings %+v; want none sent, one warning, and the model told", len(sent), warns)
 				}
 				return
 			}
