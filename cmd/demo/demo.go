@@ -45,6 +45,7 @@ type options struct {
 	cluster     bool // -cluster (cluster.go)
 	logFile     string
 	restoreFile string
+	view        bool // -view: restoreFile is shown read-only (-web): the team stopped at once, nothing written
 	model       string
 	workspace   string
 	timeout     time.Duration
@@ -224,7 +225,7 @@ func run(ctx context.Context, opt options) (err error) {
 	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s (%s)\n", d.describe(), d.team.ID(), wsRoot, wsWhy)
 
 	resumed := false
-	if opt.restoreFile != "" {
+	if opt.restoreFile != "" && !opt.view {
 		if resumed, err = d.goOn(ctx); err != nil {
 			return d.ended(d.stop(err))
 		}
@@ -312,6 +313,8 @@ func (d *demo) streams() bool { return d.opt.color || d.opt.web.addr != "" }
 
 func (d *demo) describe() string {
 	switch {
+	case d.opt.view:
+		return "the log " + d.opt.restoreFile + " in the browser, read-only: the team as the log ends (nothing runs, nothing is written)"
 	case d.mode == modeReal && d.opt.restoreFile != "":
 		return "the team restored from " + d.opt.restoreFile + " on a real model: it goes on with the work the log left unfinished"
 	case d.mode == modeReal:
@@ -341,7 +344,13 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		if err != nil {
 			return err
 		}
-		return d.team.Register(ctx, cs...)
+		if err := d.team.Register(ctx, cs...); err != nil {
+			return err
+		}
+		if d.opt.view {
+			return d.stopStarted(ctx)
+		}
+		return nil
 	}
 	teamID := uuid.New()
 	if d.opt.logFile != "" {
@@ -417,14 +426,17 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber, mode
 	if log.Truncated != nil {
 		fmt.Fprintf(d.opt.stdout, "note: %v (skipped)\n", log.Truncated)
 	}
-	w, err := eventlog.Append(d.opt.restoreFile, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
-	if err != nil {
-		return err
+	if !d.opt.view { // -view writes nothing
+		w, err := eventlog.Append(d.opt.restoreFile, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
+		if err != nil {
+			return err
+		}
+		d.log = w
+		subs = append(subs, w)
 	}
-	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
 	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second),
-		orchestrator.WithSubscribers(append(subs, w)...),
+		orchestrator.WithSubscribers(subs...),
 		agent.WithEnv(d.env),                          // the recreated agents' Env
 		agent.WithHumanDelivery(d.newHuman().Deliver)) // the person's hook (not configuration)
 	if team == nil {
@@ -444,6 +456,22 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber, mode
 	}
 	fmt.Fprintf(d.opt.stdout, "restored %d records; members: %s\n", len(log.Messages), strings.Join(members(ctx, team), ", "))
 	return nil
+}
+
+// stopStarted stops the restored team once each member has started (its
+// start reads the log back from the team): -view shows the team as its
+// log ends, and nothing runs.
+func (d *demo) stopStarted(ctx context.Context) error {
+	ms, err := d.team.Members(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := proxy.Do(ctx, m, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+			return fmt.Errorf("-view: %s did not start: %w", m.Name(), err)
+		}
+	}
+	return d.team.Stop(ctx)
 }
 
 func members(ctx context.Context, team *orchestrator.Team) []string {

@@ -18,6 +18,14 @@ func (o *options) check() error {
 		{o.web.addr != "", "-web", "the team runs on the cluster's workers, which the page does not reach (run -web without -cluster)"},
 		{o.logFile != "", "-log", "-cluster keeps the team's records in its JetStream store, removed at the end (run -log without -cluster)"},
 	}
+	if o.view {
+		switch {
+		case o.web.addr == "":
+			return errors.New("-view needs -web ADDR: the log is shown in the browser")
+		case o.interactive || o.logFile != "" || o.cluster:
+			return errors.New("-view cannot be combined with -i, -log or -cluster: it shows a log read-only, and nothing runs")
+		}
+	}
 	if o.cluster {
 		for _, c := range conflicts {
 			if c.on {

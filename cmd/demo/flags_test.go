@@ -106,3 +106,22 @@ func TestBannersSayWhatHappens(t *testing.T) {
 		}
 	}
 }
+
+// -view needs -web, and runs nothing: it is refused with the flags that
+// would.
+func TestViewFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-view", "t.log"}, "-view needs -web ADDR"},
+		{[]string{"-view", "t.log", "-web", ":0", "-i"}, "-view cannot be combined with -i, -log or -cluster"},
+		{[]string{"-view", "t.log", "-web", ":0", "-cluster"}, "-view cannot be combined with -i, -log or -cluster"},
+		{[]string{"-view", "t.log", "-restore", "t.log"}, "-view and -restore cannot be combined"},
+	} {
+		var out bytes.Buffer
+		if err := mainErr(c.args, strings.NewReader(""), &out, &out, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), c.want) || out.Len() > 0 {
+			t.Errorf("%v: %v (printed %q); want %q", c.args, err, out.String(), c.want)
+		}
+	}
+}

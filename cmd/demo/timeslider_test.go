@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,5 +102,55 @@ func TestStudioTimeSliderOverALog(t *testing.T) {
 		shows("#members", "@Developer100"))
 	if f := text(t, bctx, "#feed"); strings.Contains(f, "Done: greet.go is written and reviewed.") || !strings.Contains(f, "We need a tiny Go command") {
 		t.Errorf("the conversation at record %d:\n%s", n, f)
+	}
+}
+
+// -view shows a log read-only: the page's stream has the log's history
+// and says the team stopped, sending is refused, and the log is not
+// written.
+func TestViewALogReadOnly(t *testing.T) {
+	isolateTemp(t)
+	logPath := filepath.Join(t.TempDir(), "team.log")
+	runDemo(t, "", "-log", logPath)
+	before, err := os.Stat(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	web := startWebDemo(t, ctx, nil, func(o *options) { o.restoreFile, o.view = logPath, true })
+	outputHas(t, web.out.String(), "in the browser, read-only: the team as the log ends")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, web.page+"events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body) // the stream ends after the team's stop
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"We need a tiny Go command", "Done: greet.go is written and reviewed.", `"k":"stopped"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the viewed log's stream lacks %q", want)
+		}
+	}
+	post, err := http.Post(web.page+"api/send", "application/json", strings.NewReader(`{"to":"@Manager","text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	if post.StatusCode != http.StatusForbidden {
+		t.Errorf("sending to a viewed log: %d; want 403", post.StatusCode)
+	}
+	if err := web.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(web.out.String(), "✗") {
+		t.Errorf("viewing a log failed a member:\n%s", web.out.String())
+	}
+	after, err := os.Stat(logPath)
+	if err != nil || after.Size() != before.Size() {
+		t.Errorf("the viewed log was written: %d -> %d bytes (%v)", before.Size(), after.Size(), err)
 	}
 }

@@ -81,6 +81,9 @@ func (d *demo) serveWeb(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	opt := studio.Options{Person: d.human, Title: "akgentic demo", Logger: d.opt.logger}
+	if d.opt.view {
+		opt.Person, opt.Title = nil, "akgentic demo: "+d.opt.restoreFile // read-only
+	}
 	if public {
 		opt.Token = rand.Text()
 	}
