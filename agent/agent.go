@@ -247,7 +247,22 @@ func (a *BaseAgent) endRun(ctx context.Context, c *actor.Context, out Structured
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	defer context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })()
-	return a.route(rctx, c, out, roster)
+	for retry := 0; ; retry++ {
+		err := a.route(rctx, c, out, roster)
+		var unknown *unknownRecipientError
+		if !errors.As(err, &unknown) {
+			return err
+		}
+		if retry >= a.Config().Runtime.Retries { // spent: the person is told, not left waiting
+			a.tellPerson(c, "unknown recipient", fmt.Sprintf("The agent %s could not deliver its answer: after %d tries it still writes to %s, who is not in the team (the members are %s).",
+				c.Self().Name(), retry+1, strings.Join(unknown.names, ", "), strings.Join(unknown.members, ", ")))
+			return err
+		}
+		c.Report(actor.NewWarning("%v: nothing was sent; the model is asked again (retry %d of %d)", err, retry+1, a.Config().Runtime.Retries))
+		if out, err = Act(ctx, a, unknown.feedback(), structured); err != nil {
+			return err
+		}
+	}
 }
 
 // conclude is the guard's answer to a run-tier usage-limit breach: one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/akgentic/akgentic-go/actor"
@@ -11,28 +12,44 @@ import (
 	"github.com/akgentic/akgentic-go/message"
 )
 
-// route delivers each request in order: "@Name" to that member (an unknown
-// name is skipped and reported as a warning), a role to a new member hired
-// from the catalog. The raw text goes with the request's intent. A hire
-// that fails ends the routing with that error. A name is looked up in the
-// roster the run showed the model while that member is alive, else asked
-// of the team.
+// route delivers each request in order: "@Name" to that member, a role to
+// a new member hired from the catalog. The raw text goes with the
+// request's intent. A hire that fails ends the routing with that error.
+// A name is looked up in the roster the run showed the model while that
+// member is alive, else asked of the team. Every name is looked up before
+// anything is sent: when one names no member, nothing is sent and the
+// error is an *unknownRecipientError, which the turn gives back to the
+// model to fix.
 func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+	found := map[string]*message.Address{}
+	var unknown []string
+	for _, r := range out.Messages {
+		if !r.MessageType.Valid() || !strings.HasPrefix(r.Recipient, "@") {
+			continue
+		}
+		if _, seen := found[r.Recipient]; seen || slices.Contains(unknown, r.Recipient) {
+			continue
+		}
+		member, err := a.member(ctx, roster, r.Recipient)
+		if err != nil {
+			return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
+		}
+		if member == nil {
+			unknown = append(unknown, r.Recipient)
+			continue
+		}
+		found[r.Recipient] = member
+	}
+	if len(unknown) > 0 {
+		return a.unknownRecipients(ctx, c, unknown)
+	}
 	for i, r := range out.Messages {
 		if !r.MessageType.Valid() {
 			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
 			continue
 		}
 		var to *message.Address
-		if strings.HasPrefix(r.Recipient, "@") {
-			member, err := a.member(ctx, roster, r.Recipient)
-			if err != nil {
-				return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
-			}
-			if member == nil {
-				c.Report(actor.NewWarning("agent %s: no team member named %s; message %d skipped", c.Self().Name(), r.Recipient, i))
-				continue
-			}
+		if member := found[r.Recipient]; member != nil {
 			if err := a.mayRoute(ctx, c, r.MessageType, member); err != nil {
 				return err
 			}
@@ -49,6 +66,46 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 		}
 	}
 	return nil
+}
+
+// unknownRecipientError is a turn's output that names members the team
+// does not have: the model can fix it, so its text goes back to the model
+// (turn), naming the members that exist.
+type unknownRecipientError struct {
+	agent   string
+	names   []string // the unknown @Names
+	members []string // the members that exist, "@Name (role)"
+}
+
+func (e *unknownRecipientError) Error() string {
+	return fmt.Sprintf("agent %s: no team member is named %s (the members are %s)",
+		e.agent, strings.Join(e.names, ", "), strings.Join(e.members, ", "))
+}
+
+// feedback is what the model is told, to send its messages again.
+func (e *unknownRecipientError) feedback() string {
+	return fmt.Sprintf("None of your messages was sent: no team member is named %s. The members are: %s. "+
+		"Send your messages again, each to one of these members by @name, or to a bare role to hire a new member.",
+		strings.Join(e.names, ", "), strings.Join(e.members, ", "))
+}
+
+// unknownRecipients returns the error for output naming members that do
+// not exist, listing those that do (the orchestrator and tools are not
+// members one writes to).
+func (a *BaseAgent) unknownRecipients(ctx context.Context, c *actor.Context, names []string) error {
+	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+	defer cancel()
+	ms, err := a.team.Members(ctx)
+	if err != nil {
+		return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), strings.Join(names, ", "), err)
+	}
+	e := &unknownRecipientError{agent: c.Self().Name(), names: names}
+	for _, m := range ms {
+		if !m.IsOrchestrator() && !m.IsTool() && m.AgentID() != c.Self().AgentID() {
+			e.members = append(e.members, m.Name()+" ("+m.Role()+")")
+		}
+	}
+	return e
 }
 
 // mayRoute enforces the agent's card's routes_to when it hands work (a

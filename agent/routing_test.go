@@ -91,21 +91,59 @@ func TestHireByRole(t *testing.T) {
 	}
 }
 
-// An unknown @Name is skipped with a warning, not silently, and the rest
-// is delivered.
-func TestUnknownMemberSkipped(t *testing.T) {
+// An output naming an unknown @Name is not sent at all: the model is told
+// which names are unknown and which members exist, and its next answer is
+// delivered. Nothing of the first answer reaches anyone; the log has a
+// warning saying why.
+func TestUnknownMemberIsGivenBackToTheModel(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Model("@Manager").Enqueue(final(out(agent.Request, "@Ghost", "x"), out(agent.Response, "@Human", "done")))
+	h.srv.Model("@Manager").Enqueue(
+		final(out(agent.Response, "@Human", "first"), out(agent.Request, "@Ghost", "x")),
+		final(out(agent.Response, "@Human", "fixed")),
+	)
 	h.say(h.manager, agent.Request, "go")
-	if got := h.expectHuman(); got.Content != "done" {
-		t.Fatalf("human got %q", got.Content)
+	if got := h.expectHuman(); got.Content != "fixed" {
+		t.Fatalf("human got %q, want the fixed answer only", got.Content)
+	}
+	reqs := h.srv.RequestsFor("@Manager")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	fb := h.lastUser("@Manager", 1)
+	for _, want := range []string{"None of your messages was sent", "no team member is named @Ghost", "@Human (Human)"} {
+		if !strings.Contains(fb, want) {
+			t.Errorf("the feedback lacks %q: %q", want, fb)
+		}
+	}
+	if strings.Contains(fb, "@Manager (") {
+		t.Errorf("the feedback lists the agent itself: %q", fb)
 	}
 	if n := len(of[*message.ErrorMessage](h.sub, h.manager)); n != 0 {
 		t.Fatalf("%d ErrorMessages", n)
 	}
-	warns := of[*message.WarningMessage](h.sub, h.manager)
-	if len(warns) != 1 || !strings.Contains(warns[0].Content, "@Ghost") {
-		t.Fatalf("warnings %+v, want one naming @Ghost", warns)
+	if warns := of[*message.WarningMessage](h.sub, h.manager); len(warns) != 1 || !strings.Contains(warns[0].Content, "@Ghost") || !strings.Contains(warns[0].Content, "asked again (retry 1 of 3)") {
+		t.Fatalf("warnings %+v; want one saying @Ghost is unknown and the model is asked again", warns)
+	}
+	h.noHuman()
+}
+
+// When the model keeps naming an unknown member past its retries, the
+// turn fails with an error naming it, and the person is told (not left
+// waiting for an answer that will not come).
+func TestUnknownMemberRetriesSpentTellsThePerson(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Otherwise(final(out(agent.Request, "@Ghost", "x")))
+	h.say(h.manager, agent.Request, "go")
+	told := h.expectHuman()
+	if told.Type != agent.Notification || !strings.Contains(told.Content, "@Ghost, who is not in the team") || !strings.Contains(told.Content, "@Human (Human)") {
+		t.Fatalf("the person was told %s %q", told.Type, told.Content)
+	}
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, h.manager)) > 0 })
+	if errs := of[*message.ErrorMessage](h.sub, h.manager); !strings.Contains(errs[0].Content, "no team member is named @Ghost") {
+		t.Fatalf("errors %+v", errs)
+	}
+	if n, want := len(h.srv.RequestsFor("@Manager")), agent.NewConfig("@M", "M").Runtime.Retries+1; n != want {
+		t.Fatalf("%d model requests, want %d (the first and each retry)", n, want)
 	}
 }
 

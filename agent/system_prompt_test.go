@@ -103,7 +103,7 @@ func (h *harness) memberMatching(pattern string) *message.Address {
 
 // "@Name" is routed to the member the run's roster showed only while that
 // member is alive; one that stopped during the model call is looked up
-// again: gone, the message is skipped with a warning; replaced by a new
+// again: gone, the model is told and asked again; replaced by a new
 // member of that name, the new one gets it.
 func TestRouteAfterTheRosterChanged(t *testing.T) {
 	for _, replaced := range []bool{false, true} {
@@ -127,6 +127,9 @@ func TestRouteAfterTheRosterChanged(t *testing.T) {
 				return err
 			}
 			h.srv.Model("@Manager").Enqueue(step)
+			if !replaced { // asked again: @Dev is gone
+				h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "done")))
+			}
 			h.say(h.manager, agent.Request, "go")
 			if got := h.expectHuman(); got.Content != "done" {
 				t.Fatalf("human got %q", got.Content)
@@ -135,8 +138,8 @@ func TestRouteAfterTheRosterChanged(t *testing.T) {
 			sent := h.sub.sentTo("@Dev")
 			warns := of[*message.WarningMessage](h.sub, h.manager)
 			if !replaced {
-				if len(sent) != 0 || len(warns) != 1 || !strings.Contains(warns[0].Content, "no team member named @Dev") {
-					t.Fatalf("sent %d to @Dev, warnings %+v; want none sent and one warning", len(sent), warns)
+				if len(sent) != 0 || len(warns) != 1 || !strings.Contains(warns[0].Content, "no team member is named @Dev") || !strings.Contains(h.lastUser("@Manager", 1), "no team member is named @Dev") {
+					t.Fatalf("sent %d to @Dev, warnings %+v; want none sent, one warning, and the model told", len(sent), warns)
 				}
 				return
 			}

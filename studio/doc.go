@@ -12,8 +12,16 @@
 // an input box that speaks as the team's person (Options.Person): free
 // text to a chosen member, slash commands completed from the commands each
 // agent announced (agent.CommandsAnnouncedEvent), and answers to the
-// questions agents asked the person. Everything from the team is shown as
-// text, never as HTML.
+// questions agents asked the person. A Waterfall tab shows, per request
+// of the person, each agent's turns on a time axis with their model calls
+// (tokens, cost, latency) and tool calls, errors marked; it is built from
+// the records' parent links, the ones the OpenTelemetry spans use. A
+// click on a member opens its panel: its card, a summary of its config
+// made on the server from chosen fields (never a key), its state, its
+// model context against its window, its usage. A time slider shows the
+// team as it was at any earlier record, read-only. The page works from a
+// 360 px phone (one column, the sidebar folded) to a wide screen.
+// Everything from the team is shown as text, never as HTML.
 //
 // # Transport
 //
@@ -25,7 +33,9 @@
 // page says how many records were left out. Each page has a bounded queue
 // (Options.Buffer): the team never waits for a page; a page that falls
 // further behind is sent a "reload" event and catches up from its last
-// event.
+// event. When the team stops, every stream is sent a "stopped" event and
+// ends (what was queued is written even if the studio ends right after):
+// the page shows the team stopped and does not reconnect.
 //
 // An answer an agent streams (its config's Runtime.Stream: the
 // llm.TextDeltaEvents) is shown as it is written: "@Agent is writing…"

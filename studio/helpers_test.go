@@ -44,6 +44,7 @@ type fixture struct {
 	model   *llmtest.Server
 	answers chan *agent.AgentMessage
 	studio  *Studio
+	end     context.CancelFunc // ends the studio's context
 	http    *httptest.Server
 }
 
@@ -96,6 +97,7 @@ func buildFixture(t *testing.T, opt Options, readOnly bool, configure func(*agen
 	}
 	sctx, scancel := context.WithCancel(ctx)
 	t.Cleanup(scancel)
+	f.end = scancel
 	f.studio, err = New(sctx, team, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -240,6 +242,19 @@ func (s *sse) until(ok func(got) bool) []got {
 		if ok(g) {
 			return all
 		}
+	}
+}
+
+// ends checks that the stream ends (the server closes it) with no
+// event after the ones read.
+func (s *sse) ends() {
+	s.t.Helper()
+	rest, err := io.ReadAll(s.r)
+	if err != nil {
+		s.t.Fatalf("reading the stream's end: %v", err)
+	}
+	if strings.Contains(string(rest), "data:") {
+		s.t.Fatalf("events after the team's stop: %q", rest)
 	}
 }
 

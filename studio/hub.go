@@ -16,6 +16,7 @@ import (
 type frame struct {
 	id    uuid.UUID // the record's message id (Nil: a control event)
 	state bool      // from a StateChanged record
+	last  bool      // the team has stopped: the stream ends after this frame
 	data  []byte    // the SSE frame, ready to write
 }
 
@@ -196,12 +197,21 @@ func (h *hub) ended(m message.Message) {
 // OnMessage receives what is not a record (metadata changes): not shown.
 func (h *hub) OnMessage(message.Message) {}
 
-// OnStop tells every stream that the team has stopped.
+// OnStop tells every stream that the team has stopped (each ends after
+// writing it).
 func (h *hub) OnStop(uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = true
-	h.broadcast(control(event{K: "stopped"}))
+	h.broadcast(stoppedFrame())
+}
+
+// stoppedFrame tells a page that the team has stopped: nothing more will
+// come, so the page stops reconnecting, and the stream ends after it.
+func stoppedFrame() frame {
+	f := control(event{K: "stopped"})
+	f.last = true
+	return f
 }
 
 func (h *hub) publish(m message.Message) {

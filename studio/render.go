@@ -17,36 +17,42 @@ import (
 // events carry the record's message id as their SSE id (id), the point a
 // reconnecting page resumes from.
 type event struct {
-	K      string          `json:"k"`
-	id     uuid.UUID       // SSE id; Nil for control events
-	state  bool            // from a StateChanged record (deduplicated separately)
-	At     int64           `json:"at,omitempty"` // unix milliseconds
-	Who    string          `json:"who,omitempty"`
-	Name   string          `json:"name,omitempty"`
-	Role   string          `json:"role,omitempty"`
-	To     string          `json:"to,omitempty"`
-	ToName string          `json:"toName,omitempty"`
-	By     string          `json:"by,omitempty"`
-	Intent string          `json:"intent,omitempty"`
-	Text   string          `json:"text,omitempty"`
-	MID    string          `json:"mid,omitempty"`
-	Parent string          `json:"parent,omitempty"`
-	Tool   string          `json:"tool,omitempty"`
-	Call   string          `json:"call,omitempty"`
-	OK     *bool           `json:"ok,omitempty"`
-	Model  string          `json:"model,omitempty"`
-	In     int             `json:"in,omitempty"`
-	Out    int             `json:"out,omitempty"`
-	Cost   float64         `json:"cost,omitempty"`
-	Ms     int64           `json:"ms,omitempty"` // a model call's latency
-	Person bool            `json:"person,omitempty"`
-	Reset  bool            `json:"reset,omitempty"`
-	Live   bool            `json:"live,omitempty"`
-	Team   string          `json:"team,omitempty"`
-	Title  string          `json:"title,omitempty"`
-	Tasks  []planning.Task `json:"tasks,omitempty"`
-	Cmds   []cmd           `json:"cmds,omitempty"`
-	List   []member        `json:"list,omitempty"`
+	K      string    `json:"k"`
+	id     uuid.UUID // SSE id; Nil for control events
+	state  bool      // from a StateChanged record (deduplicated separately)
+	At     int64     `json:"at,omitempty"` // unix milliseconds
+	Who    string    `json:"who,omitempty"`
+	Name   string    `json:"name,omitempty"`
+	Role   string    `json:"role,omitempty"`
+	To     string    `json:"to,omitempty"`
+	ToName string    `json:"toName,omitempty"`
+	By     string    `json:"by,omitempty"`
+	Intent string    `json:"intent,omitempty"`
+	Text   string    `json:"text,omitempty"`
+	MID    string    `json:"mid,omitempty"`
+	Parent string    `json:"parent,omitempty"`
+	Tool   string    `json:"tool,omitempty"`
+	Call   string    `json:"call,omitempty"`
+	OK     *bool     `json:"ok,omitempty"`
+	Model  string    `json:"model,omitempty"`
+	In     int       `json:"in,omitempty"`
+	Out    int       `json:"out,omitempty"`
+	Cost   float64   `json:"cost,omitempty"`
+	Ms     int64     `json:"ms,omitempty"` // a model call's latency
+	Person bool      `json:"person,omitempty"`
+	// Handled marks an idle event for a message a running turn consumed
+	// (it had no turn of its own).
+	Handled bool            `json:"handled,omitempty"`
+	Reset   bool            `json:"reset,omitempty"`
+	Live    bool            `json:"live,omitempty"`
+	Team    string          `json:"team,omitempty"`
+	Title   string          `json:"title,omitempty"`
+	Tasks   []planning.Task `json:"tasks,omitempty"`
+	Cmds    []cmd           `json:"cmds,omitempty"`
+	List    []member        `json:"list,omitempty"`
+	Info    *memberInfo     `json:"info,omitempty"`  // a join: the member's config, summarized
+	Cards   []cardInfo      `json:"cards,omitempty"` // the team's catalog
+	Snap    bool            `json:"snap,omitempty"`  // a snapshot of now (the roster, the board), not a record
 }
 
 // cmd is an announced slash command, for the input box's completion.
@@ -96,9 +102,11 @@ func clipStart(s string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // shown reports whether a is a member the page shows: not the
-// orchestrator, not a tool actor.
+// orchestrator, not a tool actor. An address decoded from a log (a
+// restored team's history) keeps its type and role, not those flags:
+// they are recognised by the orchestrator's kind and the tools' role.
 func shown(a *message.Address) bool {
-	return a != nil && !a.IsOrchestrator() && !a.IsTool()
+	return a != nil && !a.IsOrchestrator() && !a.IsTool() && a.ActorType() != "Orchestrator" && a.Role() != "ToolActor"
 }
 
 func idOf(a *message.Address) string {
@@ -125,7 +133,7 @@ func render(m message.Message) (ev event, ok bool) {
 		if !shown(t.Sender) {
 			return ev, false
 		}
-		ev.K, ev.Role, ev.Person = "join", t.Sender.Role(), t.Sender.IsUserProxy()
+		ev.K, ev.Role, ev.Person, ev.Info = "join", t.Sender.Role(), t.Sender.IsUserProxy(), infoOf(t.Config)
 		if t.Parent != nil && !t.Parent.IsOrchestrator() {
 			ev.By = t.Parent.Name()
 		}
@@ -133,10 +141,13 @@ func render(m message.Message) (ev event, ok bool) {
 		ev.K = "leave"
 		return ev, shown(t.Sender)
 	case *message.ReceivedMessage:
-		ev.K = "busy"
+		ev.K, ev.MID = "busy", t.MessageID.String() // a turn on that message begins
 		return ev, shown(t.Sender)
-	case *message.ProcessedMessage, *message.HandledMessage:
-		ev.K = "idle"
+	case *message.ProcessedMessage:
+		ev.K, ev.MID = "idle", t.MessageID.String() // its turn ends
+		return ev, shown(b.Sender)
+	case *message.HandledMessage:
+		ev.K, ev.MID, ev.Handled = "idle", t.MessageID.String(), true // consumed by a running turn
 		return ev, shown(b.Sender)
 	case *message.WarningMessage:
 		ev.K, ev.Tool, ev.Text = "warn", t.ContentType, clip(t.Content)

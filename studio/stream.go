@@ -21,14 +21,16 @@ const heartbeat = 20 * time.Second
 
 // stream writes one page's events; the first write error ends it.
 type stream struct {
-	w   http.ResponseWriter
-	fl  http.Flusher
-	err error
+	w     http.ResponseWriter
+	fl    http.Flusher
+	err   error
+	ended bool // the team's stop was written: nothing more comes
 }
 
 func (st *stream) write(f frame) {
-	if st.err == nil {
+	if st.err == nil && !st.ended {
 		_, st.err = st.w.Write(f.data)
+		st.ended = f.last
 	}
 }
 
@@ -99,32 +101,65 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 			st.write(control(event{K: "gap", Text: herr.Error()}))
 		}
 		st.write(control(s.roster(ctx)))
+		st.write(control(s.cards(ctx)))
 	}
 	st.write(s.lastBoard(ctx, states))
-	for _, m := range hist[start:] {
-		if ev, ok := render(m); ok {
-			st.write(encode(ev))
-		}
-	}
+	writeHistory(st, hist, start, states)
 	skip, skipState := seen(hist, s.opt.Buffer), seen(states, s.opt.Buffer)
 	st.write(control(event{K: "live", Live: !stopped}))
 	if stopped {
-		st.write(control(event{K: "stopped"}))
+		st.write(stoppedFrame()) // the history is all there is: the stream ends
 	}
 	st.flush()
 	s.follow(ctx, st, c, skip, skipState)
 }
 
-// follow writes the records queued on c until the page leaves, the studio
-// ends or c falls behind. A record already sent with the history (it is
-// in skip or skipState) is not sent again.
+// writeHistory writes the records of hist from start, with the state
+// changes (states, which the history does not list) among them in time
+// order: a page showing an earlier moment sees the board as it was then.
+// A state change no later than the page's last event is not sent again.
+func writeHistory(st *stream, hist []message.Message, start int, states []message.Message) {
+	j := 0
+	if start > 0 {
+		last := hist[start-1].Envelope().Timestamp
+		for j < len(states) && !states[j].Envelope().Timestamp.After(last) {
+			j++
+		}
+	}
+	write := func(m message.Message) {
+		if ev, ok := render(m); ok {
+			st.write(encode(ev))
+		}
+	}
+	for _, m := range hist[start:] {
+		for j < len(states) && states[j].Envelope().Timestamp.Before(m.Envelope().Timestamp) {
+			write(states[j])
+			j++
+		}
+		write(m)
+	}
+	for ; j < len(states); j++ {
+		write(states[j])
+	}
+}
+
+// follow writes the records queued on c until the team's stop is
+// written, the page leaves, the studio ends or c falls behind. When the
+// studio ends, what was queued is written first (a team stopped just
+// before, as a program stops it before its studio, is told to the page).
+// A record already sent with the history (it is in skip or skipState) is
+// not sent again.
 func (s *Studio) follow(ctx context.Context, st *stream, c *client, skip, skipState map[uuid.UUID]bool) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	drawn := map[uuid.UUID]shownText{} // the answers' text last written, by agent
-	for st.err == nil {
+	for st.err == nil && !st.ended {
 		select {
 		case <-ctx.Done():
+			for len(c.ch) > 0 && st.err == nil && !st.ended {
+				s.forward(st, <-c.ch, skip, skipState)
+			}
+			st.flush()
 			return
 		case <-c.behind:
 			s.opt.Logger.Warn("studio: a page fell behind the team; it is told to catch up", "team", s.team.ID(), "buffer", s.opt.Buffer)
@@ -200,12 +235,13 @@ func seen(hist []message.Message, n int) map[uuid.UUID]bool {
 
 // lastBoard is the latest task board among the state changes, else in
 // the team's states (a board whose changes all left the window), else a
-// board event saying there is none (the page hides its task board).
+// board event saying there is none (the page hides its task board). It
+// is a snapshot of now: a page showing an earlier moment skips it.
 func (s *Studio) lastBoard(ctx context.Context, states []message.Message) frame {
 	for i := len(states) - 1; i >= 0; i-- {
 		if sc, ok := states[i].(*message.StateChangedMessage); ok {
 			if tasks, ok := board(sc); ok {
-				return control(event{K: "board", Tasks: tasks})
+				return control(event{K: "board", Tasks: tasks, Snap: true})
 			}
 		}
 	}
@@ -213,16 +249,17 @@ func (s *Studio) lastBoard(ctx context.Context, states []message.Message) frame 
 	for _, v := range all {
 		if b, ok := v.(*planning.Board); ok && b != nil {
 			tasks, _ := planning.TasksOf(b)
-			return control(event{K: "board", Tasks: tasks})
+			return control(event{K: "board", Tasks: tasks, Snap: true})
 		}
 	}
-	return control(event{K: "board", Text: "none"})
+	return control(event{K: "board", Text: "none", Snap: true})
 }
 
 // roster is the members event: who is in the team now (members whose
-// joining left the history are still listed).
+// joining left the history are still listed). It is a snapshot of now: a
+// page showing an earlier moment skips it.
 func (s *Studio) roster(ctx context.Context) event {
-	ev := event{K: "members"}
+	ev := event{K: "members", Snap: true}
 	ms, _ := s.team.Members(ctx)
 	for _, a := range ms {
 		if shown(a) {

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -457,6 +459,7 @@ func TestTeamStopped(t *testing.T) {
 	if !slices.ContainsFunc(evs, kind("stopping")) {
 		t.Error("the team's stopping was not shown before its stop")
 	}
+	s.ends() // nothing more comes: the page is not left reconnecting
 
 	late, err := New(f.ctx, f.team, Options{Person: f.human})
 	if err != nil {
@@ -474,9 +477,25 @@ func TestTeamStopped(t *testing.T) {
 	if !slices.ContainsFunc(all, func(g got) bool { return g.k() == "msg" && g.s("text") == "hello" }) {
 		t.Error("the stopped team's history lacks the conversation")
 	}
+	ls.ends()
 	if code, body := postTo(t, ts.URL, `{"to":"@Manager","text":"hi"}`); code < 400 || code >= 500 && code != http.StatusGone {
 		t.Errorf("sending to a stopped team: %d %q", code, body)
 	}
+}
+
+// A program that stops its team and then its studio (the demo on
+// Ctrl-C) still tells its pages that the team stopped: what was queued
+// when the studio ended is written before the stream ends.
+func TestStopThenStudioEndTellsThePage(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	s := f.open("", nil)
+	s.until(kind("live"))
+	if err := f.team.Stop(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.end()
+	s.until(kind("stopped"))
+	s.ends()
 }
 
 // Options are checked.
@@ -650,6 +669,22 @@ func TestRender(t *testing.T) {
 	}
 	if e, _ := render(ev(llm.UsageEvent{ModelName: "m", InputTokens: 1, Latency: 1500 * time.Millisecond})); e.K != "model" || e.Ms != 1500 {
 		t.Errorf("a model call's latency: %+v", e)
+	}
+	// A turn's start and end name their message (the waterfall's links);
+	// a message a running turn consumed says so.
+	mid := uuid.New()
+	for _, c := range []struct {
+		m       message.Message
+		k       string
+		handled bool
+	}{
+		{&message.ReceivedMessage{Base: base(f.manager), MessageID: mid}, "busy", false},
+		{&message.ProcessedMessage{Base: base(f.manager), MessageID: mid}, "idle", false},
+		{&message.HandledMessage{Base: base(f.manager), MessageID: mid}, "idle", true},
+	} {
+		if e, ok := render(c.m); !ok || e.K != c.k || e.MID != mid.String() || e.Handled != c.handled {
+			t.Errorf("%T: %+v; want %s for message %s, handled %v", c.m, e, c.k, mid, c.handled)
+		}
 	}
 	e, _ := render(sentOf(message.NewUserMessage(long)))
 	if !strings.HasSuffix(e.Text, "more bytes)") || len(e.Text) > maxText+64 || !utf8.ValidString(e.Text) {

@@ -45,11 +45,8 @@ const demoLease = 2 * time.Second
 // crash (Client.Answer), waits there while no worker owns the team, and
 // is delivered by B; the conversation finishes on B.
 func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *workspace.Card, sc *search.Card) (err error) {
-	if d.opt.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.opt.timeout)
-		defer cancel()
-	}
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	dir, err := os.MkdirTemp("", "akgentic-demo-nats-")
 	if err != nil {
 		return err
@@ -180,7 +177,7 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 	fmt.Fprintf(d.opt.stdout, "worker A lost its connection (a crash: no cleanup) with %d records of the team in the stream\n", len(log))
 	answer := humanAnswer
 	if d.mode == modeReal {
-		answer = "Use your best judgement."
+		answer = realAnswer
 	}
 	// The person answers now, while no worker runs the team: the answer
 	// waits in the team's durable inbox, and worker B sends it from the

@@ -9,8 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"net"
 	"strings"
 	"time"
 
@@ -46,6 +45,7 @@ type options struct {
 	cluster     bool // -cluster (cluster.go)
 	logFile     string
 	restoreFile string
+	view        bool // -view: restoreFile is shown read-only (-web): the team stopped at once, nothing written
 	model       string
 	workspace   string
 	timeout     time.Duration
@@ -63,17 +63,19 @@ type options struct {
 
 // demo is one run.
 type demo struct {
-	opt     options
-	mode    mode
-	srv     *llmtest.Server
-	sys     *actor.System
-	team    *orchestrator.Team
-	human   *message.Address
-	manager *message.Address
-	print   *printer
-	inbox   chan *agent.AgentMessage // what the person receives
-	log     *eventlog.Writer
-	env     *agent.Env // the agents' model client and name picker
+	opt      options
+	mode     mode
+	srv      *llmtest.Server
+	sys      *actor.System
+	team     *orchestrator.Team
+	human    *message.Address
+	manager  *message.Address
+	print    *printer
+	inbox    chan *agent.AgentMessage // what the person receives
+	log      *eventlog.Writer
+	env      *agent.Env    // the agents' model client and name picker
+	ln       net.Listener  // -web's listener, opened before anything is printed
+	restored *eventlog.Log // -restore's log, read before the team starts
 }
 
 func (d *demo) chooseMode() {
@@ -164,7 +166,16 @@ func cards(model llm.ModelConfig, ws *workspace.Card, sc *search.Card, stream bo
 // run is the demo: build or restore the team, run the task (or the
 // person's lines with -i), stop, print the usage table.
 func run(ctx context.Context, opt options) (err error) {
+	if err := opt.check(); err != nil {
+		return err
+	}
 	d := &demo{opt: opt, inbox: make(chan *agent.AgentMessage, 64)}
+	if opt.web.addr != "" {
+		if err := d.listenWeb(); err != nil {
+			return err
+		}
+		defer d.ln.Close() // closed by the studio's server once it serves; here if the run ends before
+	}
 	d.chooseMode()
 	model, err := d.modelConfig()
 	if err != nil {
@@ -181,15 +192,20 @@ func run(ctx context.Context, opt options) (err error) {
 		d.env.HTTPClient = d.srv.HTTPClient()
 	}
 
-	wsRoot := opt.workspace
-	if wsRoot == "" {
-		if wsRoot, err = os.MkdirTemp("", "akgentic-demo-"); err != nil {
+	if opt.restoreFile != "" { // first: the log names the workspace
+		if d.restored, err = eventlog.ReadFile(opt.restoreFile); err != nil {
 			return err
 		}
-		defer os.RemoveAll(wsRoot)
+	}
+	files := &made{}
+	defer files.remove()
+	paths := loggedPaths(d.restored)
+	wsRoot, wsWhy, err := d.workspace(files, paths.root)
+	if err != nil {
+		return err
 	}
 	ws := &workspace.Card{Root: wsRoot}
-	sc, err := d.searchCard()
+	sc, err := d.searchCard(files, paths.search)
 	if err != nil {
 		return err
 	}
@@ -210,15 +226,32 @@ func run(ctx context.Context, opt options) (err error) {
 	if err := d.startTeam(ctx, model, ws, sc); err != nil {
 		return err
 	}
-	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s\n", d.describe(), d.team.ID(), wsRoot)
+	fmt.Fprintf(opt.stdout, "akgentic demo: %s\nteam %s, workspace %s (%s)\n", d.describe(), d.team.ID(), wsRoot, wsWhy)
 
-	if opt.web.addr != "" {
-		err = d.serveWeb(ctx)
-	} else if opt.interactive {
-		err = d.interact(ctx)
-	} else if opt.restoreFile == "" {
-		err = d.runTask(ctx)
+	resumed := false
+	if opt.restoreFile != "" && !opt.view {
+		if resumed, err = d.goOn(ctx); err != nil {
+			return d.ended(d.stop(err))
+		}
 	}
+	switch {
+	case opt.web.addr != "":
+		err = d.serveWeb(ctx)
+	case opt.interactive:
+		err = d.interact(ctx)
+	case opt.restoreFile == "":
+		err = d.runTask(ctx)
+	case resumed:
+		bctx, cancel := d.bounded(ctx)
+		err = d.awaitReport(bctx, nil)
+		cancel()
+	}
+	return d.ended(d.stop(err))
+}
+
+// stop stops the team, closes the log and prints the usage table; err is
+// the run's error so far, returned unless it is nil and stopping failed.
+func (d *demo) stop(err error) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if serr := d.team.Stop(stopCtx); serr != nil && err == nil {
@@ -229,8 +262,39 @@ func run(ctx context.Context, opt options) (err error) {
 			err = cerr
 		}
 	}
-	d.print.table(opt.stdout)
-	return d.ended(err)
+	d.print.table(d.opt.stdout)
+	return err
+}
+
+// goOn says what work the restored log left unfinished, and on a real
+// model sends it again (resumed); offline it says plainly that the
+// recording has nothing more for it.
+func (d *demo) goOn(ctx context.Context) (resumed bool, err error) {
+	u := pendingWork(d.restored.Messages)
+	out := d.opt.stdout
+	if u.empty() {
+		fmt.Fprintln(out, "The log left no work unfinished.")
+		if !d.opt.interactive && d.opt.web.addr == "" {
+			fmt.Fprintln(out, "Nothing more to do: add -i to talk to the team, or -web :8080 to watch it in the browser.")
+		}
+		return false, nil
+	}
+	fmt.Fprintln(out, "The log left this work unfinished:")
+	u.describe(out)
+	if d.mode != modeReal {
+		fmt.Fprintln(out, "Offline, the recording has nothing more: the restored team cannot go on with it. Set OPENAI_API_KEY to go on with a real model; -i talks to the team (its slash commands work offline).")
+		return false, nil
+	}
+	fmt.Fprintln(out, "On the real model the team goes on with it: the cut messages are sent again, and the questions answered.")
+	return true, d.resume(ctx, u)
+}
+
+// bounded is ctx bounded by -timeout (not when it is 0).
+func (d *demo) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.opt.timeout > 0 {
+		return context.WithTimeout(ctx, d.opt.timeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // ended is the run's error once it ended: a recorded transcript that no
@@ -252,13 +316,21 @@ func (d *demo) ended(err error) error {
 func (d *demo) streams() bool { return d.opt.color || d.opt.web.addr != "" }
 
 func (d *demo) describe() string {
-	switch d.mode {
-	case modeReal:
+	switch {
+	case d.opt.view:
+		return "the log " + d.opt.restoreFile + " in the browser, read-only: the team as the log ends (nothing runs, nothing is written)"
+	case d.mode == modeReal && d.opt.restoreFile != "":
+		return "the team restored from " + d.opt.restoreFile + " on a real model: it goes on with the work the log left unfinished"
+	case d.mode == modeReal:
 		return "a team of agents on a real model"
-	case modeOffline:
-		return "the team on the offline model (slash commands work; set OPENAI_API_KEY for a real model)"
-	case modeScripted:
+	case d.opt.restoreFile != "":
+		return "the team restored from " + d.opt.restoreFile + " on the offline model, which has no recording beyond the log (slash commands work; set OPENAI_API_KEY for a real model)"
+	case d.mode == modeOffline:
+		return "the team on the offline model, which answers anything but slash commands with a fixed reply (set OPENAI_API_KEY for a real model)"
+	case d.mode == modeScripted && d.opt.record != nil:
 		return "recording the offline transcript from the scripted models"
+	case d.mode == modeScripted:
+		return "the recorded task on the offline model, played in the page (answer the reviewer's question there); then a fixed reply to anything but slash commands"
 	}
 	return "a team of agents on the offline model (a recorded conversation, served over the OpenAI wire format)"
 }
@@ -267,7 +339,7 @@ func (d *demo) describe() string {
 func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspace.Card, sc *search.Card) error {
 	subs := []orchestrator.Subscriber{d.print}
 	if d.opt.restoreFile != "" {
-		if err := d.restore(ctx, subs); err != nil {
+		if err := d.restore(ctx, subs, model); err != nil {
 			return err
 		}
 		// The catalog is not in the log (it is not telemetry): register it
@@ -276,7 +348,13 @@ func (d *demo) startTeam(ctx context.Context, model llm.ModelConfig, ws *workspa
 		if err != nil {
 			return err
 		}
-		return d.team.Register(ctx, cs...)
+		if err := d.team.Register(ctx, cs...); err != nil {
+			return err
+		}
+		if d.opt.view {
+			return d.stopStarted(ctx)
+		}
+		return nil
 	}
 	teamID := uuid.New()
 	if d.opt.logFile != "" {
@@ -320,14 +398,15 @@ var searchResults []byte
 // the environment names (TAVILY_API_KEY, then BRAVE_API_KEY; without
 // either, web_search tells the model that no provider is configured);
 // offline, fixed results (testdata/search.json), so the run stays
-// deterministic. The fixed file is written where a restored run finds it
-// again: the path is part of the agents' recorded config.
-func (d *demo) searchCard() (*search.Card, error) {
-	if d.mode == modeReal {
+// deterministic, in a file of a temporary folder. A restored team's
+// agents read the file their log names (the path is part of their
+// recorded config): it is written there again when it is gone.
+func (d *demo) searchCard(files *made, fromLog string) (*search.Card, error) {
+	if d.mode == modeReal && fromLog == "" {
 		return &search.Card{}, nil
 	}
-	path := filepath.Join(os.TempDir(), "akgentic-demo-search.json")
-	if err := os.WriteFile(path, searchResults, 0o644); err != nil {
+	path, err := files.searchFixture(fromLog)
+	if err != nil {
 		return nil, fmt.Errorf("demo: the offline search results: %w", err)
 	}
 	return &search.Card{Provider: "fixed", File: path}, nil
@@ -343,22 +422,25 @@ func (d *demo) newHuman() *agent.HumanProxy {
 }
 
 // restore resumes a team from an event log, which goes on in that file.
-func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) error {
-	log, err := eventlog.ReadFile(d.opt.restoreFile)
-	if err != nil {
+func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber, model llm.ModelConfig) error {
+	log := d.restored
+	if err := useModel(log.Messages, model); err != nil {
 		return err
 	}
 	if log.Truncated != nil {
 		fmt.Fprintf(d.opt.stdout, "note: %v (skipped)\n", log.Truncated)
 	}
-	w, err := eventlog.Append(d.opt.restoreFile, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
-	if err != nil {
-		return err
+	if !d.opt.view { // -view writes nothing
+		w, err := eventlog.Append(d.opt.restoreFile, eventlog.Options{Sync: eventlog.SyncBatch, Logger: d.opt.logger})
+		if err != nil {
+			return err
+		}
+		d.log = w
+		subs = append(subs, w)
 	}
-	d.log = w
 	d.print.mute(true) // the replay is history: do not print it again
 	team, err := orchestrator.Restore(ctx, d.sys, log.Messages, orchestrator.WithStopGrace(10*time.Second),
-		orchestrator.WithSubscribers(append(subs, w)...),
+		orchestrator.WithSubscribers(subs...),
 		agent.WithEnv(d.env),                          // the recreated agents' Env
 		agent.WithHumanDelivery(d.newHuman().Deliver)) // the person's hook (not configuration)
 	if team == nil {
@@ -380,6 +462,22 @@ func (d *demo) restore(ctx context.Context, subs []orchestrator.Subscriber) erro
 	return nil
 }
 
+// stopStarted stops the restored team once each member has started (its
+// start reads the log back from the team): -view shows the team as its
+// log ends, and nothing runs.
+func (d *demo) stopStarted(ctx context.Context) error {
+	ms, err := d.team.Members(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := proxy.Do(ctx, m, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+			return fmt.Errorf("-view: %s did not start: %w", m.Name(), err)
+		}
+	}
+	return d.team.Stop(ctx)
+}
+
 func members(ctx context.Context, team *orchestrator.Team) []string {
 	ms, _ := team.Members(ctx)
 	var out []string
@@ -392,11 +490,8 @@ func members(ctx context.Context, team *orchestrator.Team) []string {
 // runTask asks the manager for the task and waits for its answer to the
 // person, answering agents' questions on the person's behalf.
 func (d *demo) runTask(ctx context.Context) error {
-	if d.opt.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.opt.timeout)
-		defer cancel()
-	}
+	ctx, cancel := d.bounded(ctx)
+	defer cancel()
 	if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err != nil {
 		return err
 	}
@@ -423,7 +518,7 @@ func (d *demo) awaitReport(ctx context.Context, reported <-chan struct{}) error 
 				case m.Approval != nil: // -approve without -i: the scripted person approves
 					answer = agent.Decision(true, "the demo approves every call")
 				case d.mode == modeReal:
-					answer = "Use your best judgement."
+					answer = realAnswer
 				}
 				person := d.human
 				if person == nil { // -cluster: the team is the worker's
@@ -470,6 +565,16 @@ func (d *demo) settleOrCancel(ctx context.Context, lines <-chan string, held *[]
 		}
 	}
 }
+
+// demoHelp lists what -i takes besides the manager's slash commands.
+const demoHelp = `The demo's own commands:
+  /usage    print the usage table (requests, tokens, cost per agent)
+  /cancel   cancel @Manager's running turn
+  /quit     stop the team and print the usage (also /exit, or the end of input)
+  /help     this list, then @Manager's commands (/help <command> describes one)
+A line without a slash goes to @Manager, or answers the last question an agent asked you.
+@Manager's commands follow.
+`
 
 // interact sends the person's lines to the manager; a line answers the
 // last question an agent asked the person; /cancel cancels the manager's
@@ -549,6 +654,12 @@ func (d *demo) interact(ctx context.Context) error {
 			return nil
 		case line == "/usage":
 			d.print.table(d.opt.stdout)
+		case line == "/help":
+			// The demo's own commands, then the manager's (its answer).
+			fmt.Fprint(d.opt.stdout, demoHelp)
+			if err := agent.Say(ctx, d.human, d.manager, agent.NewRequest(line)); err != nil {
+				fmt.Fprintf(d.opt.stdout, "! %v\n", err)
+			}
 		case question != nil && !strings.HasPrefix(line, "/"):
 			if err := orchestrator.ProcessHumanInput(ctx, d.human, line, question); err != nil {
 				fmt.Fprintf(d.opt.stdout, "! %v\n", err)

@@ -20,6 +20,7 @@
 //	go run ./cmd/demo -log team.log    # keep the durable event log
 //	go run ./cmd/demo -restore team.log -i   # resume a team from its log
 //	go run ./cmd/demo -web :8080       # watch the team and talk to it in the browser
+//	go run ./cmd/demo -web :8080 -view team.log   # a log in the browser, read-only, with its time slider
 //	go run ./cmd/demo -cluster         # the same task on NATS JetStream (embedded), two workers, the first crashing mid-run
 //
 // Ctrl-C stops the team cleanly (the event log stays readable).
@@ -27,6 +28,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,6 +57,7 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.BoolVar(&opt.cluster, "cluster", false, "run the team on NATS JetStream: an embedded server in a temporary directory, two workers (the first crashes mid-run; the team resumes on the second), the team created, fed and watched through the cluster client")
 	fs.StringVar(&opt.logFile, "log", "", "write the team's durable event log to `FILE`")
 	fs.StringVar(&opt.restoreFile, "restore", "", "resume the team from the event log `FILE` (and go on writing it)")
+	view := fs.String("view", "", "with -web: show the event log `FILE` in the browser, read-only (the team as the log ends; nothing runs, nothing is written)")
 	fs.StringVar(&opt.model, "model", "", "model name with a real API (default $AKGENTIC_MODEL or gpt-4.1-mini)")
 	fs.StringVar(&opt.workspace, "workspace", "", "keep the agents' files under `DIR` (default: a temporary directory)")
 	fs.StringVar(&opt.web.addr, "web", "", "serve a live page of the team at `ADDR` (e.g. :8080, loopback; a host other than loopback needs the printed token) until Ctrl-C")
@@ -69,7 +72,19 @@ func mainErr(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	fs.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "give up on the task after this long")
 	verbose := fs.Bool("v", false, "log the runtime's warnings and debug lines to stderr")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the flags are listed, as asked
+		}
 		return err
+	}
+	if *view != "" {
+		if opt.restoreFile != "" {
+			return errors.New("-view and -restore cannot be combined: -view shows a log read-only, -restore goes on with it")
+		}
+		opt.restoreFile, opt.view = *view, true
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: the demo takes flags only (-h lists them)", fs.Arg(0))
 	}
 	level := slog.LevelError
 	if *verbose {

@@ -22,6 +22,10 @@ const task = "We need a tiny Go command that greets someone by name. Plan it, ge
 // humanAnswer is the scripted person's answer to a question from an agent.
 const humanAnswer = "English only, thanks. Default to \"World\" when no name is given."
 
+// realAnswer is the person's answer to a question on a real model, when
+// the demo answers for the person.
+const realAnswer = "Use your best judgement."
+
 // offlineReply is what the offline model says to anything unscripted (-i).
 const offlineReply = `{"messages":[{"message_type":"response","recipient":"@Human","message":"I am the offline demo model, so I cannot take new work. Set OPENAI_API_KEY to talk to a real model. Slash commands work offline: /team_members, /team_roles, /hire_member QA, /planning_summary, /usage, /help."}]}`
 

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -31,6 +33,9 @@ func webAddr(addr string) (listen, host string, public bool, err error) {
 	if err != nil {
 		return "", "", false, fmt.Errorf("-web %q: want [HOST]:PORT, e.g. :8080: %w", addr, err)
 	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", false, fmt.Errorf("-web %q: the port %q is not a number from 0 to 65535", addr, port)
+	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
@@ -39,19 +44,29 @@ func webAddr(addr string) (listen, host string, public bool, err error) {
 	return net.JoinHostPort(host, port), host, public, nil
 }
 
+// listenWeb opens -web's listener, before anything is printed: a port
+// in use is refused up front.
+func (d *demo) listenWeb() error {
+	listen, _, _, err := webAddr(d.opt.web.addr)
+	if err != nil {
+		return err
+	}
+	if d.ln, err = net.Listen("tcp", listen); err != nil {
+		return fmt.Errorf("-web %s: %w", d.opt.web.addr, err)
+	}
+	return nil
+}
+
 // serveWeb serves the team in the browser (package studio) while the demo
 // runs: with -i the person's lines go on in the terminal too; otherwise
 // the task is sent and the page answers the agents' questions, until
 // Ctrl-C.
 func (d *demo) serveWeb(ctx context.Context) error {
-	listen, host, public, err := webAddr(d.opt.web.addr)
+	_, host, public, err := webAddr(d.opt.web.addr)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("-web: %w", err)
-	}
+	ln := d.ln
 	if d.mode == modeScripted && d.srv != nil { // after the recorded task, anything goes
 		for _, who := range []string{"", "@Manager", developer, reviewer} {
 			d.srv.Model(who).Otherwise(llmtest.Final(offlineReply))
@@ -60,9 +75,15 @@ func (d *demo) serveWeb(ctx context.Context) error {
 			d.opt.script(d.srv)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The studio outlives ctx (Ctrl-C): the team stops first, and its
+	// pages are told so before the studio ends.
+	run := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	opt := studio.Options{Person: d.human, Title: "akgentic demo", Logger: d.opt.logger}
+	if d.opt.view {
+		opt.Person, opt.Title = nil, "akgentic demo: "+d.opt.restoreFile // read-only
+	}
 	if public {
 		opt.Token = rand.Text()
 	}
@@ -92,17 +113,22 @@ func (d *demo) serveWeb(ctx context.Context) error {
 
 	switch {
 	case d.opt.interactive:
-		err = d.interact(ctx)
+		err = d.interact(run)
 	case d.opt.restoreFile != "":
-		<-ctx.Done()
-		err = ctx.Err()
+		<-run.Done()
+		err = run.Err()
 	default:
 		fmt.Fprintln(d.opt.stdout, "(the agents' questions to @Human are answered in the page)")
-		if err = agent.Say(ctx, d.human, d.manager, agent.NewRequest(task)); err == nil {
-			<-ctx.Done()
-			err = ctx.Err()
+		if err = agent.Say(run, d.human, d.manager, agent.NewRequest(task)); err == nil {
+			<-run.Done()
+			err = run.Err()
 		}
 	}
+	stopCtx, stopped := context.WithTimeout(ctx, 30*time.Second)
+	if serr := d.team.Stop(stopCtx); serr != nil && err == nil {
+		err = serr
+	}
+	stopped()
 	cancel()
 	if serr := <-served; serr != nil && err == nil {
 		err = serr

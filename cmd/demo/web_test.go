@@ -85,25 +85,17 @@ func chromium() string {
 // the rendered text. STUDIO_SCREENSHOT=path also writes the screenshot there
 // (docs/studio.png, shown in docs/studio.md).
 func TestWebInBrowser(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("!!! SKIPPED: no chromium binary found (apt-get install chromium, or set CHROMIUM=path): the studio's browser test did not run !!!")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	bctx := newBrowser(t, ctx)
 
-	// The demo, serving its team on a free loopback port.
-	var out syncBuffer
-	opt := options{stdout: &out, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, logger: slog.New(slog.DiscardHandler)}
-	urls := make(chan string, 1)
-	opt.web = webOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}
 	// The answer to the message sent from the page: streamed, its first
 	// stream cut after a few pieces of text, the request sent again held
 	// until the page has shown what was written.
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
-	opt.script = func(srv *llmtest.Server) {
+	web := startWebDemo(t, ctx, func(srv *llmtest.Server) {
 		again := llmtest.Final(offlineReply)
 		again.Check = func(*llmtest.Request) error {
 			select {
@@ -113,51 +105,12 @@ func TestWebInBrowser(t *testing.T) {
 			return nil
 		}
 		srv.Model("@Manager").Enqueue(llmtest.Final(offlineReply).CutAfter(16), again)
-	}
-	demoCtx, stopDemo := context.WithCancel(ctx)
-	defer stopDemo()
-	demoErr := make(chan error, 1)
-	go func() { demoErr <- run(demoCtx, opt) }()
-	var page string
-	select {
-	case page = <-urls:
-	case err := <-demoErr:
-		t.Fatalf("the demo ended before serving: %v\n%s", err, out.String())
-	}
-	defer func() {
-		stopDemo()
-		if err := <-demoErr; err != nil {
-			t.Errorf("the demo: %v", err)
-		}
-	}()
+	})
+	page, out := web.page, web.out
 	defer free() // first: the model server waits for the held request
+	outputHas(t, out.String(), "the recorded task on the offline model, played in the page")
 
-	// The browser: a fresh profile, closed (and its process waited for)
-	// before the test ends.
-	actx, closeBrowser := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 960),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
-	defer closeBrowser()
-	bctx, closeTab := chromedp.NewContext(actx)
-	defer closeTab()
-
-	// shows waits until the element's rendered text contains want (an
-	// element not there yet shows nothing).
-	shows := func(sel, want string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](
-			"(document.querySelector("+js(sel)+")?.innerText ?? \"\").includes("+js(want)+")",
-			chromedp.WithPollingTimeout(20*time.Second))
-	}
-	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			text, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			t.Fatalf("%s: %v\n--- the page shows:\n%s\n--- the demo printed:\n%s", what, err, text, out.String())
-		}
-	}
+	step := web.stepper(t, bctx)
 
 	step("open the page: the members and the conversation appear",
 		chromedp.Navigate(page),
@@ -254,12 +207,10 @@ func TestWebInBrowser(t *testing.T) {
 		}
 		t.Logf("screenshot written to %s", dst)
 	}
-
-	closeTab()
-	closeBrowser()
-	if err := chromedp.Cancel(bctx); err != nil && !errors.Is(err, context.Canceled) {
-		t.Logf("closing the browser: %v", err)
+	if err := web.stop(); err != nil {
+		t.Errorf("the demo: %v", err)
 	}
+
 }
 
 // selectRecipient chooses the member whose option starts with name.
@@ -287,4 +238,98 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 func js(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// webDemo is the demo serving its team with -web on a free loopback port.
+type webDemo struct {
+	page string      // the page's URL
+	out  *syncBuffer // what the demo printed
+	// stop is Ctrl-C: it stops the demo and returns its error (once; the
+	// test's end calls it too).
+	stop func() error
+}
+
+// startWebDemo runs the demo with -web; script adds the offline model's
+// steps after the recorded task; configure sets other options.
+func startWebDemo(t *testing.T, ctx context.Context, script func(*llmtest.Server), configure ...func(*options)) *webDemo {
+	t.Helper()
+	out := &syncBuffer{}
+	opt := options{stdout: out, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, logger: slog.New(slog.DiscardHandler)}
+	urls := make(chan string, 1)
+	opt.web = webOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}
+	opt.script = script
+	for _, c := range configure {
+		c(&opt)
+	}
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	demoErr := make(chan error, 1)
+	go func() { demoErr <- run(demoCtx, opt) }()
+	var once sync.Once
+	var err error
+	w := &webDemo{out: out, stop: func() error {
+		once.Do(func() {
+			stopDemo()
+			err = <-demoErr
+		})
+		return err
+	}}
+	t.Cleanup(func() {
+		if err := w.stop(); err != nil {
+			t.Errorf("the demo: %v", err)
+		}
+	})
+	select {
+	case w.page = <-urls:
+	case err := <-demoErr:
+		stopDemo()
+		once.Do(func() {})
+		t.Fatalf("the demo ended before serving: %v\n%s", err, out.String())
+	}
+	return w
+}
+
+// newBrowser opens a tab of headless Chromium with a fresh profile (the
+// test skips when there is none), closed, and its process waited for,
+// when the test ends.
+func newBrowser(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	bin := chromium()
+	if bin == "" {
+		t.Skip("!!! SKIPPED: no chromium binary found (apt-get install chromium, or set CHROMIUM=path): the studio's browser test did not run !!!")
+	}
+	actx, closeBrowser := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 960),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
+	bctx, closeTab := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		closeTab()
+		closeBrowser()
+		if err := chromedp.Cancel(bctx); err != nil && !errors.Is(err, context.Canceled) {
+			t.Logf("closing the browser: %v", err)
+		}
+	})
+	return bctx
+}
+
+// shows waits until the element's rendered text contains want (an
+// element not there yet shows nothing).
+func shows(sel, want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](
+		"(document.querySelector("+js(sel)+")?.innerText ?? \"\").includes("+js(want)+")",
+		chromedp.WithPollingTimeout(20*time.Second))
+}
+
+// stepper returns a function that runs the steps of what in the tab
+// bctx, failing the test with what the page shows and the demo printed.
+func (w *webDemo) stepper(t *testing.T, bctx context.Context) func(what string, steps ...chromedp.Action[chromedp.Void]) {
+	return func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			text, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			t.Fatalf("%s: %v\n--- the page shows:\n%s\n--- the demo printed:\n%s", what, err, text, w.out.String())
+		}
+	}
 }

@@ -28,7 +28,8 @@ func TestErrorsAndWarnings(t *testing.T) {
 	both := llmtest.Final(`{"messages":[` +
 		`{"message_type":"response","message":"lost","recipient":"@Nobody"},` +
 		`{"message_type":"response","message":"ok","recipient":"@Human"}]}`)
-	tm.srv.Model("@Manager").Enqueue(both,
+	tm.srv.Model("@Manager").Enqueue(both, // @Nobody: nothing is sent, the model is asked again (a warning)
+		llmtest.Final(`{"messages":[{"message_type":"response","message":"ok","recipient":"@Human"}]}`),
 		llmtest.APIError(400, "invalid_request_error", "bad_request", "the request is bad"))
 	if got := tm.ask("first"); got.Content != "ok" {
 		t.Fatalf("the person got %q", got.Content)

@@ -39,13 +39,26 @@ function resetState() {
     writing: new Map(), // agent id -> {card, body}: the answers being streamed
     stopped: false,
     lastId: "",
+    fall: newFall(),    // the waterfall: the person's requests and their turns
+    cards: new Map(),   // role -> its card, for the member panel
+    selected: "",       // the member whose panel is open
+    log: [],            // every event shown, in order: {ev, rec}, for the time slider
+    records: 0,         // how many of them are records (have an id)
+    at: null,           // the record shown (the slider), null: live
+    atTime: 0,          // its time
   };
+  $("member-panel").hidden = true;
+  $("banner").hidden = true;
   $("feed").replaceChildren();
   $("members").replaceChildren();
   $("board").replaceChildren();
   $("board-section").hidden = true;
+  $("fall-req").replaceChildren();
+  $("fall-rows").replaceChildren();
+  $("fall-sum").textContent = "";
   renderUsage();
   setAnswering(null);
+  drawTime();
 }
 
 // ---- the stream ----
@@ -59,17 +72,19 @@ function connect(after) {
   setConn("wait", after ? "catching up…" : "loading…");
   source = new EventSource(withToken("events", q));
   source.onmessage = (e) => {
+    // A record carries an id of its own; a control event leaves the last one.
+    const rec = !!e.lastEventId && e.lastEventId !== S.lastId;
     if (e.lastEventId) S.lastId = e.lastEventId;
     let ev;
     try { ev = JSON.parse(e.data); } catch (err) { return; }
-    handle(ev);
+    receive(ev, rec);
   };
   // A streamed answer's text so far: its own event type, live only (no
   // id: a reconnecting page is not sent it again, the final message is).
   source.addEventListener("writing", (e) => {
     let ev;
     try { ev = JSON.parse(e.data); } catch (err) { return; }
-    handle(ev);
+    if (S.at === null) handle(ev);
   });
   source.onerror = () => {
     if (!S.stopped) setConn("wait", "reconnecting…");
@@ -87,6 +102,66 @@ function handle(ev) {
   if (f) f(ev);
 }
 
+// ---- the time slider ----
+//
+// Every event shown is kept, in order, so that the page can show the team
+// as it was at record N: the roster, the board, the usage, the waterfall
+// and the conversation rebuilt from the events up to it (the snapshots of
+// now, sent before the history, are skipped). That view is read-only;
+// the live events keep coming in and are shown on the way back to live.
+
+// transient events are about the stream, not the team: not kept.
+const transient = new Set(["hello", "live", "stopped", "reload", "writing"]);
+
+function receive(ev, rec) {
+  if (!transient.has(ev.k)) {
+    S.log.push({ ev, rec });
+    if (rec) S.records++;
+    drawTime();
+  }
+  if (S.at === null || transient.has(ev.k) && ev.k !== "writing") handle(ev);
+}
+
+function drawTime() {
+  const t = $("time");
+  t.max = String(S.records);
+  t.value = String(S.at === null ? S.records : S.at);
+  $("time-label").textContent = S.at === null ? "live · " + S.records + " records" :
+    "record " + S.at + " of " + S.records + (S.atTime ? " · " + clock(S.atTime) : "");
+  $("time-live").hidden = S.at === null;
+  document.body.classList.toggle("past", S.at !== null);
+}
+
+// rebuild shows the team at record upTo (null: everything, live).
+function rebuild(upTo) {
+  const keep = { log: S.log, records: S.records, person: S.person, lastId: S.lastId, stopped: S.stopped, chosen: S.fall.chosen, selected: S.selected };
+  const fallOpen = !$("fall").hidden;
+  resetState();
+  Object.assign(S, { person: keep.person, lastId: keep.lastId, log: keep.log, records: keep.records, at: upTo, selected: keep.selected });
+  S.fall.chosen = keep.chosen;
+  let recs = 0;
+  for (const e of keep.log) {
+    if (e.rec) {
+      if (upTo !== null && recs >= upTo) break;
+      recs++;
+      S.atTime = e.ev.at;
+    }
+    if (upTo !== null && e.ev.snap) continue;
+    handle(e.ev);
+  }
+  if (keep.stopped) handlers.stopped();
+  if (upTo !== null) {
+    const b = $("banner");
+    b.textContent = "An earlier moment: the team as it was at record " + upTo + " of " + S.records + ". Read-only; Back to live shows it now.";
+    b.hidden = false;
+  }
+  drawTime();
+  drawPanel();
+  updateCompose();
+  if (fallOpen) drawFall();
+  $("feed").scrollTop = $("feed").scrollHeight;
+}
+
 const handlers = {
   hello(ev) {
     if (ev.reset) resetState();
@@ -99,15 +174,27 @@ const handlers = {
   members(ev) {
     for (const m of ev.list || []) upsertMember(m);
   },
+  cards(ev) {
+    for (const c of ev.cards || []) S.cards.set(c.role, c);
+    drawPanel();
+  },
   gap(ev) { addItem(el("div", "item gap", ev.text)); },
   live(ev) {
     if (ev.live) setConn("live", "live");
   },
+  // The team has stopped: nothing more will come, so the stream is closed
+  // (no reconnecting), the members shown stopped and the input disabled.
   stopped() {
     S.stopped = true;
+    if (source) source.close();
     for (const who of [...S.writing.keys()]) doneWriting(who);
     setConn("stop", "team stopped");
     for (const m of S.members.values()) setStatus(m, "stopped");
+    const b = $("banner");
+    b.textContent = "The team has stopped. This page shows what it did; nothing more will come.";
+    b.hidden = false;
+    for (const q of S.questions.values()) q.button.disabled = true; // nobody is there to answer
+    if (stick) $("feed").scrollTop = $("feed").scrollHeight;
     updateCompose();
   },
   reload(ev) {
@@ -124,9 +211,9 @@ const handlers = {
     const m = S.members.get(ev.who);
     if (m) setStatus(m, "stopped");
   },
-  busy(ev) { status(ev.who, "thinking"); },
-  idle(ev) { doneWriting(ev.who); status(ev.who, "idle"); },
-  msg(ev) { doneWriting(ev.who); addMessage(ev); },
+  busy(ev) { status(ev.who, "thinking"); fallTurn(ev); },
+  idle(ev) { doneWriting(ev.who); status(ev.who, "idle"); fallTurnEnd(ev); },
+  msg(ev) { doneWriting(ev.who); addMessage(ev); fallMessage(ev); },
   writing(ev) { showWriting(ev); },
   tool(ev) {
     doneWriting(ev.who);
@@ -141,6 +228,7 @@ const handlers = {
     d.append(el("pre", "", pretty(ev.text)));
     S.tools.set(ev.call, { details: d, res });
     addItem(d);
+    fallTool(ev);
   },
   toolout(ev) {
     const t = S.tools.get(ev.call);
@@ -155,23 +243,26 @@ const handlers = {
       t.res.className = ev.ok ? "res-ok" : "res-fail";
     }
     status(ev.who, "thinking");
+    fallToolEnd(ev);
   },
   model(ev) {
     const m = S.members.get(ev.who);
-    if (m) { m.cost += ev.cost || 0; drawMember(m); }
+    if (m) { m.cost += ev.cost || 0; m.context = ev.in || 0; drawMember(m); }
     const u = S.usage.get(ev.name) || { requests: 0, in: 0, out: 0, cost: 0 };
     u.requests++; u.in += ev.in || 0; u.out += ev.out || 0; u.cost += ev.cost || 0;
     S.usage.set(ev.name, u);
     renderUsage();
+    drawPanel();
     const took = !ev.ms ? "" : ev.ms < 1000 ? " in " + ev.ms + " ms" : " in " + (ev.ms / 1000).toFixed(1) + " s";
     addItem(el("div", "item model", ev.name + " · " + ev.model + ": " + num(ev.in) + " in + " + num(ev.out) + " out tokens, " + money(ev.cost) + took));
+    fallModel(ev);
   },
   commands(ev) {
     const m = S.members.get(ev.who);
     if (m) { m.cmds = ev.cmds || []; updateCommands(); }
   },
   warn(ev) { addItem(el("div", "item warn", "! " + ev.name + ": " + ev.text)); },
-  error(ev) { addItem(el("div", "item error", "✗ " + ev.name + ": " + ev.text)); },
+  error(ev) { addItem(el("div", "item error", "✗ " + ev.name + ": " + ev.text)); fallError(ev); },
   note(ev) { addItem(el("div", "item sys", ev.name + ": " + ev.text)); },
   stopping() { addItem(el("div", "item sys", "the team is stopping")); },
   board(ev) { renderBoard(ev); },
@@ -260,16 +351,184 @@ function addMessage(ev) {
   addItem(card);
 }
 
+// ---- the waterfall ----
+//
+// Where the time and money went, per request of the person: each agent's
+// turns on a time axis, and inside them the model calls (tokens, cost,
+// latency) and the tool calls, errors marked. Built from the records with
+// the links the OpenTelemetry spans use: a turn on message M belongs to
+// the request of the turn that sent M (M's parent is the message that
+// turn was handling); a person's message without a known parent starts a
+// request; a model call or a tool call belongs to its agent's running turn.
+
+function newFall() {
+  return {
+    reqs: [],            // {mid, text, at, turns: []}, in order
+    ofMsg: new Map(),    // message id -> its request
+    running: new Map(),  // agent id -> its running turn
+    calls: new Map(),    // tool call id -> its span
+    chosen: "",          // the request the person chose ("" : the latest)
+  };
+}
+
+function fallMessage(ev) {
+  const F = S.fall;
+  let req = ev.parent ? F.ofMsg.get(ev.parent) : undefined;
+  if (!req && ev.who === S.person) {
+    req = { mid: ev.mid, text: ev.text || "", at: ev.at, turns: [] };
+    F.reqs.push(req);
+    drawFallChoices();
+  }
+  if (req) F.ofMsg.set(ev.mid, req);
+  drawFallSoon();
+}
+
+function fallTurn(ev) {
+  const F = S.fall, req = F.ofMsg.get(ev.mid);
+  // The person is not an agent: the time until its answer shows as a gap.
+  if (!req || ev.who === S.person) { F.running.delete(ev.who); return; }
+  const turn = { who: ev.who, name: ev.name, start: ev.at, end: 0, error: false, spans: [] };
+  req.turns.push(turn);
+  F.running.set(ev.who, turn);
+  drawFallSoon();
+}
+
+function fallTurnEnd(ev) {
+  if (ev.handled) return; // consumed by the running turn: it goes on
+  const t = S.fall.running.get(ev.who);
+  if (t) { t.end = ev.at; S.fall.running.delete(ev.who); drawFallSoon(); }
+}
+
+function fallModel(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (!t) return;
+  const took = ev.ms || 0;
+  t.spans.push({ kind: "model", label: ev.model, start: ev.at - took, end: ev.at, ms: took,
+    meta: num(ev.in) + " in + " + num(ev.out) + " out · " + money(ev.cost), in: ev.in || 0, out: ev.out || 0, cost: ev.cost || 0 });
+  drawFallSoon();
+}
+
+function fallTool(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (!t) return;
+  const span = { kind: "tool", label: ev.tool, start: ev.at, end: 0, meta: "", error: false };
+  t.spans.push(span);
+  S.fall.calls.set(ev.call, span);
+  drawFallSoon();
+}
+
+function fallToolEnd(ev) {
+  const span = S.fall.calls.get(ev.call);
+  if (!span) return;
+  span.end = ev.at;
+  span.error = !ev.ok;
+  span.meta = ev.ok ? "✓" : "✗ failed";
+  S.fall.calls.delete(ev.call);
+  drawFallSoon();
+}
+
+function fallError(ev) {
+  const t = S.fall.running.get(ev.who);
+  if (t) { t.error = true; drawFallSoon(); }
+}
+
+function fallChosen() {
+  const F = S.fall;
+  return F.reqs.find((r) => r.mid === F.chosen) || F.reqs[F.reqs.length - 1];
+}
+
+function drawFallChoices() {
+  const sel = $("fall-req"), F = S.fall;
+  sel.replaceChildren(...F.reqs.map((r, i) => {
+    const o = el("option", "", "#" + (i + 1) + " " + clock(r.at) + " " + (r.text.length > 60 ? r.text.slice(0, 57) + "…" : r.text));
+    o.value = r.mid;
+    return o;
+  }));
+  const r = fallChosen();
+  if (r) sel.value = r.mid;
+}
+
+let fallPending = false;
+function drawFallSoon() {
+  if ($("fall").hidden || fallPending) return;
+  fallPending = true;
+  requestAnimationFrame(() => { fallPending = false; drawFall(); });
+}
+
+const took = (ms) => (ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s");
+
+function drawFall() {
+  const req = fallChosen(), rows = $("fall-rows");
+  if (!req) { rows.replaceChildren(el("div", "dim", "No request from the person yet.")); $("fall-sum").textContent = ""; return; }
+  const now = Date.now();
+  const endOf = (x) => x.end || (S.stopped ? x.start : now);
+  let t0 = req.at, t1 = req.at + 1;
+  for (const t of req.turns) {
+    t0 = Math.min(t0, t.start); t1 = Math.max(t1, endOf(t));
+    for (const sp of t.spans) { t0 = Math.min(t0, sp.start); t1 = Math.max(t1, endOf(sp)); }
+  }
+  const span = t1 - t0;
+  const bar = (start, end) => {
+    const track = el("span", "ftrack"), b = el("span", "fbar");
+    b.style.left = ((start - t0) / span * 100).toFixed(2) + "%";
+    b.style.width = (Math.max(end - start, 0) / span * 100).toFixed(2) + "%";
+    track.append(b);
+    return track;
+  };
+  const out = [];
+  const sum = { agents: new Set(), models: 0, tools: 0, in: 0, out: 0, cost: 0, errors: 0 };
+  const turns = [...req.turns].sort((a, b) => a.start - b.start);
+  for (const t of turns) {
+    sum.agents.add(t.who);
+    const r = el("div", "frow turn" + (t.error ? " err" : "") + (t.end ? "" : " open"));
+    r.dataset.who = t.name;
+    r.dataset.start = String(t.start);
+    r.append(el("span", "flabel", t.name), bar(t.start, endOf(t)),
+      el("span", "fmeta", (t.end ? took(t.end - t.start) : "running") + (t.error ? " · error" : "")));
+    out.push(r);
+    for (const sp of [...t.spans].sort((a, b) => a.start - b.start)) {
+      const c = el("div", "frow " + sp.kind + (sp.error ? " err" : "") + (sp.end ? "" : " open"));
+      c.dataset.who = t.name;
+      const dur = sp.end ? took(sp.end - sp.start) : "running";
+      c.append(el("span", "flabel", (sp.kind === "model" ? "◆ " : "⚙ ") + sp.label), bar(sp.start, endOf(sp)),
+        el("span", "fmeta", [sp.meta, dur].filter(Boolean).join(" · ")));
+      out.push(c);
+      if (sp.kind === "model") { sum.models++; sum.in += sp.in; sum.out += sp.out; sum.cost += sp.cost; } else sum.tools++;
+      if (sp.error) sum.errors++;
+    }
+    if (t.error) sum.errors++;
+  }
+  rows.replaceChildren(...out);
+  $("fall-sum").textContent = sum.agents.size + " agents · " + turns.length + " turns · " + sum.models + " model calls · " +
+    sum.tools + " tool calls · " + num(sum.in) + " in + " + num(sum.out) + " out tokens · " + money(sum.cost) + " · " + took(t1 - t0) +
+    (sum.errors ? " · " + sum.errors + " errors" : "");
+}
+
+function showTab(fall) {
+  $("feed").hidden = fall;
+  $("fall").hidden = !fall;
+  $("tab-feed").classList.toggle("on", !fall);
+  $("tab-fall").classList.toggle("on", fall);
+  $("tab-feed").setAttribute("aria-selected", String(!fall));
+  $("tab-fall").setAttribute("aria-selected", String(fall));
+  if (fall) drawFall();
+}
+
 // ---- members, board, usage ----
 
 function upsertMember(m) {
   let x = S.members.get(m.who);
   if (!x) {
-    x = { who: m.who, cost: 0, cmds: [], status: "idle", li: el("li") };
+    x = { who: m.who, cost: 0, cmds: [], status: "idle", li: el("li"), context: 0 };
+    x.li.tabIndex = 0;
+    x.li.addEventListener("click", () => selectMember(x.who));
+    x.li.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); selectMember(x.who); } });
     S.members.set(m.who, x);
     $("members").append(x.li);
   }
   x.name = m.name; x.role = m.role; x.person = m.who === S.person;
+  if (m.info) x.info = m.info;
+  if (m.by) x.by = m.by;
   if (x.status === "stopped") x.status = "idle";
   drawMember(x);
   updateRecipients();
@@ -290,11 +549,69 @@ function setStatus(m, s, tool) {
 const statusText = { idle: "idle", thinking: "thinking", tool: "using a tool", stopped: "stopped" };
 
 function drawMember(m) {
-  m.li.className = m.person ? "person" : "";
+  m.li.className = (m.person ? "person" : "") + (S.selected === m.who ? " sel" : "");
+  if (S.selected === m.who) drawPanel();
   const st = el("span", "status s-" + m.status, m.status === "tool" && m.tool ? "using " + m.tool : statusText[m.status]);
   m.li.replaceChildren(
     el("span", "mname", m.name + (m.person ? " (you)" : "")), st,
     el("span", "mrole", m.role), el("span", "mspend", m.person ? "" : money(m.cost)));
+}
+
+// ---- the member panel ----
+//
+// What a member holds: its card, a summary of its config (the server
+// sends chosen fields only, never a key), its state, its model context
+// (the last call's input tokens) against its window, its usage and its
+// limits.
+
+function selectMember(who) {
+  S.selected = S.selected === who ? "" : who;
+  for (const m of S.members.values()) m.li.classList.toggle("sel", m.who === S.selected);
+  drawPanel();
+}
+
+function drawPanel() {
+  const m = S.members.get(S.selected), panel = $("member-panel");
+  if (!m) { panel.hidden = true; return; }
+  panel.hidden = false;
+  $("mp-title").textContent = m.name + (m.person ? " (you)" : "");
+  const rows = [];
+  const add = (k, v) => { if (v !== undefined && v !== null && v !== "") rows.push(el("dt", "", k), typeof v === "string" ? el("dd", "", v) : v); };
+  add("role", m.role);
+  add("state", m.status === "tool" && m.tool ? "using " + m.tool : statusText[m.status]);
+  if (m.by) add("hired by", m.by);
+  const card = S.cards.get(m.role);
+  if (card) {
+    add("card", card.desc);
+    if (card.skills && card.skills.length) add("skills", card.skills.join(", "));
+    add("hireable", card.hireable ? "yes" : "no");
+    add("routes to", card.routesTo && card.routesTo.length ? card.routesTo.join(", ") : "any role");
+  }
+  const info = m.info;
+  if (info) {
+    add("model", info.model + (info.where ? " (" + info.where + ")" : ""));
+    const dd = el("dd");
+    if (info.window) {
+      const pct = Math.min(100, m.context / info.window * 100);
+      dd.append(document.createTextNode(num(m.context) + " of " + num(info.window) + " tokens (" + pct.toFixed(1) + "%)"));
+      const meter = el("span", "meter"), fill = el("span");
+      fill.style.width = pct.toFixed(1) + "%";
+      meter.append(fill);
+      dd.append(meter);
+    } else {
+      dd.textContent = num(m.context) + " tokens (no window configured)";
+    }
+    add("context", dd);
+    add("tools", (info.tools || []).join(", ") || "none");
+    add("retries", String(info.retries || 0));
+    add("streaming", info.stream ? "yes" : "no");
+    add("limits", (info.limits || []).join(", ") || "none");
+  }
+  const u = S.usage.get(m.name);
+  if (!m.person) add("usage", u ? num(u.requests) + " requests · " + num(u.in) + " in + " + num(u.out) + " out tokens · " + money(u.cost) : "no model call yet");
+  $("mp-body").replaceChildren(...rows);
+  $("mp-prompt-box").hidden = !(info && info.prompt);
+  $("mp-prompt").textContent = info ? info.prompt || "" : "";
 }
 
 function renderBoard(ev) {
@@ -333,7 +650,7 @@ function row(name, u) {
 
 // ---- the input box ----
 
-function canSend() { return !!S.person && !S.stopped; }
+function canSend() { return !!S.person && !S.stopped && S.at === null; }
 
 function updateCompose() {
   const on = canSend();
@@ -342,6 +659,7 @@ function updateCompose() {
   $("to").disabled = !on || !!S.answering;
   if (!S.person) hint("read-only: this studio speaks for no person");
   else if (S.stopped) hint("the team has stopped");
+  else if (S.at !== null) hint("an earlier moment is shown: read-only");
 }
 
 function updateRecipients() {
@@ -466,6 +784,36 @@ $("text").addEventListener("keydown", (e) => {
 });
 $("to").addEventListener("change", updateCommands);
 $("answering-cancel").addEventListener("click", () => setAnswering(null));
+// The conversation stays at its end while the person has not scrolled
+// up, also when the window is resized (a phone turned, a half screen).
+let stick = true;
+$("feed").addEventListener("scroll", () => {
+  const feed = $("feed");
+  stick = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
+});
+window.addEventListener("resize", () => {
+  if (stick) $("feed").scrollTop = $("feed").scrollHeight;
+});
+let timePending = false;
+$("time").addEventListener("input", () => {
+  if (timePending) return; // one rebuild per frame while the slider is dragged
+  timePending = true;
+  requestAnimationFrame(() => {
+    timePending = false;
+    const n = Number($("time").value);
+    rebuild(n >= S.records ? null : n);
+  });
+});
+$("time-live").addEventListener("click", () => rebuild(null));
+$("tab-feed").addEventListener("click", () => showTab(false));
+$("tab-fall").addEventListener("click", () => showTab(true));
+$("fall-req").addEventListener("change", () => { S.fall.chosen = $("fall-req").value; drawFall(); });
+// On a narrow screen the sidebar folds behind the Team button.
+$("side-toggle").addEventListener("click", () => {
+  const open = document.body.classList.toggle("side-open");
+  $("side-toggle").setAttribute("aria-expanded", String(open));
+  $("side-toggle").textContent = open ? "Conversation" : "Team";
+});
 
 resetState();
 connect("");
