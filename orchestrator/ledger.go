@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +23,11 @@ const chunkSize = 128
 const defaultRetention = 1 << 12
 
 // maxBacklog is the number of records members may append ahead of the
-// orchestrator's consumption before a member's append waits for it: a slow
-// subscriber slows the team down instead of growing its memory without
-// bound (nothing is ever dropped). The orchestrator's own appends never
-// wait.
+// orchestrator's consumption and of the slowest lossless subscriber's
+// before a member's append waits for them: a slow lossless subscriber
+// slows the team down instead of growing its memory without bound (nothing
+// is dropped for it). A lossy subscriber never counts. The orchestrator's
+// own appends never wait.
 const maxBacklog = 4096
 
 // stallTimeout is how long a member waits for room in the backlog before
@@ -81,11 +83,16 @@ type ledger struct {
 	// done is the consumer's cursor as last published (under mu): members
 	// wait while n-done >= maxBacklog, unless the ledger is closed (the
 	// orchestrator has finished and consumes no more).
-	done    int64
-	closed  bool
-	stalled bool          // the consumer stalled (see appendMember): no waiting until it consumes again
-	room    chan struct{} // closed when the backlog has room again; nil when nobody waits
-	logger  *slog.Logger
+	done int64
+	// published is the orchestrator's cursor as last published and lossless
+	// the queues of the lossless subscribers: done is published less the
+	// largest of their backlogs, so that a full queue makes members wait.
+	published int64
+	lossless  []*pump
+	closed    bool
+	stalled   bool          // the consumer stalled (see appendMember): no waiting until it consumes again
+	room      chan struct{} // closed when the backlog has room again; nil when nobody waits
+	logger    *slog.Logger
 
 	// version counts the Start and Stop records appended (and catalog
 	// changes): a roster built at one version is the roster while the
@@ -113,10 +120,11 @@ func (l *ledger) append(e *entry) {
 }
 
 // appendMember is append for a member's record: past maxBacklog records
-// not yet consumed it waits for the orchestrator to catch up, at most
-// stallTimeout: a consumer stuck that long (a subscriber hook that blocks,
-// against its contract) is logged once and members go on past the bound
-// until it consumes again, so that they can still stop.
+// not yet consumed (by the orchestrator and every lossless subscriber) it
+// waits for them to catch up, at most stallTimeout: a consumer stuck that
+// long (a lossless subscriber's hook that blocks) is logged once and
+// members go on past the bound until it consumes again, so that they can
+// still stop.
 func (l *ledger) appendMember(e *entry) {
 	l.mu.Lock()
 	if l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
@@ -152,7 +160,7 @@ func (l *ledger) wait() {
 				if logger == nil {
 					logger = slog.Default()
 				}
-				logger.Warn("orchestrator: the team's telemetry backlog has been full for a while: a subscriber hook is not returning; members go on past the bound until it does",
+				logger.Warn("orchestrator: the team's telemetry backlog has been full for a while: a lossless subscriber's hook is not returning; members go on past the bound until it does",
 					"pending", l.n-l.done, "bound", maxBacklog, "waited", stallTimeout)
 			}
 		}
@@ -214,13 +222,48 @@ func (l *ledger) newChunk() *chunk {
 func (l *ledger) look() {
 	l.mu.Lock()
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
-	if l.cursor > l.done {
+	l.published = l.cursor
+	l.settle()
+	l.mu.Unlock()
+}
+
+// settle recomputes done from the orchestrator's cursor and the lossless
+// queues' backlogs, and releases waiting members when there is room; l.mu
+// is held.
+func (l *ledger) settle() {
+	var lag int64
+	for _, p := range l.lossless {
+		lag = max(lag, p.backlog.Load())
+	}
+	done := l.published - lag
+	if done > l.done {
 		l.stalled = false // consuming again
 	}
-	l.done = l.cursor
+	l.done = done
 	if l.n-l.done < maxBacklog {
 		l.release()
 	}
+}
+
+// progress is a lossless subscriber's goroutine saying it has delivered
+// a batch: waiting members may have room again.
+func (l *ledger) progress() {
+	l.mu.Lock()
+	l.settle()
+	l.mu.Unlock()
+}
+
+// watch adds a lossless queue to the ledger's bound, unwatch removes it.
+func (l *ledger) watch(p *pump) {
+	l.mu.Lock()
+	l.lossless = append(l.lossless, p)
+	l.mu.Unlock()
+}
+
+func (l *ledger) unwatch(p *pump) {
+	l.mu.Lock()
+	l.lossless = slices.DeleteFunc(slices.Clone(l.lossless), func(x *pump) bool { return x == p })
+	l.settle()
 	l.mu.Unlock()
 }
 
