@@ -1,8 +1,12 @@
 package orchestrator
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +98,16 @@ type ledger struct {
 	room      chan struct{} // closed when the backlog has room again; nil when nobody waits
 	logger    *slog.Logger
 
+	// The waits members made, for the record that reports them (under
+	// mu): since when members wait (zero while none does) and for whom,
+	// and the waits that ended since the last report.
+	waitSince  time.Time
+	waitFor    string                   // the consumer the wait under way is for
+	waited     map[string]time.Duration // by consumer
+	waits      int
+	lastReport time.Time
+	unreported atomic.Bool // a wait ended and is not yet reported
+
 	// version counts the Start and Stop records appended (and catalog
 	// changes): a roster built at one version is the roster while the
 	// version holds (link.TeamNames.Version).
@@ -138,6 +152,9 @@ func (l *ledger) appendMember(e *entry) {
 // wait blocks until the backlog has room, the ledger is closed or the
 // consumer stalled; l.mu is held, and released while waiting.
 func (l *ledger) wait() {
+	if l.waitSince.IsZero() {
+		l.waitSince, l.waitFor = time.Now(), l.slowest()
+	}
 	l.mu.Unlock()
 	l.poke()
 	timer := time.NewTimer(stallTimeout)
@@ -173,7 +190,58 @@ func (l *ledger) release() {
 		close(l.room)
 		l.room = nil
 	}
+	if !l.waitSince.IsZero() {
+		if l.waited == nil {
+			l.waited = map[string]time.Duration{}
+		}
+		l.waited[l.waitFor] += time.Since(l.waitSince)
+		l.waits++
+		l.waitSince = time.Time{}
+		l.unreported.Store(true)
+	}
 }
+
+// slowest names the consumer members wait for: the lossless subscriber
+// with the largest backlog, or the orchestrator itself; l.mu is held.
+func (l *ledger) slowest() string {
+	who, lag := "the orchestrator", l.n-l.published
+	for _, p := range l.lossless {
+		if b := p.backlog.Load(); b > lag {
+			who, lag = fmt.Sprintf("the subscriber %T", p.s), b
+		}
+	}
+	return who
+}
+
+// waitReport returns what members waited since the last report (how
+// long in all, how many waits, and for whom, the longest first), at most
+// once every reportEvery; "" when there is nothing to report yet.
+func (l *ledger) waitReport() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.waits == 0 || now.Sub(l.lastReport) < reportEvery {
+		return ""
+	}
+	var total time.Duration
+	whom := slices.Collect(maps.Keys(l.waited))
+	slices.SortFunc(whom, func(a, b string) int { return cmp.Compare(l.waited[b], l.waited[a]) })
+	parts := make([]string, len(whom))
+	for i, w := range whom {
+		total += l.waited[w]
+		parts[i] = fmt.Sprintf("%s for %s", l.waited[w].Round(time.Microsecond), w)
+	}
+	text := fmt.Sprintf("orchestrator: the team's members waited %s in %d waits (%s), each time %d records behind: a lossless subscriber slower than the team slows it down",
+		total.Round(time.Microsecond), l.waits, strings.Join(parts, ", "), maxBacklog)
+	clear(l.waited)
+	l.waits, l.lastReport = 0, now
+	l.unreported.Store(false)
+	return text
+}
+
+// reportEvery is how often at most the team reports its members' waits (a
+// var for tests).
+var reportEvery = time.Second
 
 // put stores e at the end; l.mu is held.
 func (l *ledger) put(e *entry) {

@@ -152,6 +152,9 @@ func (o *orchestrator) drain() {
 		o.consume(r, id)
 	}
 	o.flush()
+	if o.led.unreported.Load() {
+		o.reportWaits()
+	}
 	if o.led.retained()-chunkSize > o.retention { // no overflow for math.MaxInt
 		o.led.retire(o.led.cursor - o.retention)
 	}
@@ -232,6 +235,20 @@ func (o *orchestrator) emit(msg message.Message) {
 	addrs.Claim(msg)
 	o.led.append(logged(msg))
 	o.drain()
+}
+
+// reportWaits logs, and records as a WarningMessage of the orchestrator's,
+// how long members waited for a full backlog since the last report: the
+// one wait a send can feel, made visible.
+func (o *orchestrator) reportWaits() {
+	text := o.led.waitReport()
+	if text == "" {
+		return
+	}
+	o.logger.Warn(text)
+	w := &message.WarningMessage{}
+	w.ContentType, w.Content = "text/plain", text
+	o.emit(w)
 }
 
 // attach gives s its queue and its goroutine; the orchestrator's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,8 +192,9 @@ func TestSlowLossySubscriberDoesNotSlowTheTeam(t *testing.T) {
 // subscriber stuck beside it, releasing the lossless one alone lets the
 // sender finish; the lossless one then gets every record.
 func TestSlowLosslessSubscriberAloneMakesTheTeamWait(t *testing.T) {
+	defer orchestrator.SetReportEvery(0)()
 	defer orchestrator.SetStallTimeout(time.Hour)()
-	sys, team, _ := actortest.NewTeam(t)
+	sys, team, _ := actortest.NewTeam(t, orchestrator.WithRetention(math.MaxInt))
 	ctx := actortest.Context(t)
 	sink := mustSpawn(t, team, quiet(), named("sink"))
 	src := mustSpawn(t, team, quiet(), named("src"))
@@ -224,5 +226,21 @@ func TestSlowLosslessSubscriberAloneMakesTheTeamWait(t *testing.T) {
 	}
 	if len(lossy.seen()) == 0 {
 		t.Fatal("the lossy subscriber was told nothing")
+	}
+	// The wait is on the record: a warning of the orchestrator's names the
+	// subscriber the members waited for.
+	warnings, err := team.Messages(ctx, orchestrator.Filter{Type: "WarningMessage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := false
+	for _, w := range orchestrator.Select[*message.WarningMessage](warnings) {
+		reported = reported || (w.Sender.AgentID() == team.Address().AgentID() && strings.Contains(w.Content, "members waited") && strings.Contains(w.Content, "gateSub"))
+	}
+	if !reported {
+		for _, w := range orchestrator.Select[*message.WarningMessage](warnings) {
+			t.Logf("%s: %s", w.Sender, w.Content)
+		}
+		t.Fatal("no warning reports the members' wait")
 	}
 }
