@@ -38,6 +38,10 @@ type Missed struct {
 // most; further records are dropped for it until it takes them.
 const lossyQueue = 1024
 
+// maxIdleItems is the largest queue buffer a subscriber's goroutine keeps
+// while it waits for items.
+const maxIdleItems = 4 * maxStage
+
 // maxStage is how many items the orchestrator gathers for a subscriber
 // before it hands them to its queue (one lock and one wake-up per batch).
 const maxStage = 256
@@ -95,6 +99,8 @@ type pump struct {
 	quit  bool
 	wake  chan struct{}
 
+	last int // the size of the last batch delivered
+
 	// The pump's goroutine only.
 	mat  materializer
 	view Record
@@ -126,6 +132,18 @@ func (p *pump) flush() {
 		return
 	}
 	p.mu.Lock()
+	if len(p.q) == 0 && p.gap.Records == 0 && (p.lossy == nil || len(p.stage) <= lossyQueue) {
+		// The goroutine took everything queued: hand the staged items over
+		// as they are, no copy.
+		p.q, p.stage = p.stage, p.q[:0]
+		wake := p.idle
+		p.idle = false
+		p.mu.Unlock()
+		if wake {
+			p.wake <- struct{}{}
+		}
+		return
+	}
 	for i := range p.stage {
 		it := &p.stage[i]
 		switch {
@@ -207,8 +225,8 @@ func (p *pump) run() {
 				p.mu.Unlock()
 				return
 			}
-			if cap(p.spare) > 4*lossyQueue { // after a burst, an idle pump keeps no burst-sized buffer
-				p.spare = nil
+			if cap(p.spare) > maxIdleItems && p.last < cap(p.spare)/8 {
+				p.spare = nil // parking after a burst (its last batch was small): keep no burst-sized buffer
 			}
 			p.idle = true
 			p.mu.Unlock()
@@ -231,7 +249,7 @@ func (p *pump) run() {
 		}
 		clear(batch)
 		p.mu.Lock()
-		p.spare = batch[:0]
+		p.spare, p.last = batch[:0], len(batch)
 		p.mu.Unlock()
 		if p.lossy == nil && records > 0 {
 			p.backlog.Add(-int64(records))
