@@ -202,9 +202,11 @@ func (l *ledger) release() {
 }
 
 // slowest names the consumer members wait for: the lossless subscriber
-// with the largest backlog, or the orchestrator itself; l.mu is held.
+// with the largest backlog when it holds at least half of the bound (the
+// orchestrator's own lag, the rest, is published only now and then), or
+// else the orchestrator itself; l.mu is held.
 func (l *ledger) slowest() string {
-	who, lag := "the orchestrator", l.n-l.published
+	who, lag := "the orchestrator", int64(maxBacklog/2)-1
 	for _, p := range l.lossless {
 		if b := p.backlog.Load(); b > lag {
 			who, lag = fmt.Sprintf("the subscriber %T", p.s), b
@@ -310,6 +312,8 @@ func (l *ledger) settle() {
 	l.done = done
 	if l.n-l.done < maxBacklog {
 		l.release()
+	} else if !l.waitSince.IsZero() {
+		l.waitFor = l.slowest() // whom members wait for now
 	}
 }
 
