@@ -372,9 +372,11 @@ func (l *ledger) retained() int64 { return l.cursor - l.seen.base }
 // keeps up to maxFree of them for reuse. A kept chunk is not cleared: its
 // stale entries (at most maxFree*chunkSize) are overwritten when it is
 // reused; the others become garbage with the messages they point to.
-// Only the orchestrator's goroutine reads views while the team runs (a
-// query's view is used up before the next drain can retire), and the final
-// view is made after the last retire, so no view sees a reused chunk.
+// The orchestrator's goroutine reads views (a query's view is used up
+// before the next drain can retire), and so do lossless subscribers'
+// goroutines, but only at or past their low mark, which keepFrom never
+// passes; the final view is made after the last retire. So no view reads
+// a reused chunk.
 func (l *ledger) retire(keepFrom int64) {
 	if keepFrom > l.cursor {
 		keepFrom = l.cursor
@@ -390,12 +392,22 @@ func (l *ledger) retire(keepFrom int64) {
 				l.free = append(l.free, c)
 			}
 		}
-		// In place: no view that reads the old order outlives this call.
-		l.chunks = l.chunks[:copy(l.chunks, l.chunks[drop:])]
+		// A new slice: a lossless subscriber's goroutine may hold a view of
+		// the old one (it reads only chunks this keeps).
+		l.chunks = append(make([]*chunk, 0, len(l.chunks)-drop+4), l.chunks[drop:]...)
 		l.base += int64(drop) * chunkSize
 	}
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
 	l.mu.Unlock()
+}
+
+// view returns a view of every entry appended so far, for a lossless
+// subscriber's goroutine: it reads only entries at or past its low mark,
+// which the ledger does not retire.
+func (l *ledger) view() logView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return logView{chunks: l.chunks, base: l.base, n: l.n}
 }
 
 // logView is a read-only window on the ledger: entries base..n-1.

@@ -44,6 +44,7 @@ type orchestrator struct {
 	meta      any
 	subs      []Subscriber // given to New or Restore; their pumps start with the orchestrator
 	pumps     []*pump      // one per subscriber, in subscription order
+	leaving   []*pump      // detached lossless subscribers still delivering
 	fromStart []Subscriber // the subscribers given to New or Restore: they saw the whole log
 	catalog   catalog
 	events    eventIndex // every EventMessage of the log, outside the window
@@ -156,7 +157,7 @@ func (o *orchestrator) drain() {
 		o.reportWaits()
 	}
 	if o.led.retained()-chunkSize > o.retention { // no overflow for math.MaxInt
-		o.led.retire(o.led.cursor - o.retention)
+		o.led.retire(o.keepFrom(o.led.cursor - o.retention))
 	}
 }
 
@@ -181,11 +182,18 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 		}
 	}
 	if len(o.pumps) > 0 {
-		// A copy of the entry per subscriber, gathered and handed to its
-		// queue once per drain: no subscriber code runs here.
-		it := item{e: *e, id: id}
+		// For each subscriber, gathered and handed to its queue once per
+		// drain: no subscriber code runs here. A lossless subscriber is
+		// given the entry's index (it reads the entry in place: the ledger
+		// keeps what it has not been given); a lossy one a copy (it may
+		// fall behind without holding the ledger).
+		at := o.led.cursor - 1
 		for _, p := range o.pumps {
-			p.add(it)
+			if p.lossy == nil {
+				p.addIndex(at)
+			} else {
+				p.add(item{e: *e, id: id})
+			}
 		}
 	}
 }
@@ -255,6 +263,7 @@ func (o *orchestrator) reportWaits() {
 // goroutine only.
 func (o *orchestrator) attach(s Subscriber) {
 	p := newPump(s, o)
+	p.low.Store(o.led.cursor) // it is given nothing before
 	if p.lossy == nil {
 		o.led.watch(p)
 	}
@@ -273,7 +282,30 @@ func (o *orchestrator) detach(s Subscriber) <-chan struct{} {
 	o.pumps = slices.Delete(slices.Clone(o.pumps), i, i+1)
 	o.led.unwatch(p)
 	p.end()
+	if p.lossy == nil {
+		o.leaving = append(o.leaving, p)
+	}
 	return p.done
+}
+
+// keepFrom lowers keep to the lowest ledger index a lossless subscriber's
+// goroutine may still read, a detached one's included until it ended.
+func (o *orchestrator) keepFrom(keep int64) int64 {
+	for _, p := range o.pumps {
+		if p.lossy == nil {
+			keep = min(keep, p.low.Load())
+		}
+	}
+	o.leaving = slices.DeleteFunc(o.leaving, func(p *pump) bool {
+		select {
+		case <-p.done:
+			return true
+		default:
+			keep = min(keep, p.low.Load())
+			return false
+		}
+	})
+	return keep
 }
 
 // flush hands every subscriber what the last drain gathered for it.

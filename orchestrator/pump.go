@@ -50,6 +50,7 @@ type op uint8
 
 const (
 	opRecord      op = iota // e, id: a record of the log
+	opRange                 // id..to: records of the log, read from the ledger (lossless)
 	opMessage               // x: a message that is not a record (MetadataChanged)
 	opRestoring             // on: SetRestoring
 	opStopRequest           // OnStopRequest
@@ -63,7 +64,8 @@ const (
 // the subscriber's goroutine never reads the ledger.
 type item struct {
 	e  entry
-	id uint64
+	id uint64 // opRange: the first ledger index
+	to int64  // opRange: the ledger index after the last
 	x  any
 	op op
 	on bool
@@ -87,6 +89,9 @@ type pump struct {
 	// backlog is the number of records given to a lossless pump (staged or
 	// queued) and not yet delivered: the ledger adds it to its own.
 	backlog atomic.Int64
+	// low is the lowest ledger index a lossless pump may still read: the
+	// ledger retires nothing from it on.
+	low atomic.Int64
 
 	// The orchestrator's goroutine only: items gathered in a drain.
 	stage []item
@@ -112,6 +117,20 @@ func newPump(s Subscriber, o *orchestrator) *pump {
 	p.lossy, _ = s.(LossySubscriber)
 	p.mat.snaps = map[*message.Address]*message.Address{}
 	return p
+}
+
+// addIndex gathers the record at ledger index at for a lossless queue: a
+// run of consecutive records is one item.
+func (p *pump) addIndex(at int64) {
+	p.backlog.Add(1)
+	if n := len(p.stage); n > 0 && p.stage[n-1].op == opRange && p.stage[n-1].to == at {
+		p.stage[n-1].to++
+		if p.stage[n-1].to-int64(p.stage[n-1].id) >= maxStage {
+			p.flush()
+		}
+		return
+	}
+	p.stage = append(p.stage, item{op: opRange, id: uint64(at), to: at + 1})
 }
 
 // add gathers one item for the queue; the orchestrator's goroutine only.
@@ -241,9 +260,18 @@ func (p *pump) run() {
 		}
 		p.mu.Unlock()
 		records := 0
+		var v logView
 		for i := range batch {
-			if batch[i].op == opRecord {
+			switch batch[i].op {
+			case opRecord:
 				records++
+			case opRange:
+				if v.chunks == nil {
+					v = p.led.view()
+				}
+				records += p.deliverRange(&v, batch[i].id, batch[i].to)
+				p.low.Store(batch[i].to)
+				continue
 			}
 			p.deliver(&batch[i])
 		}
@@ -258,6 +286,17 @@ func (p *pump) run() {
 	}
 }
 
+// deliverRange delivers the records at ledger indexes from..to-1 of v and
+// returns how many.
+func (p *pump) deliverRange(v *logView, from uint64, to int64) int {
+	for i := int64(from); i < to; i++ {
+		e, id := v.at(i)
+		it := item{op: opRecord, id: id}
+		p.deliverEntry(&it, e)
+	}
+	return int(to - int64(from))
+}
+
 // deliver calls the hook an item stands for, a panic recovered and logged.
 func (p *pump) deliver(it *item) {
 	defer func() { // no closure per call: the hot path
@@ -267,16 +306,7 @@ func (p *pump) deliver(it *item) {
 	}()
 	switch it.op {
 	case opRecord:
-		p.view = Record{mat: &p.mat, e: &it.e, id: it.id}
-		if p.rs != nil {
-			p.rs.OnRecord(&p.view)
-		} else {
-			p.s.OnMessage(p.view.Message())
-		}
-		if it.e.rec.Kind == telemetry.Stop {
-			p.mat.forget(it.e.rec.Emitter)
-		}
-		p.view = Record{}
+		p.record(&it.e, it.id)
 	case opMessage:
 		p.s.OnMessage(it.x.(message.Message))
 	case opRestoring:
@@ -296,6 +326,31 @@ func (p *pump) deliver(it *item) {
 	case opMissed:
 		p.lossy.OnMissed(it.x.(Missed))
 	}
+}
+
+// deliverEntry delivers one record read from the ledger, a panic
+// recovered and logged.
+func (p *pump) deliverEntry(it *item, e *entry) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(p.logger, hookName(opRecord, p.rs != nil), p.s, r)
+		}
+	}()
+	p.record(e, it.id)
+}
+
+// record gives the subscriber one record.
+func (p *pump) record(e *entry, id uint64) {
+	p.view = Record{mat: &p.mat, e: e, id: id}
+	if p.rs != nil {
+		p.rs.OnRecord(&p.view)
+	} else {
+		p.s.OnMessage(p.view.Message())
+	}
+	if e.rec.Kind == telemetry.Stop {
+		p.mat.forget(e.rec.Emitter)
+	}
+	p.view = Record{}
 }
 
 func hookName(o op, records bool) string {
