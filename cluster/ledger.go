@@ -38,8 +38,8 @@ const (
 // the team as a WarningMessage.
 //
 // A Ledger is an orchestrator.Archive: Team.Messages reads the records past
-// the team's in-memory window from the stream. Its hooks run on the
-// orchestrator's goroutine and never wait for JetStream, except OnStop,
+// the team's in-memory window from the stream. It is a lossless
+// subscriber: its hooks run on the goroutine the team gives it, and never wait for JetStream, except OnStop,
 // which waits for the records still unacknowledged (Config.FlushTimeout at
 // most).
 //

@@ -25,8 +25,9 @@
 // consumes the records in order. Its order keeps cause before
 // effect (a Sent before its Received), each actor's own order, and the
 // barrier rule: what a member emitted before answering an ask is visible to
-// any team query made after the answer. Nothing is dropped: every record
-// reaches every subscriber. The memory is bounded: the ledger keeps a window
+// any team query made after the answer. Nothing is dropped for a lossless
+// subscriber; a LossySubscriber that falls behind is told what it missed.
+// The memory is bounded: the ledger keeps a window
 // of the most recent records (4,096 by default, WithRetention), the
 // roster, states, metadata, cards and events live in indexes, and older
 // history is read from the team's Archive (a durable event log) when one
@@ -37,9 +38,12 @@
 // A Subscriber sees every logged message, in order, as its own copy with
 // snapshot addresses; the optional RestoringSubscriber,
 // StopRequestSubscriber and StopSubscriber hooks follow the team's
-// lifecycle. Hooks run on the orchestrator's goroutine: they must
-// not block, and must not call the Team (that would wait for themselves).
-// A hook that panics is logged and skipped; the others lose nothing.
+// lifecycle. Each subscriber has a bounded queue and a goroutine of its
+// own, owned by the team: the orchestrator never runs a hook. A lossless
+// subscriber (the default: durable sinks) makes the members wait when its
+// queue is full; a LossySubscriber (viewers, exporters) is dropped to
+// instead and told, in order, what it missed (OnMissed). A hook that
+// panics is logged and skipped; the others lose nothing.
 //
 // # Stop
 //

@@ -73,6 +73,14 @@ func SetStallTimeout(d time.Duration) (restore func()) {
 	return func() { stallTimeout = old }
 }
 
+// SetReportEvery changes how often at most the team reports its members'
+// waits, and returns a function that restores it.
+func SetReportEvery(d time.Duration) (restore func()) {
+	old := reportEvery
+	reportEvery = d
+	return func() { reportEvery = old }
+}
+
 // MaxBacklog is the number of unconsumed records past which members wait.
 const MaxBacklog = maxBacklog
 

@@ -1,7 +1,12 @@
 package orchestrator
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +27,11 @@ const chunkSize = 128
 const defaultRetention = 1 << 12
 
 // maxBacklog is the number of records members may append ahead of the
-// orchestrator's consumption before a member's append waits for it: a slow
-// subscriber slows the team down instead of growing its memory without
-// bound (nothing is ever dropped). The orchestrator's own appends never
-// wait.
+// orchestrator's consumption and of the slowest lossless subscriber's
+// before a member's append waits for them: a slow lossless subscriber
+// slows the team down instead of growing its memory without bound (nothing
+// is dropped for it). A lossy subscriber never counts. The orchestrator's
+// own appends never wait.
 const maxBacklog = 4096
 
 // stallTimeout is how long a member waits for room in the backlog before
@@ -81,11 +87,26 @@ type ledger struct {
 	// done is the consumer's cursor as last published (under mu): members
 	// wait while n-done >= maxBacklog, unless the ledger is closed (the
 	// orchestrator has finished and consumes no more).
-	done    int64
-	closed  bool
-	stalled bool          // the consumer stalled (see appendMember): no waiting until it consumes again
-	room    chan struct{} // closed when the backlog has room again; nil when nobody waits
-	logger  *slog.Logger
+	done int64
+	// published is the orchestrator's cursor as last published and lossless
+	// the queues of the lossless subscribers: done is published less the
+	// largest of their backlogs, so that a full queue makes members wait.
+	published int64
+	lossless  []*pump
+	closed    bool
+	stalled   bool          // the consumer stalled (see appendMember): no waiting until it consumes again
+	room      chan struct{} // closed when the backlog has room again; nil when nobody waits
+	logger    *slog.Logger
+
+	// The waits members made, for the record that reports them (under
+	// mu): since when members wait (zero while none does) and for whom,
+	// and the waits that ended since the last report.
+	waitSince  time.Time
+	waitFor    string                   // the consumer the wait under way is for
+	waited     map[string]time.Duration // by consumer
+	waits      int
+	lastReport time.Time
+	unreported atomic.Bool // a wait ended and is not yet reported
 
 	// version counts the Start and Stop records appended (and catalog
 	// changes): a roster built at one version is the roster while the
@@ -113,10 +134,11 @@ func (l *ledger) append(e *entry) {
 }
 
 // appendMember is append for a member's record: past maxBacklog records
-// not yet consumed it waits for the orchestrator to catch up, at most
-// stallTimeout: a consumer stuck that long (a subscriber hook that blocks,
-// against its contract) is logged once and members go on past the bound
-// until it consumes again, so that they can still stop.
+// not yet consumed (by the orchestrator and every lossless subscriber) it
+// waits for them to catch up, at most stallTimeout: a consumer stuck that
+// long (a lossless subscriber's hook that blocks) is logged once and
+// members go on past the bound until it consumes again, so that they can
+// still stop.
 func (l *ledger) appendMember(e *entry) {
 	l.mu.Lock()
 	if l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
@@ -130,6 +152,9 @@ func (l *ledger) appendMember(e *entry) {
 // wait blocks until the backlog has room, the ledger is closed or the
 // consumer stalled; l.mu is held, and released while waiting.
 func (l *ledger) wait() {
+	if l.waitSince.IsZero() {
+		l.waitSince, l.waitFor = time.Now(), l.slowest()
+	}
 	l.mu.Unlock()
 	l.poke()
 	timer := time.NewTimer(stallTimeout)
@@ -152,7 +177,7 @@ func (l *ledger) wait() {
 				if logger == nil {
 					logger = slog.Default()
 				}
-				logger.Warn("orchestrator: the team's telemetry backlog has been full for a while: a subscriber hook is not returning; members go on past the bound until it does",
+				logger.Warn("orchestrator: the team's telemetry backlog has been full for a while: a lossless subscriber's hook is not returning; members go on past the bound until it does",
 					"pending", l.n-l.done, "bound", maxBacklog, "waited", stallTimeout)
 			}
 		}
@@ -165,7 +190,60 @@ func (l *ledger) release() {
 		close(l.room)
 		l.room = nil
 	}
+	if !l.waitSince.IsZero() {
+		if l.waited == nil {
+			l.waited = map[string]time.Duration{}
+		}
+		l.waited[l.waitFor] += time.Since(l.waitSince)
+		l.waits++
+		l.waitSince = time.Time{}
+		l.unreported.Store(true)
+	}
 }
+
+// slowest names the consumer members wait for: the lossless subscriber
+// with the largest backlog when it holds at least half of the bound (the
+// orchestrator's own lag, the rest, is published only now and then), or
+// else the orchestrator itself; l.mu is held.
+func (l *ledger) slowest() string {
+	who, lag := "the orchestrator", int64(maxBacklog/2)-1
+	for _, p := range l.lossless {
+		if b := p.backlog.Load(); b > lag {
+			who, lag = fmt.Sprintf("the subscriber %T", p.s), b
+		}
+	}
+	return who
+}
+
+// waitReport returns what members waited since the last report (how
+// long in all, how many waits, and for whom, the longest first), at most
+// once every reportEvery; "" when there is nothing to report yet.
+func (l *ledger) waitReport() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.waits == 0 || now.Sub(l.lastReport) < reportEvery {
+		return ""
+	}
+	var total time.Duration
+	whom := slices.Collect(maps.Keys(l.waited))
+	slices.SortFunc(whom, func(a, b string) int { return cmp.Compare(l.waited[b], l.waited[a]) })
+	parts := make([]string, len(whom))
+	for i, w := range whom {
+		total += l.waited[w]
+		parts[i] = fmt.Sprintf("%s for %s", l.waited[w].Round(time.Microsecond), w)
+	}
+	text := fmt.Sprintf("orchestrator: the team's members waited %s in %d waits (%s), each time %d records behind: a lossless subscriber slower than the team slows it down",
+		total.Round(time.Microsecond), l.waits, strings.Join(parts, ", "), maxBacklog)
+	clear(l.waited)
+	l.waits, l.lastReport = 0, now
+	l.unreported.Store(false)
+	return text
+}
+
+// reportEvery is how often at most the team reports its members' waits (a
+// var for tests).
+var reportEvery = time.Second
 
 // put stores e at the end; l.mu is held.
 func (l *ledger) put(e *entry) {
@@ -214,13 +292,50 @@ func (l *ledger) newChunk() *chunk {
 func (l *ledger) look() {
 	l.mu.Lock()
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
-	if l.cursor > l.done {
+	l.published = l.cursor
+	l.settle()
+	l.mu.Unlock()
+}
+
+// settle recomputes done from the orchestrator's cursor and the lossless
+// queues' backlogs, and releases waiting members when there is room; l.mu
+// is held.
+func (l *ledger) settle() {
+	var lag int64
+	for _, p := range l.lossless {
+		lag = max(lag, p.backlog.Load())
+	}
+	done := l.published - lag
+	if done > l.done {
 		l.stalled = false // consuming again
 	}
-	l.done = l.cursor
+	l.done = done
 	if l.n-l.done < maxBacklog {
 		l.release()
+	} else if !l.waitSince.IsZero() {
+		l.waitFor = l.slowest() // whom members wait for now
 	}
+}
+
+// progress is a lossless subscriber's goroutine saying it has delivered
+// a batch: waiting members may have room again.
+func (l *ledger) progress() {
+	l.mu.Lock()
+	l.settle()
+	l.mu.Unlock()
+}
+
+// watch adds a lossless queue to the ledger's bound, unwatch removes it.
+func (l *ledger) watch(p *pump) {
+	l.mu.Lock()
+	l.lossless = append(l.lossless, p)
+	l.mu.Unlock()
+}
+
+func (l *ledger) unwatch(p *pump) {
+	l.mu.Lock()
+	l.lossless = slices.DeleteFunc(slices.Clone(l.lossless), func(x *pump) bool { return x == p })
+	l.settle()
 	l.mu.Unlock()
 }
 
@@ -257,9 +372,11 @@ func (l *ledger) retained() int64 { return l.cursor - l.seen.base }
 // keeps up to maxFree of them for reuse. A kept chunk is not cleared: its
 // stale entries (at most maxFree*chunkSize) are overwritten when it is
 // reused; the others become garbage with the messages they point to.
-// Only the orchestrator's goroutine reads views while the team runs (a
-// query's view is used up before the next drain can retire), and the final
-// view is made after the last retire, so no view sees a reused chunk.
+// The orchestrator's goroutine reads views (a query's view is used up
+// before the next drain can retire), and so do lossless subscribers'
+// goroutines, but only at or past their low mark, which keepFrom never
+// passes; the final view is made after the last retire. So no view reads
+// a reused chunk.
 func (l *ledger) retire(keepFrom int64) {
 	if keepFrom > l.cursor {
 		keepFrom = l.cursor
@@ -275,12 +392,22 @@ func (l *ledger) retire(keepFrom int64) {
 				l.free = append(l.free, c)
 			}
 		}
-		// In place: no view that reads the old order outlives this call.
-		l.chunks = l.chunks[:copy(l.chunks, l.chunks[drop:])]
+		// A new slice: a lossless subscriber's goroutine may hold a view of
+		// the old one (it reads only chunks this keeps).
+		l.chunks = append(make([]*chunk, 0, len(l.chunks)-drop+4), l.chunks[drop:]...)
 		l.base += int64(drop) * chunkSize
 	}
 	l.seen = logView{chunks: l.chunks, base: l.base, n: l.n}
 	l.mu.Unlock()
+}
+
+// view returns a view of every entry appended so far, for a lossless
+// subscriber's goroutine: it reads only entries at or past its low mark,
+// which the ledger does not retire.
+func (l *ledger) view() logView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return logView{chunks: l.chunks, base: l.base, n: l.n}
 }
 
 // logView is a read-only window on the ledger: entries base..n-1.

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
-	"github.com/akgentic/akgentic-go/internal/ids"
-	"github.com/akgentic/akgentic-go/internal/link"
 	"github.com/akgentic/akgentic-go/internal/telemetry"
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -42,14 +41,14 @@ type orchestrator struct {
 	order     []uuid.UUID                    // roster in join order, compacted lazily
 	states    map[uuid.UUID]any              // latest state per agent
 	reserved  map[string]bool                // member names claimed before the member joins
-	snaps     map[*message.Address]*message.Address
 	meta      any
-	subs      []Subscriber
+	subs      []Subscriber // given to New or Restore; their pumps start with the orchestrator
+	pumps     []*pump      // one per subscriber, in subscription order
+	leaving   []*pump      // detached lossless subscribers still delivering
 	fromStart []Subscriber // the subscribers given to New or Restore: they saw the whole log
 	catalog   catalog
 	events    eventIndex // every EventMessage of the log, outside the window
-	slabs     slabs      // the subscribers' messages of the hot kinds
-	view      Record     // the record being fanned out
+	pumpWG    sync.WaitGroup
 
 	restoring bool
 	stopping  bool
@@ -89,7 +88,6 @@ func newOrchestrator(op *options) *orchestrator {
 		members:   map[uuid.UUID]*message.Address{},
 		states:    map[uuid.UUID]any{},
 		reserved:  map[string]bool{},
-		snaps:     map[*message.Address]*message.Address{},
 	}
 }
 
@@ -112,6 +110,10 @@ func (o *orchestrator) OnStart(c *actor.Context) error {
 	o.led.mu.Lock()
 	o.led.logger = o.logger
 	o.led.mu.Unlock()
+	for _, s := range o.subs {
+		o.attach(s)
+	}
+	o.subs = nil
 	start := &message.StartMessage{Config: c.Config()}
 	o.stamp(start)
 	o.led.append(logged(start))
@@ -150,8 +152,12 @@ func (o *orchestrator) drain() {
 		}
 		o.consume(r, id)
 	}
+	o.flush()
+	if o.led.unreported.Load() {
+		o.reportWaits()
+	}
 	if o.led.retained()-chunkSize > o.retention { // no overflow for math.MaxInt
-		o.led.retire(o.led.cursor - o.retention)
+		o.led.retire(o.keepFrom(o.led.cursor - o.retention))
 	}
 }
 
@@ -164,7 +170,6 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 	case telemetry.Stop:
 		o.leave(who)
 		if o.stopping { // recorded, not fanned out
-			o.forget(who)
 			return
 		}
 	case telemetry.StateChanged:
@@ -176,44 +181,21 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 			o.events.add(e, id)
 		}
 	}
-	if len(o.subs) > 0 {
-		// One view per record, reused: its message is materialized at most
-		// once, on the first subscriber that asks, and shared by all.
-		o.view = Record{o: o, e: e, id: id}
-		// No hook can change o.subs while this runs (hooks cannot call the
-		// team), and Subscribe/Unsubscribe replace the slice, so no copy.
-		for _, s := range o.subs {
-			if rs, ok := s.(RecordSubscriber); ok {
-				o.deliverRecord(rs, &o.view)
+	if len(o.pumps) > 0 {
+		// For each subscriber, gathered and handed to its queue once per
+		// drain: no subscriber code runs here. A lossless subscriber is
+		// given the entry's index (it reads the entry in place: the ledger
+		// keeps what it has not been given); a lossy one a copy (it may
+		// fall behind without holding the ledger).
+		at := o.led.cursor - 1
+		for _, p := range o.pumps {
+			if p.lossy == nil {
+				p.addIndex(at)
 			} else {
-				o.deliver(s, o.view.Message())
+				p.add(item{e: *e, id: id})
 			}
 		}
-		o.view = Record{}
 	}
-	if e.rec.Kind == telemetry.Stop {
-		o.forget(who)
-	}
-}
-
-// deliverRecord calls s.OnRecord(r), isolated.
-func (o *orchestrator) deliverRecord(s RecordSubscriber, r *Record) {
-	defer func() {
-		if p := recover(); p != nil {
-			logPanic(o.logger, "OnRecord", s, p)
-		}
-	}()
-	s.OnRecord(r)
-}
-
-// deliver calls s.OnMessage(m), isolated.
-func (o *orchestrator) deliver(s Subscriber, m message.Message) {
-	defer func() { // no closure per call: this is the fan-out hot path
-		if r := recover(); r != nil {
-			logPanic(o.logger, "OnMessage", s, r)
-		}
-	}()
-	s.OnMessage(m)
 }
 
 // join adds a member to the roster; the orchestrator is excluded by id.
@@ -241,13 +223,6 @@ func (o *orchestrator) leave(a *message.Address) {
 	}
 }
 
-// forget drops a stopped member's cached snapshot address.
-func (o *orchestrator) forget(a *message.Address) {
-	if a != nil {
-		delete(o.snaps, a)
-	}
-}
-
 // roster returns the members in join order.
 func (o *orchestrator) roster() []*message.Address {
 	out := make([]*message.Address, 0, len(o.members))
@@ -261,88 +236,6 @@ func (o *orchestrator) roster() []*message.Address {
 	return out
 }
 
-// forSubscribers returns the subscribers' copy of an entry: every address
-// in it as a snapshot.
-func (o *orchestrator) forSubscribers(e *entry, id uint64) message.Message {
-	var m message.Message
-	if lm := e.logged(); lm != nil {
-		if !hasLive(lm) {
-			return lm
-		}
-		m = addrs.Clone(lm)
-	} else {
-		m = toMessage(&e.rec, ids.At(id), &o.slabs)
-	}
-	b := m.Envelope()
-	b.Sender = o.snap(b.Sender)
-	b.Recipient = o.snap(b.Recipient)
-	switch t := m.(type) {
-	case *message.SentMessage:
-		t.Recipient = o.snap(t.Recipient)
-		t.Message = o.snapMessage(t.Message)
-	case *message.StartMessage:
-		t.Parent = o.snap(t.Parent)
-	case *message.ErrorMessage:
-		t.CurrentMessage = o.snapMessage(t.CurrentMessage)
-	case *message.WarningMessage:
-		t.CurrentMessage = o.snapMessage(t.CurrentMessage)
-	case *message.NotificationMessage:
-		t.CurrentMessage = o.snapMessage(t.CurrentMessage)
-	}
-	return m
-}
-
-// snapMessage returns m, or a copy of it with snapshot sender and recipient
-// when either is live.
-func (o *orchestrator) snapMessage(m message.Message) message.Message {
-	if m == nil {
-		return nil
-	}
-	b := m.Envelope()
-	if !isLive(b.Sender) && !isLive(b.Recipient) {
-		return m
-	}
-	c := addrs.Clone(m)
-	cb := c.Envelope()
-	cb.Sender, cb.Recipient = o.snap(b.Sender), o.snap(b.Recipient)
-	return c
-}
-
-var addrs = link.Address[message.Identity, message.Address, message.Message]()
-
-// isLive reports whether a is a live address (not a snapshot or a record).
-func isLive(a *message.Address) bool { return addrs.HandleOf(a) != nil }
-
-func hasLive(m message.Message) bool {
-	b := m.Envelope()
-	if isLive(b.Sender) || isLive(b.Recipient) {
-		return true
-	}
-	switch t := m.(type) {
-	case *message.SentMessage:
-		return isLive(t.Recipient) || (t.Message != nil && hasLive(t.Message))
-	case *message.StartMessage:
-		return isLive(t.Parent)
-	}
-	return false
-}
-
-// snap returns the snapshot form of a, cached per live address so that a
-// member's records share one snapshot.
-func (o *orchestrator) snap(a *message.Address) *message.Address {
-	if !isLive(a) {
-		return a
-	}
-	if s, ok := o.snaps[a]; ok {
-		return s
-	}
-	s := a.Snapshot()
-	if _, member := o.members[a.AgentID()]; member {
-		o.snaps[a] = s
-	}
-	return s
-}
-
 // emit appends a message of the orchestrator's own to the log and fans it
 // out.
 func (o *orchestrator) emit(msg message.Message) {
@@ -352,22 +245,105 @@ func (o *orchestrator) emit(msg message.Message) {
 	o.drain()
 }
 
-// fanOut calls one lifecycle hook on every subscriber, isolated.
-func (o *orchestrator) fanOut(hook string, f func(s Subscriber)) {
-	for _, s := range slices.Clone(o.subs) {
-		guard(o.logger, hook, s, func() { f(s) })
+// reportWaits logs, and records as a WarningMessage of the orchestrator's,
+// how long members waited for a full backlog since the last report: the
+// one wait a send can feel, made visible.
+func (o *orchestrator) reportWaits() {
+	text := o.led.waitReport()
+	if text == "" {
+		return
 	}
+	o.logger.Warn(text)
+	w := &message.WarningMessage{}
+	w.ContentType, w.Content = "text/plain", text
+	o.emit(w)
+}
+
+// attach gives s its queue and its goroutine; the orchestrator's
+// goroutine only.
+func (o *orchestrator) attach(s Subscriber) {
+	p := newPump(s, o)
+	p.low.Store(o.led.cursor) // it is given nothing before
+	if p.lossy == nil {
+		o.led.watch(p)
+	}
+	o.pumps = append(slices.Clone(o.pumps), p)
+	o.pumpWG.Go(p.run)
+}
+
+// detach ends the queue of the first occurrence of s and returns the
+// channel closed when its goroutine has ended (nil when s is not attached).
+func (o *orchestrator) detach(s Subscriber) <-chan struct{} {
+	i := slices.IndexFunc(o.pumps, func(p *pump) bool { return p.s == s })
+	if i < 0 {
+		return nil
+	}
+	p := o.pumps[i]
+	o.pumps = slices.Delete(slices.Clone(o.pumps), i, i+1)
+	o.led.unwatch(p)
+	p.end()
+	if p.lossy == nil {
+		o.leaving = append(o.leaving, p)
+	}
+	return p.done
+}
+
+// keepFrom lowers keep to the lowest ledger index a lossless subscriber's
+// goroutine may still read, a detached one's included until it ended.
+func (o *orchestrator) keepFrom(keep int64) int64 {
+	for _, p := range o.pumps {
+		if p.lossy == nil {
+			keep = min(keep, p.low.Load())
+		}
+	}
+	o.leaving = slices.DeleteFunc(o.leaving, func(p *pump) bool {
+		select {
+		case <-p.done:
+			return true
+		default:
+			keep = min(keep, p.low.Load())
+			return false
+		}
+	})
+	return keep
+}
+
+// flush hands every subscriber what the last drain gathered for it.
+func (o *orchestrator) flush() {
+	for _, p := range o.pumps {
+		p.flush()
+	}
+	if len(o.led.lossless) > 0 { // read on this goroutine, which alone changes it
+		o.led.progress()
+	}
+}
+
+// fanOut queues one lifecycle hook for every subscriber, after what is
+// queued already.
+func (o *orchestrator) fanOut(it item) {
+	for _, p := range o.pumps {
+		p.add(it)
+		p.flush()
+	}
+}
+
+// pumpBarriers queues a barrier on the queue of every subscriber (every
+// lossless one unless all) and returns them.
+func (o *orchestrator) pumpBarriers(all bool) []<-chan struct{} {
+	var out []<-chan struct{}
+	for _, p := range o.pumps {
+		if all || p.lossy == nil {
+			out = append(out, p.barrier())
+		}
+	}
+	return out
 }
 
 // setRestoring fans set_restoring out.
 func (o *orchestrator) setRestoring(on bool) {
 	o.drain()
 	o.restoring = on
-	o.fanOut("SetRestoring", func(s Subscriber) {
-		if r, ok := s.(RestoringSubscriber); ok {
-			r.SetRestoring(o.teamID, on)
-		}
-	})
+	o.fanOut(item{op: opRestoring, on: on})
 }
 
 // restoreMessage appends a recorded message as it is: no re-stamping;
@@ -403,28 +379,26 @@ func (o *orchestrator) OnStopRequest(_ *actor.Context, cause error) {
 	if !o.announced && (errors.Is(cause, errTeamStop) || errors.Is(cause, actor.ErrShutdown)) {
 		o.announced = true
 		o.emit(&message.EventMessage{Event: message.TeamStoppingEvent{}})
-		o.fanOut("OnStopRequest", func(s Subscriber) {
-			if r, ok := s.(StopRequestSubscriber); ok {
-				r.OnStopRequest(o.teamID)
-			}
-		})
+		o.fanOut(item{op: opStopRequest})
 	}
 	o.stopping = true
 }
 
-// OnStop is the orchestrator's last step: on_stop to every
-// subscriber still attached, then the subscribers are cleared and the final
-// view is left for queries. A raw stop reaches it too.
+// OnStop is the orchestrator's last step: OnStop is queued for every
+// subscriber still attached, their goroutines deliver what is queued and
+// end, and the final view is left for queries. A raw stop reaches it too.
 func (o *orchestrator) OnStop(*actor.Context) {
 	o.drain()
 	o.led.close()
 	versions.Delete(o.self.AgentID())
 	o.finished = true
-	o.fanOut("OnStop", func(s Subscriber) {
-		if r, ok := s.(StopSubscriber); ok {
-			r.OnStop(o.teamID)
-		}
-	})
+	for _, p := range o.pumps {
+		p.stop()
+	}
+	// Every subscriber's goroutine delivers what is queued, OnStop last,
+	// and ends: the team's stop waits for them (a lossless subscriber
+	// gets everything).
+	o.pumpWG.Wait()
 	o.final.Store(o.freeze()) // keeps the Archive, if any, for history queries
-	o.subs = nil
+	o.pumps = nil
 }

@@ -76,6 +76,7 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 		first   uuid.UUID         // id of the window's oldest record (any kind)
 		dropped int64             // records that left the window
 		arch    Archive
+		synced  <-chan struct{} // closed once the archive has been given the window's start
 		limit   int
 	}
 	a, err := query(ctx, t, func(r reader) (answer, error) {
@@ -91,7 +92,7 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 			out.first = e.message(id).Envelope().ID
 		}
 		out.dropped = v.base
-		out.arch, out.limit = r.history()
+		out.arch, out.synced, out.limit = r.history()
 		return out, nil
 	})
 	if err != nil {
@@ -103,6 +104,9 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 	if a.arch == nil {
 		return a.window, fmt.Errorf("orchestrator: %w: the %d oldest records left the in-memory window of %d records (WithRetention) and no Archive was attached with WithSubscribers; the %d messages returned are the window's",
 			ErrOutsideWindow, a.dropped, a.limit, len(a.window))
+	}
+	if err := awaitBarrier(ctx, a.synced); err != nil {
+		return a.window, fmt.Errorf("orchestrator: %w: %w; the %d messages returned are the window's", ErrOutsideWindow, err, len(a.window))
 	}
 	hist, herr := a.arch.ReadHistory(ctx)
 	if herr != nil && len(hist) == 0 {

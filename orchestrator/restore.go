@@ -64,15 +64,13 @@ func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 
 // publishMetadata fans a MetadataChanged out to the subscribers only.
 func (o *orchestrator) publishMetadata() {
-	if len(o.subs) == 0 {
+	if len(o.pumps) == 0 {
 		return
 	}
 	m := &MetadataChanged{Value: o.meta}
 	o.stamp(m)
-	m.Sender = o.snap(m.Sender)
-	for _, s := range o.subs {
-		o.deliver(s, m)
-	}
+	m.Sender = m.Sender.Snapshot()
+	o.fanOut(item{op: opMessage, x: m})
 }
 
 // Restore recreates a team from its log, as read back from a durable event

@@ -12,13 +12,18 @@ import (
 )
 
 // Subscriber receives every telemetry message of a team, in ledger order.
-// OnMessage runs synchronously on the orchestrator's goroutine:
-// it must not block and must not call back into the team (a query from a
-// hook would wait for the goroutine that is running the hook). Hand work to
-// another goroutine if it can take time. A hook slower than the team makes
-// the team's members wait once 4,096 records are unconsumed (nothing is
-// dropped); a hook that waits for a member can therefore deadlock with it
-// until the 5 s stall limit lets the members go on past the bound.
+// Each subscriber has its own queue and its own goroutine, owned by the
+// team: its hooks run there, one at a time, never on the orchestrator's
+// goroutine, so a slow subscriber never delays the team's bookkeeping or
+// another subscriber.
+//
+// A Subscriber is lossless unless it is a LossySubscriber: nothing is
+// dropped for it, and once 4,096 records wait for it the team's members
+// wait too, at most 5 s at a time (past that the stall is logged and the
+// members go on past the bound until it consumes again). A lossless
+// subscriber's hook must therefore not wait for a member, and must not
+// call the team: a query or mutation waits for every lossless subscriber
+// to have been given what came before it, itself included.
 //
 // The message is the subscriber's own copy: its sender, recipient and the
 // addresses of a sent message are snapshot addresses, so holding it
@@ -49,18 +54,19 @@ type RecordSubscriber interface {
 // Record is a read-only view of one record of the team's log, valid only
 // during the OnRecord call it is passed to: keep its Message, not the view.
 type Record struct {
-	o  *orchestrator
-	e  *entry
-	id uint64
-	m  message.Message
+	mat *materializer
+	e   *entry
+	id  uint64
+	m   message.Message
 }
 
 // Message returns the record's message, as OnMessage would receive it
-// (snapshot addresses): made on the first call for this record, the
-// same value for every subscriber after that. It must not be modified.
+// (snapshot addresses): made on the first call for this record, on the
+// subscriber's goroutine (each subscriber has its own copy). It must not
+// be modified.
 func (r *Record) Message() message.Message {
 	if r.m == nil && r.e != nil {
-		r.m = r.o.forSubscribers(r.e, r.id)
+		r.m = r.mat.forSubscribers(r.e, r.id)
 	}
 	return r.m
 }

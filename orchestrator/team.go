@@ -126,7 +126,8 @@ type reader interface {
 	cards() *catalog
 	log() logView
 	eventLog() *eventIndex
-	history() (Archive, int)
+	history() (Archive, <-chan struct{}, int)
+	barriers() []<-chan struct{}
 }
 
 func (o *orchestrator) stateMap() map[uuid.UUID]any { return o.states }
@@ -134,14 +135,32 @@ func (o *orchestrator) metadata() any               { return o.meta }
 func (o *orchestrator) cards() *catalog             { return &o.catalog }
 func (o *orchestrator) log() logView                { return o.led.consumed() }
 func (o *orchestrator) eventLog() *eventIndex       { return &o.events }
-func (o *orchestrator) history() (Archive, int)     { return o.archive(), int(o.retention) }
+func (o *orchestrator) barriers() []<-chan struct{} { return o.pumpBarriers(true) }
+
+// history returns the Archive, a barrier on its queue (closed once it has
+// been given everything consumed so far) and the window's size.
+func (o *orchestrator) history() (Archive, <-chan struct{}, int) {
+	p := o.archivePump()
+	if p == nil {
+		return nil, nil, int(o.retention)
+	}
+	return p.s.(Archive), p.barrier(), int(o.retention)
+}
 
 // archive returns the first Archive attached with WithSubscribers that is
 // still subscribed: one attached later has missed the team's beginning.
 func (o *orchestrator) archive() Archive {
-	for _, s := range o.subs {
-		if a, ok := s.(Archive); ok && slices.Contains(o.fromStart, s) {
-			return a
+	if p := o.archivePump(); p != nil {
+		return p.s.(Archive)
+	}
+	return nil
+}
+
+// archivePump returns the queue of archive(), or nil.
+func (o *orchestrator) archivePump() *pump {
+	for _, p := range o.pumps {
+		if _, ok := p.s.(Archive); ok && slices.Contains(o.fromStart, p.s) {
+			return p
 		}
 	}
 	return nil
@@ -160,13 +179,14 @@ type final struct {
 	window  int
 }
 
-func (f *final) roster() []*message.Address  { return slices.Clone(f.members) }
-func (f *final) stateMap() map[uuid.UUID]any { return f.states }
-func (f *final) metadata() any               { return f.meta }
-func (f *final) cards() *catalog             { return &f.catalog }
-func (f *final) log() logView                { return f.view }
-func (f *final) eventLog() *eventIndex       { return &f.events }
-func (f *final) history() (Archive, int)     { return f.archive, f.window }
+func (f *final) roster() []*message.Address               { return slices.Clone(f.members) }
+func (f *final) stateMap() map[uuid.UUID]any              { return f.states }
+func (f *final) metadata() any                            { return f.meta }
+func (f *final) cards() *catalog                          { return &f.catalog }
+func (f *final) log() logView                             { return f.view }
+func (f *final) eventLog() *eventIndex                    { return &f.events }
+func (f *final) history() (Archive, <-chan struct{}, int) { return f.archive, nil, f.window }
+func (f *final) barriers() []<-chan struct{}              { return nil }
 
 // freeze makes the final view; the orchestrator's goroutine calls it last.
 func (o *orchestrator) freeze() *final {
@@ -181,10 +201,16 @@ func query[R any](ctx context.Context, t *Team, fn func(r reader) (R, error)) (R
 	if t == nil || t.addr == nil {
 		return zero, noTeam()
 	}
+	var waits []<-chan struct{}
 	r, err := proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *orchestrator) (R, error) {
 		o.drain()
-		return fn(o)
+		r, err := fn(o)
+		waits = o.pumpBarriers(false)
+		return r, err
 	})
+	if err == nil {
+		err = awaitBarriers(ctx, waits)
+	}
 	if err != nil && errors.Is(err, actor.ErrActorDead) && t.o != nil {
 		select {
 		case <-actor.Done(t.addr): // its last hook has run: the final view is there
@@ -196,10 +222,38 @@ func query[R any](ctx context.Context, t *Team, fn func(r reader) (R, error)) (R
 }
 
 // Sync returns once everything members emitted before the call is in the
-// log and every subscriber has seen it: the barrier every query also is.
+// log (the barrier every query also is) and every subscriber has been
+// given it (or, a LossySubscriber, told that it missed it). A subscriber's
+// hook must not call Sync: it would wait for itself.
 func (t *Team) Sync(ctx context.Context) error {
-	_, err := query(ctx, t, func(reader) (struct{}, error) { return struct{}{}, nil })
-	return err
+	waits, err := query(ctx, t, func(r reader) ([]<-chan struct{}, error) { return r.barriers(), nil })
+	if err != nil {
+		return err
+	}
+	return awaitBarriers(ctx, waits)
+}
+
+// awaitBarriers waits for every barrier of waits, or ctx.
+func awaitBarriers(ctx context.Context, waits []<-chan struct{}) error {
+	for _, w := range waits {
+		if err := awaitBarrier(ctx, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitBarrier waits for a subscriber's barrier (nil: none) or ctx.
+func awaitBarrier(ctx context.Context, w <-chan struct{}) error {
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("orchestrator: waiting for a subscriber to catch up: %w", context.Cause(ctx))
+	}
 }
 
 // Metadata returns the team metadata, nil when unset.
@@ -218,22 +272,25 @@ func (t *Team) SetMetadata(ctx context.Context, v any) error {
 	})
 }
 
-// Subscribe attaches s; it receives every message logged from now on.
+// Subscribe attaches s; it receives every message logged from now on, on
+// a goroutine of its own that the team owns.
 func (t *Team) Subscribe(ctx context.Context, s Subscriber) error {
 	if s == nil {
 		return errors.New("orchestrator: Subscribe(nil)")
 	}
-	return t.live(ctx, func(o *orchestrator) { o.subs = append(slices.Clone(o.subs), s) })
+	return t.live(ctx, func(o *orchestrator) { o.attach(s) })
 }
 
-// Unsubscribe detaches one occurrence of s; it does nothing when s is not
-// attached.
+// Unsubscribe detaches one occurrence of s and returns once s has been
+// given what was queued for it and will be called no more; it does nothing
+// when s is not attached. A subscriber's hook must not unsubscribe itself:
+// it would wait for itself.
 func (t *Team) Unsubscribe(ctx context.Context, s Subscriber) error {
-	return t.live(ctx, func(o *orchestrator) {
-		if i := slices.IndexFunc(o.subs, func(x Subscriber) bool { return x == s }); i >= 0 {
-			o.subs = slices.Delete(slices.Clone(o.subs), i, i+1)
-		}
-	})
+	done, err := mutate(ctx, t, func(o *orchestrator) (<-chan struct{}, error) { return o.detach(s), nil })
+	if err != nil {
+		return err
+	}
+	return awaitBarrier(ctx, done)
 }
 
 // mutate runs fn on the running orchestrator, after a drain; a stopped
@@ -243,7 +300,8 @@ func mutate[R any](ctx context.Context, t *Team, fn func(o *orchestrator) (R, er
 	if t == nil || t.addr == nil {
 		return zero, noTeam()
 	}
-	return proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *orchestrator) (R, error) {
+	var waits []<-chan struct{}
+	r, err := proxy.Ask(ctx, t.addr, func(_ *actor.Context, o *orchestrator) (R, error) {
 		if err := ctx.Err(); err != nil { // the caller gave up while this waited: do nothing
 			return zero, err
 		}
@@ -251,8 +309,14 @@ func mutate[R any](ctx context.Context, t *Team, fn func(o *orchestrator) (R, er
 			return zero, fmt.Errorf("orchestrator: team %s has stopped: %w", o.teamID, actor.ErrActorDead)
 		}
 		o.drain()
-		return fn(o)
+		r, err := fn(o)
+		waits = o.pumpBarriers(false)
+		return r, err
 	})
+	if err == nil {
+		err = awaitBarriers(ctx, waits)
+	}
+	return r, err
 }
 
 // live runs a mutation with no result on the running orchestrator.

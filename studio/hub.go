@@ -65,6 +65,7 @@ type writing struct {
 var (
 	_ orchestrator.RecordSubscriber = (*hub)(nil)
 	_ orchestrator.StopSubscriber   = (*hub)(nil)
+	_ orchestrator.LossySubscriber  = (*hub)(nil)
 )
 
 func newHub(size int) *hub {
@@ -104,7 +105,7 @@ func (h *hub) drop(c *client) {
 }
 
 // OnRecord renders a record and queues it on every stream. It runs on the
-// team's orchestrator goroutine and never waits: a stream whose queue is
+// studio's own goroutine (the team's queue for it) and never waits: a stream whose queue is
 // full is cut off and told to catch up. A streamed answer's delta is not
 // queued: it marks the answer as grown on every stream (see client).
 func (h *hub) OnRecord(r *orchestrator.Record) {
@@ -191,6 +192,19 @@ func (h *hub) ended(m message.Message) {
 	delete(h.answers, id)
 	for c := range h.clients {
 		delete(c.writing, id)
+	}
+}
+
+// OnMissed is told that the team dropped records for the studio (its
+// queue was full: the studio is a lossy subscriber, it never slows the
+// team). Every open stream lacks them: each is cut off and told to catch
+// up from its last event, as a stream that fell behind is.
+func (h *hub) OnMissed(orchestrator.Missed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		h.drop(c)
+		close(c.behind)
 	}
 }
 

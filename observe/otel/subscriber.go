@@ -100,6 +100,7 @@ var (
 	_ orchestrator.RecordSubscriber    = (*Subscriber)(nil)
 	_ orchestrator.RestoringSubscriber = (*Subscriber)(nil)
 	_ orchestrator.StopSubscriber      = (*Subscriber)(nil)
+	_ orchestrator.LossySubscriber     = (*Subscriber)(nil)
 )
 
 // New returns a Subscriber recording to the providers of opts. It fails
@@ -157,6 +158,14 @@ func (s *Subscriber) OnMessage(m message.Message) {
 	if fresh {
 		s.register()
 	}
+}
+
+// OnMissed is told that the team dropped records for the exporter: it is
+// a lossy subscriber, so a slow exporter never slows the team. Their spans
+// and metrics are missing; a warning names how many and their ids.
+func (s *Subscriber) OnMissed(m orchestrator.Missed) {
+	s.logger.Warn("akotel: the team dropped records for the exporter, which fell behind; their spans and metrics are missing",
+		"records", m.Records, "first", m.First, "last", m.Last)
 }
 
 // SetRestoring marks the start (true) and the end (false) of a restore's

@@ -111,7 +111,9 @@ const (
 // written (the file's tail is in doubt); a record that fails to encode is
 // lost alone.
 //
-// The hooks run on the orchestrator's goroutine. OnMessage costs one encode
+// A Writer is a lossless subscriber: its hooks run on the goroutine the
+// team gives it, and the team's members wait when it falls 4,096 records
+// behind. OnMessage costs one encode
 // and one write(2), plus an fsync under SyncEvery; under SyncBuffered it
 // costs one encode into the buffer, the write(2) is shared by a batch, and
 // the fsync runs on the Writer's own goroutine, without holding the lock

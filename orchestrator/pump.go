@@ -1,0 +1,375 @@
+package orchestrator
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/internal/ids"
+	"github.com/akgentic/akgentic-go/internal/telemetry"
+	"github.com/akgentic/akgentic-go/message"
+)
+
+// LossySubscriber is a Subscriber that would rather miss records than
+// slow the team down (a viewer, an exporter): when its queue is full, the
+// records that do not fit are dropped for it alone, and OnMissed tells it,
+// in order, what it did not get. A Subscriber that is not a
+// LossySubscriber is lossless: when its queue is full the team's members
+// wait for it (a durable sink, such as the event log).
+type LossySubscriber interface {
+	Subscriber
+	// OnMissed is called, in the subscriber's order, where the records it
+	// describes would have been.
+	OnMissed(m Missed)
+}
+
+// Missed describes a run of consecutive records a LossySubscriber did not
+// get because its queue was full: how many, and the message ids of the
+// first and the last of them, so that the subscriber can read them back
+// with Team.Messages while they are in the team's window or Archive.
+type Missed struct {
+	Records     int
+	First, Last uuid.UUID
+}
+
+// lossyQueue is how many records wait in a lossy subscriber's queue at
+// most; further records are dropped for it until it takes them.
+const lossyQueue = 1024
+
+// maxIdleItems is the largest queue buffer a subscriber's goroutine keeps
+// while it waits for items.
+const maxIdleItems = 4 * maxStage
+
+// maxStage is how many items the orchestrator gathers for a subscriber
+// before it hands them to its queue (one lock and one wake-up per batch).
+const maxStage = 256
+
+type op uint8
+
+const (
+	opRecord      op = iota // e, id: a record of the log
+	opRange                 // id..to: records of the log, read from the ledger (lossless)
+	opMessage               // x: a message that is not a record (MetadataChanged)
+	opRestoring             // on: SetRestoring
+	opStopRequest           // OnStopRequest
+	opStop                  // OnStop, the last item
+	opBarrier               // x: a chan struct{} closed once every item before it was delivered
+	opMissed                // x: the Missed that stands where records were dropped
+)
+
+// item is one entry of a subscriber's queue, stored by value: a record is
+// a copy of its ledger entry (the values it points to are immutable), so
+// the subscriber's goroutine never reads the ledger.
+type item struct {
+	e  entry
+	id uint64 // opRange: the first ledger index
+	to int64  // opRange: the ledger index after the last
+	x  any
+	op op
+	on bool
+}
+
+// pump is one subscriber's queue and the goroutine, owned by the team,
+// that drains it into the subscriber's hooks. The orchestrator only
+// appends (stage, flush): it never calls the subscriber, never waits for
+// it. A lossless pump's backlog counts toward the ledger's bound, so that
+// members wait when it is full; a lossy one drops what does not fit and
+// records the gap.
+type pump struct {
+	s      Subscriber
+	rs     RecordSubscriber // s as a RecordSubscriber, or nil
+	lossy  LossySubscriber  // s as a LossySubscriber, or nil: lossless
+	teamID uuid.UUID
+	logger *slog.Logger
+	led    *ledger
+	done   chan struct{} // closed when the goroutine has ended
+
+	// backlog is the number of records given to a lossless pump (staged or
+	// queued) and not yet delivered: the ledger adds it to its own.
+	backlog atomic.Int64
+	// low is the lowest ledger index a lossless pump may still read: the
+	// ledger retires nothing from it on.
+	low atomic.Int64
+
+	// The orchestrator's goroutine only: items gathered in a drain.
+	stage []item
+
+	mu    sync.Mutex
+	q     []item
+	spare []item
+	gap   Missed // records dropped since the last item queued (lossy)
+	idle  bool
+	quit  bool
+	wake  chan struct{}
+
+	last int // the size of the last batch delivered
+
+	// The pump's goroutine only.
+	mat  materializer
+	view Record
+}
+
+func newPump(s Subscriber, o *orchestrator) *pump {
+	p := &pump{s: s, teamID: o.teamID, logger: o.logger, led: &o.led, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	p.rs, _ = s.(RecordSubscriber)
+	p.lossy, _ = s.(LossySubscriber)
+	p.mat.snaps = map[*message.Address]*message.Address{}
+	return p
+}
+
+// addIndex gathers the record at ledger index at for a lossless queue: a
+// run of consecutive records is one item.
+func (p *pump) addIndex(at int64) {
+	p.backlog.Add(1)
+	if n := len(p.stage); n > 0 && p.stage[n-1].op == opRange && p.stage[n-1].to == at {
+		p.stage[n-1].to++
+		if p.stage[n-1].to-int64(p.stage[n-1].id) >= maxStage {
+			p.flush()
+		}
+		return
+	}
+	p.stage = append(p.stage, item{op: opRange, id: uint64(at), to: at + 1})
+}
+
+// add gathers one item for the queue; the orchestrator's goroutine only.
+func (p *pump) add(it item) {
+	if it.op == opRecord && p.lossy == nil {
+		p.backlog.Add(1) // counted from now on: the ledger's bound holds while it is staged
+	}
+	p.stage = append(p.stage, it)
+	if len(p.stage) >= maxStage {
+		p.flush()
+	}
+}
+
+// flush hands the gathered items to the queue and wakes the goroutine; a
+// lossy pump drops the records that do not fit, never a control item.
+func (p *pump) flush() {
+	if len(p.stage) == 0 {
+		return
+	}
+	p.mu.Lock()
+	if len(p.q) == 0 && p.gap.Records == 0 && (p.lossy == nil || len(p.stage) <= lossyQueue) {
+		// The goroutine took everything queued: hand the staged items over
+		// as they are, no copy.
+		p.q, p.stage = p.stage, p.q[:0]
+		wake := p.idle
+		p.idle = false
+		p.mu.Unlock()
+		if wake {
+			p.wake <- struct{}{}
+		}
+		return
+	}
+	for i := range p.stage {
+		it := &p.stage[i]
+		switch {
+		case it.op == opRecord && p.lossy != nil && len(p.q) >= lossyQueue:
+			p.drop(it)
+		case it.op != opRecord && p.gap.Records > 0: // the gap stays where it was
+			p.q = append(p.q, item{op: opMissed, x: p.gap}, *it)
+			p.gap = Missed{}
+		default:
+			p.q = append(p.q, *it)
+		}
+	}
+	wake := p.idle
+	p.idle = false
+	p.mu.Unlock()
+	clear(p.stage)
+	p.stage = p.stage[:0]
+	if wake {
+		p.wake <- struct{}{}
+	}
+}
+
+// drop adds a record to the gap; p.mu is held.
+func (p *pump) drop(it *item) {
+	id := it.messageID()
+	if p.gap.Records == 0 {
+		p.gap.First = id
+	}
+	p.gap.Records++
+	p.gap.Last = id
+}
+
+// messageID is the id of a record's message, as its subscribers and
+// Team.Messages see it.
+func (it *item) messageID() uuid.UUID {
+	if m := it.e.logged(); m != nil {
+		return m.Envelope().ID
+	}
+	return ids.At(it.id)
+}
+
+// stop queues OnStop, the last item, and ends the goroutine after it.
+func (p *pump) stop() {
+	p.add(item{op: opStop})
+	p.end()
+}
+
+// end lets the goroutine end once it has delivered what is queued (an
+// Unsubscribe: no OnStop).
+func (p *pump) end() {
+	p.flush()
+	p.mu.Lock()
+	p.quit = true
+	wake := p.idle
+	p.idle = false
+	p.mu.Unlock()
+	if wake {
+		p.wake <- struct{}{}
+	}
+}
+
+// barrier queues a barrier and returns the channel closed once the
+// subscriber has been given everything queued before it.
+func (p *pump) barrier() <-chan struct{} {
+	ch := make(chan struct{})
+	p.add(item{op: opBarrier, x: ch})
+	p.flush()
+	return ch
+}
+
+// run is the pump's goroutine: it takes the queue a batch at a time and
+// delivers it, until the stop.
+func (p *pump) run() {
+	defer close(p.done)
+	for {
+		p.mu.Lock()
+		for len(p.q) == 0 && p.gap.Records == 0 {
+			if p.quit {
+				p.mu.Unlock()
+				return
+			}
+			if cap(p.spare) > maxIdleItems && p.last < cap(p.spare)/8 {
+				p.spare = nil // parking after a burst (its last batch was small): keep no burst-sized buffer
+			}
+			p.idle = true
+			p.mu.Unlock()
+			<-p.wake
+			p.mu.Lock()
+		}
+		batch := p.q
+		p.q, p.spare = p.spare[:0], nil
+		if p.gap.Records > 0 { // after everything queued: it was dropped after them
+			batch = append(batch, item{op: opMissed, x: p.gap})
+			p.gap = Missed{}
+		}
+		p.mu.Unlock()
+		records := 0
+		var v logView
+		for i := range batch {
+			switch batch[i].op {
+			case opRecord:
+				records++
+			case opRange:
+				if v.chunks == nil {
+					v = p.led.view()
+				}
+				records += p.deliverRange(&v, batch[i].id, batch[i].to)
+				p.low.Store(batch[i].to)
+				continue
+			}
+			p.deliver(&batch[i])
+		}
+		clear(batch)
+		p.mu.Lock()
+		p.spare, p.last = batch[:0], len(batch)
+		p.mu.Unlock()
+		if p.lossy == nil && records > 0 {
+			p.backlog.Add(-int64(records))
+			p.led.progress()
+		}
+	}
+}
+
+// deliverRange delivers the records at ledger indexes from..to-1 of v and
+// returns how many.
+func (p *pump) deliverRange(v *logView, from uint64, to int64) int {
+	for i := int64(from); i < to; i++ {
+		e, id := v.at(i)
+		it := item{op: opRecord, id: id}
+		p.deliverEntry(&it, e)
+	}
+	return int(to - int64(from))
+}
+
+// deliver calls the hook an item stands for, a panic recovered and logged.
+func (p *pump) deliver(it *item) {
+	defer func() { // no closure per call: the hot path
+		if r := recover(); r != nil {
+			logPanic(p.logger, hookName(it.op, p.rs != nil), p.s, r)
+		}
+	}()
+	switch it.op {
+	case opRecord:
+		p.record(&it.e, it.id)
+	case opMessage:
+		p.s.OnMessage(it.x.(message.Message))
+	case opRestoring:
+		if r, ok := p.s.(RestoringSubscriber); ok {
+			r.SetRestoring(p.teamID, it.on)
+		}
+	case opStopRequest:
+		if r, ok := p.s.(StopRequestSubscriber); ok {
+			r.OnStopRequest(p.teamID)
+		}
+	case opStop:
+		if r, ok := p.s.(StopSubscriber); ok {
+			r.OnStop(p.teamID)
+		}
+	case opBarrier:
+		close(it.x.(chan struct{}))
+	case opMissed:
+		p.lossy.OnMissed(it.x.(Missed))
+	}
+}
+
+// deliverEntry delivers one record read from the ledger, a panic
+// recovered and logged.
+func (p *pump) deliverEntry(it *item, e *entry) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(p.logger, hookName(opRecord, p.rs != nil), p.s, r)
+		}
+	}()
+	p.record(e, it.id)
+}
+
+// record gives the subscriber one record.
+func (p *pump) record(e *entry, id uint64) {
+	p.view = Record{mat: &p.mat, e: e, id: id}
+	if p.rs != nil {
+		p.rs.OnRecord(&p.view)
+	} else {
+		p.s.OnMessage(p.view.Message())
+	}
+	if e.rec.Kind == telemetry.Stop {
+		p.mat.forget(e.rec.Emitter)
+	}
+	p.view = Record{}
+}
+
+func hookName(o op, records bool) string {
+	switch o {
+	case opRecord:
+		if records {
+			return "OnRecord"
+		}
+		return "OnMessage"
+	case opMessage:
+		return "OnMessage"
+	case opRestoring:
+		return "SetRestoring"
+	case opStopRequest:
+		return "OnStopRequest"
+	case opStop:
+		return "OnStop"
+	case opMissed:
+		return "OnMissed"
+	}
+	return "barrier"
+}
