@@ -27,7 +27,10 @@ func (f *FS) List(name string, depth int) (string, error) { return f.listText(na
 
 // Builders of test documents.
 var (
-	BuildPDF      = buildPDF
+	BuildPDF     = buildPDF
+	BuildPDFFont = func(toUnicode string, pages ...string) []byte {
+		return buildPDFWith(pdfSpec{flate: true, toUnicode: toUnicode}, pages...)
+	}
 	BuildDOCX     = buildDOCX
 	BuildZip      = buildZip
 	BuildLyingZip = buildLyingZip
