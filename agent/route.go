@@ -8,6 +8,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -18,7 +19,20 @@ import (
 // roster the run showed the model while that member is alive, else asked
 // of the team.
 func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+	maxMessages, maxBytes, _, _ := a.env().Guards.answerLimits()
 	for i, r := range out.Messages {
+		if maxMessages > 0 && i == maxMessages {
+			text := fmt.Sprintf("the answer of %s has %d messages, more than the team's MaxMessagesPerAnswer (%d): the last %d were not sent",
+				c.Self().Name(), len(out.Messages), maxMessages, len(out.Messages)-maxMessages)
+			c.Report(actor.NewWarning("agent %s", text))
+			a.tellPerson(c, "answer limit", "The "+text+".")
+			break
+		}
+		if maxBytes > 0 && len(r.Message) > maxBytes {
+			c.Report(actor.NewWarning("agent %s: output message %d has %d bytes, more than the team's MaxMessageBytes (%d): cut",
+				c.Self().Name(), i, len(r.Message), maxBytes))
+			r.Message = llm.CutText(r.Message, maxBytes) + fmt.Sprintf("\n[... message cut at %d bytes of %d ...]", maxBytes, len(r.Message))
+		}
 		if !r.MessageType.Valid() {
 			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
 			continue

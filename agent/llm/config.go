@@ -163,6 +163,19 @@ type RuntimeConfig struct {
 	// mid-way is sent again (HTTP.MaxAttempts in all), never taken as an
 	// answer. Off by default. HTTP.Timeout bounds each whole stream.
 	Stream bool `json:"stream,omitempty"`
+	// MaxParallelToolCalls bounds the tool calls of one answer that run
+	// at once (0: 8): that many goroutines run the answer's calls, the
+	// others wait for one of them.
+	MaxParallelToolCalls int `json:"max_parallel_tool_calls,omitempty" validate:"gte=0"`
+	// MaxToolCallsPerAnswer bounds the tool calls of one answer that run
+	// (0: 64). Each call past it is answered "not run", naming the
+	// limit, so the model can make the calls it still needs in its next
+	// answer; a LimitEvent reports it.
+	MaxToolCallsPerAnswer int `json:"max_tool_calls_per_answer,omitempty" validate:"gte=0"`
+	// MaxToolResultBytes bounds one tool result sent to the model (0: 256
+	// KiB). A longer one is cut at a character boundary and ends with a
+	// line naming the limit and the full size; a LimitEvent reports it.
+	MaxToolResultBytes int `json:"max_tool_result_bytes,omitempty" validate:"gte=0"`
 	// HTTP tunes timeouts and retries; zero fields take the defaults.
 	HTTP struct {
 		// Timeout bounds each attempt (default 120 s). A timed-out
@@ -180,6 +193,13 @@ type RuntimeConfig struct {
 		RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
 	} `json:"http"`
 }
+
+// Defaults of the answer limits of [RuntimeConfig].
+const (
+	defaultMaxParallelToolCalls  = 8
+	defaultMaxToolCallsPerAnswer = 64
+	defaultMaxToolResultBytes    = 256 << 10
+)
 
 // RunUsageLimits bound one run; counters reset every run. Nil means
 // unlimited; a set value (e.g. new(50)) must be > 0.

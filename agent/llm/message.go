@@ -170,6 +170,15 @@ type ToolReturnEvent struct {
 	Success    bool   `json:"success"`
 }
 
+// LimitEvent reports a limit of [RuntimeConfig] reached in a run: Limit
+// is the setting's JSON name (e.g. "max_tool_result_bytes"), Reason says
+// what was cut or not run. The model is told in the same words.
+type LimitEvent struct {
+	RunID  string `json:"run_id"`
+	Limit  string `json:"limit"`
+	Reason string `json:"reason"`
+}
+
 // CompactedEvent reports a compaction; replaying it folds the history
 // the same way.
 type CompactedEvent struct {
@@ -193,5 +202,6 @@ func (MessageEvent) llmEvent()    {}
 func (UsageEvent) llmEvent()      {}
 func (ToolCallEvent) llmEvent()   {}
 func (ToolReturnEvent) llmEvent() {}
+func (LimitEvent) llmEvent()      {}
 func (CompactedEvent) llmEvent()  {}
 func (ClearedEvent) llmEvent()    {}

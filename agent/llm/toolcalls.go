@@ -9,31 +9,53 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 )
 
 // toolResult is one executed call.
 type toolResult struct {
 	content string
 	retry   bool  // model-fixable failure: feedback sent, counter spent
+	skipped bool  // not run: past MaxToolCallsPerAnswer
 	err     error // aborts the run
 }
 
-// runTools executes a batch, in parallel when allowed, and appends results
-// in call order.
+// runTools executes a batch, in parallel when allowed (at most
+// MaxParallelToolCalls at once, by as many goroutines), and appends
+// results in call order: the calls past MaxToolCallsPerAnswer are
+// answered "not run", and each result is cut at MaxToolResultBytes.
 func (rs *runState[T]) runTools(calls []ToolCall) error {
 	r := rs.r
+	rt := r.cfg.Runtime
 	results := make([]toolResult, len(calls))
-	if r.parallel(calls) {
+	run := calls
+	if most := orDefault(rt.MaxToolCallsPerAnswer, defaultMaxToolCallsPerAnswer); len(calls) > most {
+		run = calls[:most]
+		reason := fmt.Sprintf("the answer asked for %d tool calls, more than max_tool_calls_per_answer (%d): the last %d were not run", len(calls), most, len(calls)-most)
+		r.emit(LimitEvent{RunID: rs.id, Limit: "max_tool_calls_per_answer", Reason: reason})
+		for i := most; i < len(calls); i++ {
+			results[i] = toolResult{skipped: true, content: fmt.Sprintf(
+				"Not run: at most %d tool calls of one answer run (max_tool_calls_per_answer) and this answer asked for %d. Make the calls you still need in your next answer.", most, len(calls))}
+		}
+	}
+	if workers := min(len(run), orDefault(rt.MaxParallelToolCalls, defaultMaxParallelToolCalls)); workers > 1 && r.parallel(run) {
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		for i, c := range calls {
-			wg.Go(func() { results[i] = r.callTool(rs.ctx, c) })
+		for range workers {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(run); i = int(next.Add(1) - 1) {
+					results[i] = r.callTool(rs.ctx, run[i])
+				}
+			})
 		}
 		wg.Wait()
 	} else {
-		for i, c := range calls {
+		for i, c := range run {
 			results[i] = r.callTool(rs.ctx, c)
 		}
 	}
+	maxBytes := orDefault(rt.MaxToolResultBytes, defaultMaxToolResultBytes)
 	var abort error
 	for i, c := range calls {
 		res := results[i]
@@ -44,8 +66,15 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 		if res.err != nil {
 			content = fmt.Sprintf("Tool call aborted: %v", res.err)
 		}
+		if len(content) > maxBytes {
+			full := len(content)
+			content = CutText(content, maxBytes) + fmt.Sprintf(
+				"\n[... result cut at %d bytes of %d (max_tool_result_bytes): ask for a smaller part ...]", maxBytes, full)
+			r.emit(LimitEvent{RunID: rs.id, Limit: "max_tool_result_bytes",
+				Reason: fmt.Sprintf("the result of tool %s (%d bytes) was cut at max_tool_result_bytes (%d)", c.Name, full, maxBytes)})
+		}
 		r.appendMessage(rs.id, Message{Role: roleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content})
-		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && res.err == nil})
+		r.emit(ToolReturnEvent{RunID: rs.id, ToolName: c.Name, ToolCallID: c.ID, Success: !res.retry && !res.skipped && res.err == nil})
 	}
 	if abort != nil {
 		return abort
@@ -63,6 +92,18 @@ func (rs *runState[T]) runTools(calls []ToolCall) error {
 		}
 	}
 	return nil
+}
+
+// CutText returns s cut to at most n bytes, without splitting a
+// character: the one cut of the limits on texts a model sends or gets.
+func CutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (r *Runner) parallel(calls []ToolCall) bool {
