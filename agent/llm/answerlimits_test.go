@@ -81,3 +81,23 @@ func TestAnswerLimitsConfigurable(t *testing.T) {
 		t.Errorf("tool message %q", got)
 	}
 }
+
+// A tool's error text that holds a key reaches neither the model nor the
+// events: the retry feedback and the abort are scrubbed.
+func TestToolErrorTextScrubbed(t *testing.T) {
+	const key = "sk-live-Qw8eR7tY6uI5oP4aS3dF2g"
+	retry := funcTool("search", func(context.Context, json.RawMessage) (any, error) {
+		return nil, llm.Retry("backend said 401 for api_key=%s", key)
+	})
+	h := newHarness(t, nil, retry)
+	h.model.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "search", `{}`)), llmtest.Final(finalPlan))
+	h.mustRun("go")
+	if got := h.history(1)[2].Text(); strings.Contains(got, key) || !strings.Contains(got, "api_key=[REDACTED]") {
+		t.Errorf("the model got %q", got)
+	}
+	for _, e := range eventsOf[llm.MessageEvent](h.rec) {
+		if strings.Contains(e.Message.Text(), key) {
+			t.Errorf("an event holds the key: %+v", e)
+		}
+	}
+}

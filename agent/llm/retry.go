@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 )
 
 // ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
@@ -245,5 +246,5 @@ func errString(err error) string {
 	if err == nil {
 		return ""
 	}
-	return err.Error()
+	return scrub.String(err.Error())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -140,18 +141,19 @@ func (r *Runner) callTool(ctx context.Context, c ToolCall) (res toolResult) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			text := scrub.String(fmt.Sprint(p))
 			r.logger.LogAttrs(ctx, slog.LevelError, "llm: tool panicked", slog.String("tool", c.Name),
-				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			res = toolResult{err: fmt.Errorf("llm: tool %s panicked: %v", c.Name, p)}
+				slog.String("panic", text), slog.String("stack", string(debug.Stack())))
+			res = toolResult{err: fmt.Errorf("llm: tool %s panicked: %s", c.Name, text)}
 		}
 	}()
 	out, err := t.Call(ctx, json.RawMessage(args))
-	if err != nil {
+	if err != nil { // a tool's error text is scrubbed before the model, a record or a log line sees it
 		var re *RetryError
 		if errors.As(err, &re) {
-			return toolResult{retry: true, content: re.Message + retryHint}
+			return toolResult{retry: true, content: scrub.String(re.Message) + retryHint}
 		}
-		return toolResult{err: fmt.Errorf("llm: tool %s: %w", c.Name, err)}
+		return toolResult{err: scrub.Error(fmt.Errorf("llm: tool %s: %w", c.Name, err))}
 	}
 	if s, ok := out.(string); ok {
 		return toolResult{content: s}
