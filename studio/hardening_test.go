@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -179,5 +181,22 @@ func TestLabelClipsAndIsolates(t *testing.T) {
 	ev, ok := render(sm)
 	if !ok || ev.Name != long[:64]+"…" || ev.Role != "Role" {
 		t.Errorf("join event name %q role %q", clipS(ev.Name), ev.Role)
+	}
+}
+
+// A provider error that echoes a key reaches the page scrubbed.
+func TestErrorEventScrubbed(t *testing.T) {
+	const key = "sk-proj-Hq3mZ8vK2pL7wX4tR9yB1cD6"
+	f := newFixture(t, Options{}, false)
+	f.model.Model("@Manager").Enqueue(llmtest.APIError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "+key))
+	s := f.open("", nil)
+	s.until(kind("live"))
+	if err := agent.Say(f.ctx, f.human, f.manager, agent.NewRequest("go")); err != nil {
+		t.Fatal(err)
+	}
+	ev := s.until(kind("error"))
+	text := ev[len(ev)-1].s("text")
+	if strings.Contains(text, key) || !strings.Contains(text, "provider error 401") || !strings.Contains(text, "[REDACTED]") {
+		t.Errorf("the page's error event %q", text)
 	}
 }
