@@ -112,13 +112,14 @@ const chainHex = 32
 // not one by someone who does; and it cannot show lines cut off at the
 // end.
 type chain struct {
-	h [16]byte
-	d hash.Hash
+	h   [16]byte
+	d   hash.Hash
+	sum []byte // the digest, reused (Sum through the interface would allocate)
 }
 
 // newChain starts the chain of a log whose header line (no newline) is hdr.
 func newChain(hdr []byte) *chain {
-	c := &chain{d: sha256.New()}
+	c := &chain{d: sha256.New(), sum: make([]byte, 0, sha256.Size)}
 	sum := sha256.Sum256(hdr)
 	copy(c.h[:], sum[:])
 	return c
@@ -129,8 +130,8 @@ func (c *chain) next(rec []byte) [chainHex]byte {
 	c.d.Reset()
 	c.d.Write(c.h[:])
 	c.d.Write(rec)
-	var sum [sha256.Size]byte
-	copy(c.h[:], c.d.Sum(sum[:0]))
+	c.sum = c.d.Sum(c.sum[:0])
+	copy(c.h[:], c.sum)
 	var out [chainHex]byte
 	hex.Encode(out[:], c.h[:])
 	return out
