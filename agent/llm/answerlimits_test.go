@@ -101,3 +101,14 @@ func TestToolErrorTextScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// A model response larger than HTTP.MaxResponseBytes fails the call,
+// naming the limit, before it is held whole.
+func TestModelResponseBytesCapped(t *testing.T) {
+	h := newHarness(t, func(c *llm.Config) { c.Runtime.HTTP.MaxResponseBytes = 4 << 10 })
+	h.model.Enqueue(llmtest.Final(`{"messages":[{"message_type":"response","message":"` + strings.Repeat("x", 64<<10) + `","recipient":"@Human"}]}`))
+	_, err := h.run("go")
+	if err == nil || !strings.Contains(err.Error(), "larger than max_response_bytes") {
+		t.Fatalf("run: %v, want an error naming max_response_bytes", err)
+	}
+}

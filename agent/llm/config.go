@@ -107,11 +107,12 @@ func isReasoningModel(model string) bool {
 // httpConfig is RuntimeConfig.HTTP: it tunes the HTTP layer. The
 // field list and tags must stay identical to RuntimeConfig.HTTP's.
 type httpConfig struct {
-	Timeout       time.Duration `json:"timeout,omitempty" validate:"gte=0"`
-	MaxAttempts   int           `json:"max_attempts,omitempty" validate:"gte=0"`
-	BackoffBase   time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
-	BackoffMax    time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
-	RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+	Timeout          time.Duration `json:"timeout,omitempty" validate:"gte=0"`
+	MaxAttempts      int           `json:"max_attempts,omitempty" validate:"gte=0"`
+	BackoffBase      time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
+	BackoffMax       time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
+	RetryAfterMax    time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+	MaxResponseBytes int64         `json:"max_response_bytes,omitempty" validate:"gte=0"`
 }
 
 func (h httpConfig) withDefaults() httpConfig {
@@ -129,6 +130,9 @@ func (h httpConfig) withDefaults() httpConfig {
 	}
 	if h.RetryAfterMax == 0 {
 		h.RetryAfterMax = 300 * time.Second
+	}
+	if h.MaxResponseBytes == 0 {
+		h.MaxResponseBytes = 16 << 20
 	}
 	return h
 }
@@ -191,6 +195,11 @@ type RuntimeConfig struct {
 		BackoffMax time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
 		// RetryAfterMax caps a server's Retry-After (default 300 s).
 		RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+		// MaxResponseBytes bounds the body of one model response, a
+		// streamed one whole (default 16 MiB: an answer of the largest
+		// output a model writes is far smaller). A larger one fails the
+		// call with an error naming the limit, before it is held in memory.
+		MaxResponseBytes int64 `json:"max_response_bytes,omitempty" validate:"gte=0"`
 	} `json:"http"`
 }
 
