@@ -60,7 +60,7 @@ func Register(secret string) {
 // there is one, is kept (the name of a key=value pair).
 var shapes = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`(?i)\b((?:api[_-]?key|apikey|key|access[_-]?token|auth[_-]?token|token|secret|password|passwd|client[_-]?secret|x-api-key|authorization)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`),
+	regexp.MustCompile(`(?i)\b((?:(?:api|access|secret|private|client|subscription)[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|password|passwd|client[_-]?secret|x-api-key|authorization)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`),
 	regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}`),
 	regexp.MustCompile(`\b(gh[pousr]_|github_pat_|xox[abprs]-|tvly-|glpat-|hf_)[A-Za-z0-9_-]{16,}`),
 	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`),

@@ -28,7 +28,7 @@ func TestStringRemovesRegisteredAndKeyShaped(t *testing.T) {
 }
 
 func TestErrorKeepsTheChain(t *testing.T) {
-	err := Error(errors.Join(fs.ErrNotExist, errors.New("key=abcdefgh12345678")))
+	err := Error(errors.Join(fs.ErrNotExist, errors.New("api_key=abcdefgh12345678")))
 	if strings.Contains(err.Error(), "abcdefgh12345678") || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Error = %q (is ErrNotExist: %v)", err, errors.Is(err, fs.ErrNotExist))
 	}

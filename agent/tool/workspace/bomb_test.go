@@ -52,6 +52,14 @@ func TestReadPDFToUnicodeBombRefused(t *testing.T) {
 	}
 }
 
+func TestReadPDFDifferencesBombRefused(t *testing.T) {
+	w := newWS(t, nil)
+	diffs := "0" + strings.Repeat(" /A", 200_000)
+	w.file("bomb.pdf", string(workspace.BuildPDFDict("<< /Type /Font /Subtype /Type1 /BaseFont /X /Encoding << /Differences ["+diffs+"] >> >>",
+		"BT /F1 12 Tf ("+strings.Repeat("A", 100_000)+") Tj ET")))
+	w.retry(workspace.ReadTool, `{"path":"bomb.pdf"}`, "Cannot extract the text of bomb.pdf: its font F1 has an encoding with 200001 Differences entries, more than 1024")
+}
+
 func TestReadPDFToUnicode(t *testing.T) {
 	w := newWS(t, nil)
 	toUnicode := cmap("2 beginbfchar <0001> <0048> <0002> <00690021> endbfchar\n" +

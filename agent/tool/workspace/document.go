@@ -42,6 +42,10 @@ const (
 	// (real documents nest a few dozen levels; the XML decoder keeps every
 	// open element, so a deeper one is refused, not read).
 	maxXMLDepth = 256
+	// maxDifferences bounds a font encoding's Differences array (a code
+	// and a glyph name per entry of 256 codes at most: real ones are
+	// shorter than 512).
+	maxDifferences = 1024
 	// maxExtractTime bounds the time one document's text takes to extract.
 	maxExtractTime = 10 * time.Second
 	// wordNS is the namespace of WordprocessingML elements.
@@ -306,6 +310,11 @@ func (d libDecoder) decode(b *capped, raw string) { b.text(d.enc.Decode(raw)) }
 func fontDecoder(name string, f pdf.Font, budget *int64) (decoder, error) {
 	tu := f.V.Key("ToUnicode")
 	enc := f.V.Key("Encoding")
+	if enc.Kind() == pdf.Dict { // the library walks its Differences for every byte shown
+		if n := enc.Key("Differences").Len(); n > maxDifferences {
+			return nil, refusal{fmt.Sprintf("its font %s has an encoding with %d Differences entries, more than %d", name, n, maxDifferences)}
+		}
+	}
 	if tu.Kind() != pdf.Stream || !(enc.IsNull() || enc.Kind() == pdf.Name && enc.Name() == "Identity-H") {
 		return libDecoder{f.Encoder()}, nil
 	}

@@ -23,6 +23,7 @@ func buildPDF(flate, encrypt bool, pages ...string) []byte {
 type pdfSpec struct {
 	flate, encrypt bool
 	toUnicode      string
+	font           string // the font's dictionary, when set
 }
 
 // buildPDFWith returns a minimal PDF with one page per content stream in
@@ -50,6 +51,9 @@ func buildPDFWith(spec pdfSpec, pages ...string) []byte {
 		objs = append(objs, stream(content))
 	}
 	font := "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+	if spec.font != "" {
+		font = spec.font
+	}
 	if spec.toUnicode != "" {
 		font = fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode %d 0 R >>", first+2*len(pages))
 		objs = append(objs, stream(spec.toUnicode))
