@@ -47,14 +47,14 @@ func TestAnswerMessagesHeldToLimit(t *testing.T) {
 func TestAnswerMessageBytesCut(t *testing.T) {
 	h := newHarness(t)
 	h.env.Guards = &agent.Guards{MaxMessageBytes: 1 << 10}
-	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", strings.Repeat("x", 4<<20))))
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", strings.Repeat("x", 64<<10))))
 	h.say(h.manager, agent.Request, "go")
 	got := h.expectHuman()
-	if len(got.Content) > 1<<10+100 || !strings.HasSuffix(got.Content, "\n[... message cut at 1024 bytes of 4194304 ...]") {
+	if len(got.Content) > 1<<10+100 || !strings.HasSuffix(got.Content, "\n[... message cut at 1024 bytes of 65536 ...]") {
 		t.Errorf("the person got %d bytes ending %q", len(got.Content), got.Content[max(0, len(got.Content)-80):])
 	}
 	h.barrier()
-	if w := h.warningsSaying("output message 0 has 4194304 bytes, more than the team's MaxMessageBytes (1024): cut"); len(w) != 1 {
+	if w := h.warningsSaying("output message 0 has 65536 bytes, more than the team's MaxMessageBytes (1024): cut"); len(w) != 1 {
 		t.Errorf("warnings %+v", of[*message.WarningMessage](h.sub, h.manager))
 	}
 }

@@ -22,6 +22,7 @@ func TestProviderErrorEchoingTheKeyIsScrubbed(t *testing.T) {
 	h.srv.Model("@Keyed").Enqueue(llmtest.APIError(401, "invalid_request_error", "invalid_api_key",
 		"Incorrect API key provided: "+configured+" (also tried "+shaped+")"))
 	h.say(keyed, agent.Request, "go")
+	h.sub.waitFor(t, "the ErrorMessage", func([]message.Message) bool { return len(of[*message.ErrorMessage](h.sub, keyed)) > 0 })
 	h.barrier()
 	errs := of[*message.ErrorMessage](h.sub, keyed)
 	if len(errs) != 1 || !strings.Contains(errs[0].Content, "provider error 401") || !strings.Contains(errs[0].Content, "[REDACTED]") {
