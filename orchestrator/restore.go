@@ -225,7 +225,17 @@ func startFailures(ctx context.Context, t *Team, log []message.Message, recreate
 			old[em.ID] = true
 		}
 	}
-	msgs, _ := t.Messages(ctx, Filter{Type: "ErrorMessage"}) // the window is enough: the failures are the latest records
+	// The window only (never the archive): the failures are among the
+	// latest records.
+	msgs, _ := query(ctx, t, func(r reader) ([]message.Message, error) {
+		var out []message.Message
+		eachMessage(r.log(), false, func(m message.Message) {
+			if _, ok := m.(*message.ErrorMessage); ok {
+				out = append(out, m)
+			}
+		})
+		return out, nil
+	})
 	var out []startFailure
 	seen := map[uuid.UUID]bool{}
 	for _, m := range msgs {
