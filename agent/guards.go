@@ -65,7 +65,8 @@ type Guards struct {
 	// a retry error naming the limit and a warning is recorded.
 	MaxHiresPerTurn int
 	// MaxMembers is how many members a team may have for an agent's hire
-	// to go through (default 100, the person and the members a program
+	// to go through (default 100, counting the whole roster: the person,
+	// the tools such as the planning board and the members a program
 	// spawned included; negative: no limit). Refused as MaxHiresPerTurn is.
 	MaxMembers int
 
