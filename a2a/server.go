@@ -138,7 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // streams end at once). It returns nil after a shutdown for ctx, or the
 // error that stopped serving.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a")
+	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a", webauth.Limits{})
 }
 
 // baseURL is where clients reach the server.

@@ -55,6 +55,25 @@ type Guards struct {
 	// before they run (always, or by a predicate on their arguments), and
 	// how long they wait: see tool.Approval.
 	Approval *tool.Approval
+	// MaxMessagesPerAnswer is how many messages one answer of a model may
+	// send (default 50; negative: no limit). The messages past it are not
+	// sent: a warning names the limit and the person is told.
+	MaxMessagesPerAnswer int
+	// MaxMessageBytes bounds the text of one message an answer sends
+	// (default 256 KiB; negative: no limit): a longer one is cut at a
+	// character boundary and ends with a line saying so; a warning names
+	// the limit.
+	MaxMessageBytes int
+	// MaxHiresPerTurn is how many members an agent may hire in one turn,
+	// by the hire tool, a hire command or a message to a role (default
+	// 10; negative: no limit). A hire past it is refused: the model gets
+	// a retry error naming the limit and a warning is recorded.
+	MaxHiresPerTurn int
+	// MaxMembers is how many members a team may have for an agent's hire
+	// to go through (default 100, counting the whole roster: the person,
+	// the tools such as the planning board and the members a program
+	// spawned included; negative: no limit). Refused as MaxHiresPerTurn is.
+	MaxMembers int
 
 	mu    sync.Mutex
 	teams map[uuid.UUID]*teamSpend // per team id, while one of its agents runs
@@ -133,6 +152,33 @@ func (g *Guards) teamBudget(ctx context.Context, team *orchestrator.Team, prices
 			}
 		})
 	}, nil
+}
+
+// Defaults of the answer and hire limits of Guards.
+const (
+	defaultMaxMessagesPerAnswer = 50
+	defaultMaxMessageBytes      = 256 << 10
+	defaultMaxHiresPerTurn      = 10
+	defaultMaxMembers           = 100
+)
+
+// answerLimits returns the limits of g on one answer and its hires, nil
+// meaning the defaults; 0 is no limit.
+func (g *Guards) answerLimits() (messages, bytes, hires, members int) {
+	pick := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	if g == nil {
+		g = &Guards{}
+	}
+	return pick(g.MaxMessagesPerAnswer, defaultMaxMessagesPerAnswer), pick(g.MaxMessageBytes, defaultMaxMessageBytes),
+		pick(g.MaxHiresPerTurn, defaultMaxHiresPerTurn), pick(g.MaxMembers, defaultMaxMembers)
 }
 
 // rateLimiter returns g's rate limiter, nil for none.

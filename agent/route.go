@@ -9,6 +9,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -21,9 +22,14 @@ import (
 // error is an *unknownRecipientError, which the turn gives back to the
 // model to fix.
 func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+	maxMessages, maxBytes, _, _ := a.env().Guards.answerLimits()
 	found := map[string]*message.Address{}
 	var unknown []string
-	for _, r := range out.Messages {
+	sent := out.Messages
+	if maxMessages > 0 && len(sent) > maxMessages {
+		sent = sent[:maxMessages] // the rest are not sent: no need to find them
+	}
+	for _, r := range sent {
 		if !r.MessageType.Valid() || !strings.HasPrefix(r.Recipient, "@") {
 			continue
 		}
@@ -44,6 +50,18 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 		return a.unknownRecipients(ctx, c, unknown)
 	}
 	for i, r := range out.Messages {
+		if maxMessages > 0 && i == maxMessages {
+			text := fmt.Sprintf("the answer of %s has %d messages, more than the team's MaxMessagesPerAnswer (%d): the last %d were not sent",
+				c.Self().Name(), len(out.Messages), maxMessages, len(out.Messages)-maxMessages)
+			c.Report(actor.NewWarning("agent %s", text))
+			a.tellPerson(c, "answer limit", "The "+text+".")
+			break
+		}
+		if maxBytes > 0 && len(r.Message) > maxBytes {
+			c.Report(actor.NewWarning("agent %s: output message %d has %d bytes, more than the team's MaxMessageBytes (%d): cut",
+				c.Self().Name(), i, len(r.Message), maxBytes))
+			r.Message = llm.CutText(r.Message, maxBytes) + fmt.Sprintf("\n[... message cut at %d bytes of %d ...]", maxBytes, len(r.Message))
+		}
 		if !r.MessageType.Valid() {
 			c.Report(actor.NewWarning("agent %s: output message %d has unknown intent %q; skipped", c.Self().Name(), i, r.MessageType))
 			continue

@@ -23,6 +23,16 @@ func (a *BaseAgent) env() *Env {
 	return &Env{}
 }
 
+// observe records an event of the agent's runner; a limit reached is a
+// warning naming it.
+func (a *BaseAgent) observe(c *actor.Context, e llm.Event) {
+	if l, ok := e.(llm.LimitEvent); ok {
+		c.Report(actor.NewWarning("agent %s: %s", c.Self().Name(), l.Reason))
+		return
+	}
+	c.NotifyEvent(e)
+}
+
 // OnStart builds the agent: team required, backstory, TeamTool injection,
 // cards attached, command registry, one CommandsAnnouncedEvent, the LLM
 // runner with both usage tiers, and on a restore the LLM context and
@@ -59,6 +69,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 	a.registry = command.NewRegistry()
 	a.registry.Logger = c.Logger()
 	owner := &tool.Owner{Agent: cardContext{c, a}, Team: a.team, Registry: a.registry, Rand: a.env().Rand}
+	_, _, owner.MaxHiresPerTurn, owner.MaxMembers = a.env().Guards.answerLimits()
 	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
 	defer cancel()
 	caps, err := cards.Attach(ctx, owner, withTeamTool(cfg.Tools))
@@ -85,7 +96,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
 		SystemPrompts: caps.SystemPrompts,
-		Observer:      func(e llm.Event) { c.NotifyEvent(e) },
+		Observer:      func(e llm.Event) { a.observe(c, e) },
 		Prices:        env.Prices,
 		TeamBudget:    teamBudget,
 		RateLimiter:   env.Guards.rateLimiter(),

@@ -272,5 +272,5 @@ func payloadText(v any) string {
 // (open runs end at once). It returns nil after a shutdown for ctx, or
 // the error that stopped serving.
 func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui")
+	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui", webauth.Limits{})
 }

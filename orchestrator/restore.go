@@ -92,8 +92,10 @@ func (o *orchestrator) publishMetadata() {
 //     before its spawn.
 //
 // The team is returned even when some actors could not be recreated (an
-// unregistered kind, a config that does not decode): the error names each
-// of them, and they are left out of the roster.
+// unregistered kind, a config that does not decode) or failed their start
+// (OnStart returned an error or panicked): the error names each of them,
+// a member whose start failed is stopped, and they are left out of the
+// roster.
 func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts ...Option) (*Team, error) {
 	var teamID, orchID uuid.UUID
 	for _, m := range log {
@@ -173,6 +175,15 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		}
 		recreated[s.addr.AgentID()] = addr
 	}
+	// A member whose start failed (its OnStart returned an error or
+	// panicked: a recorded state of the wrong type, say) is not restored:
+	// it is stopped, leaves the roster, and the error names it.
+	for _, f := range startFailures(ctx, t, log, recreated) {
+		errs = append(errs, fmt.Errorf("recreate %s (%s, kind %q): its start failed: %s", f.addr.Name(), f.addr.AgentID(), f.addr.ActorType(), f.reason))
+		if err := sys.Stop(ctx, f.addr); err != nil && !errors.Is(err, actor.ErrActorDead) {
+			errs = append(errs, fmt.Errorf("stop %s, whose start failed: %w", f.addr.Name(), err))
+		}
+	}
 	// No phantom members to hold the team's stop: a replayed
 	// member that was not recreated (it failed, or it was stopping when the
 	// log ends) leaves the roster.
@@ -187,6 +198,55 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		return t, fmt.Errorf("orchestrator: restore team %s: %w", teamID, errors.Join(errs...))
 	}
 	return t, nil
+}
+
+// startFailure is a recreated member whose start failed, and why.
+type startFailure struct {
+	addr   *message.Address
+	reason string
+}
+
+// startFailures returns the members of recreated whose start failed: once
+// each has started (a call on its goroutine runs after its OnStart), the
+// ErrorMessages without a current message (a failed start's) that the
+// replayed log did not hold, by a member of recreated, in ledger order.
+func startFailures(ctx context.Context, t *Team, log []message.Message, recreated map[uuid.UUID]*message.Address) []startFailure {
+	if len(recreated) == 0 {
+		return nil
+	}
+	for _, addr := range recreated {
+		_ = proxy.Do(ctx, addr, func(*actor.Context, actor.Actor) error { return nil }) // a member already gone: nothing to wait for
+	}
+	old := map[uuid.UUID]bool{}
+	for _, m := range log {
+		if em, ok := m.(*message.ErrorMessage); ok {
+			old[em.ID] = true
+		}
+	}
+	// The window only (never the archive): the failures are among the
+	// latest records.
+	msgs, _ := query(ctx, t, func(r reader) ([]message.Message, error) {
+		var out []message.Message
+		eachMessage(r.log(), false, func(m message.Message) {
+			if _, ok := m.(*message.ErrorMessage); ok {
+				out = append(out, m)
+			}
+		})
+		return out, nil
+	})
+	var out []startFailure
+	seen := map[uuid.UUID]bool{}
+	for _, m := range msgs {
+		em, ok := m.(*message.ErrorMessage)
+		if !ok || em.CurrentMessage != nil || em.Sender == nil || old[em.ID] || seen[em.Sender.AgentID()] {
+			continue
+		}
+		if addr, ok := recreated[em.Sender.AgentID()]; ok {
+			seen[em.Sender.AgentID()] = true
+			out = append(out, startFailure{addr: addr, reason: em.Content})
+		}
+	}
+	return out
 }
 
 // membersAt returns the members to bring back from a log, in join order:

@@ -134,7 +134,7 @@ func (h *hub) delta(who *message.Address, d llm.TextDeltaEvent) {
 	defer h.mu.Unlock()
 	a := h.answers[id]
 	if a == nil {
-		a = &answer{name: who.Name()}
+		a = &answer{name: label(who.Name())}
 		h.answers[id] = a
 	}
 	if !a.Add(d) { // its beginning was missed (no page was open)

@@ -120,7 +120,7 @@ func nameOf(a *message.Address) string {
 	if a == nil {
 		return ""
 	}
-	return a.Name()
+	return label(a.Name())
 }
 
 // render turns one record of the team's log into the page's event; ok is
@@ -133,9 +133,9 @@ func render(m message.Message) (ev event, ok bool) {
 		if !shown(t.Sender) {
 			return ev, false
 		}
-		ev.K, ev.Role, ev.Person, ev.Info = "join", t.Sender.Role(), t.Sender.IsUserProxy(), infoOf(t.Config)
+		ev.K, ev.Role, ev.Person, ev.Info = "join", label(t.Sender.Role()), t.Sender.IsUserProxy(), infoOf(t.Config)
 		if t.Parent != nil && !t.Parent.IsOrchestrator() {
-			ev.By = t.Parent.Name()
+			ev.By = nameOf(t.Parent)
 		}
 	case *message.StopMessage:
 		ev.K = "leave"

@@ -19,16 +19,25 @@ import (
 // and browsers keep it open.
 const heartbeat = 20 * time.Second
 
-// stream writes one page's events; the first write error ends it.
+// stream writes one page's events; the first write error ends it. Each
+// write has writeTimeout to complete (where the server lets a handler
+// move its deadline, as Serve's does): a page that stops reading loses
+// its stream instead of holding it.
 type stream struct {
-	w     http.ResponseWriter
-	fl    http.Flusher
-	err   error
-	ended bool // the team's stop was written: nothing more comes
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	err          error
+	ended        bool // the team's stop was written: nothing more comes
+}
+
+func (st *stream) deadline() {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.writeTimeout)) // unsupported by the server: its own timeouts apply
 }
 
 func (st *stream) write(f frame) {
 	if st.err == nil && !st.ended {
+		st.deadline()
 		_, st.err = st.w.Write(f.data)
 		st.ended = f.last
 	}
@@ -36,7 +45,8 @@ func (st *stream) write(f frame) {
 
 func (st *stream) flush() {
 	if st.err == nil {
-		st.fl.Flush()
+		st.deadline()
+		st.err = st.rc.Flush()
 	}
 }
 
@@ -45,8 +55,7 @@ func (st *stream) flush() {
 // reconnecting one), a "live" marker, then the team's records as they
 // happen.
 func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		http.Error(w, "studio: this server cannot stream (its ResponseWriter is not an http.Flusher)", http.StatusInternalServerError)
 		return
 	}
@@ -55,6 +64,18 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	release, why := s.streams.acquire(clientOf(r), s.opt.MaxStreams, s.opt.MaxStreamsPerClient)
+	if why != "" {
+		if s.streams.refused.Add(1) == 1 {
+			s.opt.Logger.Warn("studio: an event stream was refused (the first refusal; later ones are not logged)", "team", s.team.ID(), "why", why)
+		}
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "studio: "+why+"; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	defer release()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // the request is read: the read timeout must not end the stream
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel) // the studio's end ends the stream
@@ -76,7 +97,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
-	st := &stream{w: w, fl: fl}
+	st := &stream{w: w, rc: rc, writeTimeout: s.opt.WriteTimeout}
 	st.write(frame{data: []byte("retry: 2000\n\n")})
 
 	start, reset := 0, true
@@ -263,7 +284,7 @@ func (s *Studio) roster(ctx context.Context) event {
 	ms, _ := s.team.Members(ctx)
 	for _, a := range ms {
 		if shown(a) {
-			ev.List = append(ev.List, member{Who: idOf(a), Name: a.Name(), Role: a.Role(), Person: a.IsUserProxy()})
+			ev.List = append(ev.List, member{Who: idOf(a), Name: label(a.Name()), Role: label(a.Role()), Person: a.IsUserProxy()})
 		}
 	}
 	return ev

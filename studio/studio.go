@@ -44,6 +44,55 @@ type Options struct {
 	Buffer int
 	// Logger receives the studio's own warnings (default slog.Default()).
 	Logger *slog.Logger
+	// MaxStreams bounds the event streams open at once (default 64;
+	// negative: no limit), and MaxStreamsPerClient those of one client
+	// address (default 8; behind a reverse proxy every page has the
+	// proxy's address: raise it, or set it negative). A stream past
+	// either is refused with 503 and a Retry-After, its first refusal
+	// logged.
+	MaxStreams, MaxStreamsPerClient int
+	// MaxConns bounds the connections Serve holds at once (default 512;
+	// negative: no limit): past it, new ones wait to be accepted.
+	MaxConns int
+	// ReadTimeout bounds reading a request, body included, in Serve
+	// (default 30 s); IdleTimeout closes a kept-alive connection with no
+	// request (default 120 s); WriteTimeout bounds writing a response,
+	// and each write of an event stream (default 30 s: a page that stops
+	// reading loses its stream).
+	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
+}
+
+// Defaults of Options' limits.
+const (
+	defaultMaxStreams          = 64
+	defaultMaxStreamsPerClient = 8
+	defaultMaxConns            = 512
+	defaultReadTimeout         = 30 * time.Second
+	defaultIdleTimeout         = 120 * time.Second
+	defaultWriteTimeout        = 30 * time.Second
+)
+
+// limits applies the defaults of o's limits; 0 is then no limit.
+func (o *Options) limits() {
+	pick := func(v *int, def int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			*v = 0
+		}
+	}
+	pick(&o.MaxStreams, defaultMaxStreams)
+	pick(&o.MaxStreamsPerClient, defaultMaxStreamsPerClient)
+	pick(&o.MaxConns, defaultMaxConns)
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&o.ReadTimeout, defaultReadTimeout}, {&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
 }
 
 // Studio is an http.Handler serving a live page of one team: its members
@@ -64,12 +113,13 @@ type Options struct {
 // from the team's Archive (an eventlog.Writer given to WithSubscribers);
 // without one the page is told how many records were left out.
 type Studio struct {
-	ctx   context.Context
-	team  *orchestrator.Team
-	opt   Options
-	hub   *hub
-	files http.Handler
-	page  []byte
+	streams streamCount
+	ctx     context.Context
+	team    *orchestrator.Team
+	opt     Options
+	hub     *hub
+	files   http.Handler
+	page    []byte
 }
 
 // New returns the studio of team, subscribed to it until ctx ends: then
@@ -91,6 +141,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, er
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
+	opt.limits()
 	if opt.Person != nil {
 		switch {
 		case opt.Person.TeamID() != team.ID():
@@ -172,5 +223,8 @@ func (s *Studio) rule() webauth.Rule {
 // other requests get 5 s to finish. It returns nil after a shutdown for
 // ctx, or the error that stopped serving.
 func (s *Studio) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, s, s.opt.Logger, "studio")
+	return webauth.Serve(ctx, ln, s, s.opt.Logger, "studio", webauth.Limits{
+		MaxConns: s.opt.MaxConns, ReadTimeout: s.opt.ReadTimeout,
+		WriteTimeout: s.opt.WriteTimeout, IdleTimeout: s.opt.IdleTimeout,
+	})
 }

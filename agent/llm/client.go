@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/akgentic/akgentic-go/internal/scrub"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -52,6 +53,7 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 		}
 	}
 	cfg.HTTPClient = doer
+	scrub.Register(model.apiKey())
 	return &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom, retry: retry}, nil
 }
 
@@ -65,10 +67,7 @@ func (c *client) Model() ModelConfig { return c.model }
 func (c *client) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	c.apply(&req)
 	resp, err := c.oa.CreateChatCompletion(ctx, req)
-	if ae, ok := err.(*openai.APIError); ok {
-		err = providerError{ae}
-	}
-	return resp, err
+	return resp, asProviderError(err)
 }
 
 // providerError is an error answer of the provider with its words kept in
@@ -78,7 +77,8 @@ func (c *client) CreateChatCompletion(ctx context.Context, req openai.ChatComple
 type providerError struct{ api *openai.APIError }
 
 // Error is "provider error <status> (<type>, code <code>, param <param>):
-// <message>", leaving out the parts the provider did not send.
+// <message>", leaving out the parts the provider did not send. Its
+// message is scrubbed when it is made (asProviderError).
 func (e providerError) Error() string {
 	var b strings.Builder
 	b.WriteString("provider error")
@@ -105,6 +105,23 @@ func (e providerError) Error() string {
 
 // Unwrap returns go-openai's error.
 func (e providerError) Unwrap() error { return e.api }
+
+// asProviderError returns err as the client gives it: an error answer of
+// the provider as a providerError, its message scrubbed (a provider or a
+// proxy may echo the key), any other error scrubbed (scrub.Error).
+func asProviderError(err error) error {
+	ae, ok := err.(*openai.APIError)
+	if !ok {
+		return scrub.Error(err)
+	}
+	clean := *ae
+	clean.Message = scrub.String(ae.Message)
+	if ae.Param != nil {
+		param := scrub.String(*ae.Param)
+		clean.Param = &param
+	}
+	return providerError{&clean}
+}
 
 func (c *client) apply(req *openai.ChatCompletionRequest) {
 	m := c.model

@@ -159,11 +159,12 @@ func isReasoningModel(model string) bool {
 // httpConfig is RuntimeConfig.HTTP: it tunes the HTTP layer. The
 // field list and tags must stay identical to RuntimeConfig.HTTP's.
 type httpConfig struct {
-	Timeout       time.Duration `json:"timeout,omitempty" validate:"gte=0"`
-	MaxAttempts   int           `json:"max_attempts,omitempty" validate:"gte=0"`
-	BackoffBase   time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
-	BackoffMax    time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
-	RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+	Timeout          time.Duration `json:"timeout,omitempty" validate:"gte=0"`
+	MaxAttempts      int           `json:"max_attempts,omitempty" validate:"gte=0"`
+	BackoffBase      time.Duration `json:"backoff_base,omitempty" validate:"gte=0"`
+	BackoffMax       time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
+	RetryAfterMax    time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+	MaxResponseBytes int64         `json:"max_response_bytes,omitempty" validate:"gte=0"`
 }
 
 func (h httpConfig) withDefaults() httpConfig {
@@ -181,6 +182,9 @@ func (h httpConfig) withDefaults() httpConfig {
 	}
 	if h.RetryAfterMax == 0 {
 		h.RetryAfterMax = 300 * time.Second
+	}
+	if h.MaxResponseBytes == 0 {
+		h.MaxResponseBytes = 16 << 20
 	}
 	return h
 }
@@ -215,6 +219,19 @@ type RuntimeConfig struct {
 	// mid-way is sent again (HTTP.MaxAttempts in all), never taken as an
 	// answer. Off by default. HTTP.Timeout bounds each whole stream.
 	Stream bool `json:"stream,omitempty"`
+	// MaxParallelToolCalls bounds the tool calls of one answer that run
+	// at once (0: 8): that many goroutines run the answer's calls, the
+	// others wait for one of them.
+	MaxParallelToolCalls int `json:"max_parallel_tool_calls,omitempty" validate:"gte=0"`
+	// MaxToolCallsPerAnswer bounds the tool calls of one answer that run
+	// (0: 64). Each call past it is answered "not run", naming the
+	// limit, so the model can make the calls it still needs in its next
+	// answer; a LimitEvent reports it.
+	MaxToolCallsPerAnswer int `json:"max_tool_calls_per_answer,omitempty" validate:"gte=0"`
+	// MaxToolResultBytes bounds one tool result sent to the model (0: 256
+	// KiB). A longer one is cut at a character boundary and ends with a
+	// line naming the limit and the full size; a LimitEvent reports it.
+	MaxToolResultBytes int `json:"max_tool_result_bytes,omitempty" validate:"gte=0"`
 	// HTTP tunes timeouts and retries; zero fields take the defaults.
 	HTTP struct {
 		// Timeout bounds each attempt (default 120 s). A timed-out
@@ -230,8 +247,20 @@ type RuntimeConfig struct {
 		BackoffMax time.Duration `json:"backoff_max,omitempty" validate:"gte=0"`
 		// RetryAfterMax caps a server's Retry-After (default 300 s).
 		RetryAfterMax time.Duration `json:"retry_after_max,omitempty" validate:"gte=0"`
+		// MaxResponseBytes bounds the body of one model response, a
+		// streamed one whole (default 16 MiB: an answer of the largest
+		// output a model writes is far smaller). A larger one fails the
+		// call with an error naming the limit, before it is held in memory.
+		MaxResponseBytes int64 `json:"max_response_bytes,omitempty" validate:"gte=0"`
 	} `json:"http"`
 }
+
+// Defaults of the answer limits of [RuntimeConfig].
+const (
+	defaultMaxParallelToolCalls  = 8
+	defaultMaxToolCallsPerAnswer = 64
+	defaultMaxToolResultBytes    = 256 << 10
+)
 
 // RunUsageLimits bound one run; counters reset every run. Nil means
 // unlimited; a set value (e.g. new(50)) must be > 0.

@@ -216,7 +216,8 @@ type ToolReturnEvent struct {
 	// model must fix the call: unknown tool, invalid arguments, a
 	// RetryError), "tool_error" (the tool failed and the run ended), "tool_denied" (a
 	// person denied the call) or
-	// "tool_aborted" (the run ended before the call executed); empty on
+	// "tool_aborted" (the call did not execute: the run ended first, or the
+	// answer's limit of tool calls was reached); empty on
 	// success, and in logs written before it was recorded.
 	ErrorType string `json:"error_type,omitempty"`
 }
@@ -229,11 +230,21 @@ const (
 	// toolErrorFailed: the tool failed (an error or a panic) and the run
 	// ended.
 	toolErrorFailed = "tool_error"
-	// toolErrorAborted: the run ended before the call executed.
+	// toolErrorAborted: the call did not execute: the run ended first, or
+	// the answer asked for more calls than MaxToolCallsPerAnswer.
 	toolErrorAborted = "tool_aborted"
 	// toolErrorDenied: a person denied the call, which never ran.
 	toolErrorDenied = "tool_denied"
 )
+
+// LimitEvent reports a limit of [RuntimeConfig] reached in a run: Limit
+// is the setting's JSON name (e.g. "max_tool_result_bytes"), Reason says
+// what was cut or not run. The model is told in the same words.
+type LimitEvent struct {
+	RunID  string `json:"run_id"`
+	Limit  string `json:"limit"`
+	Reason string `json:"reason"`
+}
 
 // CompactedEvent reports a compaction; replaying it folds the history
 // the same way.
@@ -258,5 +269,6 @@ func (MessageEvent) llmEvent()    {}
 func (UsageEvent) llmEvent()      {}
 func (ToolCallEvent) llmEvent()   {}
 func (ToolReturnEvent) llmEvent() {}
+func (LimitEvent) llmEvent()      {}
 func (CompactedEvent) llmEvent()  {}
 func (ClearedEvent) llmEvent()    {}

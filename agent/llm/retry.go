@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 )
 
 // ErrAttemptTimeout is wrapped by the error of an attempt that exceeded
@@ -105,8 +106,33 @@ func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body func() 
 		return nil, err
 	}
 	// The body is read after Do returns: cancel when it is closed.
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	resp.Body = &cancelOnClose{ReadCloser: &cappedBody{ReadCloser: resp.Body, left: d.Config.withDefaults().MaxResponseBytes}, cancel: cancel}
 	return resp, nil
+}
+
+// errResponseTooLarge is wrapped by the error of a model call whose
+// response body passed RuntimeConfig.HTTP.MaxResponseBytes.
+var errResponseTooLarge = errors.New("llm: the model's response is larger than max_response_bytes")
+
+// cappedBody is a response body that fails once more than left bytes are
+// read from it.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, errResponseTooLarge
+	}
+	return n, err
 }
 
 type cancelOnClose struct {
@@ -245,5 +271,5 @@ func errString(err error) string {
 	if err == nil {
 		return ""
 	}
-	return err.Error()
+	return scrub.String(err.Error())
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/akgentic/akgentic-go/internal/scrub"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -81,10 +82,7 @@ func (c *client) stream(ctx context.Context, req openai.ChatCompletionRequest, o
 func (c *client) streamOnce(ctx context.Context, req openai.ChatCompletionRequest, onDelta func(seq int, delta string)) (openai.ChatCompletionResponse, error) {
 	s, err := c.oa.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		if ae, ok := err.(*openai.APIError); ok {
-			err = providerError{ae}
-		}
-		return openai.ChatCompletionResponse{}, err
+		return openai.ChatCompletionResponse{}, asProviderError(err)
 	}
 	defer s.Close()
 	var acc streamAnswer
@@ -99,9 +97,9 @@ func (c *client) streamOnce(ctx context.Context, req openai.ChatCompletionReques
 			}
 			var ae *openai.APIError
 			if errors.As(err, &ae) {
-				err = providerError{ae}
+				err = asProviderError(ae)
 			}
-			return openai.ChatCompletionResponse{}, fmt.Errorf("%w after %d chunks: %w", errStreamCut, acc.chunks, err)
+			return openai.ChatCompletionResponse{}, scrub.Error(fmt.Errorf("%w after %d chunks: %w", errStreamCut, acc.chunks, err))
 		}
 		if err := acc.add(chunk, onDelta); err != nil {
 			return openai.ChatCompletionResponse{}, err // not a cut: the same stream again would fail again

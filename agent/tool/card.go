@@ -196,6 +196,11 @@ type Owner struct {
 	// Rand, when set, returns a number in [0, n) for cards that pick one
 	// (TeamTool's generated member names); nil means math/rand.
 	Rand func(n int) int
+	// MaxHiresPerTurn and MaxMembers bound the agent's hires: how many
+	// members it may hire in one turn, and how many members the team may
+	// have for a hire to go through (0: no limit). The agent sets them
+	// from its team's guard rails.
+	MaxHiresPerTurn, MaxMembers int
 }
 
 // Capabilities are what an attached card contributes.

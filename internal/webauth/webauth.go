@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -115,12 +116,22 @@ func Allow(w http.ResponseWriter, r *http.Request, who string, methods ...string
 // streams end at once (their requests' context is ctx), other requests
 // get 5 s to finish. It returns nil after a shutdown for ctx, or the
 // error that stopped serving, naming who.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger, who string) error {
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger, who string, lim Limits) error {
 	srv := &http.Server{
 		Handler:           h,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if lim.ReadTimeout > 0 {
+		srv.ReadHeaderTimeout = min(srv.ReadHeaderTimeout, lim.ReadTimeout)
+	}
+	if lim.MaxConns > 0 {
+		ln = limitListener(ln, lim.MaxConns)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -136,4 +147,61 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	}
 	<-errc // http.ErrServerClosed
 	return nil
+}
+
+// Limits bounds what Serve holds. A zero field leaves its bound off (the
+// headers of a request are always read within 10 s).
+type Limits struct {
+	// MaxConns is how many connections are held at once: past it, Accept
+	// waits for one to close.
+	MaxConns int
+	// ReadTimeout bounds reading a request, body included; WriteTimeout
+	// writing its response (a stream moves its own deadline as it
+	// writes); IdleTimeout closes a kept-alive connection with no request.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// limitListener accepts at most n connections at once: past them, Accept
+// waits for one to close (the others wait in the kernel's queue), so a
+// flood of slow connections holds at most n goroutines.
+func limitListener(ln net.Listener, n int) net.Listener {
+	return &limited{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limited struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limited) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limited) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

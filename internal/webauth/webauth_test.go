@@ -78,7 +78,7 @@ func TestServeEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "hi") }), slog.New(slog.DiscardHandler), "x")
+		done <- Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "hi") }), slog.New(slog.DiscardHandler), "x", Limits{})
 	}()
 	resp, err := http.Get("http://" + ln.Addr().String() + "/")
 	if err != nil {
@@ -98,7 +98,7 @@ func TestServeEndsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed.Close()
-	if err := Serve(context.Background(), closed, http.NotFoundHandler(), slog.New(slog.DiscardHandler), "x"); err == nil || !strings.HasPrefix(err.Error(), "x: serving on") {
+	if err := Serve(context.Background(), closed, http.NotFoundHandler(), slog.New(slog.DiscardHandler), "x", Limits{}); err == nil || !strings.HasPrefix(err.Error(), "x: serving on") {
 		t.Fatalf("Serve on a closed listener: %v", err)
 	}
 }

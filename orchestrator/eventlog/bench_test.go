@@ -1,6 +1,8 @@
 package eventlog_test
 
 import (
+	"github.com/google/uuid"
+
 	"bytes"
 	"os"
 	"path/filepath"
@@ -40,9 +42,19 @@ func BenchmarkWriteRecordBatch(b *testing.B) { benchWrite(b, eventlog.SyncBatch)
 // interval; Close is timed.
 func BenchmarkWriteRecordBuffered(b *testing.B) { benchWrite(b, eventlog.SyncBuffered) }
 
+// BenchmarkWriteRecordBufferedUnchained is WriteRecordBuffered for a
+// version 1 log, without the hash chain: the ratio is the chain's cost.
+func BenchmarkWriteRecordBufferedUnchained(b *testing.B) {
+	benchWriteWith(b, eventlog.Options{Sync: eventlog.SyncBuffered, Unchained: true})
+}
+
 func benchWrite(b *testing.B, policy eventlog.SyncPolicy) {
+	benchWriteWith(b, eventlog.Options{Sync: policy})
+}
+
+func benchWriteWith(b *testing.B, opts eventlog.Options) {
 	tm := newTeam()
-	w, _ := create(b, tm, eventlog.Options{Sync: policy})
+	w, _ := create(b, tm, opts)
 	rec := benchRecord(tm)
 	line, _ := message.Marshal(rec)
 	b.SetBytes(int64(len(line) + 1))
@@ -93,12 +105,21 @@ func BenchmarkMarshalRecord(b *testing.B) {
 
 // BenchmarkRead reads a log of 1000 typical records; ns/record is the
 // figure to read.
-func BenchmarkRead(b *testing.B) {
+func BenchmarkRead(b *testing.B) { benchRead(b, eventlog.Options{Sync: eventlog.SyncNone}) }
+
+// BenchmarkReadUnchained is Read for a version 1 log, without the hash
+// chain: the ratio is the chain's cost.
+func BenchmarkReadUnchained(b *testing.B) {
+	benchRead(b, eventlog.Options{Sync: eventlog.SyncNone, Unchained: true})
+}
+
+func benchRead(b *testing.B, opts eventlog.Options) {
 	tm := newTeam()
-	w, path := create(b, tm, eventlog.Options{Sync: eventlog.SyncNone})
+	w, path := create(b, tm, opts)
 	rec := benchRecord(tm)
 	const n = 1000
 	for range n {
+		rec.Envelope().ID = uuid.New() // a record id twice is a tampered log
 		w.OnMessage(rec)
 	}
 	w.Close()

@@ -58,7 +58,7 @@ func Example() {
 	}
 	fmt.Println("error:", w.Err())
 	// Output:
-	// akgentic-eventlog 1 7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d
+	// akgentic-eventlog 2 7e3a0c1b-2d4f-4a6b-8c9d-0e1f2a3b4c5d
 	// SentMessage
 	// EventMessage
 	// StopMessage

@@ -15,6 +15,7 @@ func Read(r io.Reader) (*Log, error) { return read(context.Background(), r, "") 
 const (
 	Format               = formatName
 	Version              = formatVersion
+	ChainedVersion       = chainedVersion
 	DefaultBatchInterval = defaultBatchInterval
 )
 

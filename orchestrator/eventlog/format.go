@@ -1,9 +1,12 @@
 package eventlog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,13 +15,24 @@ import (
 const (
 	// formatName is the value of the header's "format" key.
 	formatName = "akgentic-eventlog"
-	// formatVersion is the format version this package writes and reads.
+	// formatVersion is the version of a log without a hash chain: what
+	// Options.Unchained writes, and every log written before the chain.
 	formatVersion = 1
+	// chainedVersion is the version of a log whose records carry a hash
+	// chain (the default for new logs).
+	chainedVersion = 2
+	// chainName is the value of a chained header's "chain" key.
+	chainName = "sha256-128"
 )
 
+// maxRecord bounds a record's line (its chain hash included), enforced
+// while reading: a longer line is an error once that many bytes are read,
+// never read whole; a Writer does not write a longer record. Records are
+// far smaller: an agent's messages and tool results are cut at 256 KiB.
+const maxRecord = 16 << 20
+
 // maxHeader bounds the header line, so that opening a large file that is
-// not an event log does not read it all looking for a newline. Records
-// have no such bound.
+// not an event log does not read it all looking for a newline.
 const maxHeader = 64 << 10
 
 var (
@@ -31,6 +45,10 @@ var (
 	// errors.Is(err, message.ErrUnknownType) tells an unregistered type
 	// apart from damage.
 	ErrBadRecord = errors.New("eventlog: bad record")
+	// ErrTampered: the log was edited: a record's chain hash does not
+	// match (the line, or one before it, was changed, removed, added or
+	// moved), or a record id is there twice. The LineError names the line.
+	ErrTampered = errors.New("eventlog: tampered log")
 	// errTruncated: the last line has no trailing newline (a write cut
 	// short by a crash). ReadFile reports it in Log.Truncated, never as an
 	// error.
@@ -45,7 +63,7 @@ type LineError struct {
 	Path   string // the file
 	Line   int    // 1-based line number; the header is line 1
 	Offset int64  // byte offset of the line's first byte
-	Kind   error  // ErrBadHeader or ErrBadRecord (Log.Truncated has a kind of its own)
+	Kind   error  // ErrBadHeader, ErrBadRecord or ErrTampered (Log.Truncated has a kind of its own)
 	Err    error  // the cause; nil when Kind says it all
 }
 
@@ -78,6 +96,45 @@ type header struct {
 	Version int       `json:"version"`
 	TeamID  uuid.UUID `json:"team_id"`
 	Created time.Time `json:"created"`
+	Chain   string    `json:"chain,omitempty"` // chainName in a chained (version 2) log
+}
+
+// chainHex is the length of a record's chain hash: the first 16 bytes of
+// a SHA-256, in hex.
+const chainHex = 32
+
+// chain is the hash chain of a version 2 log: each record's line starts
+// with hex(h) and a space, where h is the first 16 bytes of SHA-256 of
+// the previous record's h (the header line's SHA-256 for the first
+// record) followed by the record's JSON. An edited, removed, added or
+// moved line breaks the chain at it or at the next line. The chain has no
+// key: it shows an edit by hand or by a tool that does not recompute it,
+// not one by someone who does; and it cannot show lines cut off at the
+// end.
+type chain struct {
+	h   [16]byte
+	d   hash.Hash
+	sum []byte // the digest, reused (Sum through the interface would allocate)
+}
+
+// newChain starts the chain of a log whose header line (no newline) is hdr.
+func newChain(hdr []byte) *chain {
+	c := &chain{d: sha256.New(), sum: make([]byte, 0, sha256.Size)}
+	sum := sha256.Sum256(hdr)
+	copy(c.h[:], sum[:])
+	return c
+}
+
+// next advances the chain over a record's JSON and returns its hash, in hex.
+func (c *chain) next(rec []byte) [chainHex]byte {
+	c.d.Reset()
+	c.d.Write(c.h[:])
+	c.d.Write(rec)
+	c.sum = c.d.Sum(c.sum[:0])
+	copy(c.h[:], c.sum)
+	var out [chainHex]byte
+	hex.Encode(out[:], c.h[:])
+	return out
 }
 
 // encodeHeader returns the header line, newline included.
@@ -102,8 +159,11 @@ func parseHeader(line []byte, path string) (header, error) {
 	if j.Format != formatName {
 		return bad(fmt.Errorf("format is %q, want %q (not an event log)", j.Format, formatName))
 	}
-	if j.Version != formatVersion {
-		return bad(fmt.Errorf("unsupported version %d; this package reads version %d", j.Version, formatVersion))
+	if j.Version != formatVersion && j.Version != chainedVersion {
+		return bad(fmt.Errorf("unsupported version %d; this package reads versions %d and %d", j.Version, formatVersion, chainedVersion))
+	}
+	if (j.Version == chainedVersion) != (j.Chain == chainName) {
+		return bad(fmt.Errorf("version %d with chain %q: a version %d log has chain %q, a version %d log none", j.Version, j.Chain, chainedVersion, chainName, formatVersion))
 	}
 	if j.TeamID == uuid.Nil {
 		return bad(errors.New("no team_id"))

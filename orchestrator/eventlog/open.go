@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,11 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 	if teamID == uuid.Nil {
 		return nil, errors.New("eventlog: create: nil team id")
 	}
-	hdr, err := encodeHeader(header{Format: formatName, Version: formatVersion, TeamID: teamID, Created: time.Now().UTC()})
+	h := header{Format: formatName, Version: chainedVersion, TeamID: teamID, Created: time.Now().UTC(), Chain: chainName}
+	if opts.Unchained {
+		h.Version, h.Chain = formatVersion, ""
+	}
+	hdr, err := encodeHeader(h)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +45,9 @@ func Create(path string, teamID uuid.UUID, opts Options) (*Writer, error) {
 	}
 	w := newWriter(path, teamID, f, opts)
 	w.end = int64(len(hdr))
+	if !opts.Unchained {
+		w.chain = newChain(hdr[:len(hdr)-1])
+	}
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
 		os.Remove(path)
@@ -97,6 +105,11 @@ func appendTo(f *os.File, path string, opts Options) (*Writer, error) {
 	}
 	w := newWriter(path, h.TeamID, f, opts)
 	w.end = end
+	if h.Version == chainedVersion {
+		if w.chain, err = lastChain(f, lr.hdr, hlen, end); err != nil {
+			return nil, fmt.Errorf("eventlog: append: the chain hash of the last record of %s: %w", path, err)
+		}
+	}
 	if end == size {
 		return w, nil
 	}
@@ -111,6 +124,35 @@ func appendTo(f *os.File, path string, opts Options) (*Writer, error) {
 		}
 	}
 	return w, nil
+}
+
+// lastChain returns the chain of a version 2 log whose header line is hdr
+// (hlen bytes, newline included) and whose complete lines end at end: it
+// continues from the hash the last record carries, or from the header
+// when there is none.
+func lastChain(f io.ReaderAt, hdr []byte, hlen, end int64) (*chain, error) {
+	c := newChain(hdr)
+	if end <= hlen {
+		return c, nil
+	}
+	start, err := lastLineEnd(f, hlen, end-1) // the start of the last line
+	if err != nil {
+		return nil, err
+	}
+	var hx [chainHex + 1]byte
+	if end-start < int64(len(hx)) {
+		return nil, errors.New("the last record has no chain hash")
+	}
+	if _, err := f.ReadAt(hx[:], start); err != nil {
+		return nil, err
+	}
+	if hx[chainHex] != ' ' {
+		return nil, errors.New("the last record has no chain hash")
+	}
+	if _, err := hex.Decode(c.h[:], hx[:chainHex]); err != nil {
+		return nil, fmt.Errorf("the last record's chain hash: %w", err)
+	}
+	return c, nil
 }
 
 // lastLineEnd returns the offset just past the file's last newline, which

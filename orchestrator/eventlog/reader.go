@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,12 +32,15 @@ type Log struct {
 // ReadFile reads the log stored at path: the header, then one message per
 // line until the end of the file. A last line with no trailing newline is
 // skipped and reported in Log.Truncated. Errors are *LineError values naming
-// the file and the line: a bad header or a version other than 1
-// (ErrBadHeader), or a complete line that does not decode
-// (ErrBadRecord, wrapping the decode error, which wraps
-// message.ErrUnknownType for an unregistered type tag). On a record error
-// ReadFile also returns what it read before the bad line. Lines may be of
-// any length.
+// the file and the line: a bad header or a version other than 1 or 2
+// (ErrBadHeader); a complete line that does not decode, or is longer than
+// 16 MiB (ErrBadRecord, wrapping the decode error, which wraps
+// message.ErrUnknownType for an unregistered type tag; a long line is
+// refused once 16 MiB of it are read); or a log that was edited
+// (ErrTampered): in a version 2 log a chain hash that does not match
+// (a record changed, removed, added or moved), in any log a record id
+// seen before. On a record error ReadFile also returns what it read
+// before the bad line.
 func ReadFile(path string) (*Log, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,13 +59,22 @@ func read(ctx context.Context, r io.Reader, path string) (*Log, error) {
 		return nil, err
 	}
 	log := &Log{Format: h.Format, Version: h.Version, TeamID: h.TeamID, Created: h.Created}
+	var ch *chain
+	if h.Version == chainedVersion {
+		ch = newChain(lr.hdr)
+	}
+	seen := map[uuid.UUID]int{} // record id -> its line
 	for {
 		if lr.line&255 == 0 && ctx.Err() != nil {
 			return log, fmt.Errorf("eventlog: read %s: %w", path, context.Cause(ctx))
 		}
-		line, complete, err := lr.next(0)
+		line, complete, err := lr.next(maxRecord)
 		if err == io.EOF {
 			return log, nil
+		}
+		if errors.Is(err, errTooLong) {
+			return log, &LineError{Path: path, Line: lr.line, Offset: lr.start, Kind: ErrBadRecord,
+				Err: fmt.Errorf("longer than %d bytes (the longest record line read)", maxRecord)}
 		}
 		if err != nil {
 			return log, fmt.Errorf("eventlog: read %sline %d: %w", pathPrefix(path), lr.line, err)
@@ -71,10 +84,27 @@ func read(ctx context.Context, r io.Reader, path string) (*Log, error) {
 				Err: fmt.Errorf("%d bytes with no trailing newline", len(line))}
 			return log, nil
 		}
+		tampered := func(format string, args ...any) (*Log, error) {
+			return log, &LineError{Path: path, Line: lr.line, Offset: lr.start, Kind: ErrTampered, Err: fmt.Errorf(format, args...)}
+		}
+		if ch != nil {
+			if len(line) < chainHex+1 || line[chainHex] != ' ' {
+				return tampered("no chain hash (a version %d log's records start with one)", chainedVersion)
+			}
+			if want := ch.next(line[chainHex+1:]); string(want[:]) != string(line[:chainHex]) {
+				return tampered("its chain hash does not match: this line or one before it was changed, removed, added or moved")
+			}
+			line = line[chainHex+1:]
+		}
 		m, err := message.UnmarshalMessage(line)
 		if err != nil {
 			return log, &LineError{Path: path, Line: lr.line, Offset: lr.start, Kind: ErrBadRecord, Err: err}
 		}
+		env := m.Envelope()
+		if first, dup := seen[env.ID]; dup && env.ID != uuid.Nil { // a nil id is no id (a record made by hand)
+			return tampered("record id %s is also the id of line %d", env.ID, first)
+		}
+		seen[env.ID] = lr.line
 		log.Messages = append(log.Messages, m)
 	}
 }
@@ -89,6 +119,7 @@ func pathPrefix(path string) string {
 // lineReader splits its input into lines and counts them.
 type lineReader struct {
 	br    *bufio.Reader
+	hdr   []byte // the header line, without its newline (a chain starts from it)
 	buf   []byte // reused for lines longer than br's buffer
 	line  int    // number of the line last returned, 1-based
 	start int64  // byte offset of the line last returned
@@ -152,5 +183,6 @@ func (lr *lineReader) header(path string) (header, int64, error) {
 	if err != nil {
 		return header{}, 0, err
 	}
+	lr.hdr = bytes.Clone(line)
 	return h, lr.off, nil
 }

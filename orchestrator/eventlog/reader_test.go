@@ -18,7 +18,7 @@ import (
 // written returns the path of a closed log holding tm's records.
 func written(t *testing.T, tm *team) (string, []message.Message) {
 	t.Helper()
-	w, path := create(t, tm, eventlog.Options{Sync: eventlog.SyncNone})
+	w, path := create(t, tm, eventlog.Options{Sync: eventlog.SyncNone, Unchained: true}) // lines edited by the tests
 	recs := tm.records()
 	for _, r := range recs {
 		w.OnMessage(r)
@@ -190,7 +190,8 @@ func TestBadHeaders(t *testing.T) {
 		{"other format", `{"format":"jsonl","version":1}` + "\n", eventlog.ErrBadHeader, `"jsonl"`},
 		{"no team", `{"format":"akgentic-eventlog","version":1}` + "\n", eventlog.ErrBadHeader, "team_id"},
 		{"bad team", `{"format":"akgentic-eventlog","version":1,"team_id":"nope"}` + "\n", eventlog.ErrBadHeader, "UUID"},
-		{"version 2", strings.Replace(header, `"version":1`, `"version":2`, 1), eventlog.ErrBadHeader, "unsupported version 2"},
+		{"version 3", strings.Replace(header, `"version":1`, `"version":3`, 1), eventlog.ErrBadHeader, "unsupported version 3"},
+		{"version 2 without a chain", strings.Replace(header, `"version":1`, `"version":2`, 1), eventlog.ErrBadHeader, `version 2 with chain ""`},
 		{"version 0", strings.Replace(header, `"version":1,`, ``, 1), eventlog.ErrBadHeader, "unsupported version 0"},
 		{"torn header", header[:40], eventlog.ErrBadHeader, "no trailing newline"},
 		{"huge first line", strings.Repeat("{", 100_000) + "\n", eventlog.ErrBadHeader, "no newline in the first"},

@@ -69,6 +69,12 @@ type Options struct {
 	BatchInterval time.Duration
 	// Logger receives write errors and repairs; nil means slog.Default().
 	Logger *slog.Logger
+	// Unchained makes Create write a version 1 log, whose records carry
+	// no hash chain (what readers older than the chain read). By default
+	// a new log is version 2: each record carries the hash of the chain
+	// up to it, and ReadFile refuses a log edited by hand (ErrTampered).
+	// Append continues a log in its own version.
+	Unchained bool
 }
 
 func (o Options) validate() error {
@@ -132,6 +138,7 @@ type Writer struct {
 	pending   uint64 // records in buf
 	firstType string // the type of the first record in buf, for errors
 	end       int64  // the file's size: the header and every record written
+	chain     *chain // the hash chain of a version 2 log, nil in version 1
 	restoring bool   // a restore replay is running: records are already in the file
 	dirty     bool   // written since the last fsync
 	broken    bool   // a write or an fsync failed: write no more
@@ -199,8 +206,15 @@ func (w *Writer) encode(msg message.Message) (err error) {
 	if bytes.IndexByte(b, '\n') >= 0 {
 		return fmt.Errorf("eventlog: encode %s: the encoding holds a raw newline", message.TypeName(msg))
 	}
+	if len(b) > maxRecord-chainHex-1 {
+		return fmt.Errorf("eventlog: encode %s: %d bytes, more than a record may have (%d)", message.TypeName(msg), len(b), maxRecord-chainHex-1)
+	}
 	if w.pending == 0 {
 		w.firstType = message.TypeName(msg)
+	}
+	if w.chain != nil {
+		h := w.chain.next(b)
+		w.buf = append(append(w.buf, h[:]...), ' ')
 	}
 	w.buf = append(append(w.buf, b...), '\n')
 	w.pending++

@@ -23,6 +23,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 )
 
 // terminateWait is how long closing a stdio server waits for it to exit
@@ -100,6 +101,7 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 				return nil, fmt.Errorf("headers: %s: %w", k, err)
 			}
 			h[k] = x
+			scrub.Register(x) // a header's value is a credential more often than not
 		}
 		u, err := url.Parse(cn.cfg.URL) // validated: parses
 		if err != nil {
@@ -112,6 +114,19 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 	// fails and the next call connects again.
 	return &sdk.StreamableClientTransport{Endpoint: cn.cfg.URL, HTTPClient: &http.Client{Transport: rt},
 		MaxRetries: -1, DisableStandaloneSSE: true}, nil
+}
+
+// secretName reports whether an environment variable's name says it holds
+// a secret (a key, a token, a password): its value is scrubbed from error
+// texts.
+func secretName(k string) bool {
+	k = strings.ToUpper(k)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // childEnv is a stdio server's environment: inheritedEnv, then extra
@@ -133,6 +148,9 @@ func childEnv(extra map[string]string) ([]string, error) {
 			return nil, fmt.Errorf("env: %s: %w", k, err)
 		}
 		env = append(env, k+"="+x)
+		if secretName(k) {
+			scrub.Register(x)
+		}
 	}
 	slices.Sort(env)
 	return env, nil
@@ -525,7 +543,7 @@ func (cn *conn) failed(ctx context.Context, name string, err error) (any, error)
 		return nil, context.Cause(ctx)
 	}
 	if cn.report != nil {
-		cn.report(&actor.WarningError{Msg: fmt.Sprintf("mcp: server %s failed during a call of %s; it is reconnected on the next call", cn.cfg.Name, name), Err: err})
+		cn.report(&actor.WarningError{Msg: fmt.Sprintf("mcp: server %s failed during a call of %s; it is reconnected on the next call", cn.cfg.Name, name), Err: scrub.Error(err)})
 	}
 	return nil, llm.Retry("MCP server %s failed during the call of %s: %v. It is reconnected on the next call.", cn.cfg.Name, name, err)
 }

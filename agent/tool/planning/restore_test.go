@@ -172,13 +172,16 @@ func TestRestoredBoardState(t *testing.T) {
 		}
 		bad = append(bad, m)
 	}
-	team = restore(t, bad)
-	b := mustAttach(t, spawnOwner(t, team, "@C"), planning.New())
-	if _, err := b.call("get_planning_task", `{"task_id": 1}`); err == nil || !strings.Contains(err.Error(), "the board did not start") {
-		t.Fatalf("board with a bad restored state: %v", err)
+	// A board whose restored state is of the wrong type fails its start:
+	// the restore says so, naming it, and the board is not left listed.
+	sys := actor.NewSystem(actor.SystemConfig{Logger: actortest.NewLogCapture(t).Logger()})
+	t.Cleanup(func() { actortest.Shutdown(t, sys) })
+	team, err := orchestrator.Restore(actortest.Context(t), sys, bad)
+	if team == nil || err == nil || !strings.Contains(err.Error(), "recreate #PlanningTool") || !strings.Contains(err.Error(), "its start failed: planning: restore the board") {
+		t.Fatalf("restore of a board with a bad state: %v", err)
 	}
-	if got := b.prompt(); got != "Cannot get the team planning." {
-		t.Fatalf("prompt: %q", got)
+	if b := boards(t, team); len(b) != 0 {
+		t.Fatalf("boards %v after a failed start, want none", b)
 	}
 }
 

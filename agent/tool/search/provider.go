@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/akgentic/akgentic-go/internal/clock"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 )
 
 // Provider is a web search service.
@@ -133,6 +134,7 @@ func newAPI(e Endpoint, name, base, keyEnv string, message func(int, []byte) str
 	if a.key == "" && keyEnv != "" {
 		a.key = os.Getenv(keyEnv)
 	}
+	scrub.Register(a.key)
 	if a.client == nil {
 		a.client = &http.Client{Timeout: defaultTimeout}
 	}

@@ -82,6 +82,16 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 		}
 		return nil, &llm.RetryError{Message: why}
 	}
+	if why, err := b.overLimit(ctx); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		if !b.limitWarned { // once a turn: a model asking for thousands is one warning
+			b.limitWarned = true
+			b.o.Agent.Report(actor.NewWarning("agent %s: %s", b.o.Agent.Self().Name(), why))
+		}
+		return nil, &llm.RetryError{Message: why}
+	}
 	if named {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -102,10 +112,33 @@ func (b *binding) hireMember(ctx context.Context, role, name string, named bool)
 		_ = names.Release(b.o.Team, ctx, name)
 		return nil, err
 	}
+	b.hires++
 	if b.card.OnHire != nil {
 		b.card.OnHire(ctx, addr)
 	}
 	return addr, nil
+}
+
+// overLimit says why the owner may not hire now, "" when it may: past
+// Owner.MaxHiresPerTurn hires in this turn, or a team of Owner.MaxMembers
+// members.
+func (b *binding) overLimit(ctx context.Context) (string, error) {
+	if turn := b.o.Agent.Context(); turn != b.hireTurn {
+		b.hireTurn, b.hires, b.limitWarned = turn, 0, false
+	}
+	if most := b.o.MaxHiresPerTurn; most > 0 && b.hires >= most {
+		return fmt.Sprintf("hire refused: at most %d members may be hired in one turn (the team's MaxHiresPerTurn); send work to the members hired so far", most), nil
+	}
+	if most := b.o.MaxMembers; most > 0 {
+		members, err := b.o.Team.Members(ctx)
+		if err != nil {
+			return "", fmt.Errorf("teamtool: count the team's members: %w", err)
+		}
+		if len(members) >= most {
+			return fmt.Sprintf("hire refused: the team has %d members, its limit (the team's MaxMembers); send work to the members it has, or fire the ones no longer needed", len(members)), nil
+		}
+	}
+	return "", nil
 }
 
 // refuse says why the owner may not hire card's role, "" when it may: the

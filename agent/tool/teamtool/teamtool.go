@@ -254,6 +254,13 @@ type binding struct {
 	card *Card
 	o    *tool.Owner
 
+	// The turn the latest hire was made in, the hires made in it
+	// (Owner.MaxHiresPerTurn) and whether a refusal was reported in it.
+	// Hires run on the owner's goroutine.
+	hireTurn    context.Context
+	hires       int
+	limitWarned bool
+
 	// The roster and roles sections as last built, and the team's
 	// roster-and-catalog version they were built at: a run
 	// whose team is at the same version reuses them instead of two team

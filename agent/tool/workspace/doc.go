@@ -72,6 +72,15 @@
 // an extraction match the same unsupported-format kind as a refused
 // format.
 //
+// A document crafted to cost more than its size (a bomb) is refused as a
+// whole, in milliseconds, with a retry error naming the limit it passed:
+// a font's ToUnicode table (read by this package's own parser, not the
+// library's) of more than 4 MiB decompressed or more than 100,000 entries
+// (read or declared), a font encoding of more than 1,024 Differences
+// entries, font tables and page content of more than four
+// times [FS.MaxFileBytes] in all, a word/document.xml nesting elements
+// deeper than 256 levels, and an extraction taking longer than 10 s.
+//
 // # Glob patterns
 //
 // A pattern is a relative, "/"-separated path whose segments use

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
@@ -37,6 +38,16 @@ const (
 	// and maxPageDepth its depth, so a looping tree ends.
 	maxPageNodes = 100_000
 	maxPageDepth = 64
+	// maxXMLDepth bounds the nesting of elements in word/document.xml
+	// (real documents nest a few dozen levels; the XML decoder keeps every
+	// open element, so a deeper one is refused, not read).
+	maxXMLDepth = 256
+	// maxDifferences bounds a font encoding's Differences array (a code
+	// and a glyph name per entry of 256 codes at most: real ones are
+	// shorter than 512).
+	maxDifferences = 1024
+	// maxExtractTime bounds the time one document's text takes to extract.
+	maxExtractTime = 10 * time.Second
 	// wordNS is the namespace of WordprocessingML elements.
 	wordNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 )
@@ -78,6 +89,25 @@ func (c *capped) result() string {
 // errFull stops a PDF content interpreter once the text buffer is full.
 var errFull = errors.New("text buffer full")
 
+// errSlow refuses a document whose extraction takes longer than
+// maxExtractTime.
+var errSlow = refusal{fmt.Sprintf("its text takes longer than %v to extract", maxExtractTime)}
+
+// clock tells an extraction when its time is up, looking at the time once
+// every 1024 steps.
+type clock struct {
+	deadline time.Time
+	steps    int
+}
+
+func newClock() *clock { return &clock{deadline: time.Now().Add(maxExtractTime)} }
+
+// over reports whether the extraction's time is up.
+func (c *clock) over() bool {
+	c.steps++
+	return c.steps%1024 == 0 && time.Now().After(c.deadline)
+}
+
 // pdfText returns the text of the PDF data, each page after a line
 // "--- page N ---". A page whose content cannot be read becomes a line
 // saying so; a file that cannot be opened (not a PDF, broken cross
@@ -97,7 +127,8 @@ func pdfText(data []byte, maxText int64) (text string, err error) {
 	}
 	var b capped
 	b.max = maxText
-	budget := 4 * maxText // decompressed content of the whole document
+	budget := 4 * maxText // decompressed content (and font tables) of the whole document
+	clk := newClock()
 	for i, p := range pdfPages(r.Trailer().Key("Root").Key("Pages")) {
 		if b.full {
 			break
@@ -106,7 +137,12 @@ func pdfText(data []byte, maxText int64) (text string, err error) {
 			b.text("\n")
 		}
 		b.text(fmt.Sprintf("--- page %d ---\n", i+1))
-		if err := pageText(&b, p, &budget); err != nil && !errors.Is(err, errFull) {
+		err := pageText(&b, p, &budget, clk)
+		var refused refusal
+		if errors.As(err, &refused) {
+			return "", refused
+		}
+		if err != nil && !errors.Is(err, errFull) {
 			b.text(fmt.Sprintf("[page %d: no text extracted: %v]\n", i+1, err))
 		}
 	}
@@ -144,12 +180,14 @@ func pdfPages(node pdf.Value) []pdf.Page {
 // each move to a new line (T*, ', ", Td or TD with a vertical move) starts
 // a new line, and a wide gap in a TJ array becomes a space. budget is
 // what decompressed content may still take; the page's content is
-// measured before it is interpreted.
-func pageText(b *capped, p pdf.Page, budget *int64) (err error) {
+// measured before it is interpreted, its fonts' ToUnicode tables are read
+// by parseCMap (counted in budget too). A refusal (a font table too
+// large, the time up) refuses the whole document.
+func pageText(b *capped, p pdf.Page, budget *int64, clk *clock) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			if e, ok := x.(error); ok && errors.Is(e, errFull) {
-				err = errFull
+			if e, ok := x.(error); ok && (errors.Is(e, errFull) || errors.Is(e, errSlow)) {
+				err = e
 				return
 			}
 			err = fmt.Errorf("%v", x)
@@ -180,17 +218,20 @@ func pageText(b *capped, p pdf.Page, budget *int64) (err error) {
 	}
 	*budget -= size
 
-	fonts := map[string]*pdf.Font{}
+	fonts := map[string]decoder{}
 	for _, name := range p.Fonts() {
-		f := p.Font(name)
-		fonts[name] = &f
+		dec, err := fontDecoder(name, p.Font(name), budget)
+		if err != nil {
+			return err
+		}
+		fonts[name] = dec
 	}
-	var enc pdf.TextEncoding
+	var enc decoder
 	show := func(v pdf.Value) {
 		if enc == nil {
 			b.text(v.RawString())
 		} else {
-			b.text(enc.Decode(v.RawString()))
+			enc.decode(b, v.RawString())
 		}
 		if b.full {
 			panic(errFull)
@@ -203,6 +244,9 @@ func pageText(b *capped, p pdf.Page, budget *int64) (err error) {
 	}
 	var args []pdf.Value
 	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
+		if clk.over() {
+			panic(errSlow)
+		}
 		args = args[:0]
 		for n := stk.Len(); n > 0; n-- {
 			args = append(args, pdf.Value{})
@@ -224,11 +268,7 @@ func pageText(b *capped, p pdf.Page, budget *int64) (err error) {
 				newline()
 			}
 		case "Tf":
-			if f := fonts[arg(0).Name()]; f != nil {
-				enc = f.Encoder()
-			} else {
-				enc = nil
-			}
+			enc = fonts[arg(0).Name()]
 		case "Tj":
 			show(arg(0))
 		case "'":
@@ -253,6 +293,46 @@ func pageText(b *capped, p pdf.Page, budget *int64) (err error) {
 	})
 	newline()
 	return nil
+}
+
+// decoder appends the text of a string shown in a font to a buffer.
+type decoder interface{ decode(b *capped, raw string) }
+
+// libDecoder decodes with one of the PDF library's encodings.
+type libDecoder struct{ enc pdf.TextEncoding }
+
+func (d libDecoder) decode(b *capped, raw string) { b.text(d.enc.Decode(raw)) }
+
+// fontDecoder returns the decoder of font f, named name on its page. A
+// font whose text the library would read from its ToUnicode table (no
+// encoding, or Identity-H) is read by parseCMap, at most maxCMapBytes,
+// charged to budget; the others use the library's fixed encodings.
+func fontDecoder(name string, f pdf.Font, budget *int64) (decoder, error) {
+	tu := f.V.Key("ToUnicode")
+	enc := f.V.Key("Encoding")
+	if enc.Kind() == pdf.Dict { // the library walks its Differences for every byte shown
+		if n := enc.Key("Differences").Len(); n > maxDifferences {
+			return nil, refusal{fmt.Sprintf("its font %s has an encoding with %d Differences entries, more than %d", name, n, maxDifferences)}
+		}
+	}
+	if tu.Kind() != pdf.Stream || !(enc.IsNull() || enc.Kind() == pdf.Name && enc.Name() == "Identity-H") {
+		return libDecoder{f.Encoder()}, nil
+	}
+	rc := tu.Reader()
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, min(maxCMapBytes, *budget)+1))
+	if err != nil {
+		return nil, fmt.Errorf("its font %s has a ToUnicode table that cannot be read: %v", name, err)
+	}
+	if int64(len(data)) > *budget {
+		return nil, refusal{fmt.Sprintf("its fonts' ToUnicode tables and content are larger than %d bytes in all", *budget)}
+	}
+	*budget -= int64(len(data))
+	m, err := parseCMap(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // docxText returns the text of the DOCX data: the body of
@@ -291,7 +371,12 @@ func docxText(data []byte, maxText int64) (string, error) {
 	b := capped{max: maxText}
 	w := wordText{b: &b}
 	dec := xml.NewDecoder(lr)
+	clk := newClock()
+	depth := 0
 	for !b.full {
+		if clk.over() {
+			return "", errSlow
+		}
 		tok, err := dec.Token()
 		if lr.N <= 0 {
 			return "", tooLarge
@@ -301,6 +386,14 @@ func docxText(data []byte, maxText int64) (string, error) {
 		}
 		if err != nil {
 			return "", fmt.Errorf("its word/document.xml is malformed: %v", err)
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > maxXMLDepth {
+				return "", fmt.Errorf("its word/document.xml nests elements deeper than %d levels", maxXMLDepth)
+			}
+		case xml.EndElement:
+			depth--
 		}
 		w.token(tok)
 	}

@@ -14,13 +14,23 @@ import (
 // flate the streams are compressed; with encrypt the trailer names an
 // encryption dictionary whose user password is not empty.
 func buildPDF(flate, encrypt bool, pages ...string) []byte {
-	var objs []string
-	kids := ""
-	first := 4 // 1 catalog, 2 pages, 3 font, then page and content pairs
-	for i, content := range pages {
-		page, stream := first+2*i, first+2*i+1
-		kids += fmt.Sprintf("%d 0 R ", page)
-		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", stream))
+	return buildPDFWith(pdfSpec{flate: flate, encrypt: encrypt}, pages...)
+}
+
+// pdfSpec says how buildPDFWith builds a PDF: compressed streams, an
+// encryption dictionary, and the ToUnicode CMap of its font (/F1 is then
+// a Type0 font encoded Identity-H; without one, Helvetica).
+type pdfSpec struct {
+	flate, encrypt bool
+	toUnicode      string
+	font           string // the font's dictionary, when set
+}
+
+// buildPDFWith returns a minimal PDF with one page per content stream in
+// pages, built as spec says.
+func buildPDFWith(spec pdfSpec, pages ...string) []byte {
+	flate, encrypt := spec.flate, spec.encrypt
+	stream := func(content string) string {
 		data, filter := content, ""
 		if flate {
 			var b bytes.Buffer
@@ -29,12 +39,29 @@ func buildPDF(flate, encrypt bool, pages ...string) []byte {
 			zw.Close()
 			data, filter = b.String(), " /Filter /FlateDecode"
 		}
-		objs = append(objs, fmt.Sprintf("<< /Length %d%s >>\nstream\n%s\nendstream", len(data), filter, data))
+		return fmt.Sprintf("<< /Length %d%s >>\nstream\n%s\nendstream", len(data), filter, data)
+	}
+	var objs []string
+	kids := ""
+	first := 4 // 1 catalog, 2 pages, 3 font, then page and content pairs
+	for i, content := range pages {
+		page, obj := first+2*i, first+2*i+1
+		kids += fmt.Sprintf("%d 0 R ", page)
+		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", obj))
+		objs = append(objs, stream(content))
+	}
+	font := "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+	if spec.font != "" {
+		font = spec.font
+	}
+	if spec.toUnicode != "" {
+		font = fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode %d 0 R >>", first+2*len(pages))
+		objs = append(objs, stream(spec.toUnicode))
 	}
 	objs = append([]string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, len(pages)),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		font,
 	}, objs...)
 	if encrypt {
 		objs = append(objs, fmt.Sprintf("<< /Filter /Standard /V 1 /R 2 /O <%064x> /U <%064x> /P -4 >>", 1, 0))

@@ -25,3 +25,20 @@ func FuzzDOCXText(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseCMap(f *testing.F) {
+	f.Add([]byte("1 begincodespacerange <0000> <FFFF> endcodespacerange 2 beginbfchar <0001> <0048> <0002> (i) endbfchar"), []byte("\x00\x01\x00\x02"))
+	f.Add([]byte("1 beginbfrange <10> <20> [<0041> <0042>] endbfrange 1 beginbfrange <0010> <00ff> <D83DDE00> endbfrange % note\n"), []byte("\x10\x11\x00\x20"))
+	f.Add([]byte("(a\\(b\\051) <0 1 f> [ /n 3 dict begin 10000000 beginbfchar"), []byte{0xff})
+	f.Fuzz(func(t *testing.T, table, raw []byte) {
+		m, err := parseCMap("F1", table)
+		if err != nil {
+			return
+		}
+		b := capped{max: 1 << 12}
+		m.decode(&b, string(raw))
+		if b.Len() > 1<<12 {
+			t.Errorf("decoded %d bytes past the cap", b.Len())
+		}
+	})
+}

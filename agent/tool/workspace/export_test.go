@@ -27,7 +27,13 @@ func (f *FS) List(name string, depth int) (string, error) { return f.listText(na
 
 // Builders of test documents.
 var (
-	BuildPDF      = buildPDF
+	BuildPDF     = buildPDF
+	BuildPDFDict = func(font string, pages ...string) []byte {
+		return buildPDFWith(pdfSpec{flate: true, font: font}, pages...)
+	}
+	BuildPDFFont = func(toUnicode string, pages ...string) []byte {
+		return buildPDFWith(pdfSpec{flate: true, toUnicode: toUnicode}, pages...)
+	}
 	BuildDOCX     = buildDOCX
 	BuildZip      = buildZip
 	BuildLyingZip = buildLyingZip
