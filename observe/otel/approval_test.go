@@ -69,7 +69,7 @@ func TestApprovalEvents(t *testing.T) {
 		}
 	}
 	denied := 0
-	for _, s := range named(spans, "turn @Boss") {
+	for _, s := range named(spans, "invoke_agent @Boss") {
 		for _, e := range s.Events() {
 			if e.Name == "approval denied" {
 				denied++

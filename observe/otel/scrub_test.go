@@ -30,7 +30,7 @@ func TestProviderKeyInNoSpan(t *testing.T) {
 	}
 	tm.stop()
 	spans := tel.ended()
-	if len(named(spans, "turn @Manager")) != 1 {
+	if len(named(spans, "invoke_agent @Manager")) != 1 {
 		t.Fatalf("no manager turn:\n%s", tree(spans))
 	}
 	for _, sp := range spans {
