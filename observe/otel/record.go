@@ -102,16 +102,17 @@ type pending struct {
 
 // turn is an open turn.
 type turn struct {
-	msgID   uuid.UUID
-	span    trace.Span
-	ctx     context.Context // carries span
-	start   time.Time
-	end     time.Time // the Processed record's time, once closing
-	closing bool
-	mark    time.Time // when the next model call can have started
-	agent   bool      // an invoke_agent span (an LLM agent's turn)
-	tools   map[string]trace.Span
-	results map[string]string // tool results waiting for their return (CaptureContent)
+	msgID    uuid.UUID
+	span     trace.Span
+	ctx      context.Context // carries span
+	start    time.Time
+	end      time.Time // the Processed record's time, once closing
+	closing  bool
+	mark     time.Time // when the next model call can have started
+	agent    bool      // an invoke_agent span (an LLM agent's turn)
+	provider string    // the provider the span names, once a model call named it
+	tools    map[string]trace.Span
+	results  map[string]string // tool results waiting for their return (CaptureContent)
 }
 
 // agentCall marks the turn as an agent's invocation when a model call
@@ -123,7 +124,10 @@ func (tu *turn) agentCall(mb *member, provider string) {
 		tu.span.SetName(invokeAgent + " " + mb.addr.Name())
 		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent)
 	}
-	tu.span.SetAttributes(semconv.GenAIProviderNameKey.String(provider))
+	if provider != tu.provider {
+		tu.provider = provider
+		tu.span.SetAttributes(semconv.GenAIProviderNameKey.String(provider))
+	}
 }
 
 // invokeAgent is the conventions' operation name of an agent's turn.
