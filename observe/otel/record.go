@@ -116,13 +116,15 @@ type turn struct {
 }
 
 // agentCall marks the turn as an agent's invocation when a model call
-// shows it is one (an actor kind other than BaseAgent that runs a model),
-// and names its provider, which the conventions require of it.
+// shows it is one (an actor kind other than BaseAgent that runs a model:
+// its span is renamed and given the agent's attributes, its kind stays
+// the one it was started with), and names its provider, which the
+// conventions require of it.
 func (tu *turn) agentCall(mb *member, provider string) {
 	if !tu.agent {
 		tu.agent = true
 		tu.span.SetName(invokeAgent + " " + mb.addr.Name())
-		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent)
+		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, mb.agentName(), mb.agentID(), mb.conversation())
 	}
 	if provider != tu.provider {
 		tu.provider = provider
