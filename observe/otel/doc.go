@@ -89,4 +89,8 @@
 // span is open only while its turn is, a sent message is remembered only
 // until its recipient receives it (at most 4,096 per recipient), and a
 // member's bookkeeping is freed at its Stop record, a team's at its stop.
+// With CaptureContent, the subscriber keeps a copy of each agent's model
+// history (as large as the one the agent's runner keeps, compacted and
+// cleared with it); a restore does not replay it, so after a restore a
+// model call's input holds only the messages since.
 package akotel

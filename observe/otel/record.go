@@ -102,28 +102,34 @@ type pending struct {
 
 // turn is an open turn.
 type turn struct {
-	msgID   uuid.UUID
-	span    trace.Span
-	ctx     context.Context // carries span
-	start   time.Time
-	end     time.Time // the Processed record's time, once closing
-	closing bool
-	mark    time.Time // when the next model call can have started
-	agent   bool      // an invoke_agent span (an LLM agent's turn)
-	tools   map[string]trace.Span
-	results map[string]string // tool results waiting for their return (CaptureContent)
+	msgID    uuid.UUID
+	span     trace.Span
+	ctx      context.Context // carries span
+	start    time.Time
+	end      time.Time // the Processed record's time, once closing
+	closing  bool
+	mark     time.Time // when the next model call can have started
+	agent    bool      // an invoke_agent span (an LLM agent's turn)
+	provider string    // the provider the span names, once a model call named it
+	tools    map[string]trace.Span
+	results  map[string]string // tool results waiting for their return (CaptureContent)
 }
 
 // agentCall marks the turn as an agent's invocation when a model call
-// shows it is one (an actor kind other than BaseAgent that runs a model),
-// and names its provider, which the conventions require of it.
+// shows it is one (an actor kind other than BaseAgent that runs a model:
+// its span is renamed and given the agent's attributes, its kind stays
+// the one it was started with), and names its provider, which the
+// conventions require of it.
 func (tu *turn) agentCall(mb *member, provider string) {
 	if !tu.agent {
 		tu.agent = true
 		tu.span.SetName(invokeAgent + " " + mb.addr.Name())
-		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent)
+		tu.span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, mb.agentName(), mb.agentID(), mb.conversation())
 	}
-	tu.span.SetAttributes(semconv.GenAIProviderNameKey.String(provider))
+	if provider != tu.provider {
+		tu.provider = provider
+		tu.span.SetAttributes(semconv.GenAIProviderNameKey.String(provider))
+	}
 }
 
 // invokeAgent is the conventions' operation name of an agent's turn.

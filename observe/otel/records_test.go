@@ -8,7 +8,9 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -218,5 +220,33 @@ func TestTeamsShareASubscriber(t *testing.T) {
 	tel.sub.SetRestoring(feeds[0].team, false)
 	if n, found := sum(tel.metrics(t), "akgentic.team.members"); !found || n != 0 {
 		t.Fatalf("a team seen again: live members %v (found %v), want 0", n, found)
+	}
+}
+
+// An actor of another kind than BaseAgent whose turn calls a model is an
+// agent too: its turn's span becomes an invoke_agent span, with the
+// agent's attributes and the provider of the call.
+func TestTurnCallingAModelIsAnAgentInvocation(t *testing.T) {
+	tel := newTelemetry(t, false)
+	f := newFeed()
+	a := f.member("@A", "Worker")
+	m := f.msg(nil, a, nil)
+	usage := &message.EventMessage{Base: f.base(a, 2), Event: llm.UsageEvent{
+		ModelName: "gpt-4.1", RequestModel: "gpt-4.1", ProviderName: "azure.ai.openai", InputTokens: 10, OutputTokens: 1, Requests: 1}}
+	for _, r := range []message.Message{f.received(a, m, 0), usage, f.processed(a, m, 3)} {
+		tel.sub.OnMessage(r)
+	}
+	tel.sub.OnStop(a.TeamID())
+	spans := tel.ended()
+	turns := named(spans, "invoke_agent @A")
+	if len(turns) != 1 || len(named(spans, "chat gpt-4.1")) != 1 {
+		t.Fatalf("spans:\n%s", tree(spans))
+	}
+	for _, want := range []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName("@A"),
+		semconv.GenAIAgentID(a.AgentID().String()), semconv.GenAIConversationID(a.TeamID().String()),
+		semconv.GenAIProviderNameKey.String("azure.ai.openai")} {
+		if got := attr(turns[0], string(want.Key)); got != want.Value {
+			t.Errorf("%s = %v, want %v", want.Key, got.Emit(), want.Value.Emit())
+		}
 	}
 }
