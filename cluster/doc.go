@@ -44,8 +44,9 @@
 // # Placement
 //
 // A new team (Client.Create) goes to the live worker serving its
-// template with the fewest teams, counted from the leases bucket, a tie
-// broken at random: the request goes to that worker's own subject,
+// template with the fewest teams running, as its presence says (a worker
+// stores its count there every beat and on every Create; Create reads the
+// presences alone), a tie broken at random: the request goes to that worker's own subject,
 // and to the queue group of every worker serving the template when that
 // worker does not answer (gone since it last renewed its presence).
 // Worker.Create runs the team on the worker it is called on.
@@ -134,8 +135,8 @@
 // The server bounds the atomic batches in flight (50 per stream by
 // default): past that many teams sending at once on a replicated stream, a
 // refused batch is sent again after a pause. Stopped teams' leases,
-// claims and records are kept, and each takeover scan reads the whole
-// leases bucket. The streams bound their consumers at 2^20 (the server's
+// claims and records are kept, and each takeover scan goes over every
+// lease of the worker's view of the bucket (kept by one watcher). The streams bound their consumers at 2^20 (the server's
 // default would be 1,000 per stream): one durable inbox consumer per team
 // while it is active. On a replicated cluster a lease is at least 10 s.
 package cluster
