@@ -323,7 +323,11 @@ func TestRecordSubscriber(t *testing.T) {
 		}
 	}
 	relayOnce(t, sys, team)
-	_ = team.Sync(ctx)
+	// The stop waits for every subscriber's goroutine: their fields are
+	// read after the last record (a relay's turn may still be ending now).
+	if err := team.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
 	got := plain.messages()
 	if len(rec.types) != len(got) {
 		t.Fatalf("record subscriber saw %d records, the message subscriber %d", len(rec.types), len(got))
