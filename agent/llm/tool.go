@@ -32,6 +32,12 @@ type Tool struct {
 	// [*RetryError]) for a mistake the model can fix; any other error
 	// aborts the run.
 	Call func(ctx context.Context, args json.RawMessage) (any, error)
+	// ReadOnly and Destructive are what the tool's author says of it (an
+	// MCP tool's annotations; hints, not guarantees): it changes nothing
+	// (ReadOnly), or it may delete or overwrite what it touches
+	// (Destructive), a call a person may want to approve first. Neither is
+	// set when nothing is known.
+	ReadOnly, Destructive bool
 }
 
 // RetryError is a tool failure the model can fix: its text goes back to

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/tool"
@@ -39,8 +43,8 @@ type Card struct {
 // Exactly one of Command and URL is set.
 type Server struct {
 	// Name names the server in tool names (its tools are offered as
-	// "<name>_<tool>"), errors and warnings: 1 to 32 of A-Z, a-z, 0-9 and
-	// '-', unique within the card.
+	// "<name>_<tool>"), errors and warnings: 1 to 32 of A-Z, a-z, 0-9,
+	// '_' and '-', unique within the card.
 	Name string `json:"name"`
 	// Command is the program and its arguments, e.g. ["npx", "-y",
 	// "@modelcontextprotocol/server-filesystem", "/data"].
@@ -75,6 +79,11 @@ type Server struct {
 	// 64 KiB. A longer one is cut (at a character boundary) and ends with
 	// a line "[truncated at N bytes]".
 	MaxResultBytes int `json:"max_result_bytes,omitempty"`
+	// NoInstructions leaves out of the agent's system prompt the
+	// instructions the server gives when connecting (how to use its
+	// tools), which are otherwise added to it: set it for a server whose
+	// text the agent should not take as its own instructions.
+	NoInstructions bool `json:"no_instructions,omitempty"`
 }
 
 var _ tool.Card = (*Card)(nil)
@@ -83,7 +92,7 @@ var _ tool.Card = (*Card)(nil)
 func (c *Card) Kind() string { return kind }
 
 // serverName is what a Server.Name may be.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
+var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // validate checks the card's configuration, naming what is wrong.
 func (c *Card) validate() error {
@@ -105,7 +114,7 @@ func (c *Card) validate() error {
 
 func (s *Server) validate() error {
 	if !serverName.MatchString(s.Name) {
-		return fmt.Errorf("name %q must be 1 to 32 of A-Z, a-z, 0-9 and '-'", s.Name)
+		return fmt.Errorf("name %q must be 1 to 32 of A-Z, a-z, 0-9, '_' and '-'", s.Name)
 	}
 	switch {
 	case len(s.Command) > 0 && s.URL != "":
@@ -145,10 +154,12 @@ func (s *Server) validate() error {
 	return nil
 }
 
-// Attach validates the card, connects to every server, lists its tools and
-// returns them as model tools; Close ends the connections (and the child
-// processes). A server that cannot be reached or listed, or an Allow name
-// it does not offer, is an error naming it. The tools may run concurrently.
+// Attach validates the card, connects to every server (all at once),
+// lists its tools and returns them as model tools, and the servers'
+// instructions as system prompt sections; Close ends the connections
+// (and the child processes). A server that cannot be reached or listed,
+// or an Allow name it does not offer, is an error naming it. The tools
+// may run concurrently.
 func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, error) {
 	if err := c.validate(); err != nil {
 		return tool.Capabilities{}, err
@@ -157,51 +168,75 @@ func (c *Card) Attach(ctx context.Context, o *tool.Owner) (tool.Capabilities, er
 	if o != nil && o.Agent != nil {
 		report = o.Agent.Report
 	}
-	var (
-		conns []*conn
-		out   tool.Capabilities
-	)
+	type listed struct {
+		tools    []*llm.Tool
+		mcpNames []string
+		err      error
+	}
+	conns := make([]*conn, len(c.Servers))
+	lists := make([]listed, len(c.Servers))
+	var wg sync.WaitGroup
+	for i, s := range c.Servers {
+		conns[i] = newConn(s, report)
+		wg.Go(func() {
+			l := &lists[i]
+			l.tools, l.mcpNames, l.err = conns[i].tools(ctx)
+		})
+	}
+	wg.Wait()
 	closeAll := func() error {
-		var errs []error
-		for _, cn := range conns {
-			errs = append(errs, cn.close())
+		errs := make([]error, len(conns))
+		var wg sync.WaitGroup
+		for i, cn := range conns {
+			wg.Go(func() { errs[i] = cn.close() })
 		}
+		wg.Wait()
 		return errors.Join(errs...)
 	}
+	var out tool.Capabilities
 	names := map[string]string{} // model tool name -> "server/tool"
-	for _, s := range c.Servers {
-		cn := newConn(s, report)
-		conns = append(conns, cn)
-		ts, mcpNames, err := cn.tools(ctx)
-		if err != nil {
+	for i, s := range c.Servers {
+		l := lists[i]
+		if l.err != nil {
 			_ = closeAll()
-			return tool.Capabilities{}, err
+			return tool.Capabilities{}, l.err
 		}
-		for i, t := range ts {
+		for j, t := range l.tools {
 			if prev, dup := names[t.Name]; dup {
 				_ = closeAll()
 				return tool.Capabilities{}, fmt.Errorf("mcp: tools %s and %s/%s are both offered as %s (deny one, or rename a server)",
-					prev, s.Name, mcpNames[i], t.Name)
+					prev, s.Name, l.mcpNames[j], t.Name)
 			}
-			names[t.Name] = s.Name + "/" + mcpNames[i]
+			names[t.Name] = s.Name + "/" + l.mcpNames[j]
 		}
-		out.Tools = append(out.Tools, ts...)
+		out.Tools = append(out.Tools, l.tools...)
+		if p := conns[i].instructions(); p != "" && !s.NoInstructions {
+			out.SystemPrompts = append(out.SystemPrompts, func(context.Context) string { return p })
+		}
 	}
 	out.Close = closeAll
 	return out, nil
 }
 
 // modelTool turns one MCP tool of server cn into a model tool.
-func (cn *conn) modelTool(name, description string, inputSchema any) (*llm.Tool, error) {
-	sch, err := toolSchema(inputSchema)
+func (cn *conn) modelTool(mt *sdk.Tool) (*llm.Tool, error) {
+	name := mt.Name
+	sch, err := toolSchema(mt.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %s: tool %s: %w", cn.cfg.Name, name, err)
 	}
 	t := &llm.Tool{
 		Name:          modelName(cn.cfg.Name, name),
-		Description:   description,
+		Description:   cmp.Or(mt.Description, mt.Title),
 		RawParameters: sch.wire,
 		Strict:        sch.strict,
+	}
+	// The spec's defaults: a tool is not read-only, and one that is not
+	// read-only may be destructive unless it says it is not.
+	if a := mt.Annotations; a != nil && a.ReadOnlyHint {
+		t.ReadOnly = true
+	} else {
+		t.Destructive = a == nil || a.DestructiveHint == nil || *a.DestructiveHint
 	}
 	t.Call = func(ctx context.Context, args json.RawMessage) (any, error) {
 		args, err := sch.arguments(args)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -296,8 +297,8 @@ func TestBadConfig(t *testing.T) {
 		want    string
 	}{
 		{nil, "mcp: no servers configured (servers is empty)"},
-		{with(func(s *mcp.Server) { s.Name = "" }), `mcp: servers[0] (""): name "" must be 1 to 32 of A-Z, a-z, 0-9 and '-'`},
-		{with(func(s *mcp.Server) { s.Name = "my_server" }), `name "my_server" must be`},
+		{with(func(s *mcp.Server) { s.Name = "" }), `mcp: servers[0] (""): name "" must be 1 to 32 of A-Z, a-z, 0-9, '_' and '-'`},
+		{with(func(s *mcp.Server) { s.Name = "my.server" }), `name "my.server" must be`},
 		{with(func(s *mcp.Server) { s.URL = "" }), `mcp: servers[0] ("s"): neither command nor url is set`},
 		{with(func(s *mcp.Server) { s.Command = []string{"srv"} }), "command and url are both set"},
 		{with(func(s *mcp.Server) { s.URL, s.Command = "", []string{" "} }), "command: the program (its first element) is empty"},
@@ -482,5 +483,71 @@ func TestHeadersNotSentAcrossRedirect(t *testing.T) {
 	}
 	if len(seen["b"]) == 0 || slices.ContainsFunc(seen["b"], func(h string) bool { return h != "" }) {
 		t.Errorf("the server redirected to got Authorization %q, want none", seen["b"])
+	}
+}
+
+// The servers of a card are connected all at once: each of three HTTP
+// servers holds its first request until all three have one, which only
+// a card that connects them together gets past.
+func TestServersConnectTogether(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	ctx := actortest.Context(t)
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	var servers []mcp.Server
+	for i := range n {
+		ms := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "1"}, nil)
+		ms.AddTool(&sdk.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil })
+		h := streamable(t, ms)
+		var first sync.Once
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			first.Do(func() {
+				arrived.Done()
+				select {
+				case <-all:
+				case <-ctx.Done():
+				}
+			})
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		servers = append(servers, mcp.Server{Name: fmt.Sprintf("s_%d", i), URL: srv.URL})
+	}
+	tools, _, _ := attach(t, &mcp.Card{Servers: servers})
+	if len(tools) != n || tools["s_2_t"] == nil {
+		t.Fatalf("tools %v", tools)
+	}
+}
+
+// A server's instructions are a section of the agent's system prompt,
+// unless NoInstructions; a server without any adds none.
+func TestInstructions(t *testing.T) {
+	t.Parallel()
+	serve := func(instructions string) mcp.Server {
+		ms := sdk.NewServer(&sdk.Implementation{Name: "i", Version: "1"}, &sdk.ServerOptions{Instructions: instructions})
+		ms.AddTool(&sdk.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil })
+		srv := httptest.NewServer(streamable(t, ms))
+		t.Cleanup(srv.Close)
+		return mcp.Server{URL: srv.URL}
+	}
+	a, b, c := serve("  Call t first.\n"), serve("Never shown."), serve("")
+	a.Name, b.Name, c.Name = "a", "b", "c"
+	b.NoInstructions = true
+	caps, err := (&mcp.Card{Servers: []mcp.Server{a, b, c}}).Attach(actortest.Context(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caps.Close()
+	var got []string
+	for _, p := range caps.SystemPrompts {
+		got = append(got, p(actortest.Context(t)))
+	}
+	if want := []string{"Instructions of the MCP server a (its tools are named a_<tool>):\nCall t first."}; !slices.Equal(got, want) {
+		t.Fatalf("system prompt sections %q, want %q", got, want)
 	}
 }

@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,13 +50,18 @@ type conn struct {
 
 	mu      sync.Mutex
 	session *session // nil: not connected
+	instr   string   // the instructions of the first session
 	closed  bool
 	closing sync.WaitGroup // dropped sessions being closed; close waits
 }
 
 func newConn(s Server, report func(error)) *conn {
+	// No capabilities: the card has no roots to list (and a server's
+	// request for them could not reach it over HTTP, where it opens no
+	// stream for the server's requests), no sampling, no elicitation.
 	cn := &conn{cfg: s, report: report,
-		client: sdk.NewClient(&sdk.Implementation{Name: "akgentic-go", Version: "1"}, nil)}
+		client: sdk.NewClient(&sdk.Implementation{Name: "akgentic-go", Version: "1"},
+			&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})}
 	if s.URL != "" {
 		cn.http = http.DefaultTransport.(*http.Transport).Clone()
 	}
@@ -71,7 +78,8 @@ func (cn *conn) timeout() time.Duration {
 // transport returns a new transport to the server for s: a child process
 // for a command (not bound to any context: it lives as long as the
 // session; its stderr's tail kept in s), streamable HTTP for a URL. The
-// ${NAME} references of Env and Headers are expanded now.
+// ${NAME} references of Env and Headers are expanded now. What the server
+// sends passes s.listing (see taskTools).
 func (cn *conn) transport(s *session) (sdk.Transport, error) {
 	if len(cn.cfg.Command) > 0 {
 		env, err := childEnv(cn.cfg.Env)
@@ -82,9 +90,9 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 		cmd.Env = env
 		s.stderr = &tail{}
 		cmd.Stderr = s.stderr
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, nil
+		return &command{cmd: cmd, tap: s.listing.line}, nil
 	}
-	var rt http.RoundTripper = cn.http
+	rt := &roundTripper{base: cn.http, tap: s.listing.line}
 	if len(cn.cfg.Headers) > 0 {
 		h := make(map[string]string, len(cn.cfg.Headers))
 		for k, v := range cn.cfg.Headers {
@@ -99,7 +107,7 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("url: %w", err)
 		}
-		rt = headers{base: cn.http, origin: origin(u), h: h}
+		rt.origin, rt.h = origin(u), h
 	}
 	// No standalone SSE stream (the card listens to nothing the server
 	// sends unasked) and no resumption of a broken stream: a broken call
@@ -187,26 +195,76 @@ func expand(s string) (string, error) {
 	}
 }
 
-// headers adds fixed headers to the requests to origin, the configured
-// URL's: not to another host a redirect leads to (http.Client hands each
-// hop to the RoundTripper), which must not get a token meant for the
-// server.
-type headers struct {
+// roundTripper carries a session's HTTP requests. It adds the fixed
+// headers h to the requests to origin, the configured URL's: not to
+// another host a redirect leads to (http.Client hands each hop to the
+// RoundTripper), which must not get a token meant for the server. It
+// passes the lines of every answer to tap, and turns the way a server
+// says it lost the session into a [lostSession] error.
+type roundTripper struct {
 	base   http.RoundTripper
 	origin string
 	h      map[string]string
+	tap    func([]byte)
 }
 
-func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	if origin(r.URL) != t.origin {
-		return t.base.RoundTrip(r)
+// maxErrorBody bounds how much of an HTTP error answer is read for its
+// message.
+const maxErrorBody = 64 << 10
+
+func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.h) > 0 && origin(r.URL) == t.origin {
+		r = r.Clone(r.Context())
+		for k, v := range t.h {
+			r.Header.Set(k, v)
+		}
 	}
-	r = r.Clone(r.Context())
-	for k, v := range t.h {
-		r.Header.Set(k, v)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
 	}
-	return t.base.RoundTrip(r)
+	// A server that restarted no longer knows the session: the protocol
+	// says 404, the reference server answers 400 "Bad Request: No valid
+	// session ID provided". Either way the message ran nothing. (Its
+	// answer to the DELETE that ends the session is no error.)
+	if resp.StatusCode == http.StatusBadRequest && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		msg := errorMessage(body, resp.Status)
+		if strings.Contains(strings.ToLower(msg), "session") {
+			return nil, &lostSession{msg: msg}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	if resp.StatusCode/100 == 2 {
+		resp.Body = &tapReader{r: resp.Body, tap: t.tap}
+	}
+	return resp, nil
 }
+
+// errorMessage is the message of a JSON-RPC error answer, else the body's
+// text, else status.
+func errorMessage(body []byte, status string) string {
+	var m struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &m) == nil && m.Error.Message != "" {
+		return m.Error.Message
+	}
+	if t := strings.Join(strings.Fields(string(body)), " "); t != "" {
+		return t
+	}
+	return status
+}
+
+// lostSession is an HTTP server's answer that it does not know the
+// session (it restarted): the request ran nothing.
+type lostSession struct{ msg string }
+
+func (e *lostSession) Error() string { return "the server lost the session: " + e.msg }
 
 // origin is u's scheme, host (lower case) and port (the scheme's default
 // when absent).
@@ -220,8 +278,22 @@ func origin(u *url.URL) string {
 
 // session is one connection to the server.
 type session struct {
-	cs     *sdk.ClientSession
-	stderr *tail // a stdio server's; nil for HTTP
+	cs      *sdk.ClientSession
+	stderr  *tail         // a stdio server's; nil for HTTP
+	listing taskTools     // the tools only callable as tasks
+	ended   chan struct{} // closed when the SDK has seen the session end
+}
+
+// dead reports whether the session is known to have ended (a stdio
+// server exited, an HTTP server dropped the session): a call on it would
+// fail without reaching the server.
+func (s *session) dead() bool {
+	select {
+	case <-s.ended:
+		return true
+	default:
+		return false
+	}
 }
 
 // explain adds to err what a stdio server last wrote on its stderr.
@@ -269,12 +341,20 @@ func (cn *conn) get(ctx context.Context) (*session, error) {
 	if cn.closed {
 		return nil, errors.New("the card is closed (its agent stopped)")
 	}
-	if cn.session != nil {
-		return cn.session, nil
+	if s := cn.session; s != nil {
+		if !s.dead() {
+			return s, nil
+		}
+		cn.session = nil // died between calls: connect again now
+		cn.closing.Add(1)
+		go func() {
+			defer cn.closing.Done()
+			_ = s.cs.Close()
+		}()
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(connectWait, cn.timeout()))
 	defer cancel()
-	s := &session{}
+	s := &session{ended: make(chan struct{})}
 	t, err := cn.transport(s)
 	if err != nil {
 		return nil, err
@@ -284,6 +364,15 @@ func (cn *conn) get(ctx context.Context) (*session, error) {
 		return nil, s.explain(fmt.Errorf("connect: %w", err))
 	}
 	s.cs = cs
+	if r := cs.InitializeResult(); r != nil && cn.instr == "" {
+		cn.instr = strings.TrimSpace(r.Instructions)
+	}
+	cn.closing.Add(1)
+	go func() { // ends when the session does: at the latest when closed
+		defer cn.closing.Done()
+		_ = cs.Wait()
+		close(s.ended)
+	}()
 	cn.session = s
 	return s, nil
 }
@@ -322,8 +411,13 @@ func (cn *conn) close() error {
 	cn.mu.Unlock()
 	var err error
 	if s != nil {
-		if err = s.cs.Close(); err != nil {
+		// Closing a session that had already ended (the server died)
+		// only fails for that.
+		ended := s.dead()
+		if err = s.cs.Close(); err != nil && !ended {
 			err = fmt.Errorf("mcp: server %s: close: %w", cn.cfg.Name, err)
+		} else {
+			err = nil
 		}
 	}
 	cn.closing.Wait()
@@ -331,6 +425,22 @@ func (cn *conn) close() error {
 		cn.http.CloseIdleConnections()
 	}
 	return err
+}
+
+// maxInstructions bounds a server's instructions in the system prompt.
+const maxInstructions = 8 << 10
+
+// instructions is the section of the agent's system prompt that holds
+// the instructions the server gave when connecting ("" when it gave
+// none), cut to maxInstructions.
+func (cn *conn) instructions() string {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.instr == "" {
+		return ""
+	}
+	return fmt.Sprintf("Instructions of the MCP server %s (its tools are named %s_<tool>):\n%s",
+		cn.cfg.Name, cn.cfg.Name, truncate(cn.instr, maxInstructions))
 }
 
 // tools connects, lists the server's tools (every page) and returns those
@@ -347,28 +457,31 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, cn.timeout())
 	defer cancel()
 	var (
-		out          []*llm.Tool
-		names, offer []string
+		out                    []*llm.Tool
+		names, offer, taskOnly []string
 	)
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
 			return fail(s.explain(fmt.Errorf("list tools: %w", err)))
 		}
+		if s.listing.required(t.Name) {
+			taskOnly = append(taskOnly, t.Name)
+			continue
+		}
 		offer = append(offer, t.Name)
 		if (len(cn.cfg.Allow) > 0 && !slices.Contains(cn.cfg.Allow, t.Name)) || slices.Contains(cn.cfg.Deny, t.Name) {
 			continue
 		}
-		description := t.Description
-		if description == "" {
-			description = t.Title
-		}
-		mt, err := cn.modelTool(t.Name, description, t.InputSchema)
+		mt, err := cn.modelTool(t)
 		if err != nil {
 			return nil, nil, err
 		}
 		out, names = append(out, mt), append(names, t.Name)
 	}
 	for _, name := range cn.cfg.Allow {
+		if slices.Contains(taskOnly, name) {
+			return fail(fmt.Errorf("allow names tool %q, which the server runs only as a task (execution.taskSupport required), which the card does not support", name))
+		}
 		if !slices.Contains(offer, name) {
 			return fail(fmt.Errorf("allow names tool %q, which the server does not offer (it offers: %s)",
 				name, strings.Join(offer, ", ")))
@@ -383,12 +496,13 @@ func (cn *conn) tools(ctx context.Context) ([]*llm.Tool, []string, error) {
 // error too, and a warning record, and its connection is dropped: the
 // next call connects again. The end of the run's ctx is returned as is.
 //
-// An HTTP server that no longer knows the session (it restarted: 404) ran
-// nothing: the call is made once more on a new session, unseen by the
-// model.
+// A call that never reached the server (the session had ended: a stdio
+// server died between calls; an HTTP server that restarted no longer
+// knows the session and says so, with 404 or 400) ran nothing: it is made
+// once more on a new session, unseen by the model.
 func (cn *conn) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
 	res, s, timedOut, err := cn.callOnce(ctx, name, args)
-	if err != nil && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
+	if err != nil && s != nil && unsent(err) && ctx.Err() == nil {
 		cn.drop(s)
 		res, s, timedOut, err = cn.callOnce(ctx, name, args)
 	}

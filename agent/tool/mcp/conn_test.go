@@ -1,12 +1,21 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
 // ${NAME} in Env and Headers values.
@@ -130,11 +139,154 @@ func TestChildEnvNeverInheritsAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := tr.(*sdk.CommandTransport).Command
+	cmd := tr.(*command).cmd
 	out, err := cmd.Output()
 	if err != nil || strings.Contains(string(out), "sk-secret") || len(out) != 0 {
 		// Not printed: it may hold the test process's secrets.
 		t.Fatalf("the child saw an environment of %d bytes (MCP_TEST_KEY in it: %v; %v), want an empty one",
 			len(out), strings.Contains(string(out), "sk-secret"), err)
+	}
+}
+
+// An HTTP 400 on a session is a lost session when its message says so
+// (as the reference server's "No valid session ID provided"), with the
+// message kept; any other 400 reaches the SDK as it came.
+func TestLostSessionAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":%q},"id":1}`, r.URL.Query().Get("m"))
+	}))
+	defer srv.Close()
+	rt := &roundTripper{base: http.DefaultTransport}
+	send := func(msg string, session bool) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"?m="+url.QueryEscape(msg), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if session {
+			req.Header.Set("Mcp-Session-Id", "s1")
+		}
+		return rt.RoundTrip(req)
+	}
+	_, err := send("Bad Request: No valid session ID provided", true)
+	var ls *lostSession
+	if !errors.As(err, &ls) || err.Error() != "the server lost the session: Bad Request: No valid session ID provided" || !unsent(err) {
+		t.Errorf("a lost session: %v", err)
+	}
+	for _, tc := range []struct {
+		msg     string
+		session bool
+	}{{"Bad Request: invalid params", true}, {"Bad Request: No valid session ID provided", false}} {
+		resp, err := send(tc.msg, tc.session)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.msg) {
+			t.Errorf("%+v: %d %q, want the answer as it came", tc, resp.StatusCode, body)
+		}
+	}
+}
+
+// The tools a server lists as callable only as tasks are found in its
+// raw answers, whether a JSON-RPC line (stdio) or an SSE data line.
+func TestTaskTools(t *testing.T) {
+	var tt taskTools
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b","execution":{"taskSupport":"optional"}},{"name":"c"}]}}`,
+		`data: {"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"d","execution":{"taskSupport":"required"}}]}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"\"taskSupport\": \"required\""}]}}`,
+		`not json "taskSupport"`,
+	} {
+		tt.line([]byte(line))
+	}
+	for name, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true} {
+		if tt.required(name) != want {
+			t.Errorf("%s: required %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// A tapReader passes on exactly what it reads, and each line of it (the
+// last one at the end) to its tap, however the reads split it; the server
+// lines taskTools parses never panic it.
+func FuzzTapReader(f *testing.F) {
+	f.Add([]byte("a\nb\n\nc"), uint8(1))
+	f.Add([]byte(`{"result":{"tools":[{"name":"x","execution":{"taskSupport":"required"}}]}}`+"\n"), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		var lines [][]byte
+		var tt taskTools
+		r := &tapReader{r: io.NopCloser(chunked(data, int(chunk)%16+1)), tap: func(b []byte) {
+			lines = append(lines, append([]byte(nil), b...))
+			tt.line(b)
+		}}
+		got, err := io.ReadAll(r)
+		if err != nil || string(got) != string(data) {
+			t.Fatalf("read %q %v, want %q", got, err, data)
+		}
+		var want [][]byte
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" {
+				want = append(want, []byte(l))
+			}
+		}
+		if fmt.Sprintf("%q", lines) != fmt.Sprintf("%q", want) {
+			t.Fatalf("lines %q, want %q", lines, want)
+		}
+	})
+}
+
+// chunked reads data n bytes at a time.
+func chunked(data []byte, n int) io.Reader {
+	return &chunks{data: data, n: n}
+}
+
+type chunks struct {
+	data []byte
+	n    int
+}
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(c.n, len(p), len(c.data))
+	copy(p, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
+
+// A call made on a session the SDK has seen end (the server ended it)
+// never left: unsent. (A call cut in flight is not: the tests of a server
+// killed during a call pin that down.)
+func TestUnsentAfterTheEnd(t *testing.T) {
+	ctx := actortest.Context(t)
+	ms := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	ms.AddTool(&sdk.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := ms.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ss.Close()
+	_ = cs.Wait() // the SDK has seen the end
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)})
+	if err == nil || !unsent(err) {
+		t.Errorf("a call after the end: %v, want it unsent", err)
+	}
+	if unsent(errors.New("calling \"tools/call\": server is closing: EOF")) {
+		t.Error("a call cut in flight is taken for unsent")
 	}
 }

@@ -9,16 +9,28 @@
 // Headers; "${NAME}" in their values is read from the agent's environment
 // when connecting, so that the config, which the team's log keeps, need
 // not hold a secret; Headers go only to the URL's scheme, host and port,
-// not to another host a redirect leads to). When the agent starts, the card connects to each
-// server, lists
-// its tools and offers the model those its Allow and Deny lists let
-// through; a server that cannot be reached is a start error naming it.
-// The list is taken once: tools a server adds later are not offered until
-// the agent starts again. A child's stderr is not logged; its last 1 KiB
-// is quoted in the errors about that child (a server that exits at once
-// says why). When the agent stops, the connections are closed: a child's
-// stdin is closed, it is sent SIGTERM after 2 s and SIGKILL 2 s later,
-// and it is reaped.
+// not to another host a redirect leads to). When the agent starts, the
+// card connects to all its servers at once, lists their tools and offers
+// the model those their Allow and Deny lists let through; a server that
+// cannot be reached is a start error naming it. A tool the server runs
+// only as a task (execution.taskSupport "required") is not offered: the
+// card does not speak tasks, and the server refuses any other call of
+// it. The list is taken once: tools a server adds later are not offered
+// until the agent starts again. The card advertises no client
+// capabilities (no roots, sampling or elicitation), so a server asks it
+// nothing. A child's stderr is not logged; its last 1 KiB is quoted in
+// the errors about that child (a server that exits at once says why).
+// When the agent stops, the connections are closed, all at once: a
+// child's stdin is closed, it is sent SIGTERM after 2 s and SIGKILL 2 s
+// later, and it is reaped; a child that ends by that SIGTERM (a Node
+// server outlives its closed stdin) is no error.
+//
+// The instructions a server gives when connecting (how to use its tools)
+// are a section of the agent's system prompt, cut to 8 KiB, unless
+// Server.NoInstructions. A tool's annotations set the model tool's
+// llm.Tool.ReadOnly (readOnlyHint) and llm.Tool.Destructive (not
+// read-only, and destructiveHint not false: the spec's default): hints a
+// rule can use to have a person approve a destructive tool's calls.
 //
 // # Tool names
 //
@@ -67,22 +79,29 @@
 // A result's text items are joined one per line; images, audio and binary
 // resources are described ("[image image/png, 1234 bytes]": the chat API's
 // tool message is text only); an embedded text resource comes as a
-// "[resource uri]" line and its text; structured content follows as JSON
-// unless a text item already holds it. The text is cut at
-// Server.MaxResultBytes (64 KiB by default), ending then with a line
-// "[truncated at N bytes]". A result the server flags as an
-// error (isError) reaches the model as a retry error (llm.Retry) carrying
-// that text, as does a JSON-RPC error answer (an unknown tool, invalid
-// parameters).
+// "[resource uri]" line and its text. Structured content follows as JSON
+// only when it adds to that: not when a text item holds the same value,
+// nor when all it holds is the content again (server-filesystem sends
+// every file as text and as {"content": text}); in that JSON a copy of a
+// long text item is "[the text above]" and binary data is described,
+// never inlined. The text is cut at Server.MaxResultBytes (64 KiB by
+// default), ending then with a line "[truncated at N bytes]". A result the
+// server flags as an error (isError) reaches the model as a retry error
+// (llm.Retry) carrying that text, as does a JSON-RPC error answer (an
+// unknown tool, invalid parameters).
 //
 // A server that fails to answer (its process died, the connection broke,
 // the call outlasted Server.Timeout, 60 s by default) gives the model a
 // retry error saying so, and the agent a warning record
 // (a WarningMessage on the team's ledger, through tool.AgentContext's
 // Report); the connection is dropped and the next call connects again (a
-// new child process for a command). An HTTP server that no longer knows
-// the session (it restarted) ran nothing: the call is made again at once
-// on a new session, without the model or a warning. Retry errors count
+// new child process for a command). A call that never reached the server
+// ran nothing and is made again at once on a new session, without the
+// model or a warning: a stdio server that died between calls (the card
+// saw its end, or writing to it failed), an HTTP server that no longer
+// knows the session (it restarted: 404 as the protocol says, or 400 with
+// a message about the session, as the reference server answers; the
+// message is kept in the error if the new session fails too). Retry errors count
 // against the run's
 // retry budget per tool (llm.RuntimeConfig.Retries): a tool that keeps
 // failing ends the run. The end of the run's own context (the agent

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(serverEnv) == "relay" {
+		os.Exit(relay())
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -8,6 +9,7 @@ import (
 
 // What each kind of content becomes in the model's tool message.
 func TestRender(t *testing.T) {
+	long := strings.Repeat("a line of a file\n", 10)
 	for _, tc := range []struct {
 		name string
 		r    *sdk.CallToolResult
@@ -30,6 +32,22 @@ func TestRender(t *testing.T) {
 		{"structured content alone", &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: "done"}},
 			StructuredContent: map[string]any{"n": 3}}, "done\n{\"n\":3}"},
+		{"structured content that is the text again", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: long}},
+			StructuredContent: map[string]any{"content": long}}, long},
+		{"structured content that is the image again", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: []byte("PNG!")}},
+			StructuredContent: map[string]any{"content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": "UE5HIQ=="}}}},
+			"[image image/png, 4 bytes]"},
+		{"structured content that adds to a long text", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: long}},
+			StructuredContent: map[string]any{"content": long, "lines": 1}},
+			long + "\n" + `{"content":"[the text above]","lines":1}`},
+		{"structured binary the content did not carry", &sdk.CallToolResult{
+			Content: []sdk.Content{&sdk.TextContent{Text: "a file"}},
+			StructuredContent: map[string]any{"file": map[string]any{"type": "resource",
+				"resource": map[string]any{"uri": "file:///x", "mimeType": "application/zip", "blob": "UE5HIQ=="}}}},
+			"a file\n" + `{"file":"[resource application/zip, 4 bytes]"}`},
 	} {
 		if got := render(tc.r); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

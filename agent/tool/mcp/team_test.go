@@ -1,6 +1,10 @@
 package mcp_test
 
 import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,4 +135,83 @@ func toolMessages(r *llmtest.Request) map[string]string {
 		}
 	}
 	return out
+}
+
+// A team's agent with the card on three reference servers (the
+// everything server over stdio and over HTTP, server-filesystem over
+// stdio): the servers' instructions are in its system prompt, a file
+// reaches the model once, an image as its description; stopping the
+// team stops the Node servers without a warning.
+func TestAgentUsesReferenceServers(t *testing.T) {
+	t.Parallel()
+	r := referenceServers(t)
+	root := t.TempDir()
+	file := strings.Repeat("a line of the notes\n", 2000) // 40 KB
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := r.everythingStdio(t, "ev")
+	web := r.everythingHTTP(t).server("web")
+	fs := r.filesystemStdio("fs", root)
+
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.Model("@Assistant").Enqueue(
+		llmtest.ToolCalls(
+			llmtest.Call("c1", "fs_read_text_file", fmt.Sprintf(`{"path": %q, "head": null, "tail": null}`, filepath.Join(root, "notes.txt"))),
+			llmtest.Call("c2", "ev_get-tiny-image", `{}`),
+			llmtest.Call("c3", "web_echo", `{"message": "hi"}`)),
+		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"done"}]}`),
+	)
+	rec := actortest.NewRecorder()
+	sys, team, logs := actortest.NewTeam(t, orchestrator.WithSubscribers(rec))
+	ctx := actortest.Context(t)
+	answers := make(chan *agent.AgentMessage, 1)
+	human, err := team.Spawn(ctx, &agent.HumanProxy{Deliver: func(m *agent.AgentMessage) { answers <- m }},
+		&actor.Config{Name: "@Human", Role: "Human"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.NewConfig("@Assistant", "Assistant")
+	cfg.Model = srv.ModelConfig("gpt-4.1")
+	cfg.Tools = tool.Cards{&mcp.Card{Servers: []mcp.Server{ev, web, fs}}}
+	assistant, err := team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: srv.HTTPClient()}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Say(ctx, human, assistant, agent.NewRequest("Read the notes.")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-answers:
+		if m.Content != "done" {
+			t.Fatalf("answer %q", m.Content)
+		}
+	case <-ctx.Done():
+		t.Fatalf("no answer; model failures %v", srv.Failures())
+	}
+	reqs := srv.RequestsFor("@Assistant")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	system := strings.Join(reqs[0].SystemTexts(), "\n")
+	for _, name := range []string{"ev", "web"} {
+		if !strings.Contains(system, "Instructions of the MCP server "+name+" (its tools are named "+name+"_<tool>):\n# Everything Server") {
+			t.Errorf("the system prompt has no instructions of %s", name)
+		}
+	}
+	results := toolMessages(reqs[1])
+	if results["c1"] != file {
+		t.Errorf("the file reached the model as %d bytes, want its %d", len(results["c1"]), len(file))
+	}
+	if c2 := results["c2"]; !strings.Contains(c2, "[image image/png, ") || len(c2) > 200 {
+		t.Errorf("the image reached the model as %.200q (%d bytes)", c2, len(c2))
+	}
+	if results["c3"] != "Echo: hi" {
+		t.Errorf("echo: %q", results["c3"])
+	}
+	actortest.Shutdown(t, sys)
+	if n := logs.Count(slog.LevelWarn, "releasing tool cards failed"); n != 0 {
+		t.Errorf("stopping the team: %s", logs.Text())
+	}
 }

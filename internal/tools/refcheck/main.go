@@ -90,7 +90,7 @@ func listFiles(paths []string) ([]string, error) {
 		}
 		name := string(f)
 		switch filepath.Base(name) {
-		case "go.sum":
+		case "go.sum", "package-lock.json":
 			continue // checksums, not prose
 		}
 		files = append(files, name)
