@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/akgentic/akgentic-go/internal/scrub"
 	"github.com/google/uuid"
 )
 
@@ -72,7 +73,7 @@ func (rc *rpcClient) fetchCard(ctx context.Context, base string) (*remoteCard, e
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("fetching the agent card at %s: %s: %s", where, resp.Status, bytes.TrimSpace(b))
+		return nil, fmt.Errorf("fetching the agent card at %s: %s: %s", where, resp.Status, scrub.String(string(bytes.TrimSpace(b))))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCard+1))
 	if err != nil {
@@ -174,7 +175,7 @@ func (rc *rpcClient) post(ctx context.Context, method string, params any) (*http
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("%s: %s: %s", rc.method(method), resp.Status, bytes.TrimSpace(b))
+		return nil, fmt.Errorf("%s: %s: %s", rc.method(method), resp.Status, scrub.String(string(bytes.TrimSpace(b))))
 	}
 	return resp, nil
 }

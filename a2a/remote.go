@@ -13,6 +13,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/internal/scrub"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -97,12 +98,13 @@ func (r *remoteAgent) start(c *actor.Context) error {
 		if rc.token = os.Getenv(cfg.TokenEnv); rc.token == "" {
 			return fmt.Errorf("a2a: remote agent %s: token_env names %s, which is not set", c.Self().Name(), cfg.TokenEnv)
 		}
+		scrub.Register(rc.token) // a peer's error that echoes it is scrubbed
 	}
 	ctx, cancel := context.WithTimeout(c.Context(), 15*time.Second)
 	defer cancel()
 	card, err := rc.fetchCard(ctx, cfg.URL)
 	if err != nil {
-		return fmt.Errorf("a2a: remote agent %s: %w", c.Self().Name(), err)
+		return scrub.Error(fmt.Errorf("a2a: remote agent %s: %w", c.Self().Name(), err))
 	}
 	rc.card = card
 	r.client = rc
@@ -119,7 +121,7 @@ func (r *remoteAgent) start(c *actor.Context) error {
 func (r *remoteAgent) Receive(c *actor.Context, msg any) (any, error) {
 	switch m := msg.(type) {
 	case *agent.AgentMessage:
-		return nil, r.handle(c, m)
+		return nil, scrub.Error(r.handle(c, m)) // the peer's texts may echo a key
 	case *message.CancelMessage:
 		return nil, nil
 	}

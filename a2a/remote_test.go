@@ -157,6 +157,10 @@ func TestRemoteAgentDyingMidTaskIsAnswered(t *testing.T) {
 // read, is not a card, has no name, or offers no JSON-RPC interface of a
 // version this client speaks fails its start with an error that says
 // why, and every request to it is answered with that error.
+// echoedKey is shaped like an API key: a peer's error that echoes it must
+// reach no record.
+const echoedKey = "sk-proj-" + "abcdefghijklmnopqrstuvwxyz0123456789"
+
 func TestInvalidRemoteCardFailsTheStart(t *testing.T) {
 	cards := map[string]string{
 		"/notjson/.well-known/agent-card.json": `<html>`,
@@ -165,6 +169,10 @@ func TestInvalidRemoteCardFailsTheStart(t *testing.T) {
 		"/badurl/.well-known/agent-card.json":  `{"name":"b","skills":[],"supportedInterfaces":[{"url":"ftp://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/echo/.well-known/agent-card.json" { // a peer echoing a key in its error
+			http.Error(w, "bad key "+echoedKey, http.StatusUnauthorized)
+			return
+		}
 		body, ok := cards[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -175,6 +183,7 @@ func TestInvalidRemoteCardFailsTheStart(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct{ path, want string }{
 		{"/missing", "404"},
+		{"/echo", "401 Unauthorized: bad key [REDACTED]"},
 		{"/notjson", "is not an agent card"},
 		{"/noname", "has no name"},
 		{"/grpc", "offers no JSON-RPC interface of A2A 1.0 or 0.3 (it offers: GRPC 1.0)"},
@@ -187,9 +196,12 @@ func TestInvalidRemoteCardFailsTheStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			actortest.WaitFor(t, f.rec, func(e *message.ErrorMessage) bool {
+			failed := actortest.WaitFor(t, f.rec, func(e *message.ErrorMessage) bool {
 				return e.Sender != nil && e.Sender.Name() == "@Weather" && strings.Contains(e.Content, tc.want)
 			})
+			if strings.Contains(failed.Content, echoedKey) {
+				t.Fatalf("the start error shows the peer's echoed key: %s", failed.Content)
+			}
 			if err := agent.Say(f.ctx, f.human, remote, agent.NewRequest("hello")); err != nil {
 				t.Fatal(err)
 			}

@@ -65,7 +65,9 @@ type watcher struct {
 const watcherBuffer = 256
 
 // store holds the server's tasks and follows the team for them. Its
-// OnRecord runs on the team's goroutine and never waits.
+// OnRecord runs on the subscriber goroutine the team gives it and never
+// waits. It is a lossless subscriber: a task's state is built from every
+// record of its work, so none may be dropped for it.
 type store struct {
 	mu     sync.Mutex
 	tasks  map[string]*task

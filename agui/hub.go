@@ -59,7 +59,9 @@ type run struct {
 }
 
 // hub follows the team for its runs and keeps the shared state. Its
-// OnRecord runs on the team's goroutine and never waits.
+// OnRecord runs on the subscriber goroutine the team gives it and never
+// waits. It is a lossless subscriber: a run is followed through every
+// record of its work, so none may be dropped for it.
 type hub struct {
 	mu        sync.Mutex
 	person    uuid.UUID

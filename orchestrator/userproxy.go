@@ -10,10 +10,11 @@ import (
 	"github.com/akgentic/akgentic-go/proxy"
 )
 
-// UserProxy is the team member standing for a person. Agents
-// send it UserMessages (leg 1: an ordinary turn, so the message is in the
-// log and reaches the subscribers, which is how a user interface sees it);
-// the person's answer goes back with ProcessHumanInput (leg 2).
+// UserProxy is the team member standing for a person. The exchange has
+// two legs. Going to the person, agents send it UserMessages: an ordinary
+// turn, so the message is in the log and reaches the subscribers, which is
+// how a user interface sees it. Coming back, the person's answer goes with
+// ProcessHumanInput.
 //
 // Embed it to integrate a user interface: override Receive for the
 // messages you handle and call UserProxy.Receive for the rest. Whatever its
@@ -81,7 +82,7 @@ type humanInput interface {
 	Reply(c *actor.Context, content string, original message.Message) error
 }
 
-// ProcessHumanInput delivers a person's answer (leg 2): the user
+// ProcessHumanInput delivers a person's answer (the leg back): the user
 // proxy at proxyAddr sends ResultMessage{content} to the sender of
 // original. It fails with ErrNoSender when original has none, and when the
 // actor at proxyAddr is not a UserProxy.

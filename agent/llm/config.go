@@ -190,7 +190,7 @@ func (h httpConfig) withDefaults() httpConfig {
 }
 
 // End strategies. In native structured-output mode both behave the
-// same; the field is carried for the final-tool mode (LATER).
+// same; the field is carried for a final-tool mode that is not built yet.
 const (
 	endStrategyExhaustive = "exhaustive"
 	endStrategyEarly      = "early"
