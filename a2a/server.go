@@ -425,6 +425,10 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	if lineage.IsCancel(text) {
 		return nil, nil, nil, rpcErr(codeInvalidParams, "params.message is %q, a cancel: use CancelTask", text)
 	}
+	decision, e := decisionOf(m)
+	if e != nil {
+		return nil, nil, nil, e
+	}
 	mid := message.NewID()
 	out := &agent.AgentMessage{Base: message.Base{ID: mid}, Content: text}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -455,6 +459,9 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	}
 	w, snap := s.store.watch(t, true)
 	if q != nil {
+		if am, ok := q.(*agent.AgentMessage); ok && am.Approval != nil && decision != "" {
+			out.Content = decision
+		}
 		out.Type = agent.Response
 		err = agent.Answer(sctx, s.opt.Person, q, out)
 	} else {
@@ -567,4 +574,28 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, id json.RawMessage,
 			return
 		}
 	}
+}
+
+// decisionOf reads a structured decision on an approval request from m's
+// data parts ({"decision": "approve" or "deny", "reason": ...}, or
+// "approved": true or false) as agent.Decision's text; "" when m has
+// none (its text decides then).
+func decisionOf(m *wireMessage) (string, *rpcError) {
+	for i, p := range m.Parts {
+		if len(p.Data) == 0 {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(p.Data, &v); err != nil {
+			return "", rpcErr(codeInvalidParams, "params.message.parts[%d].data is not JSON: %v", i, err)
+		}
+		approve, reason, ok, err := lineage.Decision(v)
+		if err != nil {
+			return "", rpcErr(codeInvalidParams, "params.message.parts[%d].data: %v", i, err)
+		}
+		if ok {
+			return agent.Decision(approve, reason), nil
+		}
+	}
+	return "", nil
 }

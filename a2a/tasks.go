@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ import (
 //   - the entry member receiving the first message: working;
 //   - a request or an instruction of the task to the person: a question,
 //     input-required (the client's next message of the task answers it);
+//     an approval request is one, with its details in a data part (the
+//     answer's text, or a structured decision in a data part, decides it);
 //   - a response of the entry member to the person: completed, its text
 //     the task's artifact;
 //   - the last message of the task handled with no answer to the person:
@@ -367,6 +370,10 @@ func (s *store) sent(sm *message.SentMessage) {
 		return
 	}
 	msg := &wireMessage{MessageID: b.ID.String(), Role: roleAgent, Parts: []part{textPart(am.Content)}}
+	if ap := am.Approval; ap != nil { // its details for a program, beside the text for a person
+		d, _ := json.Marshal(lineage.NewApproval(b.Sender.Name(), ap.Tool, ap.CallID, ap.Arguments, ap.Deadline))
+		msg.Parts = append(msg.Parts, part{Data: d, MediaType: "application/json"})
+	}
 	switch {
 	case am.Type == agent.Request || am.Type == agent.Instruction:
 		t.question = sm.Message

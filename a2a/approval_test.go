@@ -1,0 +1,130 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/agent/tool"
+)
+
+// deleteCard gives an agent delete_file, which counts its calls.
+type deleteCard struct{ calls *atomic.Int32 }
+
+func (*deleteCard) Kind() string { return "A2ADeleteTestTool" }
+
+func (d *deleteCard) Attach(context.Context, *tool.Owner) (tool.Capabilities, error) {
+	return tool.Capabilities{Tools: []*llm.Tool{{Name: "delete_file", Description: "Delete a file.",
+		Call: func(context.Context, json.RawMessage) (any, error) {
+			d.calls.Add(1)
+			return "deleted", nil
+		}}}}, nil
+}
+
+func init() {
+	tool.Register("A2ADeleteTestTool", func() tool.Card { return &deleteCard{calls: new(atomic.Int32)} })
+}
+
+// withApproval gives @Manager delete_file, every call of which waits for
+// the person's approval, and returns its call count.
+func withApproval() (func(*agent.AgentConfig, *agent.Env), *atomic.Int32) {
+	calls := new(atomic.Int32)
+	return func(c *agent.AgentConfig, env *agent.Env) {
+		c.Tools = tool.Cards{&deleteCard{calls: calls}}
+		env.Guards = &agent.Guards{Approval: &tool.Approval{Always: []string{"delete_file"}}}
+	}, calls
+}
+
+// TestOfficialClientDecidesToolApprovals: over A2A 1.0 and 0.3, through
+// @a2a-js/sdk's client, a tool call waiting for approval makes the task
+// input-required with the call's details (agent, tool, call id,
+// arguments) in a data part beside the text; a structured decision
+// approves it (the call runs once, the task completes), a text answer
+// denies it (the call never runs, the model's next request carries the
+// refusal and the reason), and a structured decision that is not one is
+// refused with the protocol's error while the task goes on waiting.
+func TestOfficialClientDecidesToolApprovals(t *testing.T) {
+	for _, version := range []string{"1.0", "0.3"} {
+		t.Run(version, func(t *testing.T) {
+			change, calls := withApproval()
+			f := newFixture(t, Options{}, change)
+			f.model.Model("@Manager").Enqueue(
+				llmtest.ToolCalls(llmtest.Call("c1", "delete_file", `{"path":"/prod/db"}`)),
+				reply("response", "@Human", "cleaned up"),
+				llmtest.ToolCalls(llmtest.Call("c2", "delete_file", `{"path":"/prod/db"}`)),
+				reply("response", "@Human", "left it alone"),
+				llmtest.ToolCalls(llmtest.Call("c3", "delete_file", `{"path":"/prod/logs"}`)),
+			)
+			got := steps(nodeScript(t, f.ctx, "approval.mjs", f.http.URL, version))
+			if e, ok := got["error"]; ok {
+				t.Fatalf("the client failed: %v", e["error"])
+			}
+			field := func(step, name string) string {
+				t.Helper()
+				s, ok := got[step]
+				if !ok {
+					t.Fatalf("no step %q in %v", step, got)
+				}
+				return fmt.Sprint(s[name])
+			}
+			for _, step := range []string{"asked", "asked again"} {
+				if s := field(step, "state"); s != "input-required" {
+					t.Errorf("%s: the task is %s; want input-required", step, s)
+				}
+				if s := field(step, "status"); !strings.Contains(s, "delete_file") || !strings.Contains(s, "approve or deny") {
+					t.Errorf("%s: the status text %q does not ask to approve delete_file", step, s)
+				}
+			}
+			call := func(step string) map[string]any {
+				t.Helper()
+				ds, _ := got[step]["data"].([]any)
+				if len(ds) != 1 {
+					t.Fatalf("%s: the status message has %d data parts; want the approval's details", step, len(ds))
+				}
+				d, _ := ds[0].(map[string]any)
+				return d
+			}
+			d := call("asked")
+			args, _ := d["arguments"].(map[string]any)
+			if d["type"] != "tool_approval" || d["agent"] != "@Manager" || d["tool"] != "delete_file" || d["callId"] != "c1" || args["path"] != "/prod/db" {
+				t.Errorf("the approval's details are %v", d)
+			}
+			if id := call("asked again")["callId"]; id != "c2" {
+				t.Errorf("the second request's call id is %v; want c2", id)
+			}
+			if s, a := field("approved", "state"), field("approved", "answer"); s != "completed" || a != "cleaned up" {
+				t.Errorf("approved: the task is %s with %q; want completed with the turn's answer", s, a)
+			}
+			if s, a := field("denied", "state"), field("denied", "answer"); s != "completed" || a != "left it alone" {
+				t.Errorf("denied: the task is %s with %q; want completed with the turn's answer", s, a)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("delete_file ran %d times; want once (the approved call)", n)
+			}
+			reqs := f.model.RequestsFor("@Manager")
+			if len(reqs) < 4 {
+				t.Fatalf("%d model requests; want at least 4", len(reqs))
+			}
+			hist := reqs[1].History()
+			if last := hist[len(hist)-1]; last.Role != "tool" || last.Text() != `"deleted"` && last.Text() != "deleted" {
+				t.Errorf("after the approval the model got %s %q; want the call's result", last.Role, last.Text())
+			}
+			hist = reqs[3].History()
+			if last := hist[len(hist)-1]; last.Role != "tool" || !strings.Contains(last.Text(), "denied by @Human") || !strings.Contains(last.Text(), "that is the live database") {
+				t.Errorf("after the denial the model got %s %q; want the refusal with its reason", last.Role, last.Text())
+			}
+			if e := field("bad decision", "error"); !strings.Contains(e, "want \"approve\" or \"deny\"") {
+				t.Errorf("a decision of maybe: error %q; want the invalid-params error naming the choices", e)
+			}
+			if s := field("bad decision", "state"); s != "input-required" {
+				t.Errorf("after a bad decision the task is %s; want input-required still", s)
+			}
+		})
+	}
+}
