@@ -209,6 +209,20 @@ func (h *Handler) action(in *runInput) (act func(ctx context.Context, mid uuid.U
 			return nil, false, fmt.Errorf("resume[0].interruptId %s: no open question to the person has that id", res.InterruptID)
 		}
 		text := payloadText(res.Payload)
+		if am, ok := q.(*agent.AgentMessage); ok && am.Approval != nil {
+			// An approval request: a structured decision, or the text, decides
+			// it; abandoned, it is denied (the run goes on without the call).
+			approve, reason, structured, err := lineage.Decision(res.Payload)
+			switch {
+			case res.Status == "cancelled":
+				text = agent.Decision(false, "the person cancelled the question")
+				res.Status = "resolved"
+			case err != nil:
+				return nil, false, fmt.Errorf("resume[0].payload: %v", err)
+			case structured:
+				text = agent.Decision(approve, reason)
+			}
+		}
 		switch res.Status {
 		case "cancelled":
 			text = "/cancel the person cancelled the question"

@@ -309,8 +309,13 @@ func (h *hub) sent(sm *message.SentMessage) {
 	h.text(r, b.ID.String(), am.Content)
 	switch {
 	case am.Type == agent.Request || am.Type == agent.Instruction:
-		h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "interrupt",
-			Interrupts: []interrupt{{ID: b.ID.String(), Reason: "input_required", Message: am.Content}}}})
+		in := interrupt{ID: b.ID.String(), Reason: "input_required", Message: am.Content}
+		if ap := am.Approval; ap != nil {
+			d := lineage.NewApproval(b.Sender.Name(), ap.Tool, ap.CallID, ap.Arguments, ap.Deadline)
+			in.Reason, in.ToolCallID, in.ExpiresAt, in.ResponseSchema = "tool_approval", ap.CallID, d.Deadline, decisionSchema
+			in.Metadata = map[string]any{"approval": d}
+		}
+		h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "interrupt", Interrupts: []interrupt{in}}})
 	case am.Type == agent.Response && b.Sender != nil && b.Sender.AgentID() == h.entry:
 		h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "success"}})
 	}

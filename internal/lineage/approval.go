@@ -38,14 +38,6 @@ func NewApproval(agent, tool, callID, args string, deadline time.Time) Approval 
 	return a
 }
 
-// Map returns a as a JSON object's fields.
-func (a Approval) Map() map[string]any {
-	var m map[string]any
-	b, _ := json.Marshal(a)
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
 // Decision reads a structured decision on an approval request: an object
 // with "decision" ("approve" or "deny", or the other words the agent
 // reads as one) or "approved" (a boolean), and an optional "reason".
