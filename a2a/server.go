@@ -63,10 +63,11 @@ type Options struct {
 //	                                    CancelTask, SubscribeToTask (SSE), ListTasks; message/send,
 //	                                    message/stream, tasks/get, tasks/cancel, tasks/resubscribe
 type Server struct {
-	ctx   context.Context
-	team  *orchestrator.Team
-	opt   Options
-	store *store
+	ctx    context.Context
+	team   *orchestrator.Team
+	opt    Options
+	store  *store
+	limits webauth.Limits // Serve's
 }
 
 // maxBody is the largest JSON-RPC request accepted.
@@ -93,7 +94,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Server, er
 	if opt.Name == "" {
 		opt.Name = strings.TrimPrefix(opt.Entry.Name(), "@")
 	}
-	s := &Server{ctx: ctx, team: team, opt: opt, store: newStore(opt.Person.AgentID(), opt.Entry.AgentID(), opt.MaxTasks)}
+	s := &Server{ctx: ctx, team: team, opt: opt, store: newStore(opt.Person.AgentID(), opt.Entry.AgentID(), opt.MaxTasks), limits: webauth.StreamLimits}
 	if err := team.Subscribe(ctx, s.store); err != nil {
 		return nil, fmt.Errorf("a2a: New: subscribing to team %s: %w", team.ID(), err)
 	}
@@ -135,10 +136,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Serve serves the server on ln until ctx ends, then shuts it down (open
-// streams end at once). It returns nil after a shutdown for ctx, or the
-// error that stopped serving.
+// streams end at once). It holds at most 512 connections, reads a request
+// within 30 s and closes a connection idle for 120 s; a response has no
+// write timeout (a stream, or a send waiting for its task, lasts as long
+// as the task). It returns nil after a shutdown for ctx, or the error that
+// stopped serving.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a", webauth.Limits{})
+	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a", s.limits)
 }
 
 // baseURL is where clients reach the server.
@@ -210,7 +214,11 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeRPC(w, nil, nil, rpcErr(codeInvalidRequest, "the body is larger than %d bytes", maxBody))
+		why := rpcErr(codeInvalidRequest, "reading the body: %v", err)
+		if errors.As(err, new(*http.MaxBytesError)) {
+			why = rpcErr(codeInvalidRequest, "the body is larger than %d bytes", maxBody)
+		}
+		writeRPC(w, nil, nil, why)
 		return
 	}
 	req, rerr := parseRequest(body)

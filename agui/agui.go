@@ -44,10 +44,11 @@ type Options struct {
 // @ag-ui/client's HttpAgent): each POST of a RunAgentInput is a run,
 // answered with its events as Server-Sent Events.
 type Handler struct {
-	ctx  context.Context
-	team *orchestrator.Team
-	opt  Options
-	hub  *hub
+	ctx    context.Context
+	team   *orchestrator.Team
+	opt    Options
+	hub    *hub
+	limits webauth.Limits // Serve's
 }
 
 // maxBody is the largest run input accepted.
@@ -65,7 +66,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Handler, e
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	h := &Handler{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Person.AgentID(), opt.Entry.AgentID())}
+	h := &Handler{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Person.AgentID(), opt.Entry.AgentID()), limits: webauth.StreamLimits}
 	if err := team.Subscribe(ctx, h.hub); err != nil {
 		return nil, fmt.Errorf("agui: New: subscribing to team %s: %w", team.ID(), err)
 	}
@@ -283,8 +284,10 @@ func payloadText(v any) string {
 }
 
 // Serve serves the endpoint on ln until ctx ends, then shuts it down
-// (open runs end at once). It returns nil after a shutdown for ctx, or
-// the error that stopped serving.
+// (open runs end at once). It holds at most 512 connections, reads a
+// request within 30 s and closes a connection idle for 120 s; a run's
+// stream has no write timeout (it lasts as long as the run). It returns
+// nil after a shutdown for ctx, or the error that stopped serving.
 func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui", webauth.Limits{})
+	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui", h.limits)
 }
