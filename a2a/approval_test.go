@@ -7,11 +7,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/internal/lineage"
 )
 
 // deleteCard gives an agent delete_file, which counts its calls.
@@ -126,5 +130,95 @@ func TestOfficialClientDecidesToolApprovals(t *testing.T) {
 				t.Errorf("after a bad decision the task is %s; want input-required still", s)
 			}
 		})
+	}
+}
+
+// send posts a SendMessage of text (to task, when set) and returns the
+// task as the blocking send left it.
+func (f *fixture) send(task, text string) *wireTask {
+	f.t.Helper()
+	m := map[string]any{"messageId": uuid.NewString(), "role": roleUser, "parts": []any{map[string]any{"text": text}}}
+	if task != "" {
+		m["taskId"] = task
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{"message": m}})
+	a := f.rpc(string(body))
+	var r streamResponse
+	if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || r.Task == nil {
+		f.t.Fatalf("SendMessage %q: %s %+v", text, a.Result, a.Error)
+	}
+	return r.Task
+}
+
+// approvalOf returns the call id of the approval a task's status shows.
+func approvalOf(t *testing.T, w *wireTask) string {
+	t.Helper()
+	if w.Status.State != stateInputRequired || w.Status.Message == nil {
+		t.Fatalf("the task is %s; want input-required with the approval", w.Status.State)
+	}
+	for _, p := range w.Status.Message.Parts {
+		var d lineage.Approval
+		if len(p.Data) > 0 && json.Unmarshal(p.Data, &d) == nil && d.Type == "tool_approval" {
+			return d.CallID
+		}
+	}
+	t.Fatalf("the status message %+v has no approval's details", w.Status.Message)
+	return ""
+}
+
+// TestApprovalsOfOneAnswerAreAskedInTurn: when one model answer has two
+// calls that need approval, the task shows the first; its answer shows
+// the second (input-required again); the second's answer lets the turn
+// go on: the approved call ran once, the denied one never.
+func TestApprovalsOfOneAnswerAreAskedInTurn(t *testing.T) {
+	change, calls := withApproval()
+	f := newFixture(t, Options{}, change)
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "delete_file", `{"path":"/a"}`), llmtest.Call("c2", "delete_file", `{"path":"/b"}`)),
+		reply("response", "@Human", "deleted /a only"),
+	)
+	task := f.send("", "delete /a and /b")
+	if id := approvalOf(t, task); id != "c1" {
+		t.Fatalf("the task shows the approval of %s first; want c1", id)
+	}
+	if id := approvalOf(t, f.send(task.ID, "approve")); id != "c2" {
+		t.Fatalf("after the first answer the task shows %s; want c2", id)
+	}
+	done := f.send(task.ID, "deny not /b")
+	if done.Status.State != stateCompleted || len(done.Artifacts) != 1 || *done.Artifacts[0].Parts[0].Text != "deleted /a only" {
+		t.Fatalf("after both answers the task is %s %+v; want completed with the answer", done.Status.State, done.Artifacts)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("delete_file ran %d times; want once", n)
+	}
+}
+
+// TestAnApprovalDeadlineDeniesAndTheTaskGoesOn: nobody answers before the
+// approval's deadline: the call is denied, and the task, input-required
+// until then, follows the agent's next turn to its answer (completed).
+func TestAnApprovalDeadlineDeniesAndTheTaskGoesOn(t *testing.T) {
+	change, calls := withApproval()
+	f := newFixture(t, Options{}, change, func(_ *agent.AgentConfig, env *agent.Env) { env.Guards.Approval.Timeout = 50 * time.Millisecond })
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "delete_file", `{"path":"/a"}`)),
+		reply("response", "@Human", "not approved in time"),
+	)
+	task := f.send("", "delete /a")
+	st := f.server.store.get(task.ID)
+	if st == nil {
+		t.Fatal("the task is not in the store")
+	}
+	if w, snap := f.server.store.watch(st, false); w != nil {
+		for range w.ch { // until the task ends
+		}
+	} else if snap.Status.State == stateInputRequired {
+		t.Fatal("the stream of a waiting task was not opened")
+	}
+	got := f.server.store.snapshot(st, nil, false)
+	if got.Status.State != stateCompleted || len(got.Artifacts) != 1 || *got.Artifacts[0].Parts[0].Text != "not approved in time" {
+		t.Fatalf("after the deadline the task is %s %+v; want completed with the agent's answer", got.Status.State, got.Artifacts)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("a call denied by its deadline ran")
 	}
 }

@@ -461,7 +461,7 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	if t == nil {
 		return nil, nil, nil, rpcErr(codeTaskNotFound, "task %q not found (params.message.taskId)", m.TaskID)
 	}
-	q, e := s.store.continuing(t, m.ContextID, *m, mid)
+	q, e := s.store.continuing(t, m.ContextID, *m, mid, s.opt.Entry)
 	if e != nil {
 		return nil, nil, nil, e
 	}
