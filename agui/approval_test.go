@@ -86,3 +86,38 @@ func TestOfficialClientDecidesToolApprovals(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoApprovalsOfOneAnswerAreOneInterruptEach: a model answer with two
+// calls to approve ends the run with an interrupt for each (the run waits
+// for the asking turn's end to send both), and one resume with an entry
+// for each decides them: the approved call ran once, the denied one never,
+// and the run goes on to the answer.
+func TestTwoApprovalsOfOneAnswerAreOneInterruptEach(t *testing.T) {
+	f := newFixture(t, Options{}, func(_ *agent.AgentConfig, env *agent.Env) {
+		env.Guards = &agent.Guards{Approval: &tool.Approval{Always: []string{"update_planning"}}}
+	})
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(
+			llmtest.Call("c1", "update_planning", `{"update":{"create_tasks":[{"id":1,"description":"First task"}]}}`),
+			llmtest.Call("c2", "update_planning", `{"update":{"create_tasks":[{"id":2,"description":"Second task"}]}}`)),
+		reply("response", "@Human", "planned the first"),
+	)
+	got := f.client(t, "two approvals")
+	got.has("asked", "finished", "interrupt")
+	ins, _ := got.steps["asked"]["interrupts"].([]any)
+	var calls []string
+	for _, i := range ins {
+		m, _ := i.(map[string]any)
+		calls = append(calls, fmt.Sprint(m["toolCallId"]))
+	}
+	if strings.Join(calls, ",") != "c1,c2" {
+		t.Fatalf("the run ended with the interrupts of %v; want c1 and c2", calls)
+	}
+	got.has("decided", "finished", "success")
+	got.has("decided", "text", "planned the first")
+	got.has("decided", "state", "First task")
+	if s := fmt.Sprint(got.steps["decided"]["state"]); strings.Contains(s, "Second task") {
+		t.Errorf("the board is %s; the denied call ran", s)
+	}
+	got.has("decided", "results", "one is enough")
+}

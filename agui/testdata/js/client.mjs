@@ -2,7 +2,7 @@
 // (@ag-ui/client's HttpAgent) and prints one JSON line per run for the Go
 // test to check: the events' types, the assistant's text, the tool calls
 // and their results, the state, the interrupts. Usage: node client.mjs URL
-// [conversation|approval]
+// [conversation|approval|two approvals]
 import { HttpAgent } from "@ag-ui/client";
 import { randomUUID } from "node:crypto";
 
@@ -42,6 +42,16 @@ try {
     say("ask me");
     await run("question", {});
     await run("answered", resume("resolved", "blue"));
+  } else if (scenario === "two approvals") {
+    // One answer of the model with two calls to approve: one interrupt
+    // each, in one run; one resume decides both.
+    say("plan two tasks");
+    await run("asked", {});
+    const [first, second] = agent.pendingInterrupts;
+    await run("decided", { resume: [
+      { interruptId: first.id, status: "resolved", payload: { approved: true } },
+      { interruptId: second.id, status: "resolved", payload: { decision: "deny", reason: "one is enough" } },
+    ] });
   } else {
     // Tool calls waiting for the person's approval: each an interrupt,
     // decided by a structured payload, a text, or abandoned.
