@@ -65,7 +65,7 @@ func TestOfficialClientDecidesToolApprovals(t *testing.T) {
 				reply("response", "@Human", "left it alone"),
 				llmtest.ToolCalls(llmtest.Call("c3", "delete_file", `{"path":"/prod/logs"}`)),
 			)
-			got := steps(nodeScript(t, f.ctx, "approval.mjs", f.http.URL, version))
+			got := steps(nodeScript(t, f.ctx, "client.mjs", f.http.URL, version, "approval"))
 			if e, ok := got["error"]; ok {
 				t.Fatalf("the client failed: %v", e["error"])
 			}

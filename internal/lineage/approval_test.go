@@ -57,3 +57,22 @@ func TestNewApprovalKeepsTheArgumentsAsJSON(t *testing.T) {
 		t.Errorf("got %s; want %s", b, want)
 	}
 }
+
+// FuzzDecision: whatever JSON a client sends as a decision, Decision
+// returns without panicking, an error only for what claims to be one, and
+// a reason only with a decision.
+func FuzzDecision(f *testing.F) {
+	for _, s := range []string{`{"decision":"approve"}`, `{"approved":false,"reason":"x"}`, `{"decision":null}`, `[]`, `{"reason":"only"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		_, reason, ok, err := Decision(v)
+		if !ok && (err != nil || reason != "") {
+			t.Fatalf("Decision(%s): not a decision, yet %q %v", data, reason, err)
+		}
+	})
+}
