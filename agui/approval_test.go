@@ -2,12 +2,17 @@ package agui
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
+	"github.com/akgentic/akgentic-go/message"
 )
 
 // TestOfficialClientDecidesToolApprovals: through @ag-ui/client's
@@ -120,4 +125,43 @@ func TestTwoApprovalsOfOneAnswerAreOneInterruptEach(t *testing.T) {
 		t.Errorf("the board is %s; the denied call ran", s)
 	}
 	got.has("decided", "results", "one is enough")
+}
+
+// TestAnExpiredApprovalCannotBeResumed: an approval's deadline passes
+// before the person decides: the call is denied by itself, and a resume
+// of its interrupt is refused (no open question has that id) rather than
+// answering a call that no longer waits.
+func TestAnExpiredApprovalCannotBeResumed(t *testing.T) {
+	f := newFixture(t, Options{}, func(_ *agent.AgentConfig, env *agent.Env) {
+		env.Guards = &agent.Guards{Approval: &tool.Approval{Always: []string{"update_planning"}, Timeout: 50 * time.Millisecond}}
+	})
+	rec := actortest.NewRecorder()
+	if err := f.team.Subscribe(f.ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "update_planning", `{"update":{"create_tasks":[{"id":1,"description":"Late"}]}}`)),
+		reply("response", "@Human", "not approved in time"),
+	)
+	evs := f.post(t, `{"threadId":"t","runId":"r1","messages":[{"id":"1","role":"user","content":"plan it"}]}`)
+	last := evs[len(evs)-1]
+	if last.Type != runFinished || last.Outcome == nil || len(last.Outcome.Interrupts) != 1 || last.Outcome.Interrupts[0].ExpiresAt == "" {
+		t.Fatalf("the run ended with %+v; want an approval interrupt with its expiry", last)
+	}
+	id := last.Outcome.Interrupts[0].ID
+	actortest.WaitFor(t, rec, func(m *message.SentMessage) bool {
+		am, ok := m.Message.(*agent.AgentMessage)
+		return ok && am.Content == "not approved in time"
+	})
+	if err := f.team.Sync(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"threadId":"t","runId":"r2","messages":[],"resume":[{"interruptId":"`+id+`","status":"resolved","payload":"approve"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr, req.Host = "127.0.0.1:1", "127.0.0.1"
+	w := httptest.NewRecorder()
+	f.http.Config.Handler.ServeHTTP(w, req)
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "no open question") {
+		t.Fatalf("a resume of the expired interrupt got %d %q; want 400, no open question", w.Code, w.Body.String())
+	}
 }

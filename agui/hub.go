@@ -368,6 +368,9 @@ func (h *hub) handled(id uuid.UUID) {
 // streamed as a text message, every member's tool calls and results. The
 // lock is held.
 func (h *hub) event(ev *message.EventMessage) {
+	if d, isDenial := message.EventAs[llm.ApprovalDeniedEvent](ev); isDenial && d.Expired {
+		h.expired(ev.Sender, d.ToolCallID)
+	}
 	r, ok := h.tree.Event(ev)
 	if !ok || r.done {
 		return
@@ -390,6 +393,20 @@ func (h *hub) event(ev *message.EventMessage) {
 			content = "(no output)"
 		}
 		h.send(r, event{Type: toolCallResult, MessageID: uuid.NewString(), ToolCallID: m.Message.ToolCallID, Role: "tool", Content: content})
+	}
+}
+
+// expired forgets the approval request of agent's call callID, denied as
+// its deadline passed: its interrupt can no longer be resumed. The lock
+// is held.
+func (h *hub) expired(agentAt *message.Address, callID string) {
+	for id, q := range h.questions {
+		am, ok := q.(*agent.AgentMessage)
+		if ok && am.Approval != nil && am.Approval.CallID == callID && am.Sender != nil && agentAt != nil && am.Sender.AgentID() == agentAt.AgentID() {
+			delete(h.questions, id)
+			h.asked = slices.DeleteFunc(h.asked, func(a uuid.UUID) bool { return a == id })
+			return
+		}
 	}
 }
 
