@@ -11,11 +11,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/agent/tool"
 	"github.com/akgentic/akgentic-go/internal/lineage"
+	"github.com/akgentic/akgentic-go/message"
 )
 
 // deleteCard gives an agent delete_file, which counts its calls.
@@ -220,5 +222,38 @@ func TestAnApprovalDeadlineDeniesAndTheTaskGoesOn(t *testing.T) {
 	}
 	if calls.Load() != 0 {
 		t.Fatal("a call denied by its deadline ran")
+	}
+}
+
+// TestCancelingATaskDeniesTheApprovalsItWaitedOn: a task waiting for an
+// approval is canceled: the call is denied (it never runs, the model reads
+// why), and the task stays canceled.
+func TestCancelingATaskDeniesTheApprovalsItWaitedOn(t *testing.T) {
+	change, calls := withApproval()
+	f := newFixture(t, Options{}, change)
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "delete_file", `{"path":"/a"}`)),
+		reply("response", "@Human", "fine, nothing deleted"),
+	)
+	task := f.send("", "delete /a")
+	approvalOf(t, task)
+	a := f.rpc(`{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"` + task.ID + `"}}`)
+	if a.Error != nil {
+		t.Fatal(a.Error)
+	}
+	actortest.WaitFor(t, f.rec, func(m *message.SentMessage) bool {
+		am, ok := m.Message.(*agent.AgentMessage)
+		return ok && am.Content == "fine, nothing deleted"
+	})
+	if calls.Load() != 0 {
+		t.Fatal("the call of a canceled task ran")
+	}
+	reqs := f.model.RequestsFor("@Manager")
+	hist := reqs[len(reqs)-1].History()
+	if last := hist[len(hist)-1]; last.Role != "tool" || !strings.Contains(last.Text(), "the A2A client canceled the task") {
+		t.Fatalf("the model's last request ends with %s %q; want the refusal naming the cancel", last.Role, last.Text())
+	}
+	if st := f.server.store.snapshot(f.server.store.get(task.ID), nil, true).Status.State; st != stateCanceled {
+		t.Fatalf("the task is %s; want canceled", st)
 	}
 }

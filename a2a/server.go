@@ -305,11 +305,17 @@ func (s *Server) call(ctx context.Context, req *rpcRequest, v03 bool) (any, *rpc
 		if e != nil {
 			return nil, e
 		}
-		busy, e := s.store.cancel(t)
+		busy, approvals, e := s.store.cancel(t)
 		if e != nil {
 			return nil, e
 		}
 		s.cancelTurns(ctx, t, busy)
+		for _, q := range approvals { // a call the task waited on does not run
+			deny := &agent.AgentMessage{Type: agent.Response, Content: agent.Decision(false, "the A2A client canceled the task")}
+			if err := agent.Answer(ctx, s.opt.Person, q, deny); err != nil && !errors.Is(err, actor.ErrActorDead) {
+				s.opt.Logger.Warn("a2a: canceling a task: denying the approval it waited on", "task", t.id, "error", err)
+			}
+		}
 		return version03(s.store.snapshot(t, nil, false), v03), nil
 	case "ListTasks", "tasks/list":
 		return s.list(req, v03)

@@ -201,16 +201,24 @@ func (s *store) next(t *task) {
 }
 
 // cancel marks t canceled and returns the members handling its messages
-// (each gets a cancel), or why it cannot be canceled.
-func (s *store) cancel(t *task) ([]*message.Address, *rpcError) {
+// (each gets a cancel) and the approval requests it had not decided
+// (each is denied), or why it cannot be canceled.
+func (s *store) cancel(t *task) ([]*message.Address, []message.Message, *rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if terminal(t.status.State) {
-		return nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
+		return nil, nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
 	}
 	busy := s.tree.Busy(t)
+	var approvals []message.Message
+	for _, q := range t.asked {
+		if am, ok := q.m.(*agent.AgentMessage); ok && am.Approval != nil {
+			approvals = append(approvals, q.m)
+		}
+	}
+	t.asked = nil
 	s.setStatus(t, taskStatus{State: stateCanceled}, nil)
-	return busy, nil
+	return busy, approvals, nil
 }
 
 // snapshot returns a copy of t for a client, with at most history messages
