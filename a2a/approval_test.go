@@ -50,7 +50,8 @@ func withApproval() (func(*agent.AgentConfig, *agent.Env), *atomic.Int32) {
 // TestOfficialClientDecidesToolApprovals: over A2A 1.0 and 0.3, through
 // @a2a-js/sdk's client, a tool call waiting for approval makes the task
 // input-required with the call's details (agent, tool, call id,
-// arguments) in a data part beside the text; a structured decision
+// arguments) in a data part beside the text (in the task, and in the last
+// status update of a streamed send); a structured decision
 // approves it (the call runs once, the task completes), a text answer
 // denies it (the call never runs, the model's next request carries the
 // refusal and the reason), and a structured decision that is not one is
@@ -101,8 +102,8 @@ func TestOfficialClientDecidesToolApprovals(t *testing.T) {
 			if d["type"] != "tool_approval" || d["agent"] != "@Manager" || d["tool"] != "delete_file" || d["callId"] != "c1" || args["path"] != "/prod/db" {
 				t.Errorf("the approval's details are %v", d)
 			}
-			if id := call("asked again")["callId"]; id != "c2" {
-				t.Errorf("the second request's call id is %v; want c2", id)
+			if id := call("asked again")["callId"]; id != "c2" || field("asked again", "streamed") != "true" {
+				t.Errorf("the streamed request's call id is %v; want c2 in the stream's last status update", id)
 			}
 			if s, a := field("approved", "state"), field("approved", "answer"); s != "completed" || a != "cleaned up" {
 				t.Errorf("approved: the task is %s with %q; want completed with the turn's answer", s, a)

@@ -45,8 +45,14 @@ try {
     const a1 = await send(part({ $case: "data", value: { decision: "approve", reason: "backed up" } }, q1.id, q1.contextId));
     out("approved", summary(a1));
 
-    const q2 = await send(msg("clean up again"));
-    out("asked again", summary(q2));
+    // Streamed: the stream ends with the status update asking for the approval.
+    let q2, last;
+    for await (const e of client.sendMessageStream({ message: msg("clean up again"), tenant: "", configuration: undefined, metadata: undefined })) {
+      const p = e.payload ?? { $case: e.kind, value: e };
+      if (p.$case === "task") q2 = p.value;
+      if (p.$case === "statusUpdate") last = p.value;
+    }
+    out("asked again", { ...summary({ ...q2, status: last?.status }), streamed: true });
     const a2 = await send(msg("deny that is the live database", q2.id, q2.contextId));
     out("denied", summary(a2));
 
