@@ -10,7 +10,8 @@
 // the team's person to its entry member, and its states follow the team:
 // working while members work on it, input-required when an agent asks the
 // person (the task's next message is the answer; an approval request is
-// such a question, its answer's text the decision), completed when the
+// such a question, its details in a data part, decided by the answer's
+// text or a structured decision in a data part), completed when the
 // entry member answers the person, canceled through the team's cancel,
 // failed with the error of the turn that ended it. The work of a task is
 // followed through the team's log: every message sent while a member

@@ -42,9 +42,9 @@ type fixture struct {
 	rec     *actortest.Recorder
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t *testing.T, opt Options, manager ...func(*agent.AgentConfig, *agent.Env)) *fixture {
 	t.Helper()
-	f := newTeam(t, true)
+	f := newTeam(t, true, manager...)
 	opt.Person, opt.Entry = f.human, f.manager
 	sctx, scancel := context.WithCancel(f.ctx)
 	t.Cleanup(scancel)
@@ -57,8 +57,9 @@ func newFixture(t *testing.T, opt Options) *fixture {
 	return f
 }
 
-// newTeam builds the team, @Manager streaming its answers or not.
-func newTeam(t *testing.T, stream bool) *fixture {
+// newTeam builds the team, @Manager streaming its answers or not, its
+// config and Env changed by each of manager.
+func newTeam(t *testing.T, stream bool, manager ...func(*agent.AgentConfig, *agent.Env)) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -73,7 +74,11 @@ func newTeam(t *testing.T, stream bool) *fixture {
 	cfg := agent.NewConfig("@Manager", "Manager")
 	cfg.Model = f.model.ModelConfig("gpt-4.1")
 	cfg.Runtime.Stream = stream
-	if f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: f.model.HTTPClient()}}, cfg); err != nil {
+	env := &agent.Env{HTTPClient: f.model.HTTPClient()}
+	for _, change := range manager {
+		change(cfg, env)
+	}
+	if f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg); err != nil {
 		t.Fatal(err)
 	}
 	f.rec = actortest.NewRecorder()

@@ -63,10 +63,11 @@ type Options struct {
 //	                                    CancelTask, SubscribeToTask (SSE), ListTasks; message/send,
 //	                                    message/stream, tasks/get, tasks/cancel, tasks/resubscribe
 type Server struct {
-	ctx   context.Context
-	team  *orchestrator.Team
-	opt   Options
-	store *store
+	ctx    context.Context
+	team   *orchestrator.Team
+	opt    Options
+	store  *store
+	limits webauth.Limits // Serve's
 }
 
 // maxBody is the largest JSON-RPC request accepted.
@@ -93,7 +94,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Server, er
 	if opt.Name == "" {
 		opt.Name = strings.TrimPrefix(opt.Entry.Name(), "@")
 	}
-	s := &Server{ctx: ctx, team: team, opt: opt, store: newStore(opt.Person.AgentID(), opt.Entry.AgentID(), opt.MaxTasks)}
+	s := &Server{ctx: ctx, team: team, opt: opt, store: newStore(opt.Person.AgentID(), opt.Entry.AgentID(), opt.MaxTasks), limits: webauth.StreamLimits}
 	if err := team.Subscribe(ctx, s.store); err != nil {
 		return nil, fmt.Errorf("a2a: New: subscribing to team %s: %w", team.ID(), err)
 	}
@@ -135,10 +136,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Serve serves the server on ln until ctx ends, then shuts it down (open
-// streams end at once). It returns nil after a shutdown for ctx, or the
-// error that stopped serving.
+// streams end at once). It holds at most 512 connections, reads a request
+// within 30 s and closes a connection idle for 120 s; a response has no
+// write timeout (a stream, or a send waiting for its task, lasts as long
+// as the task). It returns nil after a shutdown for ctx, or the error that
+// stopped serving.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a", webauth.Limits{})
+	return webauth.Serve(ctx, ln, s, s.opt.Logger, "a2a", s.limits)
 }
 
 // baseURL is where clients reach the server.
@@ -210,7 +214,11 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeRPC(w, nil, nil, rpcErr(codeInvalidRequest, "the body is larger than %d bytes", maxBody))
+		why := rpcErr(codeInvalidRequest, "reading the body: %v", err)
+		if errors.As(err, new(*http.MaxBytesError)) {
+			why = rpcErr(codeInvalidRequest, "the body is larger than %d bytes", maxBody)
+		}
+		writeRPC(w, nil, nil, why)
 		return
 	}
 	req, rerr := parseRequest(body)
@@ -297,11 +305,17 @@ func (s *Server) call(ctx context.Context, req *rpcRequest, v03 bool) (any, *rpc
 		if e != nil {
 			return nil, e
 		}
-		busy, e := s.store.cancel(t)
+		busy, approvals, e := s.store.cancel(t)
 		if e != nil {
 			return nil, e
 		}
 		s.cancelTurns(ctx, t, busy)
+		for _, q := range approvals { // a call the task waited on does not run
+			deny := &agent.AgentMessage{Type: agent.Response, Content: agent.Decision(false, "the A2A client canceled the task")}
+			if err := agent.Answer(ctx, s.opt.Person, q, deny); err != nil && !errors.Is(err, actor.ErrActorDead) {
+				s.opt.Logger.Warn("a2a: canceling a task: denying the approval it waited on", "task", t.id, "error", err)
+			}
+		}
 		return version03(s.store.snapshot(t, nil, false), v03), nil
 	case "ListTasks", "tasks/list":
 		return s.list(req, v03)
@@ -425,6 +439,10 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	if lineage.IsCancel(text) {
 		return nil, nil, nil, rpcErr(codeInvalidParams, "params.message is %q, a cancel: use CancelTask", text)
 	}
+	decision, e := decisionOf(m)
+	if e != nil {
+		return nil, nil, nil, e
+	}
 	mid := message.NewID()
 	out := &agent.AgentMessage{Base: message.Base{ID: mid}, Content: text}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -449,12 +467,15 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	if t == nil {
 		return nil, nil, nil, rpcErr(codeTaskNotFound, "task %q not found (params.message.taskId)", m.TaskID)
 	}
-	q, e := s.store.continuing(t, m.ContextID, *m, mid)
+	q, e := s.store.continuing(t, m.ContextID, *m, mid, s.opt.Entry)
 	if e != nil {
 		return nil, nil, nil, e
 	}
 	w, snap := s.store.watch(t, true)
 	if q != nil {
+		if am, ok := q.(*agent.AgentMessage); ok && am.Approval != nil && decision != "" {
+			out.Content = decision
+		}
 		out.Type = agent.Response
 		err = agent.Answer(sctx, s.opt.Person, q, out)
 	} else {
@@ -567,4 +588,28 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, id json.RawMessage,
 			return
 		}
 	}
+}
+
+// decisionOf reads a structured decision on an approval request from m's
+// data parts ({"decision": "approve" or "deny", "reason": ...}, or
+// "approved": true or false) as agent.Decision's text; "" when m has
+// none (its text decides then).
+func decisionOf(m *wireMessage) (string, *rpcError) {
+	for i, p := range m.Parts {
+		if len(p.Data) == 0 {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(p.Data, &v); err != nil {
+			return "", rpcErr(codeInvalidParams, "params.message.parts[%d].data is not JSON: %v", i, err)
+		}
+		approve, reason, ok, err := lineage.Decision(v)
+		if err != nil {
+			return "", rpcErr(codeInvalidParams, "params.message.parts[%d].data: %v", i, err)
+		}
+		if ok {
+			return agent.Decision(approve, reason), nil
+		}
+	}
+	return "", nil
 }

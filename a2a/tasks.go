@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,11 @@ import (
 //   - the entry member receiving the first message: working;
 //   - a request or an instruction of the task to the person: a question,
 //     input-required (the client's next message of the task answers it);
+//     an approval request is one, with its details in a data part (the
+//     answer's text, or a structured decision in a data part, decides it;
+//     its deadline passing denies it, and the task works on). Questions
+//     asked while one waits (the calls of one answer each need an
+//     approval) wait their turn: each answer shows the next;
 //   - a response of the entry member to the person: completed, its text
 //     the task's artifact;
 //   - the last message of the task handled with no answer to the person:
@@ -45,12 +51,19 @@ type task struct {
 	artifacts     []artifact
 	updated       time.Time
 
-	question message.Message    // the question the person was asked (input-required)
+	asked    []question         // the open questions to the person, oldest first: the first is the status's
 	lastNote *wireMessage       // the last message the person got that did not end the task
 	usage    llm.UsageEvent     // the model usage of the task's turns, summed
 	stream   llm.StreamedAnswer // the entry member's answer being streamed
 	streamed string             // its text sent so far
 	watchers map[*watcher]struct{}
+}
+
+// question is a question of a task to the person: the team's message and
+// the status message that shows it.
+type question struct {
+	m    message.Message
+	wire *wireMessage
 }
 
 // watcher is one open stream of a task's events. The store closes ch when
@@ -153,8 +166,10 @@ func (s *store) get(id string) *task {
 // continuing takes a client's next message of t (an answer to its
 // question, or more input while it works): the message that will carry it
 // gets id mid and is owned by t. It returns the question to answer, nil
-// when none is pending, or why the task takes no more messages.
-func (s *store) continuing(t *task, contextID string, next wireMessage, mid uuid.UUID) (message.Message, *rpcError) {
+// when none is pending, or why the task takes no more messages. The task
+// works on, or shows its next question. The message goes to the asker of
+// the question, else to entry.
+func (s *store) continuing(t *task, contextID string, next wireMessage, mid uuid.UUID, entry *message.Address) (message.Message, *rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if terminal(t.status.State) {
@@ -163,26 +178,49 @@ func (s *store) continuing(t *task, contextID string, next wireMessage, mid uuid
 	if contextID != "" && contextID != t.contextID {
 		return nil, rpcErr(codeInvalidParams, "message.contextId %q is not the context of task %s (%q)", contextID, t.id, t.contextID)
 	}
-	q := t.question
+	var q message.Message
+	to := entry
+	if len(t.asked) > 0 {
+		q = t.asked[0].m
+		t.asked = t.asked[1:]
+		to = q.Envelope().Sender
+	}
 	next.TaskID, next.ContextID = t.id, t.contextID
 	t.history = append(t.history, next)
-	t.question = nil
-	s.tree.Own(t, mid)
-	s.setStatus(t, taskStatus{State: stateWorking}, nil)
+	s.tree.Adopt(t, mid, to)
+	s.next(t)
 	return q, nil
 }
 
+// next shows t's first open question, or sets it working when none is
+// left. The lock is held.
+func (s *store) next(t *task) {
+	if len(t.asked) == 0 {
+		s.setStatus(t, taskStatus{State: stateWorking}, nil)
+		return
+	}
+	s.setStatus(t, taskStatus{State: stateInputRequired}, t.asked[0].wire)
+}
+
 // cancel marks t canceled and returns the members handling its messages
-// (each gets a cancel), or why it cannot be canceled.
-func (s *store) cancel(t *task) ([]*message.Address, *rpcError) {
+// (each gets a cancel) and the approval requests it had not decided
+// (each is denied), or why it cannot be canceled.
+func (s *store) cancel(t *task) ([]*message.Address, []message.Message, *rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if terminal(t.status.State) {
-		return nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
+		return nil, nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
 	}
 	busy := s.tree.Busy(t)
+	var approvals []message.Message
+	for _, q := range t.asked {
+		if am, ok := q.m.(*agent.AgentMessage); ok && am.Approval != nil {
+			approvals = append(approvals, q.m)
+		}
+	}
+	t.asked = nil
 	s.setStatus(t, taskStatus{State: stateCanceled}, nil)
-	return busy, nil
+	return busy, approvals, nil
 }
 
 // snapshot returns a copy of t for a client, with at most history messages
@@ -369,10 +407,16 @@ func (s *store) sent(sm *message.SentMessage) {
 		return
 	}
 	msg := &wireMessage{MessageID: b.ID.String(), Role: roleAgent, Parts: []part{textPart(am.Content)}}
+	if ap := am.Approval; ap != nil { // its details for a program, beside the text for a person
+		d, _ := json.Marshal(lineage.NewApproval(b.Sender.Name(), ap.Tool, ap.CallID, ap.Arguments, ap.Deadline))
+		msg.Parts = append(msg.Parts, part{Data: d, MediaType: "application/json"})
+	}
 	switch {
 	case am.Type == agent.Request || am.Type == agent.Instruction:
-		t.question = sm.Message
-		s.setStatus(t, taskStatus{State: stateInputRequired}, msg)
+		t.asked = append(t.asked, question{m: sm.Message, wire: msg})
+		if len(t.asked) == 1 {
+			s.setStatus(t, taskStatus{State: stateInputRequired}, msg)
+		}
 	case am.Type == agent.Response && b.Sender.AgentID() == s.entry:
 		s.answer(t, am.Content)
 		s.setStatus(t, taskStatus{State: stateCompleted}, msg)
@@ -412,7 +456,13 @@ func (s *store) handled(id uuid.UUID) {
 // the task's (its metadata's "usage"), the entry member's answer streams.
 func (s *store) event(ev *message.EventMessage) {
 	t, ok := s.tree.Event(ev)
-	if !ok || terminal(t.status.State) {
+	if !ok {
+		if d, isDenial := message.EventAs[llm.ApprovalDeniedEvent](ev); isDenial && d.Expired {
+			s.expired(ev, d.ToolCallID)
+		}
+		return
+	}
+	if terminal(t.status.State) {
 		return
 	}
 	if u, ok := message.EventAs[llm.UsageEvent](ev); ok { // any member's, for the task's metadata
@@ -442,6 +492,30 @@ func (s *store) event(ev *message.EventMessage) {
 	}
 	t.streamed = text
 	s.publish(t, streamResponse{ArtifactUpdate: &up})
+}
+
+// expired follows the denial of a call whose approval deadline passed
+// (the agent's turn on its own wake-up, ev's): the task that asked drops
+// the question and owns the turn, so what the agent does next (its answer
+// to the person) is the task's. The lock is held.
+func (s *store) expired(ev *message.EventMessage, callID string) {
+	for _, t := range s.order {
+		i := slices.IndexFunc(t.asked, func(q question) bool {
+			am, ok := q.m.(*agent.AgentMessage)
+			return ok && am.Approval != nil && am.Approval.CallID == callID && am.Sender != nil && am.Sender.AgentID() == ev.Sender.AgentID()
+		})
+		if i < 0 || terminal(t.status.State) {
+			continue
+		}
+		t.asked = slices.Delete(t.asked, i, i+1)
+		if ev.ParentID.Valid {
+			s.tree.Adopt(t, ev.ParentID.UUID, ev.Sender)
+		}
+		if i == 0 {
+			s.next(t)
+		}
+		return
+	}
 }
 
 // pageToken reads a ListTasks page token: the offset it stands for.

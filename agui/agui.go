@@ -44,10 +44,11 @@ type Options struct {
 // @ag-ui/client's HttpAgent): each POST of a RunAgentInput is a run,
 // answered with its events as Server-Sent Events.
 type Handler struct {
-	ctx  context.Context
-	team *orchestrator.Team
-	opt  Options
-	hub  *hub
+	ctx    context.Context
+	team   *orchestrator.Team
+	opt    Options
+	hub    *hub
+	limits webauth.Limits // Serve's
 }
 
 // maxBody is the largest run input accepted.
@@ -65,7 +66,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Handler, e
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	h := &Handler{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Person.AgentID(), opt.Entry.AgentID())}
+	h := &Handler{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Person.AgentID(), opt.Entry.AgentID()), limits: webauth.StreamLimits}
 	if err := team.Subscribe(ctx, h.hub); err != nil {
 		return nil, fmt.Errorf("agui: New: subscribing to team %s: %w", team.ID(), err)
 	}
@@ -133,8 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if in.RunID == "" {
 		in.RunID = uuid.NewString()
 	}
-	mid := message.NewID()
-	rn := h.hub.open(in.ThreadID, in.RunID, mid)
+	rn := h.hub.open(in.ThreadID, in.RunID)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
@@ -156,7 +156,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	err = act(sctx, mid)
+	err = act(sctx, func(to *message.Address) uuid.UUID { return h.hub.expect(rn, to) })
 	cancel()
 	switch {
 	case err != nil:
@@ -191,37 +191,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // action reads what a run's input asks: answers to the questions its
 // resume names, else the last user message as a request to the entry
-// member. The action sends it, as the person, with the message id given;
-// cancels says it is a cancel (of the asker's turn, or the person's
-// "/cancel"), which starts no work.
-func (h *Handler) action(in *runInput) (act func(ctx context.Context, mid uuid.UUID) error, cancels bool, err error) {
+// member. The action sends them, as the person, each with an id from
+// next (given the message's recipient); cancels says they are all cancels
+// (of the asker's turn, or the person's "/cancel"), which start no work.
+func (h *Handler) action(in *runInput) (act func(ctx context.Context, next func(to *message.Address) uuid.UUID) error, cancels bool, err error) {
 	if len(in.Resume) > 0 {
-		if len(in.Resume) > 1 {
-			return nil, false, fmt.Errorf("resume has %d entries: answer one question per run", len(in.Resume))
+		type answer struct {
+			q    message.Message
+			text string
 		}
-		res := in.Resume[0]
-		qid, err := uuid.Parse(res.InterruptID)
-		if err != nil {
-			return nil, false, fmt.Errorf("resume[0].interruptId %q is not an interrupt this endpoint gave", res.InterruptID)
-		}
-		q := h.hub.question(qid)
-		if q == nil {
-			return nil, false, fmt.Errorf("resume[0].interruptId %s: no open question to the person has that id", res.InterruptID)
-		}
-		text := payloadText(res.Payload)
-		switch res.Status {
-		case "cancelled":
-			text = "/cancel the person cancelled the question"
-		case "resolved", "":
-			if strings.TrimSpace(text) == "" {
-				return nil, false, errors.New("resume[0].payload has no answer (a string, or an object with \"text\")")
+		var answers []answer
+		seen := map[uuid.UUID]bool{}
+		cancels = true
+		for i, res := range in.Resume {
+			qid, err := uuid.Parse(res.InterruptID)
+			if err != nil {
+				return nil, false, fmt.Errorf("resume[%d].interruptId %q is not an interrupt this endpoint gave", i, res.InterruptID)
 			}
-		default:
-			return nil, false, fmt.Errorf("resume[0].status is %q; want resolved or cancelled", res.Status)
+			q := h.hub.question(qid)
+			if q == nil {
+				return nil, false, fmt.Errorf("resume[%d].interruptId %s: no open question to the person has that id", i, res.InterruptID)
+			}
+			if seen[qid] {
+				return nil, false, fmt.Errorf("resume[%d].interruptId %s: answered twice", i, res.InterruptID)
+			}
+			seen[qid] = true
+			text, err := resumeText(q, res.Status, res.Payload)
+			if err != nil {
+				return nil, false, fmt.Errorf("resume[%d].%v", i, err)
+			}
+			answers = append(answers, answer{q, text})
+			cancels = cancels && lineage.IsCancel(text)
 		}
-		return func(ctx context.Context, mid uuid.UUID) error {
-			return agent.Answer(ctx, h.opt.Person, q, &agent.AgentMessage{Base: message.Base{ID: mid}, Type: agent.Response, Content: text})
-		}, lineage.IsCancel(text), nil
+		return func(ctx context.Context, next func(*message.Address) uuid.UUID) error {
+			ids := make([]uuid.UUID, len(answers)) // all the run's before any is sent
+			for i, a := range answers {
+				ids[i] = next(a.q.Envelope().Sender)
+			}
+			for i, a := range answers {
+				m := &agent.AgentMessage{Base: message.Base{ID: ids[i]}, Type: agent.Response, Content: a.text}
+				if err := agent.Answer(ctx, h.opt.Person, a.q, m); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, cancels, nil
 	}
 	for i := len(in.Messages) - 1; i >= 0; i-- {
 		m := in.Messages[i]
@@ -232,11 +246,40 @@ func (h *Handler) action(in *runInput) (act func(ctx context.Context, mid uuid.U
 		if strings.TrimSpace(text) == "" {
 			return nil, false, fmt.Errorf("messages[%d] (the last user message) has no text", i)
 		}
-		return func(ctx context.Context, mid uuid.UUID) error {
-			return agent.Say(ctx, h.opt.Person, h.opt.Entry, &agent.AgentMessage{Base: message.Base{ID: mid}, Type: agent.Request, Content: text})
+		return func(ctx context.Context, next func(*message.Address) uuid.UUID) error {
+			return agent.Say(ctx, h.opt.Person, h.opt.Entry, &agent.AgentMessage{Base: message.Base{ID: next(h.opt.Entry)}, Type: agent.Request, Content: text})
 		}, lineage.IsCancel(text), nil
 	}
 	return nil, false, errors.New("the input has no user message and no resume: there is nothing to run")
+}
+
+// resumeText is the answer a resume entry gives question q: for an
+// approval request, a structured decision or the payload's text (a
+// cancelled one denies it); for another question the payload's text, or a
+// cancel of the asker's turn.
+func resumeText(q message.Message, status string, payload any) (string, error) {
+	text := payloadText(payload)
+	if am, ok := q.(*agent.AgentMessage); ok && am.Approval != nil {
+		approve, reason, structured, err := lineage.Decision(payload)
+		switch {
+		case status == "cancelled":
+			return agent.Decision(false, "the person cancelled the question"), nil
+		case err != nil:
+			return "", fmt.Errorf("payload: %v", err)
+		case structured:
+			return agent.Decision(approve, reason), nil
+		}
+	}
+	switch status {
+	case "cancelled":
+		return "/cancel the person cancelled the question", nil
+	case "resolved", "":
+		if strings.TrimSpace(text) == "" {
+			return "", errors.New("payload has no answer (a string, or an object with \"text\")")
+		}
+		return text, nil
+	}
+	return "", fmt.Errorf("status is %q; want resolved or cancelled", status)
 }
 
 // payloadText is the text of a message's content or a resume's payload:
@@ -269,8 +312,10 @@ func payloadText(v any) string {
 }
 
 // Serve serves the endpoint on ln until ctx ends, then shuts it down
-// (open runs end at once). It returns nil after a shutdown for ctx, or
-// the error that stopped serving.
+// (open runs end at once). It holds at most 512 connections, reads a
+// request within 30 s and closes a connection idle for 120 s; a run's
+// stream has no write timeout (it lasts as long as the run). It returns
+// nil after a shutdown for ctx, or the error that stopped serving.
 func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
-	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui", webauth.Limits{})
+	return webauth.Serve(ctx, ln, h, h.opt.Logger, "agui", h.limits)
 }

@@ -32,7 +32,8 @@ func reply(intent, to, text string) llmtest.Step {
 }
 
 // fixture is a team on the fake model, @Human (its person) and @Manager
-// (a streaming BaseAgent with the planning tool), behind the endpoint.
+// (a streaming BaseAgent with the planning tool, its config and Env
+// changed by each of manager), behind the endpoint.
 type fixture struct {
 	ctx     context.Context
 	team    *orchestrator.Team
@@ -42,7 +43,7 @@ type fixture struct {
 	http    *httptest.Server
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t *testing.T, opt Options, manager ...func(*agent.AgentConfig, *agent.Env)) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -58,7 +59,11 @@ func newFixture(t *testing.T, opt Options) *fixture {
 	cfg.Model = f.model.ModelConfig("gpt-4.1")
 	cfg.Runtime.Stream = true
 	cfg.Tools = tool.Cards{planning.New()}
-	if f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: &agent.Env{HTTPClient: f.model.HTTPClient()}}, cfg); err != nil {
+	env := &agent.Env{HTTPClient: f.model.HTTPClient()}
+	for _, change := range manager {
+		change(cfg, env)
+	}
+	if f.manager, err = team.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg); err != nil {
 		t.Fatal(err)
 	}
 	opt.Person, opt.Entry = f.human, f.manager
@@ -86,38 +91,15 @@ func TestOfficialClientRunsAConversation(t *testing.T) {
 		reply("request", "@Human", "which colour?"),
 		reply("response", "@Human", "blue it is"),
 	)
-	node, dir := npmtest.Script(t, filepath.Join("testdata", "js"), "client.mjs")
-	cmd := exec.CommandContext(f.ctx, node, "client.mjs", f.http.URL+"/")
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
-	got := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("a line that is not JSON: %q", line)
-		}
-		got[m["step"].(string)] = m
-	}
-	if e, ok := got["error"]; ok {
-		t.Fatalf("the client failed: %v\nstderr: %s", e["error"], stderr.String())
-	}
-	has := func(step, field, want string) {
-		t.Helper()
-		if v := fmt.Sprint(got[step][field]); !strings.Contains(v, want) {
-			t.Errorf("%s.%s = %s; want it to contain %q", step, field, v, want)
-		}
-	}
+	got := f.client(t, "conversation")
+	has := got.has
 	has("streamed", "finished", "success")
 	has("streamed", "text", "The trip is planned: first, the train.")
 	for _, typ := range []string{"RUN_STARTED", "STATE_SNAPSHOT", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT", "STATE_DELTA", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"} {
 		has("streamed", "types", typ)
 	}
-	if n, _ := got["streamed"]["contents"].(float64); n < 2 {
-		t.Errorf("the answer came in %v pieces; want it streamed, in several", got["streamed"]["contents"])
+	if n, _ := got.steps["streamed"]["contents"].(float64); n < 2 {
+		t.Errorf("the answer came in %v pieces; want it streamed, in several", got.steps["streamed"]["contents"])
 	}
 	has("streamed", "tools", "update_planning")
 	has("streamed", "state", "Book the train")
@@ -274,4 +256,44 @@ func TestTeamStopEndsTheRun(t *testing.T) {
 	if last.Type != runError {
 		t.Fatalf("the run ended with %+v; want a run error", last)
 	}
+}
+
+// clientSteps are the lines the client script printed, by step.
+type clientSteps struct {
+	t     *testing.T
+	steps map[string]map[string]any
+}
+
+// has checks that the step's field, printed, contains want.
+func (c clientSteps) has(step, field, want string) {
+	c.t.Helper()
+	if v := fmt.Sprint(c.steps[step][field]); !strings.Contains(v, want) {
+		c.t.Errorf("%s.%s = %s; want it to contain %q", step, field, v, want)
+	}
+}
+
+// client runs the scenario of testdata/js/client.mjs against the endpoint.
+func (f *fixture) client(t *testing.T, scenario string) clientSteps {
+	t.Helper()
+	node, dir := npmtest.Script(t, filepath.Join("testdata", "js"), "client.mjs")
+	cmd := exec.CommandContext(f.ctx, node, "client.mjs", f.http.URL+"/", scenario)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	got := clientSteps{t: t, steps: map[string]map[string]any{}}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("a line that is not JSON: %q", line)
+		}
+		step, _ := m["step"].(string)
+		got.steps[step] = m
+	}
+	if e, ok := got.steps["error"]; ok {
+		t.Fatalf("the client failed: %v\nstderr: %s", e["error"], stderr.String())
+	}
+	return got
 }

@@ -11,8 +11,9 @@
 // and every other message to the person as one; the tool calls of the
 // run's members (TOOL_CALL_START, _ARGS, _END, then _RESULT); and
 // RUN_FINISHED: success when the entry member answers the person, an
-// interrupt when an agent asks the person (an approval request too: the
-// resume's payload decides it), cancelled for a cancel; or RUN_ERROR with
+// interrupt when an agent asks the person (an approval request too, with
+// its tool call and details: the resume's payload, a text or a structured
+// decision, decides it), cancelled for a cancel; or RUN_ERROR with
 // the error of the turn that failed. A run follows the team's log: every
 // message sent while a member handles one of the run's is the run's.
 //

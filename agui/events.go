@@ -44,11 +44,27 @@ type outcome struct {
 }
 
 // interrupt is a question to the person: its id is the question's message
-// id, which the client's resume names.
+// id, which the client's resume names. An approval request (reason
+// "tool_approval") names its tool call, says when it expires, describes
+// the answer it takes and carries its details as metadata.
 type interrupt struct {
-	ID      string `json:"id"`
-	Reason  string `json:"reason"`
-	Message string `json:"message,omitempty"`
+	ID             string         `json:"id"`
+	Reason         string         `json:"reason"`
+	Message        string         `json:"message,omitempty"`
+	ToolCallID     string         `json:"toolCallId,omitempty"`
+	ResponseSchema map[string]any `json:"responseSchema,omitempty"`
+	ExpiresAt      string         `json:"expiresAt,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+}
+
+// decisionSchema is the JSON Schema of the answer to an approval request.
+var decisionSchema = map[string]any{
+	"type":     "object",
+	"required": []string{"decision"},
+	"properties": map[string]any{
+		"decision": map[string]any{"type": "string", "enum": []string{"approve", "deny"}},
+		"reason":   map[string]any{"type": "string"},
+	},
 }
 
 // patchOp is one JSON Patch operation (RFC 6902) of a state delta.

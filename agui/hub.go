@@ -56,6 +56,8 @@ type run struct {
 	answer          llm.StreamedAnswer // the entry member's answer being streamed
 	textID          string             // the open text message, "" when none
 	streamed        string             // its text sent so far
+	approvals       []interrupt        // the approval requests of a turn, sent when it ends
+	asker           uuid.UUID          // the message of that turn
 }
 
 // hub follows the team for its runs and keeps the shared state. Its
@@ -83,13 +85,20 @@ func newHub(person, entry uuid.UUID) *hub {
 		state: teamState{Members: []stateMember{}, Tasks: []planning.Task{}}}
 }
 
-// open starts a run; its first message will have id mid.
-func (h *hub) open(threadID, runID string, mid uuid.UUID) *run {
+// open starts a run.
+func (h *hub) open(threadID, runID string) *run {
+	return &run{threadID: threadID, runID: runID, ch: make(chan event, runBuffer)}
+}
+
+// expect returns the id of a message of r about to be sent to member to:
+// r owns it, and runs until to has handled it (so that another of r's,
+// handled before this one is recorded as sent, does not end r).
+func (h *hub) expect(r *run, to *message.Address) uuid.UUID {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r := &run{threadID: threadID, runID: runID, ch: make(chan event, runBuffer)}
-	h.tree.Own(r, mid)
-	return r
+	id := message.NewID()
+	h.tree.Adopt(r, id, to)
+	return id
 }
 
 // snapshot returns a copy of the shared state.
@@ -311,18 +320,43 @@ func (h *hub) sent(sm *message.SentMessage) {
 	h.text(r, b.ID.String(), am.Content)
 	switch {
 	case am.Type == agent.Request || am.Type == agent.Instruction:
-		h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "interrupt",
-			Interrupts: []interrupt{{ID: b.ID.String(), Reason: "input_required", Message: am.Content}}}})
+		in := interrupt{ID: b.ID.String(), Reason: "input_required", Message: am.Content}
+		if ap := am.Approval; ap != nil {
+			d := lineage.NewApproval(b.Sender.Name(), ap.Tool, ap.CallID, ap.Arguments, ap.Deadline)
+			in.Reason, in.ToolCallID, in.ExpiresAt, in.ResponseSchema = "tool_approval", ap.CallID, d.Deadline, decisionSchema
+			in.Metadata = map[string]any{"approval": d}
+			if b.ParentID.Valid { // the turn may ask for more (one per call): the run ends with it
+				r.approvals, r.asker = append(r.approvals, in), b.ParentID.UUID
+				return
+			}
+		}
+		h.interrupt(r, in)
 	case am.Type == agent.Response && b.Sender != nil && b.Sender.AgentID() == h.entry:
 		h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "success"}})
 	}
 }
 
-// handled follows the end of a member's handling of a message: the run's
-// last one finishes the run if nothing else did. The lock is held.
+// interrupt finishes r with the approval requests it holds and more.
+// The lock is held.
+func (h *hub) interrupt(r *run, more ...interrupt) {
+	in := append(r.approvals, more...)
+	r.approvals = nil
+	h.finish(r, event{Type: runFinished, Outcome: &outcome{Type: "interrupt", Interrupts: in}})
+}
+
+// handled follows the end of a member's handling of a message: the end of
+// a turn that asked for approvals finishes the run with them, the run's
+// last message finishes it if nothing else did. The lock is held.
 func (h *hub) handled(id uuid.UUID) {
 	r, quiet := h.tree.Handled(id)
-	if !quiet || r.done {
+	if r == nil || r.done {
+		return
+	}
+	if len(r.approvals) > 0 && (id == r.asker || quiet) {
+		h.interrupt(r)
+		return
+	}
+	if !quiet {
 		return
 	}
 	if why := h.tree.LastErr(r); why != "" {
@@ -336,6 +370,9 @@ func (h *hub) handled(id uuid.UUID) {
 // streamed as a text message, every member's tool calls and results. The
 // lock is held.
 func (h *hub) event(ev *message.EventMessage) {
+	if d, isDenial := message.EventAs[llm.ApprovalDeniedEvent](ev); isDenial && d.Expired {
+		h.expired(ev.Sender, d.ToolCallID)
+	}
 	r, ok := h.tree.Event(ev)
 	if !ok || r.done {
 		return
@@ -358,6 +395,20 @@ func (h *hub) event(ev *message.EventMessage) {
 			content = "(no output)"
 		}
 		h.send(r, event{Type: toolCallResult, MessageID: uuid.NewString(), ToolCallID: m.Message.ToolCallID, Role: "tool", Content: content})
+	}
+}
+
+// expired forgets the approval request of agent's call callID, denied as
+// its deadline passed: its interrupt can no longer be resumed. The lock
+// is held.
+func (h *hub) expired(agentAt *message.Address, callID string) {
+	for id, q := range h.questions {
+		am, ok := q.(*agent.AgentMessage)
+		if ok && am.Approval != nil && am.Approval.CallID == callID && am.Sender != nil && agentAt != nil && am.Sender.AgentID() == agentAt.AgentID() {
+			delete(h.questions, id)
+			h.asked = slices.DeleteFunc(h.asked, func(a uuid.UUID) bool { return a == id })
+			return
+		}
 	}
 }
 

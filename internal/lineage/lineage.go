@@ -48,6 +48,15 @@ func (t *Tree[T]) Own(v T, id uuid.UUID) {
 	w.ids = append(w.ids, id)
 }
 
+// Adopt makes message id part of v, running at member until it is
+// handled: a message sent outside v's work whose turn is v's (an agent's
+// wake-up), or one of v's about to be sent (so that a message of v
+// handled before it is recorded as sent does not leave v quiet).
+func (t *Tree[T]) Adopt(v T, id uuid.UUID, member *message.Address) {
+	t.Own(v, id)
+	t.work[v].running[id] = member
+}
+
 // Of returns the work message id belongs to.
 func (t *Tree[T]) Of(id uuid.UUID) (T, bool) {
 	v, ok := t.owner[id]

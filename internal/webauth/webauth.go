@@ -161,6 +161,12 @@ type Limits struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
 
+// StreamLimits are the limits of an endpoint whose responses last as long
+// as the work they follow (an A2A task's stream or blocking send, an AG-UI
+// run): at most 512 connections, a request read within 30 s, a kept-alive
+// connection closed after 120 s without one, and no write timeout.
+var StreamLimits = Limits{MaxConns: 512, ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+
 // limitListener accepts at most n connections at once: past them, Accept
 // waits for one to close (the others wait in the kernel's queue), so a
 // flood of slow connections holds at most n goroutines.
