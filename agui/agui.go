@@ -142,6 +142,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	write := func(e event) bool {
+		if e.Timestamp == 0 { // written here rather than queued by the hub
+			e.Timestamp = time.Now().UnixMilli()
+		}
 		b, err := json.Marshal(e)
 		if err != nil {
 			return false

@@ -179,6 +179,9 @@ func (f *fixture) post(t *testing.T, input string) []event {
 			if err := json.Unmarshal([]byte(data), &e); err != nil {
 				t.Fatalf("event %q: %v", data, err)
 			}
+			if e.Timestamp <= 0 { // every event says when it was sent
+				t.Fatalf("event %q has no timestamp", data)
+			}
 			evs = append(evs, e)
 		}
 	}
