@@ -23,7 +23,10 @@ import (
 	"github.com/akgentic/akgentic-go/internal/npmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // reply is a model answer: one message to a recipient.
 func reply(intent, to, text string) llmtest.Step {

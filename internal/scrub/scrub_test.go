@@ -6,7 +6,11 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestStringRemovesRegisteredAndKeyShaped(t *testing.T) {
 	Register("my-proxy-secret-1234")
