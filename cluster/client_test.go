@@ -300,30 +300,7 @@ func TestInboxRerunsACutTurn(t *testing.T) {
 	holding.Store(false)
 	nc1.Close() // the crash: nothing more of w1 reaches NATS
 
-	sys := system(t)
-	w2 := startNamed(t, ctx, connect(t, e), sys, "w2")
-	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
-	waitInputs(t, ctx, w2.inputs, input...)
-	if got, calls := total(t, ctx, sys, team, "h"); got != 10 || calls != 2 {
-		t.Fatalf("h: total %d after %d calls; want 10 after 2 (the cut turn run again once, then one more)", got, calls)
-	}
-	log, err := ReadTeam(ctx, c.nc, id, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertUnique(t, log)
-	var again bool
-	for _, m := range log {
-		if p, ok := m.(*message.ProcessedMessage); ok {
-			if p.MessageID == input[0] {
-				t.Fatal("the cut turn's close is in the ledger")
-			}
-			again = again || p.MessageID == attemptID(input[0], 2)
-		}
-	}
-	if !again {
-		t.Fatal("the ledger has no close of the input's second delivery")
-	}
+	rerunOnNextHolder(t, ctx, e, c, id, input)
 }
 
 // A team that stops on its own (not through the client) is marked stopped in

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/google/uuid"
 )
 
 // A worker that stops its own team mid-turn (a graceful Close while the turn
@@ -39,30 +41,7 @@ func TestCloseMidTurnRerunsTheInput(t *testing.T) {
 	default:
 	}
 
-	sys := system(t)
-	w2 := startNamed(t, ctx, connect(t, e), sys, "w2")
-	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
-	waitInputs(t, ctx, w2.inputs, input...)
-	if got, calls := total(t, ctx, sys, team, "h"); got != 10 || calls != 2 {
-		t.Fatalf("h: total %d after %d calls; want 10 after 2 (the cut turn run again once, then one more)", got, calls)
-	}
-	log, err := ReadTeam(ctx, c.nc, id, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertUnique(t, log)
-	var again bool
-	for _, m := range log {
-		if p, ok := m.(*message.ProcessedMessage); ok {
-			if p.MessageID == input[0] {
-				t.Fatal("the cut turn's close is in the ledger")
-			}
-			again = again || p.MessageID == attemptID(input[0], 2)
-		}
-	}
-	if !again {
-		t.Fatal("the ledger has no close of the input's second delivery")
-	}
+	rerunOnNextHolder(t, ctx, e, c, id, input)
 }
 
 // A worker that stops its team mid-turn because it could not renew the
@@ -110,5 +89,37 @@ func TestLostLeaseMidTurnRerunsTheInput(t *testing.T) {
 	waitInputs(t, ctx, w1.inputs, input...)
 	if got, calls := total(t, ctx, sys, team, "h"); got != 10 || calls != 2 {
 		t.Fatalf("h: total %d after %d calls; want 10 after 2 (the cut turn run again once, then one more)", got, calls)
+	}
+}
+
+// rerunOnNextHolder starts a second worker, which takes the team over and
+// runs the cut turn's input again, once: every input is acknowledged, the
+// held total counts the cut turn once, and the ledger has the close of the
+// input's second delivery, never of the cut one, and no record twice.
+func rerunOnNextHolder(t *testing.T, ctx context.Context, e *Embedded, c *Client, id uuid.UUID, input []uuid.UUID) {
+	t.Helper()
+	sys := system(t)
+	w2 := startNamed(t, ctx, connect(t, e), sys, "w2")
+	team := takenOver(t, ctx, w2.Worker, w2.resumed, id)
+	waitInputs(t, ctx, w2.inputs, input...)
+	if got, calls := total(t, ctx, sys, team, "h"); got != 10 || calls != 2 {
+		t.Fatalf("h: total %d after %d calls; want 10 after 2 (the cut turn run again once, then one more)", got, calls)
+	}
+	log, err := ReadTeam(ctx, c.nc, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUnique(t, log)
+	var again bool
+	for _, m := range log {
+		if p, ok := m.(*message.ProcessedMessage); ok {
+			if p.MessageID == input[0] {
+				t.Fatal("the cut turn's close is in the ledger")
+			}
+			again = again || p.MessageID == attemptID(input[0], 2)
+		}
+	}
+	if !again {
+		t.Fatal("the ledger has no close of the input's second delivery")
 	}
 }
