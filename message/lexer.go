@@ -43,25 +43,38 @@ func (d *decoder) rawString() (s []byte, escaped, ok bool) {
 	if !d.next('"') {
 		return nil, false, false
 	}
-	start := d.i
-	for d.i < len(d.d) {
-		c := d.d[d.i]
-		switch {
-		case c == '"':
-			s = d.d[start:d.i]
-			d.i++
-			return s, escaped, true
-		case c == '\\':
-			escaped = true
-			d.i += 2
-		case c < 0x20:
+	b, start, i := d.d, d.i, d.i
+	for {
+		for i < len(b) && !strStop[b[i]] { // the plain run, one table load a byte
+			i++
+		}
+		if i >= len(b) {
+			d.i = i
 			return nil, false, false
-		default:
-			d.i++
+		}
+		switch b[i] {
+		case '"':
+			d.i = i + 1
+			return b[start:i], escaped, true
+		case '\\':
+			escaped = true
+			i += 2
+		default: // a control character
+			d.i = i
+			return nil, false, false
 		}
 	}
-	return nil, false, false
 }
+
+// strStop marks the bytes that end a plain run of a string's text: the
+// closing quote, an escape, and the control characters JSON forbids there.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // str consumes a string value and returns it unescaped as encoding/json
 // does.
