@@ -19,6 +19,36 @@ import (
 // server still running is shut down at the end of the test.
 func threeServers(t testing.TB) []*server.Server {
 	t.Helper()
+	// The route ports are found free, then closed and handed to the servers:
+	// another server of the test binary may take one meanwhile, and the
+	// server that wanted it then never gets ready. A new set of ports, up
+	// to three times, rather than a flaky test.
+	var last string
+	for range 3 {
+		servers, notReady := startThreeServers(t)
+		if notReady == "" {
+			t.Cleanup(func() {
+				for _, s := range servers {
+					s.Shutdown()
+					s.WaitForShutdown()
+				}
+			})
+			return servers
+		}
+		for _, s := range servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+		last = notReady
+	}
+	t.Fatalf("server %s not ready, three times with new ports", last)
+	return nil
+}
+
+// startThreeServers starts a three-server JetStream cluster on fresh ports
+// and returns the name of a server that did not get ready, if one did not.
+func startThreeServers(t testing.TB) (servers []*server.Server, notReady string) {
+	t.Helper()
 	var ports [3]int
 	for i := range ports { // free ports for the routes, known to all three
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,8 +63,7 @@ func threeServers(t testing.TB) []*server.Server {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
 	dir := t.TempDir()
-	servers := make([]*server.Server, 3)
-	for i := range servers {
+	for i := range ports {
 		opts := &server.Options{
 			ServerName: fmt.Sprint("s", i),
 			Host:       "127.0.0.1",
@@ -48,21 +77,21 @@ func threeServers(t testing.TB) []*server.Server {
 		}
 		s, err := server.NewServer(opts)
 		if err != nil {
+			for _, started := range servers {
+				started.Shutdown()
+				started.WaitForShutdown()
+			}
 			t.Fatal(err)
 		}
 		s.Start()
-		servers[i] = s
-		t.Cleanup(func() {
-			s.Shutdown()
-			s.WaitForShutdown()
-		})
+		servers = append(servers, s)
 	}
 	for _, s := range servers {
 		if !s.ReadyForConnections(3 * readyTimeout) { // a clustered JetStream waits for its meta leader: slow under a loaded -race run
-			t.Fatalf("server %s not ready", s.Name())
+			return servers, s.Name()
 		}
 	}
-	return servers
+	return servers, ""
 }
 
 // The server leading the team's stream is stopped mid-run; no acknowledged
