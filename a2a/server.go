@@ -98,6 +98,7 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Server, er
 	if err := team.Subscribe(ctx, s.store); err != nil {
 		return nil, fmt.Errorf("a2a: New: subscribing to team %s: %w", team.ID(), err)
 	}
+	go s.recancel(ctx)
 	context.AfterFunc(ctx, func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -309,7 +310,7 @@ func (s *Server) call(ctx context.Context, req *rpcRequest, v03 bool) (any, *rpc
 		if e != nil {
 			return nil, e
 		}
-		s.cancelTurns(ctx, t, busy)
+		s.cancelTurns(ctx, t.id, busy)
 		for _, q := range approvals { // a call the task waited on does not run
 			deny := &agent.AgentMessage{Type: agent.Response, Content: agent.Decision(false, "the A2A client canceled the task")}
 			if err := agent.Answer(ctx, s.opt.Person, q, deny); err != nil && !errors.Is(err, actor.ErrActorDead) {
@@ -328,16 +329,33 @@ func (s *Server) call(ctx context.Context, req *rpcRequest, v03 bool) (any, *rpc
 	return nil, rpcErr(codeMethodNotFound, "method %q not found (this agent serves SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask, ListTasks and their 0.3 names)", req.Method)
 }
 
-// cancelTurns sends the team's cancel to the members handling messages of
-// t (busy holds the snapshot addresses the team's log has; the live ones
+// recancel sends their cancel to the members whose turn on a message of a
+// canceled task began after the cancel, until ctx ends.
+func (s *Server) recancel(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.store.kick:
+		}
+		for _, tn := range s.store.takeRecancel() {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			s.cancelTurns(cctx, tn.task, []*message.Address{tn.member})
+			cancel()
+		}
+	}
+}
+
+// cancelTurns sends the team's cancel to the members running turns on
+// messages of task (busy holds the snapshot addresses the team's log has; the live ones
 // are the team's members): their running turns end at once.
-func (s *Server) cancelTurns(ctx context.Context, t *task, busy []*message.Address) {
+func (s *Server) cancelTurns(ctx context.Context, task string, busy []*message.Address) {
 	if len(busy) == 0 {
 		return
 	}
 	members, err := s.team.Members(ctx)
 	if err != nil {
-		s.opt.Logger.Warn("a2a: canceling a task: the team's members", "task", t.id, "error", err)
+		s.opt.Logger.Warn("a2a: canceling a task: the team's members", "task", task, "error", err)
 		return
 	}
 	for _, b := range busy {
@@ -347,7 +365,7 @@ func (s *Server) cancelTurns(ctx context.Context, t *task, busy []*message.Addre
 		}
 		cm := &agent.AgentMessage{Type: agent.Request, Content: "/cancel the A2A client canceled the task"}
 		if err := agent.Say(ctx, s.opt.Person, members[i], cm); err != nil && !errors.Is(err, actor.ErrActorDead) {
-			s.opt.Logger.Warn("a2a: canceling a task's turn", "task", t.id, "member", b.Name(), "error", err)
+			s.opt.Logger.Warn("a2a: canceling a task's turn", "task", task, "member", b.Name(), "error", err)
 		}
 	}
 }

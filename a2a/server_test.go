@@ -9,7 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+	"github.com/akgentic/akgentic-go/proxy"
 )
 
 // TestBadRequestsGetTheProtocolsErrors: a body that is not JSON, JSON that
@@ -246,5 +251,63 @@ func TestSubscribeToTaskFollowsItToItsEnd(t *testing.T) {
 				t.Fatalf("the stream's states: %v; want the task, then canceled, then the end", states)
 			}
 		})
+	}
+}
+
+// TestCancelReachesATurnThatBeginsLater: a task canceled while its message
+// still waits in the entry member's mailbox (behind another task's turn)
+// does not cancel the turn running there, and its own turn is canceled
+// the moment it begins: no turn of a canceled task runs on.
+func TestCancelReachesATurnThatBeginsLater(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.model.Model("@Manager").Enqueue(llmtest.Hang(), llmtest.Hang())
+	start := func(text string) string {
+		t.Helper()
+		a := f.rpc(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"` + text + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]},"configuration":{"returnImmediately":true}}}`)
+		var r streamResponse
+		if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || r.Task == nil {
+			t.Fatalf("SendMessage %s: %v %s", text, a.Error, a.Result)
+		}
+		return r.Task.ID
+	}
+	cancel := func(id string) {
+		t.Helper()
+		if c := f.rpc(`{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"` + id + `"}}`); c.Error != nil {
+			t.Fatalf("CancelTask %s: %v", id, c.Error)
+		}
+	}
+	first := start("first")
+	// The first task's turn has begun: the second task's message queues
+	// behind it.
+	actortest.WaitFor(t, f.rec, func(r *message.ReceivedMessage) bool {
+		return r.Sender != nil && r.Sender.AgentID() == f.manager.AgentID()
+	})
+	second := start("second")
+	cancel(second)
+	cancel(first)
+	// Both turns ended: the manager takes a call again.
+	if err := proxy.Do(f.ctx, f.manager, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+		t.Fatalf("the manager is still busy: %v", err)
+	}
+	ws, err := f.team.Messages(f.ctx, orchestrator.Filter{Type: "WarningMessage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := 0
+	for _, w := range orchestrator.Select[*message.WarningMessage](ws) {
+		if strings.Contains(w.Content, "turn cancelled by @Human") {
+			cut++
+		}
+	}
+	if cut != 2 {
+		t.Errorf("%d cancelled turns; want 2 (each task's): %v", cut, actortest.Describe(ws))
+	}
+	for _, id := range []string{first, second} {
+		var got wireTask
+		if a := f.rpc(`{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"` + id + `"}}`); a.Error != nil || json.Unmarshal(a.Result, &got) != nil {
+			t.Fatalf("GetTask %s: %v %s", id, a.Error, a.Result)
+		} else if got.Status.State != stateCanceled {
+			t.Errorf("task %s is %s; want canceled", id, got.Status.State)
+		}
 	}
 }

@@ -37,8 +37,10 @@ import (
 //   - the last message of the task handled with no answer to the person:
 //     failed with the error or warning that ended a turn of the task, or
 //     completed with the last message the person got;
-//   - CancelTask: a cancel to every member handling a message of the task,
-//     canceled.
+//   - CancelTask: canceled, and a cancel to every member running a turn
+//     on a message of the task; a message of the task still queued at
+//     its member gets one when its turn begins (its ReceivedMessage), so
+//     no turn of a canceled task runs on.
 //
 // Streamed answers (the entry member's llm.TextDeltaEvents during the
 // task) stream as chunks of the task's artifact.
@@ -90,6 +92,14 @@ type store struct {
 	entry  uuid.UUID // the entry member's agent id
 	max    int       // how many tasks are kept
 	now    func() time.Time
+
+	// queued holds the messages of canceled tasks still waiting in their
+	// member's mailbox; recancel the turns on them that began since, whose
+	// cancel kick tells the server's goroutine to send (the hook never
+	// waits).
+	queued   map[uuid.UUID]turn
+	recancel []turn
+	kick     chan struct{}
 }
 
 var (
@@ -99,7 +109,7 @@ var (
 )
 
 func newStore(person, entry uuid.UUID, max int) *store {
-	return &store{tasks: map[string]*task{}, tree: lineage.New[*task](), person: person, entry: entry, max: max, now: time.Now}
+	return &store{tasks: map[string]*task{}, tree: lineage.New[*task](), person: person, entry: entry, max: max, now: time.Now, queued: map[uuid.UUID]turn{}, kick: make(chan struct{}, 1)}
 }
 
 // errTooManyTasks is the refusal of a new task while the store is full of
@@ -212,6 +222,7 @@ func (s *store) cancel(t *task) ([]*message.Address, []message.Message, *rpcErro
 		return nil, nil, rpcErr(codeNotCancelable, "task %s is %s: it cannot be canceled", t.id, state03(t.status.State))
 	}
 	busy := s.tree.Busy(t)
+	s.tree.Queued(t, func(id uuid.UUID, member *message.Address) { s.queued[id] = turn{task: t.id, member: member} })
 	var approvals []message.Message
 	for _, q := range t.asked {
 		if am, ok := q.m.(*agent.AgentMessage); ok && am.Approval != nil {
@@ -354,6 +365,7 @@ func (s *store) OnStopRequest(team uuid.UUID) { s.OnStop(team) }
 func (s *store) OnStop(uuid.UUID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	clear(s.queued)
 	for _, t := range s.order {
 		if !terminal(t.status.State) {
 			s.setStatus(t, taskStatus{State: stateFailed}, &wireMessage{MessageID: uuid.NewString(), Role: roleAgent, Parts: []part{textPart("the team stopped")}})
@@ -378,9 +390,7 @@ func (s *store) OnRecord(r *orchestrator.Record) {
 	case *message.SentMessage:
 		s.sent(m)
 	case *message.ReceivedMessage:
-		if t, ok := s.tree.Of(m.MessageID); ok && t.status.State == stateSubmitted {
-			s.setStatus(t, taskStatus{State: stateWorking}, nil)
-		}
+		s.received(m.MessageID)
 	case *message.ProcessedMessage:
 		s.handled(m.MessageID)
 	case *message.HandledMessage:
@@ -424,6 +434,38 @@ func (s *store) sent(sm *message.SentMessage) {
 		t.lastNote = msg
 		s.setStatus(t, taskStatus{State: stateWorking}, msg)
 	}
+}
+
+// received follows the beginning of a member's turn on message id: the
+// task's first works it; one of a canceled task is canceled.
+func (s *store) received(id uuid.UUID) {
+	if tn, ok := s.queued[id]; ok {
+		delete(s.queued, id)
+		s.recancel = append(s.recancel, tn)
+		select {
+		case s.kick <- struct{}{}:
+		default: // already told: it takes the whole list
+		}
+		return
+	}
+	if t, _, ok := s.tree.Received(id); ok && t.status.State == stateSubmitted {
+		s.setStatus(t, taskStatus{State: stateWorking}, nil)
+	}
+}
+
+// turn is a member's turn on a message of a task.
+type turn struct {
+	task   string
+	member *message.Address
+}
+
+// takeRecancel returns the turns to cancel and forgets them.
+func (s *store) takeRecancel() []turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recancel
+	s.recancel = nil
+	return r
 }
 
 // answer makes text the task's artifact and sends it whole to its

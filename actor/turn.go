@@ -53,11 +53,14 @@ func (c *cell) dispatch(msg any) (res any, err error) {
 // turn runs one message through the turn bracket.
 func (c *cell) turn(env envelope) {
 	m, isMsg := env.msg.(message.Message)
+	// A cancel that came before now was for an earlier turn; one that
+	// comes once the Received record is out is for this one (a follower of
+	// the records that sees the turn begin can cancel it).
+	c.life.beginTurn()
 	if isMsg {
 		c.current = m
 		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
 	}
-	c.life.beginTurn()
 	c.inTurn = true
 	res, err := c.dispatch(env.msg)
 	c.inTurn = false

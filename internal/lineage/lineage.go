@@ -28,6 +28,7 @@ type Tree[T comparable] struct {
 type work struct {
 	ids     []uuid.UUID
 	running map[uuid.UUID]*message.Address // sent to members, not yet handled: id → recipient
+	started map[uuid.UUID]bool             // the running ones whose turn has begun
 	lastErr string
 }
 
@@ -41,7 +42,7 @@ func New[T comparable]() *Tree[T] {
 func (t *Tree[T]) Own(v T, id uuid.UUID) {
 	w := t.work[v]
 	if w == nil {
-		w = &work{running: map[uuid.UUID]*message.Address{}}
+		w = &work{running: map[uuid.UUID]*message.Address{}, started: map[uuid.UUID]bool{}}
 		t.work[v] = w
 	}
 	t.owner[id] = v
@@ -99,7 +100,26 @@ func (t *Tree[T]) Handled(id uuid.UUID) (v T, quiet bool) {
 		return v, false
 	}
 	delete(w.running, id)
+	delete(w.started, id)
 	return v, len(w.running) == 0
+}
+
+// Received follows the start of a member's turn on message id (its
+// ReceivedMessage record): from then on a cancel sent to the member
+// reaches that turn. It returns the work and the member when id is one of
+// a work's running messages whose turn had not begun.
+func (t *Tree[T]) Received(id uuid.UUID) (v T, member *message.Address, ok bool) {
+	v, ok = t.owner[id]
+	if !ok {
+		return v, nil, false
+	}
+	w := t.work[v]
+	member, running := w.running[id]
+	if !running || w.started[id] {
+		return v, nil, false
+	}
+	w.started[id] = true
+	return v, member, true
 }
 
 // Failure keeps the error or warning of a turn of a work (LastErr).
@@ -131,8 +151,10 @@ func (t *Tree[T]) Event(ev *message.EventMessage) (T, bool) {
 	return v, ok
 }
 
-// Busy returns the members handling (or about to handle) messages of v,
-// each once: their snapshot addresses, as the team's log has them.
+// Busy returns the members running a turn on a message of v, each once:
+// their snapshot addresses, as the team's log has them. A cancel sent to
+// them now reaches those turns. A message of v still queued at its member
+// is not counted: Received reports it when its turn begins.
 func (t *Tree[T]) Busy(v T) []*message.Address {
 	w := t.work[v]
 	if w == nil {
@@ -140,13 +162,27 @@ func (t *Tree[T]) Busy(v T) []*message.Address {
 	}
 	var busy []*message.Address
 	seen := map[uuid.UUID]bool{}
-	for _, to := range w.running {
-		if !seen[to.AgentID()] {
+	for id, to := range w.running {
+		if w.started[id] && !seen[to.AgentID()] {
 			seen[to.AgentID()] = true
 			busy = append(busy, to)
 		}
 	}
 	return busy
+}
+
+// Queued calls fn with each message of v sent to a member whose turn on
+// it has not begun, and the member.
+func (t *Tree[T]) Queued(v T, fn func(id uuid.UUID, member *message.Address)) {
+	w := t.work[v]
+	if w == nil {
+		return
+	}
+	for id, to := range w.running {
+		if !w.started[id] {
+			fn(id, to)
+		}
+	}
 }
 
 // Forget drops v and its messages.

@@ -52,6 +52,24 @@ func TestWorkFollowsTheMessagesItStarted(t *testing.T) {
 	if _, ok := tree.Sent(sent(other, nil, a), person.AgentID()); ok {
 		t.Fatal("an unrelated message is the work's")
 	}
+	// Busy counts the turns that have begun: @A's only, until @B's does
+	// (Received reports each once, with its member).
+	if busy := tree.Busy("w"); len(busy) != 0 {
+		t.Fatalf("busy before any turn began: %v", busy)
+	}
+	if v, to, ok := tree.Received(first.Envelope().ID); !ok || v != "w" || to.AgentID() != a.AgentID() {
+		t.Fatalf("the first message's turn: %q %v %v", v, to, ok)
+	}
+	if _, _, ok := tree.Received(first.Envelope().ID); ok {
+		t.Fatal("a turn reported as beginning twice")
+	}
+	if _, _, ok := tree.Received(toPerson.Envelope().ID); ok {
+		t.Fatal("the person's turn counted")
+	}
+	if busy := tree.Busy("w"); len(busy) != 1 || busy[0].AgentID() != a.AgentID() {
+		t.Fatalf("busy: %v; want @A", busy)
+	}
+	tree.Received(second.Envelope().ID)
 	if busy := tree.Busy("w"); len(busy) != 2 {
 		t.Fatalf("busy: %v; want @A and @B", busy)
 	}
