@@ -167,6 +167,15 @@ func (d *decoder) envelope(b *Base, key []byte, withRecipient bool) (bit uint, o
 // encoding/json path must decode it instead. An error is the nested
 // value's, final.
 func decodeOwn(name string, data []byte) (v any, ok bool, err error) {
+	return decodeOwnMode(name, data, false)
+}
+
+// decodeOwnMode is decodeOwn; with fastOnly, a record is decoded only
+// when its nested value, if any, is one of this package's own messages
+// decoded the same way (ok is false otherwise, and never an error): what
+// it accepts is then read whole by the strict scan, so it is valid JSON
+// without encoding/json's check, and a failure costs no fallback.
+func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, ok bool, err error) {
 	d := &decoder{d: data, i: len(tagPrefix) + len(name) + 2}
 	var base *Base
 	var rest func(key []byte) (bit uint, ok bool)
@@ -255,6 +264,22 @@ func decodeOwn(name string, data []byte) (v any, ok bool, err error) {
 	}
 	if d.ws(); d.i != len(d.d) {
 		return nil, false, nil
+	}
+	if d.nestedMsg != nil { // most often a message of our own: decoded in one strict pass
+		if n, isOwn := fastTag(d.nestedRaw); isOwn {
+			if nv, nok, nerr := decodeOwnMode(n, d.nestedRaw, true); nok && nerr == nil {
+				if m, isMsg := nv.(Message); isMsg {
+					*d.nestedMsg = m
+					return v, true, nil
+				}
+			}
+		}
+	}
+	if fastOnly {
+		if d.nestedRaw != nil {
+			return nil, false, nil
+		}
+		return v, true, nil
 	}
 	if d.nestedRaw != nil && !json.Valid(d.nestedRaw) {
 		// The scan is lenient about a nested value's syntax: encoding/json

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -45,7 +46,10 @@ func (d *decoder) rawString() (s []byte, escaped, ok bool) {
 	}
 	b, start, i := d.d, d.i, d.i
 	for {
-		for i < len(b) && !strStop[b[i]] { // the plain run, one table load a byte
+		for i+8 <= len(b) && !stopIn(binary.LittleEndian.Uint64(b[i:])) { // the plain run, eight bytes at a time
+			i += 8
+		}
+		for i < len(b) && !strStop[b[i]] { // then a byte at a time to the stop
 			i++
 		}
 		if i >= len(b) {
@@ -64,6 +68,16 @@ func (d *decoder) rawString() (s []byte, escaped, ok bool) {
 			return nil, false, false
 		}
 	}
+}
+
+// stopIn reports whether one of the eight bytes of x ends a plain run (a
+// quote, a backslash or a control character; see strStop). Each test is
+// exact for the lowest byte it finds, which is all the byte loop after it
+// needs.
+func stopIn(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v }
+	return (zero(x^('"'*ones))|zero(x^('\\'*ones))|(x-0x20*ones)&^x)&highs != 0
 }
 
 // strStop marks the bytes that end a plain run of a string's text: the
@@ -226,6 +240,9 @@ func (d *decoder) value() ([]byte, bool) {
 // uuidValue consumes a string holding a UUID, as uuid.UUID's UnmarshalText
 // reads it.
 func (d *decoder) uuidValue() (uuid.UUID, bool) {
+	if u, ok := d.canonicalUUID(); ok {
+		return u, true
+	}
 	raw, escaped, ok := d.rawString()
 	if !ok || escaped {
 		return uuid.Nil, false
@@ -245,6 +262,9 @@ func (d *decoder) nullUUID() (uuid.NullUUID, bool) {
 // optionalUUID consumes a string holding a UUID or nothing (uuid.Nil), as
 // addressDict.identity reads it.
 func (d *decoder) optionalUUID() (uuid.UUID, bool) {
+	if u, ok := d.canonicalUUID(); ok {
+		return u, true
+	}
 	raw, escaped, ok := d.rawString()
 	if !ok || escaped {
 		return uuid.Nil, false
@@ -255,6 +275,45 @@ func (d *decoder) optionalUUID() (uuid.UUID, bool) {
 	u, err := uuid.ParseBytes(raw)
 	return u, err == nil
 }
+
+// canonicalUUID consumes a string holding a UUID in the form the encoder
+// writes (8-4-4-4-12 hex digits, either case); ok is false, and nothing
+// consumed, for any other string (the caller reads it with
+// uuid.ParseBytes, which takes the other forms too).
+func (d *decoder) canonicalUUID() (u uuid.UUID, ok bool) {
+	d.ws()
+	b := d.d[d.i:]
+	if len(b) < 38 || b[0] != '"' || b[37] != '"' || b[9] != '-' || b[14] != '-' || b[19] != '-' || b[24] != '-' {
+		return u, false
+	}
+	for k, x := range uuidDigits {
+		hi, lo := hexValue[b[1+x]], hexValue[b[2+x]]
+		if hi|lo > 0x0f {
+			return uuid.UUID{}, false
+		}
+		u[k] = hi<<4 | lo
+	}
+	d.i += 38
+	return u, true
+}
+
+// uuidDigits are the offsets of a canonical UUID's 16 digit pairs.
+var uuidDigits = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexValue is each byte's value as a hex digit, 0xff for a byte that is
+// not one.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = c-'a'+10, c-'a'+10
+	}
+	return t
+}()
 
 // shortStr is str for the short strings every address repeats (names,
 // roles, types): a small shared table hands back the same string for the
