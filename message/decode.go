@@ -37,8 +37,18 @@ type decoder struct {
 	nestedMsg *Message // the field, when it holds a message
 }
 
-// nested keeps the text of the nested value under key.
+// nested reads the nested value under key: a message of this package's
+// own types at once, in place, by the strict pass (fastOnlyAt), else its
+// text is kept for decodeNested.
 func (d *decoder) nested(key string, val *any, msg *Message) (uint, bool) {
+	if msg != nil {
+		d.ws()
+		if m, n, ok := fastMessageAt(d.d[d.i:]); ok {
+			*msg = m
+			d.i += n
+			return 1 << 12, true
+		}
+	}
 	raw, ok := d.value()
 	d.nestedKey, d.nestedRaw, d.nestedAny, d.nestedMsg = key, raw, val, msg
 	return 1 << 12, ok
@@ -167,15 +177,31 @@ func (d *decoder) envelope(b *Base, key []byte, withRecipient bool) (bit uint, o
 // encoding/json path must decode it instead. An error is the nested
 // value's, final.
 func decodeOwn(name string, data []byte) (v any, ok bool, err error) {
-	return decodeOwnMode(name, data, false)
+	v, _, ok, err = decodeOwnMode(name, data, false)
+	return v, ok, err
+}
+
+// fastMessageAt decodes the message of this package's own types that
+// data starts with by the strict pass, and returns its length.
+func fastMessageAt(data []byte) (m Message, n int, ok bool) {
+	name, isOwn := fastTag(data)
+	if !isOwn {
+		return nil, 0, false
+	}
+	v, n, ok, _ := decodeOwnMode(name, data, true)
+	if m, isMsg := v.(Message); ok && isMsg {
+		return m, n, true
+	}
+	return nil, 0, false
 }
 
 // decodeOwnMode is decodeOwn; with fastOnly, a record is decoded only
 // when its nested value, if any, is one of this package's own messages
 // decoded the same way (ok is false otherwise, and never an error): what
 // it accepts is then read whole by the strict scan, so it is valid JSON
-// without encoding/json's check, and a failure costs no fallback.
-func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, ok bool, err error) {
+// without encoding/json's check, and a failure costs no fallback. A
+// fastOnly record may be followed by more text: n is its length.
+func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, n int, ok bool, err error) {
 	d := &decoder{d: data, i: len(tagPrefix) + len(name) + 2}
 	var base *Base
 	var rest func(key []byte) (bit uint, ok bool)
@@ -245,7 +271,7 @@ func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, ok bool, err
 		m := &CancelMessage{}
 		v, base, rest = m, &m.Base, d.stringField("reason", &m.Reason)
 	default:
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	var seen uint
 	field := func(key []byte) bool {
@@ -260,37 +286,27 @@ func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, ok bool, err
 		return true
 	}
 	if !d.next('}') && !(d.next(',') && d.fields(field)) {
-		return nil, false, nil
-	}
-	if d.ws(); d.i != len(d.d) {
-		return nil, false, nil
-	}
-	if d.nestedMsg != nil { // most often a message of our own: decoded in one strict pass
-		if n, isOwn := fastTag(d.nestedRaw); isOwn {
-			if nv, nok, nerr := decodeOwnMode(n, d.nestedRaw, true); nok && nerr == nil {
-				if m, isMsg := nv.(Message); isMsg {
-					*d.nestedMsg = m
-					return v, true, nil
-				}
-			}
-		}
+		return nil, 0, false, nil
 	}
 	if fastOnly {
-		if d.nestedRaw != nil {
-			return nil, false, nil
+		if d.nestedRaw != nil { // a nested value the strict pass does not read
+			return nil, 0, false, nil
 		}
-		return v, true, nil
+		return v, d.i, true, nil
+	}
+	if d.ws(); d.i != len(d.d) {
+		return nil, 0, false, nil
 	}
 	if d.nestedRaw != nil && !json.Valid(d.nestedRaw) {
 		// The scan is lenient about a nested value's syntax: encoding/json
 		// gives the error it always gave (no recursion: nothing nested
-		// was decoded yet).
-		return nil, false, nil
+		// was decoded yet but by the strict pass, which never falls back).
+		return nil, 0, false, nil
 	}
 	if err := d.decodeNested(); err != nil {
-		return nil, true, fmt.Errorf("message: decode %s: %w", name, err)
+		return nil, 0, true, fmt.Errorf("message: decode %s: %w", name, err)
 	}
-	return v, true, nil
+	return v, d.i, true, nil
 }
 
 func (d *decoder) messageID(id *uuid.UUID) func(key []byte) (uint, bool) {

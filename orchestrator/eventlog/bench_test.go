@@ -103,6 +103,22 @@ func BenchmarkMarshalRecord(b *testing.B) {
 	}
 }
 
+// BenchmarkUnmarshalRecord is the decoder's share of Read:
+// message.Unmarshal alone, of the record MarshalRecord encodes (the pair
+// compares the decoder with the encoder).
+func BenchmarkUnmarshalRecord(b *testing.B) {
+	data, err := message.Marshal(benchRecord(newTeam()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := message.Unmarshal(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRead reads a log of 1000 typical records; ns/record is the
 // figure to read.
 func BenchmarkRead(b *testing.B) { benchRead(b, eventlog.Options{Sync: eventlog.SyncNone}) }
