@@ -20,9 +20,8 @@ type cell struct {
 	// private pending slice, one lock per batch.
 	mu     sync.Mutex
 	q      []envelope
-	idle   bool
-	closed bool // no more enqueues; set by finish or by the reaper's goroutine, so not part of phase
-	wake   chan struct{}
+	idle   bool         // parked: no goroutine runs the actor; the next enqueue starts one
+	closed bool         // no more enqueues; set by finish or by the reaper's goroutine, so not part of phase
 	queued atomic.Int32 // 1 while q is non-empty; read without the lock when spinning
 
 	// Producers write the fields above on every tell; keep the actor's own
@@ -66,19 +65,31 @@ type cell struct {
 	restoring bool
 }
 
+// run is the actor's first goroutine: its start, then its mail.
 func (c *cell) run() {
-	defer c.sys.wg.Done()
 	c.start()
+	c.loop()
+}
+
+// loop handles the actor's mail until the mailbox is empty (next parks the
+// actor: the goroutine ends, and the enqueue that finds the actor idle
+// starts loop again) or the actor has stopped. Only one loop runs at a
+// time: the enqueue that starts one is the one that found the actor idle.
+func (c *cell) loop() {
 	for c.phase != phaseStopped {
-		// The end of an actor's life runs in run's frame, not in process's
+		// The end of an actor's life runs in loop's frame, not in process's
 		// larger one: a goroutine starts with a 2 KiB stack, and growing it
 		// (copystack) at every actor's finish cost SpawnStop ~15%.
-		if env := c.next(); env.kind == envFinish {
+		switch env := c.next(); env.kind {
+		case envPark:
+			return
+		case envFinish:
 			c.finish()
-		} else {
+		default:
 			c.process(env)
 		}
 	}
+	c.sys.wg.Done()
 }
 
 func (c *cell) start() {

@@ -1,5 +1,8 @@
 // Package actor is the runtime of akgentic for Go: actors that exchange
-// typed messages through unbounded mailboxes, one goroutine each.
+// typed messages through unbounded mailboxes, one goroutine each while it
+// has mail: an idle actor holds no goroutine (its goroutine ends when its
+// mailbox stays empty, and the next message starts another), so a team of
+// idle members costs its cells and mailboxes only, about 1 KB a member.
 //
 //	sys := actor.NewSystem(actor.SystemConfig{})
 //	addr, err := sys.Spawn(&Greeter{}, actor.Config{Name: "greeter", Role: "Greeter"})

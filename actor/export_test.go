@@ -10,7 +10,7 @@ import (
 // never started and that nothing else references, so a GC collects it
 // without it ever being stopped.
 func NewCollectableAddressForTest() *message.Address {
-	c := &cell{life: &lifecycle{done: make(chan struct{})}, wake: make(chan struct{}, 1)}
+	c := &cell{life: &lifecycle{done: make(chan struct{})}}
 	h := &handle{w: weak.Make(c), life: c.life}
 	addr := addrs.NewLive(message.Identity{AgentID: message.NewID(), Name: "ghost", Role: "Ghost"}, h)
 	h.addr = addr

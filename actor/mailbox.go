@@ -16,6 +16,7 @@ const (
 	envChildDone                // a child ended; msg is its address
 	envGraceOver                // the grace of this actor's stop ran out
 	envWake                     // the team's sink asks for a drain (team roots only)
+	envPark                     // next's answer when the mailbox is empty: the goroutine ends until the next enqueue
 )
 
 // minQueue is the capacity a mailbox buffer keeps after a burst: enough
@@ -27,7 +28,8 @@ const minQueue = 256
 const maxIdleQueue = 4096
 
 // spinRounds is how many times an idle actor yields, watching its mailbox,
-// before it parks.
+// before it parks: its goroutine ends, and the next enqueue starts another
+// (an idle actor holds no goroutine, so no stack).
 const spinRounds = 4
 
 type result struct {
@@ -67,12 +69,14 @@ func (c *cell) enqueue(env envelope) error {
 	c.idle = false
 	c.mu.Unlock()
 	if wake {
-		c.wake <- struct{}{}
+		go c.loop()
 	}
 	return nil
 }
 
-// next returns the next envelope, blocking while the mailbox is empty.
+// next returns the next envelope; when the mailbox stays empty, envPark:
+// the actor is idle, and its goroutine must end (the next enqueue starts
+// another).
 func (c *cell) next() envelope {
 	if c.life.stopped.Load() && c.phase != phaseStopped { // reaped (forceStop): finish now, fail the rest
 		return envelope{kind: envFinish}
@@ -105,12 +109,11 @@ func (c *cell) next() envelope {
 			// buffers.
 			c.q = make([]envelope, 0, minQueue)
 			spare = make([]envelope, 0, minQueue)
-			c.pending = nil
 		}
+		c.pending = spare // empty: the next loop starts from the queue
 		c.idle = true
 		c.mu.Unlock()
-		<-c.wake
-		c.mu.Lock()
+		return envelope{kind: envPark}
 	}
 	c.queued.Store(0)
 	c.pending, c.q = c.q, spare

@@ -82,7 +82,7 @@ func (c *cell) forceStop() {
 	c.idle = false
 	c.mu.Unlock()
 	if wake {
-		c.wake <- struct{}{}
+		go c.loop()
 	}
 }
 

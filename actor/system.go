@@ -132,7 +132,6 @@ func (s *System) spawn(parent *cell, a Actor, cfg any, optList []SpawnOption) (*
 		sys:       s,
 		actor:     a,
 		life:      &lifecycle{done: make(chan struct{})},
-		wake:      make(chan struct{}, 1),
 		cfg:       cfgPtr,
 		userID:    o.userID,
 		userEmail: o.userEmail,
