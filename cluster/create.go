@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -85,7 +86,11 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, t
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := append([]orchestrator.Option{orchestrator.WithSubscribers(l)}, w.opts...)
+	opts := []orchestrator.Option{orchestrator.WithSubscribers(l)}
+	if endpoint := w.tmpls[template].Endpoint; endpoint != nil { // a restore's (New ignores it), before the worker's options: the template's wins
+		opts = append(opts, agent.WithEndpoint(endpoint))
+	}
+	opts = append(opts, w.opts...)
 	var t *orchestrator.Team
 	if len(log) == 0 {
 		t, err = orchestrator.New(w.sys, append(opts, orchestrator.WithTeamID(id))...)
