@@ -69,6 +69,9 @@ type BaseAgent struct {
 	// orchestrator.Restore with WithEnv.
 	Env *Env
 
+	// endpoint maps the recorded model config to the one called
+	// (WithEndpoint); nil: the recorded one
+	endpoint  func(llm.ModelConfig) llm.ModelConfig
 	hire      func(ctx context.Context, role string) (*message.Address, error) // tool.Capabilities.Hire
 	expand    func(ctx context.Context, prompt string) ([]llm.Part, error)     // tool.Capabilities.ExpandMedia
 	runner    *llm.Runner

@@ -9,6 +9,7 @@ import (
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
@@ -171,4 +172,93 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	if n := strings.Count(hist, "second question"); n != 1 || strings.Contains(hist, "aborted") {
 		t.Fatalf("history after the rerun (the second question %d times):\n%s", n, hist)
 	}
+}
+
+// A team restored with WithEndpoint calls the model endpoint it gives, not
+// the base URL the log recorded: the restored manager's model call reaches
+// the second server with the key the mapping set, and so does that of a
+// member it hires after the restore from a card that still names the first
+// server. The first server gets no request; the records hold no key.
+func TestRestoredAgentCallsTheEndpointGiven(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
+	h.say(h.manager, agent.Request, "first question")
+	h.expectHuman()
+	h.barrier()
+	saved := actortest.Reloaded(t, h.sub.all())
+	cards, err := h.team.Cards(actortest.Context(t)) // the catalog, as a Resume hook registers it again
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.srv.Requests())
+
+	srv2 := llmtest.NewServer(llmtest.WithReporter(t))
+	t.Cleanup(srv2.Close)
+	const key = "sk-second-server-key"
+	sys2 := actor.NewSystem(actor.SystemConfig{})
+	defer func() { _ = sys2.Shutdown(context.Background()) }()
+	rec := newRecorder()
+	ctx := actortest.Context(t)
+	team2, err := orchestrator.Restore(ctx, sys2, saved, orchestrator.WithSubscribers(rec),
+		agent.WithEnv(&agent.Env{HTTPClient: srv2.HTTPClient()}),
+		agent.WithEndpoint(func(recorded llm.ModelConfig) llm.ModelConfig {
+			recorded.BaseURL, recorded.APIKey = srv2.URL(), key
+			return recorded
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team2.Register(ctx, cards...); err != nil {
+		t.Fatal(err)
+	}
+	human2, _ := team2.Member(ctx, "@Human")
+	manager2, _ := team2.Member(ctx, "@Manager")
+	srv2.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "second answer")))
+	if _, err := sys2.Ask(ctx, manager2, agent.NewRequest("second question")); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Say(ctx, human2, manager2, agent.NewRequest("/hire_member Developer name=@Ada")); err != nil {
+		t.Fatal(err)
+	}
+	if err := proxy.Do(ctx, manager2, func(*actor.Context, actor.Actor) error { return nil }); err != nil { // the command's turn is done
+		t.Fatal(err)
+	}
+	ada, _ := team2.Member(ctx, "@Ada")
+	if ada == nil {
+		t.Fatal("the restored manager did not hire @Ada")
+	}
+	srv2.Model("@Ada").Enqueue(final(out(agent.Response, "@Manager", "done")))
+	if _, err := sys2.Ask(ctx, ada, agent.NewRequest("build it")); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"@Manager", "@Ada"} {
+		reqs := srv2.RequestsFor(who)
+		if len(reqs) != 1 || reqs[0].Authorization != "Bearer "+key {
+			t.Fatalf("%s: %d requests to the second server (authorization of the first %q); want 1 with its key", who, len(reqs), authorization(reqs))
+		}
+	}
+	if n := len(h.srv.Requests()) - before; n != 0 {
+		t.Fatalf("the first server got %d requests after the restore; want none", n)
+	}
+	if err := team2.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rec.all() {
+		data, err := message.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), key) {
+			t.Fatalf("a record holds the key: %s", data)
+		}
+	}
+}
+
+// authorization is the Authorization header of the first request, "" when
+// none came.
+func authorization(reqs []*llmtest.Request) string {
+	if len(reqs) == 0 {
+		return ""
+	}
+	return reqs[0].Authorization
 }

@@ -91,7 +91,7 @@ func (a *BaseAgent) start(c *actor.Context) error {
 		return err
 	}
 	a.unbudget = unbudget
-	a.runner, err = llm.NewRunner(cfg.llmConfig(backstory), env.Guards.withApproval(llm.Options{
+	a.runner, err = llm.NewRunner(a.live(cfg.llmConfig(backstory)), env.Guards.withApproval(llm.Options{
 		HTTPClient:    httpDoer(env),
 		Sleep:         env.Sleep,
 		Tools:         caps.Tools,
@@ -156,6 +156,7 @@ func (x cardContext) Report(err error)                        { x.c.Report(err) 
 
 func (x cardContext) Spawn(a actor.Actor, cfg any, opts ...actor.SpawnOption) (*message.Address, error) {
 	giveEnv(a, x.a.env())
+	giveEndpoint(a, x.a.endpoint)
 	return x.c.Spawn(a, cfg, opts...)
 }
 
@@ -182,6 +183,55 @@ func (a *BaseAgent) setEnv(e *Env) {
 //	team, err := orchestrator.Restore(ctx, sys, log, agent.WithEnv(env))
 func WithEnv(env *Env) orchestrator.Option {
 	return orchestrator.WithPrepare(func(a actor.Actor) { giveEnv(a, env) })
+}
+
+// WithEndpoint is an option of orchestrator.Restore: every agent it
+// recreates (anything embedding BaseAgent) calls the model endpoint
+// endpoint gives for the model config its recorded config names, not the
+// recorded one (orchestrator.WithPrepare; orchestrator.New ignores it).
+// It is how a restored team reaches this process's model server: the log
+// records the base URL the agent was first given (the key never), and a
+// team restored elsewhere would otherwise call it. endpoint gets a copy of
+// the recorded model config and returns the one to call, typically with
+// BaseURL and APIKey set; the agent's config, and so what its log records,
+// is left as recorded. Agents a recreated agent hires get it too. The HTTP
+// client is the Env's (WithEnv).
+//
+//	team, err := orchestrator.Restore(ctx, sys, log, agent.WithEnv(env),
+//		agent.WithEndpoint(func(recorded llm.ModelConfig) llm.ModelConfig {
+//			recorded.BaseURL, recorded.APIKey = baseURL, key
+//			return recorded
+//		}))
+func WithEndpoint(endpoint func(recorded llm.ModelConfig) llm.ModelConfig) orchestrator.Option {
+	return orchestrator.WithPrepare(func(a actor.Actor) { giveEndpoint(a, endpoint) })
+}
+
+// giveEndpoint gives an endpoint mapping to an agent (anything embedding
+// BaseAgent) that has none.
+func giveEndpoint(x actor.Actor, f func(llm.ModelConfig) llm.ModelConfig) {
+	if e, ok := x.(interface {
+		setEndpoint(func(llm.ModelConfig) llm.ModelConfig)
+	}); ok && f != nil {
+		e.setEndpoint(f)
+	}
+}
+
+func (a *BaseAgent) setEndpoint(f func(llm.ModelConfig) llm.ModelConfig) {
+	if a.endpoint == nil {
+		a.endpoint = f
+	}
+}
+
+// live returns the runner config the agent calls the model with: cfg with
+// the model endpoint WithEndpoint gives, when it gave one (on a copy of
+// the model config: the mapping cannot write into the recorded one).
+func (a *BaseAgent) live(cfg llm.Config) llm.Config {
+	if a.endpoint != nil {
+		m := cfg.Model
+		m.Temperature, m.Seed = clonePtr(m.Temperature), clonePtr(m.Seed)
+		cfg.Model = a.endpoint(m)
+	}
+	return cfg
 }
 
 // builtins are the agent's own commands: compact and clear.

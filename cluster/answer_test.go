@@ -15,20 +15,19 @@ import (
 // person the counters' question, and returns its id.
 func questionOf(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, from uint64) uuid.UUID {
 	t.Helper()
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	for m, err := range c.Watch(wctx, team, from) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	var q uuid.UUID
+	watchUntil(t, ctx, c, team, from, func(m message.Message) bool {
 		if s, ok := m.(*message.SentMessage); ok && s.Recipient.Name() == "@Human" {
 			if am, ok := s.Message.(*agent.AgentMessage); ok && am.Content == question {
-				return am.ID
+				q = am.ID
 			}
 		}
+		return q != uuid.Nil
+	})
+	if q == uuid.Nil {
+		t.Fatal("no question for the person")
 	}
-	t.Fatal("no question for the person")
-	return uuid.Nil
+	return q
 }
 
 // answered returns the person's answer to q as the team's log holds it

@@ -99,18 +99,17 @@ func TestPendingApprovalSurvivesATakeover(t *testing.T) {
 // approval, and returns the request's id.
 func approvalRequest(t *testing.T, ctx context.Context, c *Client, team uuid.UUID) uuid.UUID {
 	t.Helper()
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	for m, err := range c.Watch(wctx, team, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	var req uuid.UUID
+	watchUntil(t, ctx, c, team, 0, func(m message.Message) bool {
 		if s, ok := m.(*message.SentMessage); ok && s.Recipient.Name() == "@Human" {
 			if am, ok := s.Message.(*agent.AgentMessage); ok && am.Approval != nil {
-				return am.ID
+				req = am.ID
 			}
 		}
+		return req != uuid.Nil
+	})
+	if req == uuid.Nil {
+		t.Fatal("no approval request for the person")
 	}
-	t.Fatal("no approval request for the person")
-	return uuid.Nil
+	return req
 }

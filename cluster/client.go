@@ -108,22 +108,63 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 // NATS gives it to one of them at random. A dead worker's teams are
 // spread by its survivors' fair shares (Worker).
 func (c *Client) Create(ctx context.Context, template string, params any) (uuid.UUID, error) {
+	return c.create(ctx, "Create", template, params, nil)
+}
+
+// CreateOnce is Create made idempotent by the caller's key (not empty or
+// blank): the team's id is derived from the key, so a create retried
+// with the same key (its answer lost, a time-out), or made by two callers
+// at once, makes one team, whichever workers answer, and every call
+// returns its id. The team's lease is the record of the key: a call that
+// finds it returns the id without asking a worker, and of two workers
+// creating the team at once the one whose lease is stored makes it, the
+// other answers its id (which may come before the team is built). The
+// key names one team for good: a team since stopped keeps it (its id is
+// returned; Send to it fails with ErrNoSuchTeam), and the key given with
+// another template than the team's is an error. A create that failed
+// before its team ran (its lease released) may be tried again with the
+// key. Unlike SendOnce's, a key is not scoped: it names one team of the
+// cluster.
+func (c *Client) CreateOnce(ctx context.Context, key, template string, params any) (uuid.UUID, error) {
+	if strings.TrimSpace(key) == "" {
+		return uuid.Nil, errors.New("cluster: CreateOnce: the key is empty or blank")
+	}
+	id := onceTeam(key)
+	return c.create(ctx, "CreateOnce", template, params, &id)
+}
+
+// create asks a worker serving the template to create a team (Create):
+// with the id once names (CreateOnce), or a new one when once is nil.
+func (c *Client) create(ctx context.Context, call, template string, params any, once *uuid.UUID) (uuid.UUID, error) {
 	if err := checkTemplateName(template); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: Create: %w", err)
+		return uuid.Nil, fmt.Errorf("cluster: %s: %w", call, err)
 	}
 	data, err := json.Marshal(params)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: Create: parameters: %w", err)
+		return uuid.Nil, fmt.Errorf("cluster: %s: parameters: %w", call, err)
+	}
+	req := &nats.Msg{Data: data}
+	if once != nil {
+		made, err := madeOnce(ctx, c.kv, *once, template)
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("cluster: %s: %w", call, reach(c.nc, err))
+		}
+		if made {
+			return *once, nil
+		}
+		req.Header = nats.Header{teamHeader: {once.String()}}
 	}
 	var rep *nats.Msg
 	err = nats.ErrNoResponders // until the placed worker answers
 	if to, perr := c.place(ctx, template); perr != nil {
-		c.cfg.Logger.Debug("cluster: Create: no placement; asking the queue group", "template", template, "error", perr)
+		c.cfg.Logger.Debug("cluster: "+call+": no placement; asking the queue group", "template", template, "error", perr)
 	} else if to != "" {
-		rep, err = c.nc.RequestWithContext(ctx, to, data)
+		req.Subject = to
+		rep, err = c.nc.RequestMsgWithContext(ctx, req)
 	}
 	if errors.Is(err, nats.ErrNoResponders) { // no worker placed, or it is gone: any worker with the template
-		rep, err = c.nc.RequestWithContext(ctx, c.cfg.createSubject(template), data)
+		req.Subject = c.cfg.createSubject(template)
+		rep, err = c.nc.RequestMsgWithContext(ctx, req)
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return uuid.Nil, fmt.Errorf("%w: %q", ErrNoTemplate, template)
@@ -143,6 +184,8 @@ func (c *Client) Create(ctx context.Context, template string, params any) (uuid.
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, r.Error)
 	case perr != nil:
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer names no team (%q)", template, r.Team)
+	case once != nil && id != *once:
+		return id, fmt.Errorf("cluster: CreateOnce from %q: the worker that answered made team %s, not %s: it does not know CreateOnce (an earlier version)", template, id, *once)
 	}
 	return id, nil
 }

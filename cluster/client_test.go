@@ -27,6 +27,23 @@ func client(t *testing.T, ctx context.Context, nc *conn) *Client {
 	return c
 }
 
+// watchUntil watches the team from index from until match takes a record
+// (true), and reports whether one did before ctx ended.
+func watchUntil(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, from uint64, match func(message.Message) bool) bool {
+	t.Helper()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for m, err := range c.Watch(wctx, team, from) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if match(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // send sends each text to the member and returns the inputs' ids.
 func send(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, to string, texts ...string) []uuid.UUID {
 	t.Helper()

@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -37,6 +39,13 @@ func checkTemplateName(name string) error {
 // its lease or the worker is closed. Client.Create does the same from any
 // process.
 func (w *Worker) Create(ctx context.Context, template string, params json.RawMessage) (*orchestrator.Team, error) {
+	return w.create(ctx, uuid.New(), template, params)
+}
+
+// create is Create of a team with id: a lease the bucket holds already
+// (a team made for the same CreateOnce key) is an error wrapping
+// jetstream.ErrKeyExists, and nothing is made.
+func (w *Worker) create(ctx context.Context, id uuid.UUID, template string, params json.RawMessage) (*orchestrator.Team, error) {
 	tmpl, ok := w.tmpls[template]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not among this worker's", ErrNoTemplate, template)
@@ -47,7 +56,6 @@ func (w *Worker) Create(ctx context.Context, template string, params json.RawMes
 	if !json.Valid(params) {
 		return nil, fmt.Errorf("cluster: create a team from %q: the parameters are not JSON", template)
 	}
-	id := uuid.New()
 	l := w.newLease(template)
 	data, err := json.Marshal(l)
 	if err != nil {
@@ -85,7 +93,11 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, t
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := append([]orchestrator.Option{orchestrator.WithSubscribers(l)}, w.opts...)
+	opts := []orchestrator.Option{orchestrator.WithSubscribers(l)}
+	if endpoint := w.tmpls[template].Endpoint; endpoint != nil { // a restore's (New ignores it), before the worker's options: the template's wins
+		opts = append(opts, agent.WithEndpoint(endpoint))
+	}
+	opts = append(opts, w.opts...)
 	var t *orchestrator.Team
 	if len(log) == 0 {
 		t, err = orchestrator.New(w.sys, append(opts, orchestrator.WithTeamID(id))...)
@@ -135,14 +147,34 @@ func (w *Worker) serveCreate(template string) nats.MsgHandler {
 }
 
 // answerCreate creates a team for a request of Client.Create, within a
-// lease, and answers it.
+// lease, and answers it. A request of CreateOnce names the team's id
+// (teamHeader): when the bucket has a lease of it already, the team was
+// made (by another worker, or for a try whose answer was lost), and the
+// answer is its id.
 func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Msg) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Lease)
 	defer cancel()
 	var rep createReply
-	t, err := w.Create(ctx, template, req.Data)
-	if t != nil {
+	id, once, err := requestedTeam(req)
+	var t *orchestrator.Team
+	if err == nil {
+		t, err = w.create(ctx, id, template, req.Data)
+	}
+	if once && errors.Is(err, jetstream.ErrKeyExists) {
+		var made bool
+		made, err = madeOnce(ctx, w.kv, id, template)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("cluster: create team %s: %w", id, err)
+		case !made:
+			err = fmt.Errorf("cluster: create team %s: a create that failed released its lease meanwhile; try again", id)
+		}
+	}
+	switch {
+	case t != nil:
 		rep.Team = t.ID().String()
+	case once && err == nil:
+		rep.Team = id.String()
 	}
 	if err != nil {
 		rep.Error = err.Error()
@@ -151,6 +183,48 @@ func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Ms
 	if err := req.Respond(data); err != nil {
 		w.logger.Warn("cluster: a create request could not be answered", "template", template, "error", err)
 	}
+}
+
+// teamHeader, on a create request of Client.CreateOnce, holds the id the
+// new team gets.
+const teamHeader = "Akgentic-Team"
+
+// requestedTeam returns the id a create request names (teamHeader) and
+// true, or a new id and false when it names none.
+func requestedTeam(req *nats.Msg) (uuid.UUID, bool, error) {
+	h := req.Header.Get(teamHeader)
+	if h == "" {
+		return uuid.New(), false, nil
+	}
+	id, err := uuid.Parse(h)
+	if err != nil {
+		return uuid.Nil, true, fmt.Errorf("cluster: create: the request's %s header %q is not a team id", teamHeader, h)
+	}
+	return id, true, nil
+}
+
+// onceTeam is the id of the team CreateOnce makes for key.
+func onceTeam(key string) uuid.UUID { return uuid.NewSHA1(uuid.Nil, []byte("create "+key)) }
+
+// madeOnce reports whether the leases bucket holds team id, made for a
+// CreateOnce key: an error when it was made from another template than
+// template (the key names one team), or when the bucket cannot be read.
+func madeOnce(ctx context.Context, kv jetstream.KeyValue, id uuid.UUID, template string) (bool, error) {
+	e, err := kv.Get(ctx, id.String())
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("the lease of team %s: %w", id, err)
+	}
+	var l lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return true, fmt.Errorf("the lease of team %s: %w", id, err)
+	}
+	if l.Template != template {
+		return true, fmt.Errorf("the key names team %s, made from template %q, not %q (a key names one team)", id, l.Template, template)
+	}
+	return true, nil
 }
 
 // createReply is a worker's answer to Client.Create.

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -30,6 +31,18 @@ type Template struct {
 	// team's catalog of cards (Team.Register), is set again here. An
 	// error is logged and the team runs as restored.
 	Resume func(ctx context.Context, t *orchestrator.Team) error
+	// Endpoint, when not nil, gives the model endpoint of the template's
+	// agents when a team is restored on this worker (a takeover, an
+	// activation): each agent a restore recreates, and each one such an
+	// agent hires, calls the model config Endpoint returns for the one
+	// its recorded config names (agent.WithEndpoint), typically this
+	// worker's BaseURL and APIKey; the HTTP client is the agents' Env
+	// (agent.WithEnv among StartWorker's options), this worker's too.
+	// Nil: a restored agent calls the base URL its log recorded, which
+	// may be another worker's, and reads its key from the environment
+	// (APIKeyEnv): the log never holds a key. What Endpoint returns is
+	// not written to the log.
+	Endpoint func(recorded llm.ModelConfig) llm.ModelConfig
 	// Person is the name of the member that speaks for the team's person
 	// (an agent.HumanProxy, e.g. "@Human"): input sent to the team
 	// (Client.Send) is sent from it with agent.Say, so the team's log

@@ -12,6 +12,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/cluster"
 	"github.com/akgentic/akgentic-go/message"
@@ -48,6 +49,12 @@ func assistantTemplate(env *agent.Env, model *llmtest.Server) cluster.Template {
 			cfg.Model = model.ModelConfig("gpt-4.1")
 			_, err := t.Spawn(ctx, &agent.BaseAgent{Env: env}, cfg)
 			return err
+		},
+		// A team restored on this worker calls this worker's model server,
+		// not the base URL its log recorded (the key would go here too).
+		Endpoint: func(recorded llm.ModelConfig) llm.ModelConfig {
+			recorded.BaseURL = model.URL()
+			return recorded
 		},
 	}
 }
