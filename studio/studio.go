@@ -64,14 +64,11 @@ type Options struct {
 	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
 }
 
-// Defaults of Options' limits.
+// Defaults of Options' stream limits (those of Serve are webauth's
+// PageLimits).
 const (
 	defaultMaxStreams          = 64
 	defaultMaxStreamsPerClient = 8
-	defaultMaxConns            = 512
-	defaultReadTimeout         = 30 * time.Second
-	defaultIdleTimeout         = 120 * time.Second
-	defaultWriteTimeout        = 30 * time.Second
 )
 
 // limits applies the defaults of o's limits; 0 is then no limit.
@@ -86,15 +83,8 @@ func (o *Options) limits() {
 	}
 	pick(&o.MaxStreams, defaultMaxStreams)
 	pick(&o.MaxStreamsPerClient, defaultMaxStreamsPerClient)
-	pick(&o.MaxConns, defaultMaxConns)
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&o.ReadTimeout, defaultReadTimeout}, {&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
-	}
+	l := webauth.PageLimits(o.MaxConns, o.ReadTimeout, o.WriteTimeout, o.IdleTimeout)
+	o.MaxConns, o.ReadTimeout, o.WriteTimeout, o.IdleTimeout = l.MaxConns, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
 }
 
 // Studio is an http.Handler serving a live page of one team: its members

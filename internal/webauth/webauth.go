@@ -171,6 +171,26 @@ type Limits struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
 
+// PageLimits are the limits of a page's server (the studio's, the fleet
+// console's) from its options: maxConns 0 takes 512 and a negative one
+// leaves the bound off; a timeout of 0 or less takes its default (30 s
+// to read a request, 30 s per write, 120 s idle).
+func PageLimits(maxConns int, read, write, idle time.Duration) Limits {
+	switch {
+	case maxConns == 0:
+		maxConns = 512
+	case maxConns < 0:
+		maxConns = 0
+	}
+	pick := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	return Limits{MaxConns: maxConns, ReadTimeout: pick(read, 30*time.Second), WriteTimeout: pick(write, 30*time.Second), IdleTimeout: pick(idle, 120*time.Second)}
+}
+
 // StreamLimits are the limits of an endpoint whose responses last as long
 // as the work they follow (an A2A task's stream or blocking send, an AG-UI
 // run): at most 512 connections, a request read within 30 s, a kept-alive

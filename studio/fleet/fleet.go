@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -138,6 +139,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default: // the page and its code
 		c.page.ServeHTTP(w, r2)
 	}
+}
+
+// Serve serves the console on ln until ctx ends, then shuts the server
+// down, with the studio's limits (studio.Options' MaxConns and timeouts;
+// Studio.Serve says what they bound). It returns nil after a shutdown
+// for ctx, or the error that stopped serving.
+func (c *Console) Serve(ctx context.Context, ln net.Listener) error {
+	return webauth.Serve(ctx, ln, c, c.log, "fleet", webauth.PageLimits(c.opt.MaxConns, c.opt.ReadTimeout, c.opt.WriteTimeout, c.opt.IdleTimeout))
 }
 
 // team serves a request of a team page that reads or feeds the team: the
