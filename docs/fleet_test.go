@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -41,15 +40,7 @@ func serveFleet(ctx context.Context, nc *nats.Conn, ln net.Listener, token strin
 func Example_fleet() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "docs-fleet")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	nc, done, err := connect(dir)
-	if err != nil {
-		panic(err)
-	}
+	nc, done := tempNATS("docs-fleet")
 	defer done()
 	model := llmtest.NewServer()
 	defer model.Close()
