@@ -115,13 +115,29 @@ func newFleet(t *testing.T) *fleet {
 	return f
 }
 
-// create makes a team from template.
+// create makes a team from template, and waits until the stream holds
+// the Start records of its person and its agent (a page opened then
+// has them in its history).
 func (f *fleet) create(template string) uuid.UUID {
 	f.t.Helper()
 	id, err := f.client.Create(f.ctx, template, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	joined := 0
+	for rec, err := range f.client.Watch(ctx, id, 0) {
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if s, ok := rec.(*message.StartMessage); ok && s.Sender != nil && strings.HasPrefix(s.Sender.Name(), "@") {
+			if joined++; joined == 2 {
+				return id
+			}
+		}
+	}
+	f.t.Fatalf("team %s: the watch ended before its members joined", id)
 	return id
 }
 
