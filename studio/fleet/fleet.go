@@ -254,28 +254,45 @@ func (c *Console) follow(ctx context.Context, id uuid.UUID, f *followed) {
 	if last == 0 {
 		ready()
 	}
-	var n uint64
-	var failed error
-	for rec, err := range c.client.Watch(ctx, id, 0) {
-		if err != nil {
-			failed = err
-			c.log.Warn("fleet: a team's watch reported an error", "team_id", id, "error", err)
-			continue
+	var n uint64 // records added: the ledger index of the last, as far as every record has one
+	for wait := retryMin; ; wait = min(2*wait, retryMax) {
+		var failed error
+		for rec, err := range c.client.Watch(ctx, id, n+1) {
+			if err != nil {
+				failed = err
+				c.log.Warn("fleet: a team's watch reported an error", "team_id", id, "error", err)
+				continue
+			}
+			failed = nil
+			f.m.Add(rec)
+			if n++; n >= last {
+				ready()
+			}
+			if stopping(rec) && c.stopped(ctx, id) {
+				f.m.End()
+				return
+			}
 		}
-		failed = nil
-		f.m.Add(rec)
-		if n++; n >= last {
-			ready()
-		}
-		if stopping(rec) && c.stopped(ctx, id) {
+		switch {
+		case ctx.Err() != nil:
+			return
+		case failed == nil: // a stopped team read to its last record
 			f.m.End()
 			return
 		}
-	}
-	if ctx.Err() == nil && failed == nil { // a stopped team read to its last record
-		f.m.End()
+		// The watch failed (the connection lost): it follows again from
+		// the next record, after a pause.
+		if clock.Sleep(ctx, wait) != nil {
+			return
+		}
 	}
 }
+
+// The pauses before a failed watch is followed again.
+const (
+	retryMin = 100 * time.Millisecond
+	retryMax = 5 * time.Second
+)
 
 // stopping reports a record that begins or ends the team's stop: its
 // TeamStoppingEvent, or the Stop record of its orchestrator.
