@@ -465,6 +465,24 @@ func (o *watchOrder) yield(m jetstream.Msg, yield func(message.Message, error) b
 	return true
 }
 
+// LastRecord returns the ledger index (as Watch's from counts) and the
+// time stored of the team's last record stored, read from the stream
+// without a consumer: 0 and the zero time for a team without records.
+// Records a Watch from the start yields number about index (a record
+// without an index, or a hole an owner's successor wrote over, make
+// them differ).
+func (c *Client) LastRecord(ctx context.Context, team uuid.UUID) (index uint64, at time.Time, err error) {
+	m, err := c.ledger.GetLastMsgForSubject(ctx, c.cfg.recordsSubject(team))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, time.Time{}, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("cluster: the last record of team %s: %w", team, reach(c.nc, err))
+	}
+	index, _ = strconv.ParseUint(m.Header.Get(indexHeader), 10, 64)
+	return index, m.Time, nil
+}
+
 // Teams lists the teams of the leases bucket, stopped ones included.
 func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	teams, _, err := readBucket(ctx, c.kv)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -393,5 +394,27 @@ func TestWatchFromIndex(t *testing.T) {
 			t.Fatalf("record %d of the watch from %d is %s (%T); want the ledger's record %d, %s (%T)",
 				i+1, from, got[i].Envelope().ID, got[i], int(from)+i, m.Envelope().ID, m)
 		}
+	}
+}
+
+// LastRecord is the ledger index and stored time of a team's last record
+// (one of the ledger's, read after it), and 0 with the zero time for a
+// team without records.
+func TestLastRecordIsTheLedgersLast(t *testing.T) {
+	ctx, nc, c, w, id := teamOnW1(t)
+	waitInputs(t, ctx, w.inputs, send(t, ctx, c, id, "a", "one")...)
+	index, at, err := c.LastRecord(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index == 0 || index > uint64(len(log)) || at.IsZero() || at.After(time.Now()) {
+		t.Fatalf("LastRecord = %d at %v; want one of the ledger's %d records, stored by now", index, at, len(log))
+	}
+	if index, at, err := c.LastRecord(ctx, uuid.New()); err != nil || index != 0 || !at.IsZero() {
+		t.Fatalf("LastRecord of a team without records = %d, %v, %v; want 0, the zero time, nil", index, at, err)
 	}
 }

@@ -36,6 +36,21 @@ func connect(dir string) (nc *nats.Conn, done func(), err error) {
 	return nc, func() { nc.Close(); <-closed; srv.Close() }, nil
 }
 
+// tempNATS is connect in a temporary directory named after name, for the
+// examples; done also removes the directory.
+func tempNATS(name string) (*nats.Conn, func()) {
+	dir, err := os.MkdirTemp("", name)
+	if err != nil {
+		panic(err)
+	}
+	nc, done, err := connect(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	return nc, func() { done(); os.RemoveAll(dir) }
+}
+
 // assistantTemplate is a worker's template: the person, @Human, and an LLM
 // agent, @Assistant.
 func assistantTemplate(env *agent.Env, model *llmtest.Server) cluster.Template {
@@ -112,15 +127,7 @@ func runCluster(ctx context.Context, nc *nats.Conn, model *llmtest.Server) error
 func Example_cluster() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "docs-cluster")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	nc, done, err := connect(dir)
-	if err != nil {
-		panic(err)
-	}
+	nc, done := tempNATS("docs-cluster")
 	defer done()
 	model := llmtest.NewServer()
 	defer model.Close()
@@ -161,15 +168,7 @@ func openTeam(ctx context.Context, nc *nats.Conn, sys *actor.System, teamID uuid
 func Example_openLedger() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "docs-ledger")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	nc, done, err := connect(dir)
-	if err != nil {
-		panic(err)
-	}
+	nc, done := tempNATS("docs-ledger")
 	defer done()
 	sys := actor.NewSystem(actor.SystemConfig{})
 	defer sys.Shutdown(ctx)

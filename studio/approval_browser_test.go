@@ -2,9 +2,6 @@ package studio
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +11,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/internal/browsertest"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -23,37 +21,12 @@ import (
 // answer shows; the next request is denied from its Deny button, the
 // reason reaching the model.
 func TestApprovalButtonsInBrowser(t *testing.T) {
-	bin, err := exec.LookPath("chromium") // as .ci/run installs it; CHROMIUM names another
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		bin, err = p, nil
-	}
-	if err != nil {
-		t.Skip("!!! SKIPPED: no chromium (apt-get install chromium, or set CHROMIUM=path): the approval buttons' browser test did not run !!!")
-	}
 	f := buildFixture(t, Options{}, false, func(cfg *agent.AgentConfig) { cfg.Tools = append(cfg.Tools, &publishCard{}) })
 	published.Store(0)
 	ctx, cancel := context.WithTimeout(f.ctx, 60*time.Second)
 	defer cancel()
-	actx, closeBrowser := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
-	defer closeBrowser()
-	bctx, closeTab := chromedp.NewContext(actx)
-	defer closeTab()
-	shows := func(sel, want string) chromedp.Action[chromedp.Void] {
-		q, _ := json.Marshal(sel)
-		w, _ := json.Marshal(want)
-		return chromedp.Poll[chromedp.Void]("(document.querySelector("+string(q)+")?.innerText ?? \"\").includes("+string(w)+")",
-			chromedp.WithPollingTimeout(20*time.Second))
-	}
-	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			text, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			t.Fatalf("%s: %v\n--- the page shows:\n%s", what, err, text)
-		}
-	}
+	bctx := browsertest.Open(t, ctx, "the approval buttons' browser test")
+	shows, step := browsertest.Shows, browsertest.Stepper(t, bctx, nil)
 	step("open the page", chromedp.Navigate(f.http.URL+"/"), shows("#conn", "live"))
 
 	f.model.Model("@Manager").Enqueue(
@@ -105,6 +78,4 @@ func TestApprovalButtonsInBrowser(t *testing.T) {
 	if got := strings.Join(decisions, "; "); got != "granted: ship it; denied: not today" {
 		t.Fatalf("the decisions in the log: %q", got)
 	}
-	closeTab()
-	closeBrowser()
 }

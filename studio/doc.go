@@ -46,6 +46,16 @@
 // came meanwhile), never in the history a page catches up from. A page
 // that misses some simply shows the next, or the message.
 //
+// # A team that runs elsewhere
+//
+// A Mirror is the same page for a team whose records come from elsewhere
+// (a cluster's stream, another process): it is fed the records in the
+// team's order (Mirror.Add) and told when the team stopped (Mirror.End);
+// it keeps the last MirrorConfig.Keep of them for the pages that open
+// later, derives the roster, the members' states and the person from
+// them, and sends the person's input through MirrorConfig's functions.
+// Package studio/fleet serves a cluster's teams this way.
+//
 // # Security
 //
 // Requests from loopback (peer and Host both loopback) are served as they

@@ -156,8 +156,8 @@ func TestServeBoundsSlowConnections(t *testing.T) {
 	}
 	// A connection made now is not served until one of the others closes:
 	// every goroutine Serve may start for them has been started by then.
-	if n := runtime.NumGoroutine() - base; n > defaultMaxConns+20 {
-		t.Errorf("%d goroutines more for 2,000 slow connections; want at most %d", n, defaultMaxConns+20)
+	if n := runtime.NumGoroutine() - base; n > f.studio.opt.MaxConns+20 {
+		t.Errorf("%d goroutines more for 2,000 slow connections; want at most %d", n, f.studio.opt.MaxConns+20)
 	}
 }
 

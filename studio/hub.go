@@ -112,7 +112,14 @@ func (h *hub) OnRecord(r *orchestrator.Record) {
 	if h.n.Load() == 0 {
 		return
 	}
-	m := r.Message()
+	h.add(r.Message())
+}
+
+// add renders a record and queues it on every stream (see OnRecord).
+func (h *hub) add(m message.Message) {
+	if h.n.Load() == 0 {
+		return
+	}
 	if ev, ok := m.(*message.EventMessage); ok {
 		if d, ok := message.EventAs[llm.TextDeltaEvent](ev); ok {
 			h.delta(ev.Sender, d)

@@ -69,9 +69,49 @@ func (s *Studio) send(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, ie.msg, ie.status)
 }
 
+// speaker is how a page's input reaches the team: as its person.
+type speaker interface {
+	// person is the member the page speaks as; nil while none is known.
+	person() *message.Address
+	say(ctx context.Context, to *message.Address, text string) error
+	answer(ctx context.Context, q message.Message, text string) error
+	decide(ctx context.Context, q message.Message, approve bool, reason string) error
+}
+
+// local speaks as a person of a team in this process.
+type local struct{ p *message.Address }
+
+func (l local) person() *message.Address { return l.p }
+
+func (l local) say(ctx context.Context, to *message.Address, text string) error {
+	return agent.Say(ctx, l.p, to, &agent.AgentMessage{Type: agent.Request, Content: text})
+}
+
+func (l local) answer(ctx context.Context, q message.Message, text string) error {
+	return orchestrator.ProcessHumanInput(ctx, l.p, text, q)
+}
+
+func (l local) decide(ctx context.Context, q message.Message, approve bool, reason string) error {
+	return orchestrator.ProcessHumanInput(ctx, l.p, agent.Decision(approve, reason), q)
+}
+
+// voice is the page's speaker and its person, or an error saying why
+// the page cannot speak.
+func (s *Studio) voice() (speaker, *message.Address, error) {
+	if s.in == nil {
+		return nil, nil, refuse(http.StatusForbidden, "this page is read-only: the studio speaks for no person (studio.Options.Person is not set)")
+	}
+	p := s.in.person()
+	if p == nil {
+		return nil, nil, refuse(http.StatusConflict, "the team has no person yet: its records name no member the page can speak as")
+	}
+	return s.in, p, nil
+}
+
 func (s *Studio) sendErr(r *http.Request) error {
-	if s.opt.Person == nil {
-		return refuse(http.StatusForbidden, "this page is read-only: the studio speaks for no person (studio.Options.Person is not set)")
+	in0, person, err := s.voice()
+	if err != nil {
+		return err
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
@@ -96,7 +136,7 @@ func (s *Studio) sendErr(r *http.Request) error {
 		return refuse(http.StatusBadRequest, "the body has more than one JSON value: send one message per request")
 	}
 	if in.Approve != nil {
-		return s.decide(r.Context(), in)
+		return s.decide(r.Context(), in0, person, in)
 	}
 	if strings.TrimSpace(in.Text) == "" {
 		return refuse(http.StatusBadRequest, "text is empty: there is nothing to send")
@@ -104,38 +144,38 @@ func (s *Studio) sendErr(r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	if in.Answer != "" {
-		q, err := s.question(ctx, in.Answer)
+		q, err := s.question(ctx, person, in.Answer)
 		if err != nil {
 			return err
 		}
-		return orchestrator.ProcessHumanInput(ctx, s.opt.Person, in.Text, q)
+		return in0.answer(ctx, q, in.Text)
 	}
-	to, err := s.recipient(ctx, in.To)
+	to, err := s.recipient(ctx, person, in.To)
 	if err != nil {
 		return err
 	}
-	return agent.Say(ctx, s.opt.Person, to, &agent.AgentMessage{Type: agent.Request, Content: in.Text})
+	return in0.say(ctx, to, in.Text)
 }
 
 // decide sends the person's decision on an approval request.
-func (s *Studio) decide(ctx context.Context, in input) error {
+func (s *Studio) decide(ctx context.Context, sp speaker, person *message.Address, in input) error {
 	if in.Answer == "" {
 		return refuse(http.StatusBadRequest, "approve needs answer: the id of the approval request decided")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	q, err := s.question(ctx, in.Answer)
+	q, err := s.question(ctx, person, in.Answer)
 	if err != nil {
 		return err
 	}
 	if am, ok := q.(*agent.AgentMessage); !ok || am.Approval == nil {
 		return refuse(http.StatusBadRequest, "answer is %s, a message that asks no approval: send text to answer it", in.Answer)
 	}
-	return orchestrator.ProcessHumanInput(ctx, s.opt.Person, agent.Decision(*in.Approve, in.Text), q)
+	return sp.decide(ctx, q, *in.Approve, in.Text)
 }
 
 // recipient finds the member a message is for, by agent id or name.
-func (s *Studio) recipient(ctx context.Context, to string) (*message.Address, error) {
+func (s *Studio) recipient(ctx context.Context, person *message.Address, to string) (*message.Address, error) {
 	to = strings.TrimSpace(to)
 	if to == "" {
 		return nil, refuse(http.StatusBadRequest, "to is empty: choose the member the message is for")
@@ -149,7 +189,7 @@ func (s *Studio) recipient(ctx context.Context, to string) (*message.Address, er
 			continue
 		}
 		switch {
-		case a.AgentID() == s.opt.Person.AgentID():
+		case a.AgentID() == person.AgentID():
 			return nil, refuse(http.StatusBadRequest, "to is %s, the person this page speaks for: choose another member", a.Name())
 		case !shown(a):
 			return nil, refuse(http.StatusBadRequest, "to is %s, a tool actor: messages go to agents", a.Name())
@@ -161,7 +201,7 @@ func (s *Studio) recipient(ctx context.Context, to string) (*message.Address, er
 
 // question finds the message an agent sent the person with the id
 // given: the one an answer replies to.
-func (s *Studio) question(ctx context.Context, id string) (message.Message, error) {
+func (s *Studio) question(ctx context.Context, person *message.Address, id string) (message.Message, error) {
 	qid, err := uuid.Parse(id)
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, "answer is %q, not a message id (a UUID)", id)
@@ -174,7 +214,7 @@ func (s *Studio) question(ctx context.Context, id string) (message.Message, erro
 		if sm.Message == nil || sm.Message.Envelope().ID != qid {
 			continue
 		}
-		if sm.Recipient == nil || sm.Recipient.AgentID() != s.opt.Person.AgentID() {
+		if sm.Recipient == nil || sm.Recipient.AgentID() != person.AgentID() {
 			return nil, refuse(http.StatusBadRequest, "answer is %s, a message to %s, not to the person", id, nameOf(sm.Recipient))
 		}
 		return sm.Message, nil

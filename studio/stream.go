@@ -110,8 +110,10 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	person := ""
-	if s.opt.Person != nil {
-		person = s.opt.Person.AgentID().String()
+	if s.in != nil {
+		if p := s.in.person(); p != nil {
+			person = p.AgentID().String()
+		}
 	}
 	st.write(control(event{K: "hello", Reset: reset, Team: s.team.ID().String(), Title: s.opt.Title, Who: person}))
 	if reset {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/internal/webauth"
 	"github.com/akgentic/akgentic-go/message"
@@ -62,14 +64,11 @@ type Options struct {
 	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
 }
 
-// Defaults of Options' limits.
+// Defaults of Options' stream limits (those of Serve are webauth's
+// PageLimits).
 const (
 	defaultMaxStreams          = 64
 	defaultMaxStreamsPerClient = 8
-	defaultMaxConns            = 512
-	defaultReadTimeout         = 30 * time.Second
-	defaultIdleTimeout         = 120 * time.Second
-	defaultWriteTimeout        = 30 * time.Second
 )
 
 // limits applies the defaults of o's limits; 0 is then no limit.
@@ -84,15 +83,8 @@ func (o *Options) limits() {
 	}
 	pick(&o.MaxStreams, defaultMaxStreams)
 	pick(&o.MaxStreamsPerClient, defaultMaxStreamsPerClient)
-	pick(&o.MaxConns, defaultMaxConns)
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&o.ReadTimeout, defaultReadTimeout}, {&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
-	}
+	l := webauth.PageLimits(o.MaxConns, o.ReadTimeout, o.WriteTimeout, o.IdleTimeout)
+	o.MaxConns, o.ReadTimeout, o.WriteTimeout, o.IdleTimeout = l.MaxConns, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
 }
 
 // Studio is an http.Handler serving a live page of one team: its members
@@ -115,7 +107,8 @@ func (o *Options) limits() {
 type Studio struct {
 	streams streamCount
 	ctx     context.Context
-	team    *orchestrator.Team
+	team    source
+	in      speaker // nil: read-only
 	opt     Options
 	hub     *hub
 	files   http.Handler
@@ -129,19 +122,9 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, er
 	if team == nil {
 		return nil, errors.New("studio: New: the team is nil")
 	}
-	if opt.Buffer < 0 {
-		return nil, fmt.Errorf("studio: New: Options.Buffer is %d; want 0 (the default, 4096) or more", opt.Buffer)
+	if err := opt.defaults("New"); err != nil {
+		return nil, err
 	}
-	if opt.Buffer == 0 {
-		opt.Buffer = 4096
-	}
-	if opt.Title == "" {
-		opt.Title = "akgentic studio"
-	}
-	if opt.Logger == nil {
-		opt.Logger = slog.Default()
-	}
-	opt.limits()
 	if opt.Person != nil {
 		switch {
 		case opt.Person.TeamID() != team.ID():
@@ -150,15 +133,13 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, er
 			return nil, fmt.Errorf("studio: New: Options.Person %s is not a user proxy (an actor embedding orchestrator.UserProxy, such as agent.HumanProxy)", opt.Person.Name())
 		}
 	}
-	sub, err := fs.Sub(static, "static")
+	s, err := newStudio(ctx, team, opt)
 	if err != nil {
 		return nil, err
 	}
-	page, err := fs.ReadFile(sub, "index.html")
-	if err != nil {
-		return nil, err
+	if opt.Person != nil {
+		s.in = local{opt.Person}
 	}
-	s := &Studio{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Buffer), files: http.FileServerFS(sub), page: page}
 	if err := team.Subscribe(ctx, s.hub); err != nil {
 		if !errors.Is(err, actor.ErrActorDead) {
 			return nil, fmt.Errorf("studio: New: subscribing to team %s: %w", team.ID(), err)
@@ -174,13 +155,54 @@ func New(ctx context.Context, team *orchestrator.Team, opt Options) (*Studio, er
 	return s, nil
 }
 
+// defaults checks opt and applies its defaults; fn names the caller in
+// the error.
+func (o *Options) defaults(fn string) error {
+	if o.Buffer < 0 {
+		return fmt.Errorf("studio: %s: Options.Buffer is %d; want 0 (the default, 4096) or more", fn, o.Buffer)
+	}
+	if o.Buffer == 0 {
+		o.Buffer = 4096
+	}
+	if o.Title == "" {
+		o.Title = "akgentic studio"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	o.limits()
+	return nil
+}
+
+// source is the team a page shows: what it reads of the team. The local
+// *orchestrator.Team is one; a Mirror, fed with a team's records from
+// elsewhere, is the other.
+type source interface {
+	ID() uuid.UUID
+	Messages(ctx context.Context, f orchestrator.Filter) ([]message.Message, error)
+	Members(ctx context.Context) ([]*message.Address, error)
+	Cards(ctx context.Context) ([]*orchestrator.AgentCard, error)
+	States(ctx context.Context) (map[uuid.UUID]any, error)
+}
+
+// newStudio is the studio of team with opt (its defaults applied), not
+// yet fed.
+func newStudio(ctx context.Context, team source, opt Options) (*Studio, error) {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		return nil, err
+	}
+	page, err := fs.ReadFile(sub, "index.html")
+	if err != nil {
+		return nil, err
+	}
+	return &Studio{ctx: ctx, team: team, opt: opt, hub: newHub(opt.Buffer), files: http.FileServerFS(sub), page: page}, nil
+}
+
 // ServeHTTP serves the page, its event stream and its input (see Studio).
 func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer") // the token may be in the URL
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	webauth.PageHeaders(h)
 	if r.URL.Path == "/app.js" || r.URL.Path == "/style.css" { // public code: no token needed
 		if webauth.Allow(w, r, "studio", http.MethodGet, http.MethodHead) {
 			s.files.ServeHTTP(w, r)

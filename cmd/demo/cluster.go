@@ -45,6 +45,7 @@ const demoLease = 2 * time.Second
 // crash (Client.Answer), waits there while no worker owns the team, and
 // is delivered by B; the conversation finishes on B.
 func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *workspace.Card, sc *search.Card) (err error) {
+	run := ctx // Ctrl-C: with -web, the pages stay until it
 	ctx, cancel := d.bounded(ctx)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "akgentic-demo-nats-")
@@ -143,6 +144,19 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 	}()
 	fmt.Fprintf(d.opt.stdout, "akgentic demo on NATS JetStream (embedded server %s, store %s)\nteam %s created through the cluster client on worker A (worker B stands by; lease %s), workspace %s\n",
 		srv.URL(), dir, id, demoLease, ws.Root)
+	if d.ln != nil { // -web: the fleet console on the client's connection
+		end, err := d.serveFleet(c)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err == nil { // the run is over: its pages stay until Ctrl-C
+				err = end(run)
+			} else {
+				_ = end(nil)
+			}
+		}()
+	}
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	ev := clusterEvents{asked: make(chan question, 1), reported: make(chan struct{}), crashed: new(atomic.Bool), resumed: make(chan struct{})}

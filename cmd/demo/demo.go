@@ -86,7 +86,7 @@ func (d *demo) chooseMode() {
 		d.mode = modeReal
 	case d.opt.interactive || d.opt.restoreFile != "":
 		d.mode = modeOffline
-	case d.opt.web.addr != "": // the scripted task, then the offline model
+	case d.opt.web.addr != "" && !d.opt.cluster: // the scripted task, then the offline model
 		d.mode = modeScripted
 	default:
 		d.mode = modeReplay

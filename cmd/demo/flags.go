@@ -15,7 +15,6 @@ func (o *options) check() error {
 	}{
 		{o.restoreFile != "", "-restore", "-cluster creates a new team on its own embedded NATS server and cannot resume a log file (run -restore without -cluster)"},
 		{o.interactive, "-i", "-cluster plays the recorded task on its own, answering the reviewer itself (run -i without -cluster to talk to the team)"},
-		{o.web.addr != "", "-web", "the team runs on the cluster's workers, which the page does not reach (run -web without -cluster)"},
 		{o.logFile != "", "-log", "-cluster keeps the team's records in its JetStream store, removed at the end (run -log without -cluster)"},
 	}
 	if o.view {

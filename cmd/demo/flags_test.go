@@ -28,7 +28,6 @@ func TestIncompatibleFlagsRefusedUpFront(t *testing.T) {
 	}{
 		{[]string{"-restore", "t.log", "-cluster"}, "-restore and -cluster cannot be combined"},
 		{[]string{"-i", "-cluster"}, "-i and -cluster cannot be combined"},
-		{[]string{"-web", ":8080", "-cluster"}, "-web and -cluster cannot be combined"},
 		{[]string{"-log", "t.log", "-cluster"}, "-log and -cluster cannot be combined"},
 		{[]string{"-log", "a.log", "-restore", "b.log"}, "-log and -restore cannot be combined"},
 		{[]string{"-web", ":99999"}, `-web ":99999": the port "99999" is not a number from 0 to 65535`},

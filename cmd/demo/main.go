@@ -22,6 +22,7 @@
 //	go run ./cmd/demo -web :8080       # watch the team and talk to it in the browser
 //	go run ./cmd/demo -web :8080 -view team.log   # a log in the browser, read-only, with its time slider
 //	go run ./cmd/demo -cluster         # the same task on NATS JetStream (embedded), two workers, the first crashing mid-run
+//	go run ./cmd/demo -cluster -web :8080   # the same, watched in the browser: the cluster's teams, each team's page live
 //
 // Ctrl-C stops the team cleanly (the event log stays readable).
 package main

@@ -13,7 +13,9 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/cluster"
 	"github.com/akgentic/akgentic-go/studio"
+	"github.com/akgentic/akgentic-go/studio/fleet"
 )
 
 // webOptions are the -web settings.
@@ -57,6 +59,58 @@ func (d *demo) listenWeb() error {
 	return nil
 }
 
+// announce prints the page's URL (its token in it when the host is
+// public) with format, and tells a test.
+func (d *demo) announce(host string, public bool, token, format string) {
+	page := url.URL{Scheme: "http", Host: d.ln.Addr().String(), Path: "/"}
+	if public {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			if name, err := os.Hostname(); err == nil {
+				host = name
+			}
+		}
+		_, port, _ := net.SplitHostPort(d.ln.Addr().String())
+		page.Host = net.JoinHostPort(host, port)
+		page.RawQuery = url.Values{"token": {token}}.Encode()
+	}
+	fmt.Fprintf(d.opt.stdout, format, page.String())
+	if d.opt.web.ready != nil {
+		d.opt.web.ready(page.String())
+	}
+}
+
+// serveFleet serves the cluster's teams in the browser (package
+// studio/fleet) on -web's listener: the list of teams, and each team's
+// page following its records in the stream. end waits until run ends
+// (Ctrl-C; nil: at once), then ends the console and returns its error.
+func (d *demo) serveFleet(c *cluster.Client) (end func(run context.Context) error, err error) {
+	_, host, public, err := webAddr(d.opt.web.addr)
+	if err != nil {
+		return nil, err
+	}
+	opt := studio.Options{Title: "akgentic demo on the cluster", Logger: d.opt.logger}
+	if public {
+		opt.Token = rand.Text()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	console, err := fleet.New(ctx, c, opt)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- console.Serve(ctx, d.ln) }()
+	d.announce(host, public, opt.Token, "fleet: watch the cluster's teams at %s\n")
+	return func(run context.Context) error {
+		if run != nil {
+			fmt.Fprintln(d.opt.stdout, "(the run is over; its pages stay until Ctrl-C)")
+			<-run.Done()
+		}
+		cancel()
+		return <-served
+	}, nil
+}
+
 // serveWeb serves the team in the browser (package studio) while the demo
 // runs: with -i the person's lines go on in the terminal too; otherwise
 // the task is sent and the page answers the agents' questions, until
@@ -95,21 +149,7 @@ func (d *demo) serveWeb(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- st.Serve(ctx, ln) }()
 
-	page := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
-	if public {
-		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-			if name, err := os.Hostname(); err == nil {
-				host = name
-			}
-		}
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		page.Host = net.JoinHostPort(host, port)
-		page.RawQuery = url.Values{"token": {opt.Token}}.Encode()
-	}
-	fmt.Fprintf(d.opt.stdout, "studio: watch the team at %s (Ctrl-C stops)\n", page.String())
-	if d.opt.web.ready != nil {
-		d.opt.web.ready(page.String())
-	}
+	d.announce(host, public, opt.Token, "studio: watch the team at %s (Ctrl-C stops)\n")
 
 	switch {
 	case d.opt.interactive:

@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/akgentic/akgentic-go/agent/llmtest"
+	"github.com/akgentic/akgentic-go/internal/browsertest"
 )
 
 // -web ADDR: a port alone is loopback; another host needs the token.
@@ -59,19 +57,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// chromium finds a Chromium or Chrome binary ("" when there is none).
-func chromium() string {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
 }
 
 // In a real browser: the demo's team served with -web, opened in
@@ -234,11 +219,8 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return s
 }
 
-// js quotes s as a JavaScript string.
-func js(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+// shows and js are the browser tests' (internal/browsertest).
+var shows, js = browsertest.Shows, browsertest.JS
 
 // webDemo is the demo serving its team with -web on a free loopback port.
 type webDemo struct {
@@ -288,48 +270,14 @@ func startWebDemo(t *testing.T, ctx context.Context, script func(*llmtest.Server
 	return w
 }
 
-// newBrowser opens a tab of headless Chromium with a fresh profile (the
-// test skips when there is none), closed, and its process waited for,
-// when the test ends.
+// newBrowser opens a tab of headless Chromium (browsertest.Open).
 func newBrowser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
-	bin := chromium()
-	if bin == "" {
-		t.Skip("!!! SKIPPED: no chromium binary found (apt-get install chromium, or set CHROMIUM=path): the studio's browser test did not run !!!")
-	}
-	actx, closeBrowser := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 960),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
-	bctx, closeTab := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		closeTab()
-		closeBrowser()
-		if err := chromedp.Cancel(bctx); err != nil && !errors.Is(err, context.Canceled) {
-			t.Logf("closing the browser: %v", err)
-		}
-	})
-	return bctx
-}
-
-// shows waits until the element's rendered text contains want (an
-// element not there yet shows nothing).
-func shows(sel, want string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](
-		"(document.querySelector("+js(sel)+")?.innerText ?? \"\").includes("+js(want)+")",
-		chromedp.WithPollingTimeout(20*time.Second))
+	return browsertest.Open(t, ctx, "the studio's browser test")
 }
 
 // stepper returns a function that runs the steps of what in the tab
 // bctx, failing the test with what the page shows and the demo printed.
 func (w *webDemo) stepper(t *testing.T, bctx context.Context) func(what string, steps ...chromedp.Action[chromedp.Void]) {
-	return func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			text, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			t.Fatalf("%s: %v\n--- the page shows:\n%s\n--- the demo printed:\n%s", what, err, text, w.out.String())
-		}
-	}
+	return browsertest.Stepper(t, bctx, func() string { return "\n--- the demo printed:\n" + w.out.String() })
 }

@@ -100,6 +100,16 @@ func IsLoopback(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// PageHeaders sets the headers of a page that shows a team: no sniffing,
+// no referrer (a token may be in the URL), no framing, and a
+// Content-Security-Policy that runs the page's own script only.
+func PageHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+}
+
 // Allow answers 405 naming the allowed methods when r uses another.
 func Allow(w http.ResponseWriter, r *http.Request, who string, methods ...string) bool {
 	for _, m := range methods {
@@ -159,6 +169,26 @@ type Limits struct {
 	// writing its response (a stream moves its own deadline as it
 	// writes); IdleTimeout closes a kept-alive connection with no request.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// PageLimits are the limits of a page's server (the studio's, the fleet
+// console's) from its options: maxConns 0 takes 512 and a negative one
+// leaves the bound off; a timeout of 0 or less takes its default (30 s
+// to read a request, 30 s per write, 120 s idle).
+func PageLimits(maxConns int, read, write, idle time.Duration) Limits {
+	switch {
+	case maxConns == 0:
+		maxConns = 512
+	case maxConns < 0:
+		maxConns = 0
+	}
+	pick := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	return Limits{MaxConns: maxConns, ReadTimeout: pick(read, 30*time.Second), WriteTimeout: pick(write, 30*time.Second), IdleTimeout: pick(idle, 120*time.Second)}
 }
 
 // StreamLimits are the limits of an endpoint whose responses last as long
