@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -88,7 +89,15 @@ func (p *publisher) acked(js jetstream.JetStream, m *nats.Msg, a *jetstream.PubA
 }
 
 func (p *publisher) failed(js jetstream.JetStream, m *nats.Msg, err error) {
-	if l := p.ledger(m); l != nil {
+	l := p.ledger(m)
+	switch {
+	case l == nil:
+	case errors.Is(err, jetstream.ErrAsyncPublishTimeout):
+		// The client reports a time-out with its publisher's lock held,
+		// and the Ledger publishes again at once, which takes that lock:
+		// on this goroutine it would wait for itself forever.
+		go l.failed(js, m, err)
+	default:
 		l.failed(js, m, err)
 	}
 }
