@@ -43,8 +43,9 @@ type MirrorConfig struct {
 // (Add) and serves them as Studio serves a local team's, live. It keeps
 // the last MirrorConfig.Keep records; the roster (who joined and did not
 // leave), the latest state of each member (the task board) and the
-// person (the member that is a user proxy) are derived from them. Input
-// typed in the page goes out through MirrorConfig.
+// person (the member that is a user proxy) are derived from them; a page
+// opened before the person's record is told the person when it comes.
+// Input typed in the page goes out through MirrorConfig.
 type Mirror struct {
 	*Studio
 	t *mirrored
