@@ -70,15 +70,17 @@ func TestTeamListAndPageInBrowser(t *testing.T) {
 }
 
 // In a real browser, the list refreshes itself: a team created, and a
-// team stopped, after the page was loaded show without a reload.
+// team stopped, after the page was loaded show without a reload, the
+// rows already shown kept; a click on the new team opens its page.
 func TestTeamListRefreshesItselfInBrowser(t *testing.T) {
 	f := newFleetWith(t, func(c *Console) { c.refresh = 200 * time.Millisecond })
 	a := f.create("assistant")
-	_, step := f.browser("the fleet list's refresh browser test")
+	bctx, step := f.browser("the fleet list's refresh browser test")
 	step("the list shows the team",
 		chromedp.Navigate(f.http.URL+"/"),
 		shows(rowOf(a.String())+" .state", "active"),
-		shows("#pageinfo", "page 1 of 1 · 1 teams"))
+		shows("#pageinfo", "page 1 of 1 · 1 teams"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+browsertest.JS(rowOf(a.String()))+`).dataset.mark = "kept"`))
 	r := f.create("reviewer")
 	if err := f.client.Stop(f.ctx, a); err != nil {
 		t.Fatal(err)
@@ -89,6 +91,11 @@ func TestTeamListRefreshesItselfInBrowser(t *testing.T) {
 		shows(rowOf(a.String())+" .state", "stopped"),
 		shows("#pageinfo", "2 teams"),
 		shows("#updated", "Updated"))
+	// A row shown is updated in place, never replaced (a click on it
+	// while the list refreshes is not lost).
+	if mark, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector(`+browsertest.JS(rowOf(a.String()))+`).dataset.mark || ""`)); err != nil || mark != "kept" {
+		t.Errorf("the stopped team's row was replaced by a refresh (mark %q, %v)", mark, err)
+	}
 	step("a click on the new team opens its page",
 		chromedp.Click(chromedp.CSS(rowOf(r.String())+" a")),
 		chromedp.WaitVisible(chromedp.CSS("#feed")))

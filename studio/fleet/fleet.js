@@ -10,6 +10,7 @@
   const token = new URLSearchParams(location.search).get("token") || "";
   const every = Math.max(Number(main.dataset.refresh) || 5000, 100);
   let page = Number(main.dataset.page) || 1;
+  const period = every < 1000 ? (every / 1000).toFixed(1) + " s" : Math.round(every / 1000) + " s";
 
   function cell(cls, text) {
     const td = document.createElement("td");
@@ -18,18 +19,41 @@
     return td;
   }
 
+  // fill sets a row's cells to team t, touching only what changed: a
+  // row being clicked is never replaced under the pointer.
+  function fill(tr, t) {
+    const [first, template, owner, state, last] = tr.cells;
+    const a = first.firstElementChild;
+    if (a.getAttribute("href") !== t.link) a.setAttribute("href", t.link);
+    if (a.textContent !== t.id) a.textContent = t.id;
+    for (const [td, v] of [[template, t.template], [owner, t.owner], [state, t.state], [last, t.last]]) {
+      if (td.textContent !== (v || "")) td.textContent = v || "";
+    }
+    if (t.error) state.title = t.error; else state.removeAttribute("title");
+  }
+
   function rowOf(t) {
     const tr = document.createElement("tr");
     tr.dataset.team = t.id;
-    const a = document.createElement("a");
-    a.href = t.link;
-    a.textContent = t.id;
     const first = cell("", "");
-    first.append(a);
-    const state = cell("state", t.state);
-    if (t.error) state.title = t.error;
-    tr.append(first, cell("template", t.template), cell("owner", t.owner), state, cell("last", t.last));
+    first.append(document.createElement("a"));
+    tr.append(first, cell("template"), cell("owner"), cell("state"), cell("last"));
+    fill(tr, t);
     return tr;
+  }
+
+  // drawRows makes the table's rows those of teams, in order, keeping the
+  // row of a team already shown.
+  function drawRows(teams) {
+    const body = $("teams").tBodies[0];
+    const old = new Map([...body.rows].map((tr) => [tr.dataset.team, tr]));
+    let at = body.firstElementChild;
+    for (const t of teams) {
+      let tr = old.get(t.id);
+      if (tr) { fill(tr, t); old.delete(t.id); } else tr = rowOf(t);
+      if (tr === at) at = at.nextElementSibling; else body.insertBefore(tr, at);
+    }
+    for (const tr of old.values()) tr.remove();
   }
 
   function pager(id, href) {
@@ -40,13 +64,13 @@
 
   function draw(l) {
     page = l.page;
-    $("teams").tBodies[0].replaceChildren(...l.teams.map(rowOf));
+    drawRows(l.teams);
     $("teams").hidden = l.teams.length === 0;
     $("none").hidden = l.teams.length !== 0;
     pager("prev", l.prev);
     pager("next", l.next);
     $("pageinfo").textContent = "page " + l.page + " of " + l.pages + " · " + l.total + " teams";
-    $("updated").textContent = "Updated " + new Date().toLocaleTimeString() + "; the list refreshes itself every " + Math.round(every / 1000) + " s.";
+    $("updated").textContent = "Updated " + new Date().toLocaleTimeString() + "; the list refreshes itself every " + period + ".";
     $("updated").classList.remove("bad");
   }
 
@@ -61,7 +85,7 @@
       if (!r.ok) throw new Error((await r.text()).trim() || String(r.status));
       draw(await r.json());
     } catch (err) {
-      $("updated").textContent = "Not refreshed (" + err.message + "); trying again in " + Math.round(every / 1000) + " s.";
+      $("updated").textContent = "Not refreshed (" + err.message + "); trying again in " + period + ".";
       $("updated").classList.add("bad");
     } finally {
       busy = false;
