@@ -227,6 +227,19 @@ func (h *hub) OnStop(uuid.UUID) {
 	h.broadcast(stoppedFrame())
 }
 
+// person tells every open stream who the team's person is, learnt after
+// they began (a Mirror's page opened before its person's record came):
+// the page can speak as it from then on.
+func (h *hub) person(who *message.Address) {
+	if h.n.Load() == 0 {
+		return
+	}
+	f := control(event{K: "person", Who: idOf(who)})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.broadcast(f)
+}
+
 // stoppedFrame tells a page that the team has stopped: nothing more will
 // come, so the page stops reconnecting, and the stream ends after it.
 func stoppedFrame() frame {

@@ -43,8 +43,9 @@ type MirrorConfig struct {
 // (Add) and serves them as Studio serves a local team's, live. It keeps
 // the last MirrorConfig.Keep records; the roster (who joined and did not
 // leave), the latest state of each member (the task board) and the
-// person (the member that is a user proxy) are derived from them. Input
-// typed in the page goes out through MirrorConfig.
+// person (the member that is a user proxy) are derived from them; a page
+// opened before the person's record is told the person when it comes.
+// Input typed in the page goes out through MirrorConfig.
 type Mirror struct {
 	*Studio
 	t *mirrored
@@ -117,13 +118,19 @@ func (m *mirrored) add(rec message.Message) {
 		m.mu.Unlock()
 		return
 	}
-	m.keep(rec)
+	learnt := m.keep(rec)
 	m.mu.Unlock()
 	m.hub.add(rec) // kept first: a page joining now reads it in its history or gets it here
+	if learnt != nil {
+		// Kept first too: a page whose hello did not name the person is
+		// told now; one joining later names it in its hello.
+		m.hub.person(learnt)
+	}
 }
 
-// keep stores rec and updates the roster and states (under m.mu).
-func (m *mirrored) keep(rec message.Message) {
+// keep stores rec and updates the roster and states (under m.mu). It
+// returns the person when rec made it known.
+func (m *mirrored) keep(rec message.Message) (learnt *message.Address) {
 	if len(m.recs) < m.cfg.Keep {
 		m.recs = append(m.recs, rec)
 	} else {
@@ -133,19 +140,27 @@ func (m *mirrored) keep(rec message.Message) {
 	}
 	who := rec.Envelope().Sender
 	if who == nil {
-		return
+		return nil
 	}
 	switch t := rec.(type) {
 	case *message.StartMessage:
-		m.roster = append(dropAgent(m.roster, who.AgentID()), who)
+		// A member already in the roster starts again when its team is
+		// restored (a takeover by another worker): it keeps its place.
+		if i := slices.IndexFunc(m.roster, func(a *message.Address) bool { return a.AgentID() == who.AgentID() }); i >= 0 {
+			m.roster[i] = who
+		} else {
+			m.roster = append(m.roster, who)
+		}
 		if who.IsUserProxy() && shown(who) && m.who == nil {
 			m.who = who
+			return who
 		}
 	case *message.StopMessage:
 		m.roster = dropAgent(m.roster, who.AgentID())
 	case *message.StateChangedMessage:
 		m.states[who.AgentID()] = t
 	}
+	return nil
 }
 
 // dropAgent removes the agent id from roster.

@@ -106,7 +106,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // restored team's history) keeps its type and role, not those flags:
 // they are recognised by the orchestrator's kind and the tools' role.
 func shown(a *message.Address) bool {
-	return a != nil && !a.IsOrchestrator() && !a.IsTool() && a.ActorType() != "Orchestrator" && a.Role() != "ToolActor"
+	return a != nil && !a.IsOrchestrator() && a.ActorType() != "Orchestrator" && !isTool(a)
 }
 
 func idOf(a *message.Address) string {
@@ -255,10 +255,17 @@ func domainEvent(ev event, t *message.EventMessage) (event, bool) {
 }
 
 // board returns the tasks of a planning board state (planning.TasksOf).
-// Only tool actors' states are looked at.
+// Only tool actors' states are looked at, live or decoded from a log (a
+// restored team's history, a cluster's records: see isTool).
 func board(t *message.StateChangedMessage) ([]planning.Task, bool) {
-	if t.Sender == nil || !t.Sender.IsTool() {
+	if !isTool(t.Sender) {
 		return nil, false
 	}
 	return planning.TasksOf(t.State)
+}
+
+// isTool reports whether a is a tool actor: by its flag, or, decoded from
+// a log (which keeps the role, not the flag), by the tools' role.
+func isTool(a *message.Address) bool {
+	return a != nil && (a.IsTool() || a.Role() == "ToolActor")
 }

@@ -141,11 +141,28 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 // changes (states, which the history does not list) among them in time
 // order: a page showing an earlier moment sees the board as it was then.
 // A state change no later than the page's last event is not sent again.
+//
+// A record's place is its time, except that a history need not be in
+// time order: a restored team's begins with its new orchestrator's
+// records, then the log it was restored from, older. A state change goes
+// before the first record from which every later one is newer than it
+// (the suffix minimum of the times), so an early record out of order
+// does not pull every state change of the log before it.
 func writeHistory(st *stream, hist []message.Message, start int, states []message.Message) {
+	later := make([]time.Time, len(hist)) // later[i]: the oldest time of hist[i:]
+	for i := len(hist) - 1; i >= 0; i-- {
+		later[i] = hist[i].Envelope().Timestamp
+		if i+1 < len(hist) && later[i+1].Before(later[i]) {
+			later[i] = later[i+1]
+		}
+	}
 	j := 0
-	if start > 0 {
-		last := hist[start-1].Envelope().Timestamp
-		for j < len(states) && !states[j].Envelope().Timestamp.After(last) {
+	if start > 0 { // the page has what came up to its last record (and no later than the records it lacks)
+		seen := hist[start-1].Envelope().Timestamp
+		if start < len(hist) && later[start].Before(seen) {
+			seen = later[start]
+		}
+		for j < len(states) && !states[j].Envelope().Timestamp.After(seen) {
 			j++
 		}
 	}
@@ -154,12 +171,12 @@ func writeHistory(st *stream, hist []message.Message, start int, states []messag
 			st.write(encode(ev))
 		}
 	}
-	for _, m := range hist[start:] {
-		for j < len(states) && states[j].Envelope().Timestamp.Before(m.Envelope().Timestamp) {
+	for i := start; i < len(hist); i++ {
+		for j < len(states) && states[j].Envelope().Timestamp.Before(later[i]) {
 			write(states[j])
 			j++
 		}
-		write(m)
+		write(hist[i])
 	}
 	for ; j < len(states); j++ {
 		write(states[j])

@@ -77,10 +77,10 @@ func TestStudioTimeSlider(t *testing.T) {
 }
 
 // A log file opened with -web and -restore: the page shows the log's
-// history, and the time slider goes over its records as over a live
-// team's (at the record before the reviewer joined: no @QA100, the
-// conversation up to then). The board is not checked: a restored team's
-// history holds its board as restored, not each of its changes.
+// history, each member joining once (the restore's Start records show
+// as restored), and the time slider goes over its records as over a live
+// team's (at the record before the reviewer joined: no @QA100, the board
+// as it was then, the conversation up to then).
 func TestStudioTimeSliderOverALog(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "team.log")
 	runDemo(t, "", "-log", logPath)
@@ -93,7 +93,17 @@ func TestStudioTimeSliderOverALog(t *testing.T) {
 		chromedp.Navigate(web.page),
 		shows("#feed", "Done: greet.go is written and reviewed."),
 		shows("#members", "@QA100"),
-		shows("#board", "completed"))
+		shows("#board", "completed"),
+		shows("#feed", "@QA100 (QA) restored"))
+	feed := text(t, bctx, "#feed")
+	for _, who := range []string{"@Human (Human)", "@Manager (Manager)", "@Developer100 (Developer)", "@QA100 (QA)"} {
+		if n := strings.Count(feed, who+" joined the team"); n != 1 {
+			t.Errorf("%s joined %d times; want once (the restore's Start records are no joins)", who, n)
+		}
+	}
+	if rows := text(t, bctx, "#members"); strings.Count(rows, "@QA100") != 1 {
+		t.Errorf("the members:\n%s", rows)
+	}
 	n := recordBefore(t, bctx, `e.k === "join" && e.name === "@QA100"`)
 	step("slide to the record before the reviewer joined",
 		slideTo(n),
@@ -102,6 +112,9 @@ func TestStudioTimeSliderOverALog(t *testing.T) {
 		shows("#members", "@Developer100"))
 	if f := text(t, bctx, "#feed"); strings.Contains(f, "Done: greet.go is written and reviewed.") || !strings.Contains(f, "We need a tiny Go command") {
 		t.Errorf("the conversation at record %d:\n%s", n, f)
+	}
+	if b := text(t, bctx, "#board"); !strings.Contains(b, "#1 Write greet.go") || strings.Contains(b, "completed") {
+		t.Errorf("the board at record %d (want the board as it was then, no task completed):\n%s", n, b)
 	}
 }
 

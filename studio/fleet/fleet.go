@@ -1,5 +1,6 @@
 // Package fleet serves the studio over a cluster: a list of the
-// cluster's teams (template, owner, state, last activity), each linking
+// cluster's teams (template, owner, state, last activity; a page of them
+// at a time, refreshing itself), each linking
 // to the team's studio page, fed live from the team's records in the
 // cluster's stream (cluster.Client.Watch) and speaking as the team's
 // person through its durable inbox (Send, Answer, Decide).
@@ -10,6 +11,8 @@ package fleet
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -18,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +35,12 @@ import (
 	"github.com/akgentic/akgentic-go/studio"
 )
 
+// listScript is the list page's script: it fetches the list again
+// (teams.json) every refresh, while the page is visible.
+//
+//go:embed fleet.js
+var listScript []byte
+
 // catchUp bounds how long a team page's first stream waits for the
 // team's records stored so far, before it is served what came.
 const catchUp = 10 * time.Second
@@ -39,7 +49,9 @@ const catchUp = 10 * time.Second
 // anywhere (under a prefix with http.StripPrefix); every URL it uses is
 // relative. It serves:
 //
-//	GET  /              the list of teams: template, owner, state, last activity
+//	GET  /              the list of teams: template, owner, state, last activity;
+//	                    a page of 50 at a time (?page=N), refreshed by its script
+//	GET  /teams.json    the same page of the list, as JSON
 //	GET  /teams/ID/     the team's studio page (see studio.Studio), its
 //	                    events at ./events and its input at ./api/send
 //
@@ -56,9 +68,22 @@ type Console struct {
 	rule   webauth.Rule
 	log    *slog.Logger
 
+	// The list: its page size, how often its script fetches it again,
+	// and how a team's last record is read (a test counts the reads).
+	pageSize   int
+	refresh    time.Duration
+	lastRecord func(ctx context.Context, team uuid.UUID) (uint64, time.Time, error)
+
 	mu    sync.Mutex
 	teams map[uuid.UUID]*followed
 }
+
+// The list's defaults: a page of teams (one last record read for each
+// shown team per load), and how often the page fetches it again.
+const (
+	defaultPageSize = 50
+	defaultRefresh  = 5 * time.Second
+)
 
 // followed is a team whose page is open: its mirror, fed by one watch.
 type followed struct {
@@ -90,6 +115,7 @@ func New(ctx context.Context, c *cluster.Client, opt studio.Options) (*Console, 
 	}
 	return &Console{
 		ctx: ctx, client: c, opt: opt, page: page, log: opt.Logger, teams: map[uuid.UUID]*followed{},
+		pageSize: defaultPageSize, refresh: defaultRefresh, lastRecord: c.LastRecord,
 		rule: webauth.Rule{Token: opt.Token, Who: "fleet", QueryToken: true, Hint: "add ?token=… to the URL printed at start"},
 	}, nil
 }
@@ -101,20 +127,29 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.page.ServeHTTP(w, r) // public code
 		return
 	}
+	if p == "/fleet.js" { // public code too
+		webauth.PageHeaders(w.Header())
+		if webauth.Allow(w, r, "fleet", http.MethodGet, http.MethodHead) {
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-cache")
+			_, _ = w.Write(listScript)
+		}
+		return
+	}
 	if status, why := c.rule.Admit(r); status != 0 {
 		webauth.PageHeaders(w.Header())
 		http.Error(w, why, status)
 		return
 	}
-	if p == "/" {
+	if p == "/" || p == "/teams.json" {
 		if webauth.Allow(w, r, "fleet", http.MethodGet, http.MethodHead) {
-			c.list(w, r)
+			c.list(w, r, p == "/teams.json")
 		}
 		return
 	}
 	rest, ok := strings.CutPrefix(p, "/teams/")
 	if !ok {
-		http.Error(w, fmt.Sprintf("fleet: no such page %q (the teams are listed at ./, a team's page is at ./teams/ID/)", p), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("fleet: no such page %q (the teams are listed at ./ and ./teams.json, a team's page is at ./teams/ID/)", p), http.StatusNotFound)
 		return
 	}
 	ids, sub, slash := strings.Cut(rest, "/")
@@ -333,39 +368,114 @@ func (c *Console) stopped(ctx context.Context, id uuid.UUID) bool {
 	return false
 }
 
-// row is one team of the list.
+// row is one team of the list (a row of the page, an entry of
+// teams.json).
 type row struct {
-	ID, Link, Template, Owner, State, Last string
-	Error                                  string
+	ID       string `json:"id"`
+	Link     string `json:"link"` // the team's page, relative to the list
+	Template string `json:"template"`
+	Owner    string `json:"owner"`
+	State    string `json:"state"`
+	Last     string `json:"last"` // its last record's time, or why it is unknown
+	Error    string `json:"error,omitempty"`
 }
 
-// list serves the list of teams.
-func (c *Console) list(w http.ResponseWriter, r *http.Request) {
-	webauth.PageHeaders(w.Header())
-	w.Header().Set("Cache-Control", "no-store")
+// listing is one page of the list of teams.
+type listing struct {
+	Title string `json:"title"`
+	Teams []row  `json:"teams"`
+	Page  int    `json:"page"`  // from 1
+	Pages int    `json:"pages"` // at least 1
+	Total int    `json:"total"` // the teams in the cluster
+	// Refresh is how often the page's script fetches the list again, in
+	// milliseconds.
+	Refresh int64 `json:"refresh"`
+	// Prev and Next are the links to the pages before and after ("": none).
+	Prev string `json:"prev,omitempty"`
+	Next string `json:"next,omitempty"`
+}
+
+// listOf reads the page of the list that r asks for (?page=N, from 1; a
+// page past the last is the last): the teams in a stable order (the
+// running first, then by template and id), and the last record of the
+// shown ones only.
+func (c *Console) listOf(r *http.Request) (listing, int, error) {
+	page := 1
+	if v := r.URL.Query().Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return listing{}, http.StatusBadRequest, fmt.Errorf("fleet: ?page= is %q, not a page number (1 or more)", v)
+		}
+		page = n
+	}
 	teams, err := c.client.Teams(r.Context())
 	if err != nil {
-		http.Error(w, "fleet: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	query := ""
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		query = "?token=" + url.QueryEscape(tok)
+		return listing{}, http.StatusServiceUnavailable, fmt.Errorf("fleet: %w", err)
 	}
 	now := time.Now()
-	rows := make([]row, 0, len(teams))
-	for _, t := range teams {
-		x := row{ID: t.ID.String(), Link: "teams/" + t.ID.String() + "/" + query, Template: t.Template, Owner: t.Owner, State: stateOf(t, now), Last: "no record yet", Error: t.Error}
-		if _, at, err := c.client.LastRecord(r.Context(), t.ID); err != nil {
+	slices.SortFunc(teams, func(a, b cluster.TeamInfo) int {
+		if d := rank(a, now) - rank(b, now); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.Template, b.Template); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	l := listing{Title: c.opt.Title, Page: page, Pages: max(1, (len(teams)+c.pageSize-1)/c.pageSize), Total: len(teams), Refresh: c.refresh.Milliseconds(), Teams: []row{}}
+	l.Page = min(l.Page, l.Pages)
+	token := ""
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		token = "token=" + url.QueryEscape(tok)
+	}
+	link := func(page int) string {
+		q := "?page=" + strconv.Itoa(page)
+		if token != "" {
+			q += "&" + token
+		}
+		return q
+	}
+	if l.Page > 1 {
+		l.Prev = link(l.Page - 1)
+	}
+	if l.Page < l.Pages {
+		l.Next = link(l.Page + 1)
+	}
+	from := (l.Page - 1) * c.pageSize
+	for _, t := range teams[from:min(from+c.pageSize, len(teams))] {
+		x := row{ID: t.ID.String(), Link: "teams/" + t.ID.String() + "/", Template: t.Template, Owner: t.Owner, State: stateOf(t, now), Last: "no record yet", Error: t.Error}
+		if token != "" {
+			x.Link += "?" + token
+		}
+		if _, at, err := c.lastRecord(r.Context(), t.ID); err != nil {
 			x.Last = "unknown (" + err.Error() + ")"
 		} else if !at.IsZero() {
 			x.Last = at.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
-		rows = append(rows, x)
+		l.Teams = append(l.Teams, x)
 	}
-	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(b.Last, a.Last) }) // the latest first
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := listPage.Execute(w, map[string]any{"Title": c.opt.Title, "Teams": rows}); err != nil {
+	return l, 0, nil
+}
+
+// list serves a page of the list of teams: as HTML (the rows of the
+// page, and its script, fleet.js, which fetches the list again every
+// refresh), or as JSON (teams.json, for that script).
+func (c *Console) list(w http.ResponseWriter, r *http.Request, asJSON bool) {
+	webauth.PageHeaders(w.Header())
+	w.Header().Set("Cache-Control", "no-store")
+	l, status, err := c.listOf(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	if asJSON {
+		w.Header().Set("Content-Type", "application/json")
+		err = json.NewEncoder(w).Encode(l)
+	} else {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		err = listPage.Execute(w, l)
+	}
+	if err != nil {
 		c.log.Debug("fleet: the list of teams was not written", "error", err)
 	}
 }
@@ -385,15 +495,35 @@ func stateOf(t cluster.TeamInfo, now time.Time) string {
 	return "active"
 }
 
+// rank orders the states in the list: the teams that run first, the
+// stopped last.
+func rank(t cluster.TeamInfo, now time.Time) int {
+	switch stateOf(t, now) {
+	case "active":
+		return 0
+	case "waiting for a worker":
+		return 1
+	case "error":
+		return 2
+	case "passive":
+		return 3
+	}
+	return 4
+}
+
 var listPage = template.Must(template.New("list").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title><link rel="stylesheet" href="style.css"></head>
-<body class="fleet"><main class="fleet-list">
+<body class="fleet"><main class="fleet-list" id="fleet" data-page="{{.Page}}" data-refresh="{{.Refresh}}">
 <h1>{{.Title}}</h1>
-{{if .Teams}}<table id="teams"><thead><tr><th>team</th><th>template</th><th>owner</th><th>state</th><th>last activity</th></tr></thead><tbody>
+<table id="teams"{{if not .Teams}} hidden{{end}}><thead><tr><th>team</th><th>template</th><th>owner</th><th>state</th><th>last activity</th></tr></thead><tbody>
 {{range .Teams}}<tr data-team="{{.ID}}"><td><a href="{{.Link}}">{{.ID}}</a></td><td class="template">{{.Template}}</td><td class="owner">{{.Owner}}</td><td class="state"{{if .Error}} title="{{.Error}}"{{end}}>{{.State}}</td><td class="last">{{.Last}}</td></tr>
-{{end}}</tbody></table>{{else}}<p id="teams">No team in the cluster yet.</p>{{end}}
-<p class="dim">Reload the page for the latest states.</p>
-</main></body></html>
+{{end}}</tbody></table>
+<p id="none"{{if .Teams}} hidden{{end}}>No team in the cluster yet.</p>
+<nav class="pager"><a id="prev" href="{{.Prev}}"{{if not .Prev}} hidden{{end}}>← previous</a>
+<span id="pageinfo">page {{.Page}} of {{.Pages}} · {{.Total}} teams</span>
+<a id="next" href="{{.Next}}"{{if not .Next}} hidden{{end}}>next →</a></nav>
+<p class="dim" id="updated">The list refreshes itself.</p>
+</main><script src="fleet.js"></script></body></html>
 `))

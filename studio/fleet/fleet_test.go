@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +52,13 @@ type fleet struct {
 }
 
 func newFleet(t *testing.T) *fleet {
+	t.Helper()
+	return newFleetWith(t, func(*Console) {})
+}
+
+// newFleetWith is newFleet with the console configured by set before it
+// serves.
+func newFleetWith(t *testing.T, set func(*Console)) *fleet {
 	t.Helper()
 	ctx := actortest.Context(t)
 	srv, err := cluster.RunEmbedded(t.TempDir())
@@ -110,6 +119,7 @@ func newFleet(t *testing.T) *fleet {
 	if f.console, err = New(cctx, f.client, studio.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	set(f.console)
 	f.http = httptest.NewServer(f.console)
 	t.Cleanup(f.http.Close) // after the console's context ended (cleanups run last first)
 	return f
@@ -368,6 +378,8 @@ func TestConsoleRefusesWhatIsNoTeam(t *testing.T) {
 		{"/teams/" + uuid.NewString() + "/events", http.StatusNotFound, "no such team"},
 		{"/teams/nope/", http.StatusNotFound, "not a team id"},
 		{"/elsewhere", http.StatusNotFound, "no such page"},
+		{"/?page=0", http.StatusBadRequest, `?page= is "0", not a page number`},
+		{"/teams.json?page=x", http.StatusBadRequest, `?page= is "x", not a page number`},
 	} {
 		status, body := f.get(c.path)
 		if status != c.status || !strings.Contains(body, c.want) {
@@ -389,5 +401,61 @@ func TestConsoleRefusesWhatIsNoTeam(t *testing.T) {
 	}
 	if _, err := New(f.ctx, f.client, studio.Options{Person: &message.Address{}}); err == nil {
 		t.Error("New with a Person: no error")
+	}
+}
+
+// The list is a page of teams at a time, in a stable order (the running
+// first), with links to the pages before and after, as HTML and as JSON;
+// only the shown teams' last records are read (one each per load), and a
+// page past the last is the last.
+func TestListIsPagedAndReadsOnlyTheShownTeamsLastRecords(t *testing.T) {
+	var reads atomic.Int32
+	f := newFleetWith(t, func(c *Console) {
+		c.pageSize = 1
+		read := c.lastRecord
+		c.lastRecord = func(ctx context.Context, id uuid.UUID) (uint64, time.Time, error) {
+			reads.Add(1)
+			return read(ctx, id)
+		}
+	})
+	a, r := f.create("assistant"), f.create("reviewer")
+	if err := f.client.Stop(f.ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	page := func(n int) listing {
+		t.Helper()
+		reads.Store(0)
+		status, body := f.get("/teams.json?page=" + strconv.Itoa(n))
+		if status != http.StatusOK {
+			t.Fatalf("GET teams.json page %d: %d %s", n, status, body)
+		}
+		var l listing
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			t.Fatalf("teams.json: %v: %s", err, body)
+		}
+		if got := reads.Load(); got != int32(len(l.Teams)) {
+			t.Fatalf("page %d: %d last records read for %d teams shown", n, got, len(l.Teams))
+		}
+		return l
+	}
+	first, second, past := page(1), page(2), page(3)
+	if len(first.Teams) != 1 || first.Teams[0].ID != r.String() || first.Teams[0].State != "active" || first.Pages != 2 || first.Total != 2 || first.Prev != "" || first.Next != "?page=2" {
+		t.Fatalf("page 1: %+v; want the running reviewer team, 1 of 2, a next link", first)
+	}
+	if len(second.Teams) != 1 || second.Teams[0].ID != a.String() || second.Teams[0].State != "stopped" || second.Prev != "?page=1" || second.Next != "" {
+		t.Fatalf("page 2: %+v; want the stopped assistant team, a previous link", second)
+	}
+	if past.Page != 2 || len(past.Teams) != 1 || past.Teams[0].ID != a.String() {
+		t.Fatalf("page 3 of 2: %+v; want the last", past)
+	}
+	reads.Store(0)
+	status, body := f.get("/?page=1")
+	if status != http.StatusOK || strings.Count(body, "<tr data-team=") != 1 || !strings.Contains(body, `<a id="next" href="?page=2">`) ||
+		!strings.Contains(body, "page 1 of 2 · 2 teams") || !strings.Contains(body, `<script src="fleet.js"></script>`) || reads.Load() != 1 {
+		t.Fatalf("GET /?page=1 (%d last records read): %d\n%s", reads.Load(), status, body)
+	}
+	status, body = f.get("/fleet.js")
+	if status != http.StatusOK || !strings.Contains(body, "teams.json") {
+		t.Fatalf("GET /fleet.js: %d %.200s", status, body)
 	}
 }

@@ -32,6 +32,7 @@ function resetState() {
   S = {
     person: "",
     members: new Map(), // agent id -> {who, name, role, person, status, cost, cmds}
+    joined: new Set(),  // agent ids whose Start record was shown: a later one is a restore
     usage: new Map(),   // name -> {requests, in, out, cost}
     tools: new Map(),   // tool call id -> {details, summary, res}
     questions: new Map(), // message id -> {card, from}
@@ -111,7 +112,7 @@ function handle(ev) {
 // the live events keep coming in and are shown on the way back to live.
 
 // transient events are about the stream, not the team: not kept.
-const transient = new Set(["hello", "live", "stopped", "reload", "writing"]);
+const transient = new Set(["hello", "person", "live", "stopped", "reload", "writing"]);
 
 function receive(ev, rec) {
   if (!transient.has(ev.k)) {
@@ -201,10 +202,30 @@ const handlers = {
     addItem(el("div", "item gap", ev.text));
     connect(S.lastId);
   },
+  // A member's Start record. One of an agent that already joined is its
+  // restore (a team restored from its log, a cluster team taken over by
+  // another worker writes every member's Start again): the member is
+  // shown once, its row and what it spent kept.
   join(ev) {
+    const again = S.joined.has(ev.who);
+    S.joined.add(ev.who);
     upsertMember(ev);
+    if (again) {
+      addItem(el("div", "item sys restored", "↻ " + ev.name + " (" + ev.role + ") restored"));
+      return;
+    }
     const by = ev.by ? ", hired by " + ev.by : "";
     addItem(el("div", "item sys", "+ " + ev.name + " (" + ev.role + ") joined the team" + by));
+  },
+  // The person became known after the hello (a cluster team's page opened
+  // before its person's record was stored): the page can speak from now.
+  person(ev) {
+    if (!ev.who || S.person === ev.who) return;
+    S.person = ev.who;
+    for (const m of S.members.values()) { m.person = m.who === S.person; drawMember(m); }
+    updateRecipients();
+    hint("");
+    updateCompose();
   },
   leave(ev) {
     doneWriting(ev.who);
