@@ -165,7 +165,9 @@ const maxDepth = 256
 // the registered type named by its "__model__" key (always a pointer, e.g.
 // *UserMessage). A missing tag, an unknown name or a field of the wrong type
 // is an error naming what was wrong; unknown keys are ignored. Input that
-// nests objects and arrays more than 256 deep is refused.
+// nests objects and arrays more than 256 deep is refused. Equal
+// addresses within one record (a SentMessage's sender and its message's)
+// may be decoded as one *Address: addresses are immutable.
 func Unmarshal(data []byte) (any, error) {
 	if tooDeep(data, maxDepth) {
 		return nil, fmt.Errorf("message: decode: JSON nested more than %d levels deep", maxDepth)

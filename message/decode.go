@@ -35,6 +35,38 @@ type decoder struct {
 	nestedRaw []byte
 	nestedAny *any     // the field, when it holds any value
 	nestedMsg *Message // the field, when it holds a message
+
+	// seen holds the addresses decoded so far in this record (a nested
+	// message's decoder starts with a copy): a record's sender and
+	// recipient are most often its message's too, and an address is
+	// immutable, so the same text gives the same *Address. A value, not a
+	// pointer, so that it stays on the stack.
+	seen seenAddrs
+}
+
+// seenAddrs is a few addresses with the text each was decoded from.
+type seenAddrs struct {
+	n    int
+	text [4][]byte
+	addr [4]*Address
+}
+
+// lookup returns the address whose text data starts with.
+func (s *seenAddrs) lookup(data []byte) (*Address, int) {
+	for k := range s.n {
+		if t := s.text[k]; len(data) >= len(t) && string(data[:len(t)]) == string(t) {
+			return s.addr[k], len(t)
+		}
+	}
+	return nil, 0
+}
+
+// add keeps a, decoded from text, while there is room.
+func (s *seenAddrs) add(text []byte, a *Address) {
+	if s.n < len(s.text) {
+		s.text[s.n], s.addr[s.n] = text, a
+		s.n++
+	}
 }
 
 // nested reads the nested value under key: a message of this package's
@@ -43,7 +75,7 @@ type decoder struct {
 func (d *decoder) nested(key string, val *any, msg *Message) (uint, bool) {
 	if msg != nil {
 		d.ws()
-		if m, n, ok := fastMessageAt(d.d[d.i:]); ok {
+		if m, n, ok := fastMessageAt(d.d[d.i:], &d.seen); ok {
 			*msg = m
 			d.i += n
 			return 1 << 12, true
@@ -76,7 +108,12 @@ func (d *decoder) address() (*Address, bool) {
 		return nil, true
 	}
 	start := d.i
+	if a, n := d.seen.lookup(d.d[d.i:]); a != nil {
+		d.i += n
+		return a, true
+	}
 	if a, ok := d.fastAddress(); ok {
+		d.seen.add(d.d[start:d.i], a)
 		return a, true
 	}
 	d.i = start
@@ -177,18 +214,18 @@ func (d *decoder) envelope(b *Base, key []byte, withRecipient bool) (bit uint, o
 // encoding/json path must decode it instead. An error is the nested
 // value's, final.
 func decodeOwn(name string, data []byte) (v any, ok bool, err error) {
-	v, _, ok, err = decodeOwnMode(name, data, false)
+	v, _, ok, err = decodeOwnMode(name, data, false, seenAddrs{})
 	return v, ok, err
 }
 
 // fastMessageAt decodes the message of this package's own types that
 // data starts with by the strict pass, and returns its length.
-func fastMessageAt(data []byte) (m Message, n int, ok bool) {
+func fastMessageAt(data []byte, seen *seenAddrs) (m Message, n int, ok bool) {
 	name, isOwn := fastTag(data)
 	if !isOwn {
 		return nil, 0, false
 	}
-	v, n, ok, _ := decodeOwnMode(name, data, true)
+	v, n, ok, _ := decodeOwnMode(name, data, true, *seen)
 	if m, isMsg := v.(Message); ok && isMsg {
 		return m, n, true
 	}
@@ -201,8 +238,8 @@ func fastMessageAt(data []byte) (m Message, n int, ok bool) {
 // it accepts is then read whole by the strict scan, so it is valid JSON
 // without encoding/json's check, and a failure costs no fallback. A
 // fastOnly record may be followed by more text: n is its length.
-func decodeOwnMode(name string, data []byte, fastOnly bool) (v any, n int, ok bool, err error) {
-	d := &decoder{d: data, i: len(tagPrefix) + len(name) + 2}
+func decodeOwnMode(name string, data []byte, fastOnly bool, addrs seenAddrs) (v any, n int, ok bool, err error) {
+	d := &decoder{d: data, i: len(tagPrefix) + len(name) + 2, seen: addrs}
 	var base *Base
 	var rest func(key []byte) (bit uint, ok bool)
 	withRecipient := true
