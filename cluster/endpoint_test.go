@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // modelWorker is a worker of the assistant template whose agents call its
@@ -32,6 +34,17 @@ func startModelWorker(t *testing.T, ctx context.Context, nc *conn, owner string,
 	env := &agent.Env{HTTPClient: srv.HTTPClient()}
 	tmpls := assistantTeam(srv, env)
 	tmpl := tmpls["assistant"]
+	build := tmpl.Build
+	tmpl.Build = func(ctx context.Context, team *orchestrator.Team, params json.RawMessage) error {
+		card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: "answers", Config: agent.NewConfig("@Helper", "Helper")})
+		if err != nil {
+			return err
+		}
+		if err := team.Register(ctx, card); err != nil { // in the ledger: no Resume registers it again
+			return err
+		}
+		return build(ctx, team, params)
+	}
 	tmpl.Endpoint = func(recorded llm.ModelConfig) llm.ModelConfig {
 		recorded.BaseURL, recorded.APIKey = srv.URL(), key
 		return recorded
@@ -73,7 +86,8 @@ func assistantSays(t *testing.T, ctx context.Context, c *Client, team uuid.UUID,
 // The restored assistant's next model call reaches B's server, with the
 // key B's template gives (Template.Endpoint), not the base URL its log
 // recorded, and its answer arrives; no record of the stream holds either
-// key.
+// key. The catalog of cards its Build registered is back too, from the
+// ledger.
 func TestRestoredTeamCallsItsNewWorkersModel(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -135,6 +149,10 @@ func TestRestoredTeamCallsItsNewWorkersModel(t *testing.T) {
 				t.Fatalf("A's model server got %d requests; want 1 (before A went)", n)
 			}
 			noKeyStored(t, ctx, c, keyA, keyB)
+			// The catalog came back from the ledger, with no Resume.
+			if cards, err := wB.team(id).Cards(ctx); err != nil || len(cards) != 1 || cards[0].Role() != "Helper" {
+				t.Fatalf("the restored team's catalog: %v, %v; want the Helper card its Build registered", cards, err)
+			}
 		})
 	}
 }

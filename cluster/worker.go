@@ -26,10 +26,11 @@ type Template struct {
 	// ledger instead.
 	Build func(ctx context.Context, t *orchestrator.Team, params json.RawMessage) error
 	// Resume, when not nil, runs on a team of this template once it is
-	// restored from its ledger on this worker (a takeover), before its
-	// input is consumed: what the ledger does not hold, such as the
-	// team's catalog of cards (Team.Register), is set again here. An
-	// error is logged and the team runs as restored.
+	// restored from its ledger on this worker (a takeover, an
+	// activation), before its input is consumed: what the ledger does not
+	// hold is set again here (the catalog of cards is in the ledger:
+	// orchestrator.CatalogChanged). An error is logged and the team runs
+	// as restored.
 	Resume func(ctx context.Context, t *orchestrator.Team) error
 	// Endpoint, when not nil, gives the model endpoint of the template's
 	// agents when a team is restored on this worker (a takeover, an

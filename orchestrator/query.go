@@ -125,7 +125,7 @@ func (t *Team) Messages(ctx context.Context, f Filter) ([]message.Message, error
 			break
 		}
 		switch m.(type) {
-		case *MetadataChanged: // not a log message
+		case *MetadataChanged, *CatalogChanged: // not log messages
 			continue
 		case *message.StateChangedMessage: // only when asked for
 			if !f.states() {

@@ -62,6 +62,45 @@ func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// CatalogChanged is published to the subscribers (not a record of the
+// ledger's window, not a state) when cards are registered (Team.Register):
+// the whole catalog after the change, in registration order. A durable
+// log keeps it, and Restore brings the catalog back from it, so a restored
+// team needs no registration of its own. Its sender is the orchestrator.
+type CatalogChanged struct {
+	message.Base
+	Cards []*AgentCard `json:"cards"`
+}
+
+func init() { message.Register[CatalogChanged]("TeamCatalogChanged") }
+
+// publishCatalog fans a CatalogChanged out to the subscribers only.
+func (o *orchestrator) publishCatalog() {
+	if len(o.pumps) == 0 {
+		return
+	}
+	m := &CatalogChanged{Cards: o.catalog.Cards()}
+	o.stamp(m)
+	m.Sender = m.Sender.Snapshot()
+	o.fanOut(item{op: opMessage, x: m})
+}
+
+// restoreCatalog makes the catalog the cards of a replayed
+// CatalogChanged, each on its own: a card this process cannot use (its
+// agent_class not registered) is left out, and named in the error.
+func (o *orchestrator) restoreCatalog(cc *CatalogChanged) error {
+	o.catalog = catalog{}
+	var errs []error
+	for _, c := range cc.Cards {
+		if err := o.catalog.Register(c); err != nil {
+			errs = append(errs, fmt.Errorf("the card of role %q: %w", c.Role(), err))
+		}
+	}
+	o.led.version.Add(1)
+	o.publishCatalog()
+	return errors.Join(errs...)
+}
+
 // publishMetadata fans a MetadataChanged out to the subscribers only.
 func (o *orchestrator) publishMetadata() {
 	if len(o.pumps) == 0 {
@@ -79,8 +118,8 @@ func (o *orchestrator) publishMetadata() {
 //  1. a new orchestrator with the log's team id and orchestrator id;
 //  2. the subscribers of opts are told SetRestoring(true), every message is
 //     replayed to the ledger and to them in order (a TeamStoppingEvent is
-//     skipped; a MetadataChanged restores the metadata), then
-//     SetRestoring(false);
+//     skipped; a MetadataChanged restores the metadata, a CatalogChanged
+//     the catalog of cards), then SetRestoring(false);
 //  3. every actor alive at the end of the log, or, when the log ends with
 //     the team's stop, alive when that stop began, is recreated with its
 //     original agent id and team, its kind (actor.RegisterKind) and its
@@ -131,8 +170,11 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		par  *message.Address
 	}
 	var starts []alive
+	var errs []error
 	err = t.live(ctx, func(o *orchestrator) {
-		o.replay(log)
+		if err := o.replay(log); err != nil {
+			errs = append(errs, fmt.Errorf("catalog: %w", err))
+		}
 		for _, a := range membersAt(log, orchID) {
 			if live, ok := o.members[a.AgentID()]; ok && isLive(live) {
 				continue
@@ -166,7 +208,6 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 		f(&op)
 	}
 	recreated := map[uuid.UUID]*message.Address{}
-	var errs []error
 	for _, s := range starts {
 		addr, err := recreate(ctx, t, s.addr, s.cfg, s.par, recreated, op.prepare)
 		if err != nil {
@@ -323,22 +364,29 @@ func cmpBool(x, y bool) int {
 // replay appends recorded messages to the team's log and fans them out,
 // with SetRestoring(true) before and SetRestoring(false) after:
 // no re-stamping; an EventMessage carrying a TeamStoppingEvent is skipped;
-// a MetadataChanged sets the metadata. The roster and states follow the
+// a MetadataChanged sets the metadata, a CatalogChanged the catalog (the
+// error names the cards left out). The roster and states follow the
 // replayed StartMessages, StopMessages and StateChangedMessages.
-func (o *orchestrator) replay(log []message.Message) {
+func (o *orchestrator) replay(log []message.Message) error {
 	o.setRestoring(true)
+	var err error
 	for _, m := range log {
 		if m == nil {
 			continue
 		}
-		if mc, ok := m.(*MetadataChanged); ok {
-			o.meta = mc.Value
+		switch x := m.(type) {
+		case *MetadataChanged:
+			o.meta = x.Value
 			o.publishMetadata()
+			continue
+		case *CatalogChanged:
+			err = o.restoreCatalog(x) // the last one counts
 			continue
 		}
 		o.restoreMessage(m)
 	}
 	o.setRestoring(false)
+	return err
 }
 
 // isOrchestrator recognises an orchestrator's address, live or decoded

@@ -358,14 +358,20 @@ func (t *Team) Stop(ctx context.Context) error {
 
 // Register adds cards to the team's catalog: keyed by role, a card
 // with a role already present replaces it in place. All or nothing: when a
-// card is invalid, nothing is registered and the error names it.
+// card is invalid, nothing is registered and the error names it. The
+// subscribers get a CatalogChanged with the whole catalog, so a durable
+// log restores it (Restore).
 func (t *Team) Register(ctx context.Context, cards ...*AgentCard) error {
 	if t == nil || t.addr == nil {
 		return noTeam()
 	}
 	_, err := mutate(ctx, t, func(o *orchestrator) (struct{}, error) {
 		defer o.led.version.Add(1)
-		return struct{}{}, o.catalog.Register(cards...)
+		if err := o.catalog.Register(cards...); err != nil {
+			return struct{}{}, err
+		}
+		o.publishCatalog()
+		return struct{}{}, nil
 	})
 	return err
 }

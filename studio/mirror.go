@@ -65,6 +65,7 @@ type mirrored struct {
 	roster  []*message.Address                         // members in the order they joined
 	states  map[uuid.UUID]*message.StateChangedMessage // the latest state change of each member
 	who     *message.Address                           // the person
+	cards   []*orchestrator.AgentCard                  // the catalog, from its last CatalogChanged
 	ended   bool
 }
 
@@ -110,8 +111,14 @@ func (m *mirrored) add(rec message.Message) {
 	if rec == nil {
 		return
 	}
-	if _, ok := rec.(*orchestrator.MetadataChanged); ok {
+	switch x := rec.(type) {
+	case *orchestrator.MetadataChanged:
 		return // not a log record
+	case *orchestrator.CatalogChanged: // not a log record either: the catalog
+		m.mu.Lock()
+		m.cards = x.Cards
+		m.mu.Unlock()
+		return
 	}
 	m.mu.Lock()
 	if m.ended {
@@ -249,8 +256,12 @@ func (m *mirrored) Members(context.Context) ([]*message.Address, error) {
 	return append([]*message.Address(nil), m.roster...), nil
 }
 
-// Cards returns nothing: a team's catalog is not in its records.
-func (m *mirrored) Cards(context.Context) ([]*orchestrator.AgentCard, error) { return nil, nil }
+// Cards returns the catalog the records' last CatalogChanged holds.
+func (m *mirrored) Cards(context.Context) ([]*orchestrator.AgentCard, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*orchestrator.AgentCard(nil), m.cards...), nil
+}
 
 // States returns the latest recorded state of each member.
 func (m *mirrored) States(context.Context) (map[uuid.UUID]any, error) {

@@ -3,6 +3,7 @@ package studio
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
@@ -128,5 +131,35 @@ func TestMirrorRefusesWhatItCannotDo(t *testing.T) {
 	}
 	if _, err := NewMirror(ctx, uuid.New(), MirrorConfig{}, Options{Person: &message.Address{}}); err == nil || !strings.Contains(err.Error(), "Options.Person is set") {
 		t.Fatalf("Person set: %v", err)
+	}
+}
+
+// TestMirrorShowsTheCatalogItsRecordsHold: a team's catalog comes with
+// its records (orchestrator.CatalogChanged), so a mirrored page's member
+// panel has the cards, as a local team's has.
+func TestMirrorShowsTheCatalogItsRecordsHold(t *testing.T) {
+	ctx := actortest.Context(t)
+	m, err := NewMirror(ctx, uuid.New(), MirrorConfig{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: "reviews code", Skills: []string{"review"}, Config: agent.NewConfig("@Reviewer", "Reviewer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Add(&orchestrator.CatalogChanged{Cards: []*orchestrator.AgentCard{card}})
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	s := &sse{t: t, resp: resp, r: bufio.NewReader(resp.Body)}
+	cards := s.until(kind("cards"))
+	got := fmt.Sprint(cards[len(cards)-1].ev["cards"])
+	if !strings.Contains(got, "Reviewer") || !strings.Contains(got, "reviews code") {
+		t.Fatalf("the cards event: %s; want the Reviewer card", got)
 	}
 }
