@@ -17,6 +17,9 @@ func (c *cell) process(env envelope) {
 	case envMsg:
 		switch env.msg.(type) {
 		case message.StopRecursively, *message.StopRecursively: // a stop message: no telemetry
+			if c.held != nil {
+				c.flushHeld()
+			}
 			c.beginStop(errStopMessage, time.Time{})
 			c.answerStop(env.reply)
 			return
@@ -59,7 +62,9 @@ func (c *cell) turn(env envelope) {
 	c.life.beginTurn()
 	if isMsg {
 		c.current = m
-		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
+		c.emitAfterHeld(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
+	} else if c.held != nil {
+		c.flushHeld()
 	}
 	c.inTurn = true
 	res, err := c.dispatch(env.msg)
@@ -85,6 +90,13 @@ func (c *cell) turn(env envelope) {
 		c.failure(err, nil)
 		return
 	}
+	if isMsg && env.reply == nil && c.state == nil && c.nextIsTurn() {
+		// The next envelope is a turn: its Received record takes this
+		// Processed record along (one step into the sink instead of two).
+		c.hold(m)
+		c.current = nil
+		return
+	}
 	if isMsg {
 		c.emitProcessed(m)
 		cerr := c.checkpoint()
@@ -100,6 +112,25 @@ func (c *cell) turn(env envelope) {
 	if env.reply != nil {
 		env.reply <- result{v: res}
 	}
+}
+
+// nextIsTurn reports whether the next envelope is already taken from the
+// mailbox and is a message's turn.
+func (c *cell) nextIsTurn() bool {
+	if c.pendHead >= len(c.pending) || c.emitter == nil {
+		return false
+	}
+	e := &c.pending[c.pendHead]
+	if e.kind != envMsg {
+		return false
+	}
+	switch e.msg.(type) {
+	case message.StopRecursively, *message.StopRecursively:
+		return false
+	case message.Message:
+		return true
+	}
+	return false
 }
 
 func (c *cell) emitProcessed(m message.Message) {
