@@ -261,7 +261,13 @@ func (l *ledger) put(e *entry) {
 	if ci == len(l.chunks) {
 		l.chunks = append(l.chunks, l.newChunk())
 	}
-	l.chunks[ci].ents[i%chunkSize] = *e
+	// Field by field: a whole-entry copy is a bulk write barrier (heap
+	// bits looked up word by word) whenever the collector marks, and a
+	// team under load keeps it marking much of the time.
+	d, r := &l.chunks[ci].ents[i%chunkSize].rec, &e.rec
+	d.Kind, d.Time = r.Kind, r.Time
+	d.Emitter, d.Recipient = r.Emitter, r.Recipient
+	d.Parent, d.Message, d.Value = r.Parent, r.Message, r.Value
 	l.n++
 	if k := e.rec.Kind; k == telemetry.Start || k == telemetry.Stop {
 		l.version.Add(1)
