@@ -54,10 +54,10 @@ type cell struct {
 	orch    *message.Address // the team's orchestrator (nil outside a team)
 	sink    telemetry.Sink   // the team's telemetry sink (nil outside a team)
 	emitter telemetry.Emitter
-	// held is the message of a turn whose Processed record (made at
-	// heldAt) is kept back while the next envelope is a turn: it goes to
-	// the sink with that turn's Received record, in one step (no user code
-	// runs between the two). Nil when nothing is held.
+	// held is the message of a tell's turn whose Processed record (made
+	// at heldAt) is kept back until the actor's next record or envelope
+	// (see turn): it goes to the sink with the next turn's Received record,
+	// in one step. Nil when nothing is held.
 	held      message.Message
 	heldAt    int64
 	root      telemetry.Sink // set on a team root: the sink it drains
@@ -88,7 +88,7 @@ func (c *cell) loop() {
 		// larger one: a goroutine starts with a 2 KiB stack, and growing it
 		// (copystack) at every actor's finish cost SpawnStop ~15%.
 		env := c.next()
-		if env.kind == envPark { // never after a hold: a hold is for a turn already taken
+		if env.kind == envPark { // next emitted what was held before parking
 			return
 		}
 		if c.held != nil && env.kind != envMsg {

@@ -111,6 +111,12 @@ func (c *cell) next() envelope {
 		for i := 0; i < spinRounds && c.queued.Load() == 0; i++ {
 			runtime.Gosched()
 		}
+		if c.held != nil {
+			// Parking, unless mail came: the record kept back goes out
+			// first, never under the mailbox's lock (the sink may make a
+			// member wait, and a tell must not wait on that).
+			c.flushHeld()
+		}
 		c.mu.Lock()
 		if len(c.over) > 0 { // the sender filled segments meanwhile
 			return c.takeSegment(spare)

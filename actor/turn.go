@@ -90,9 +90,12 @@ func (c *cell) turn(env envelope) {
 		c.failure(err, nil)
 		return
 	}
-	if isMsg && env.reply == nil && c.state == nil && c.nextIsTurn() {
-		// The next envelope is a turn: its Received record takes this
-		// Processed record along (one step into the sink instead of two).
+	if isMsg && env.reply == nil && c.state == nil && c.emitter != nil {
+		// Kept back until the actor's next record, which takes it along
+		// (one step into the sink instead of two): the next turn's
+		// Received, or any record, or the actor's next envelope that is
+		// not a turn, or its parking (next), whichever comes first. No
+		// user code runs meanwhile, so nothing can have seen the turn end.
 		c.hold(m)
 		c.current = nil
 		return
@@ -112,25 +115,6 @@ func (c *cell) turn(env envelope) {
 	if env.reply != nil {
 		env.reply <- result{v: res}
 	}
-}
-
-// nextIsTurn reports whether the next envelope is already taken from the
-// mailbox and is a message's turn.
-func (c *cell) nextIsTurn() bool {
-	if c.pendHead >= len(c.pending) || c.emitter == nil {
-		return false
-	}
-	e := &c.pending[c.pendHead]
-	if e.kind != envMsg {
-		return false
-	}
-	switch e.msg.(type) {
-	case message.StopRecursively, *message.StopRecursively:
-		return false
-	case message.Message:
-		return true
-	}
-	return false
 }
 
 func (c *cell) emitProcessed(m message.Message) {
