@@ -186,8 +186,8 @@ func (c *cell) pull() {
 	c.mu.Unlock()
 }
 
-// segment returns an empty mailbox segment for the queue's tail: the
-// spare one when there is one; c.mu is held.
+// segment returns an empty mailbox segment for the queue's tail, from
+// the pool; c.mu is held.
 func (c *cell) segment() []envelope {
 	return segments.Get().(*[minQueue]envelope)[:0]
 }
