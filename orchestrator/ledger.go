@@ -170,6 +170,9 @@ func (l *ledger) wait(more int64) {
 	defer timer.Stop()
 	l.mu.Lock()
 	for l.n+more-l.done >= maxBacklog && !l.closed && !l.stalled {
+		if l.waitSince.IsZero() { // released for one record while this one needs room for two
+			l.waitSince, l.waitFor = time.Now(), l.slowest()
+		}
 		if l.room == nil {
 			l.room = make(chan struct{})
 		}
