@@ -19,7 +19,8 @@ type cell struct {
 	// mailbox: producers append to q under mu; the actor swaps q with its
 	// private pending slice, one lock per batch.
 	mu     sync.Mutex
-	q      []envelope
+	q      []envelope   // the queue's tail
+	over   [][]envelope // full segments queued before q, oldest first
 	idle   bool         // parked: no goroutine runs the actor; the next enqueue starts one
 	closed bool         // no more enqueues; set by finish or by the reaper's goroutine, so not part of phase
 	queued atomic.Int32 // 1 while q is non-empty; read without the lock when spinning
@@ -44,15 +45,21 @@ type cell struct {
 	graceTimer  *time.Timer
 	stopReplies []chan result
 
-	sys       *System
-	actor     Actor
-	life      *lifecycle
-	self      *message.Address
-	parent    *cell
-	parentA   *message.Address
-	orch      *message.Address // the team's orchestrator (nil outside a team)
-	sink      telemetry.Sink   // the team's telemetry sink (nil outside a team)
-	emitter   telemetry.Emitter
+	sys     *System
+	actor   Actor
+	life    *lifecycle
+	self    *message.Address
+	parent  *cell
+	parentA *message.Address
+	orch    *message.Address // the team's orchestrator (nil outside a team)
+	sink    telemetry.Sink   // the team's telemetry sink (nil outside a team)
+	emitter telemetry.Emitter
+	// held is the message of a tell's turn whose Processed record (made
+	// at heldAt) is kept back until the actor's next record or envelope
+	// (see turn): it goes to the sink with the next turn's Received record,
+	// in one step. Nil when nothing is held.
+	held      message.Message
+	heldAt    int64
 	root      telemetry.Sink // set on a team root: the sink it drains
 	rootGrace time.Duration  // a team root's default stop grace
 	children  []*message.Address
@@ -80,9 +87,14 @@ func (c *cell) loop() {
 		// The end of an actor's life runs in loop's frame, not in process's
 		// larger one: a goroutine starts with a 2 KiB stack, and growing it
 		// (copystack) at every actor's finish cost SpawnStop ~15%.
-		switch env := c.next(); env.kind {
-		case envPark:
+		env := c.next()
+		if env.kind == envPark { // next emitted what was held before parking
 			return
+		}
+		if c.held != nil && env.kind != envMsg {
+			c.flushHeld()
+		}
+		switch env.kind {
 		case envFinish:
 			c.finish()
 		default:
@@ -114,8 +126,40 @@ func (c *cell) protect(f func() error) (err error) {
 
 func (c *cell) emit(r telemetry.Record) {
 	if c.emitter != nil {
+		if c.held != nil {
+			c.flushHeld()
+		}
 		r.Time = clock.UnixNano()
 		r.Emitter = c.self
 		c.emitter.Emit(r)
 	}
+}
+
+// hold keeps m's Processed record back until the next record (see held).
+func (c *cell) hold(m message.Message) {
+	c.held, c.heldAt = m, clock.UnixNano()
+}
+
+// heldRecord returns the record kept back and forgets it.
+func (c *cell) heldRecord() telemetry.Record {
+	m := c.held
+	c.held = nil
+	return telemetry.Record{Kind: telemetry.Processed, Time: c.heldAt, Emitter: c.self, Parent: m, Message: m}
+}
+
+// flushHeld emits the record kept back.
+func (c *cell) flushHeld() {
+	c.emitter.Emit(c.heldRecord())
+}
+
+// emitAfterHeld emits r, with the record kept back before it in one step
+// when there is one.
+func (c *cell) emitAfterHeld(r telemetry.Record) {
+	if c.held == nil {
+		c.emit(r)
+		return
+	}
+	r.Time = clock.UnixNano()
+	r.Emitter = c.self
+	c.emitter.EmitPair(c.heldRecord(), r)
 }

@@ -2,6 +2,7 @@ package actor
 
 import (
 	"runtime"
+	"sync"
 
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -61,6 +62,13 @@ func (c *cell) enqueue(env envelope) error {
 		c.mu.Unlock()
 		return deadError(c.self)
 	}
+	if len(c.q) == cap(c.q) && cap(c.q) >= minQueue {
+		// A full segment: it joins the queue's older part as it is and a
+		// fresh one takes the tail, so a burst never copies the queue
+		// (under the lock the actor needs to take its next batch).
+		c.over = append(c.over, c.q)
+		c.q = c.segment()
+	}
 	c.q = append(c.q, env)
 	if len(c.q) == 1 {
 		c.queued.Store(1)
@@ -88,11 +96,14 @@ func (c *cell) next() envelope {
 		return e
 	}
 	spare := c.pending[:0]
-	if cap(spare) > 4096 && len(c.pending) < cap(spare)/8 {
+	if cap(spare) > maxIdleQueue && len(c.pending) < cap(spare)/8 {
 		spare = make([]envelope, 0, minQueue) // the burst is over: give its memory back
 	}
 	c.pendHead = 0
 	c.mu.Lock()
+	if len(c.over) > 0 {
+		return c.takeSegment(spare)
+	}
 	for len(c.q) == 0 {
 		c.mu.Unlock()
 		// Spin briefly before parking: a sender that is about to enqueue
@@ -100,7 +111,16 @@ func (c *cell) next() envelope {
 		for i := 0; i < spinRounds && c.queued.Load() == 0; i++ {
 			runtime.Gosched()
 		}
+		if c.held != nil {
+			// Parking, unless mail came: the record kept back goes out
+			// first, never under the mailbox's lock (the sink may make a
+			// member wait, and a tell must not wait on that).
+			c.flushHeld()
+		}
 		c.mu.Lock()
+		if len(c.over) > 0 { // the sender filled segments meanwhile
+			return c.takeSegment(spare)
+		}
 		if len(c.q) > 0 {
 			break
 		}
@@ -124,20 +144,72 @@ func (c *cell) next() envelope {
 	return e
 }
 
+// takeSegment makes the oldest full segment the pending one, gives the
+// handled one (spare) back to the pool and returns the first envelope; c.mu is
+// held, and released.
+func (c *cell) takeSegment(spare []envelope) envelope {
+	if cap(spare) == minQueue {
+		segments.Put((*[minQueue]envelope)(spare[:minQueue]))
+	}
+	c.pending = c.over[0]
+	c.over[0] = nil
+	c.over = c.over[1:]
+	if len(c.over) == 0 {
+		c.over = nil
+	}
+	c.mu.Unlock()
+	e := c.pending[0]
+	c.pending[0] = envelope{}
+	c.pendHead = 1
+	return e
+}
+
 // pull moves everything queued into the private pending slice, so the actor
 // can peek at or consume it.
 func (c *cell) pull() {
 	c.mu.Lock()
-	if len(c.q) > 0 {
+	if len(c.q) > 0 || len(c.over) > 0 {
 		if c.pendHead > 0 {
 			n := copy(c.pending, c.pending[c.pendHead:])
 			clear(c.pending[n:])
 			c.pending = c.pending[:n]
 			c.pendHead = 0
 		}
+		for _, seg := range c.over {
+			c.pending = append(c.pending, seg...)
+		}
+		c.over = nil
 		c.pending = append(c.pending, c.q...)
 		clear(c.q)
 		c.q = c.q[:0]
 	}
 	c.mu.Unlock()
+}
+
+// segment returns an empty mailbox segment for the queue's tail, from
+// the pool; c.mu is held.
+func (c *cell) segment() []envelope {
+	return segments.Get().(*[minQueue]envelope)[:0]
+}
+
+// segments holds handled mailbox segments (every entry zero) for any
+// actor's next burst: a burst's memory is reused by the next one, and
+// the garbage collector empties the pool when nobody needs it.
+var segments = sync.Pool{New: func() any { return new([minQueue]envelope) }}
+
+// takeQueued removes and returns everything queued, oldest first; c.mu is
+// held.
+func (c *cell) takeQueued() []envelope {
+	if len(c.over) == 0 {
+		q := c.q
+		c.q = nil
+		return q
+	}
+	var all []envelope
+	for _, seg := range c.over {
+		all = append(all, seg...)
+	}
+	all = append(all, c.q...)
+	c.over, c.q = nil, nil
+	return all
 }

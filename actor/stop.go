@@ -77,7 +77,7 @@ func (c *cell) forceStop() {
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true
-	c.q = append([]envelope{{kind: envFinish}}, c.q...)
+	c.q = append([]envelope{{kind: envFinish}}, c.takeQueued()...)
 	wake := c.idle
 	c.idle = false
 	c.mu.Unlock()
@@ -243,8 +243,7 @@ func (c *cell) finish() {
 	c.life.stopped.Store(true)
 	c.mu.Lock()
 	c.closed = true
-	rest := c.q
-	c.q = nil
+	rest := c.takeQueued()
 	c.mu.Unlock()
 	left := c.pending[c.pendHead:]
 	c.pending, c.pendHead = nil, 0

@@ -17,6 +17,9 @@ func (c *cell) process(env envelope) {
 	case envMsg:
 		switch env.msg.(type) {
 		case message.StopRecursively, *message.StopRecursively: // a stop message: no telemetry
+			if c.held != nil {
+				c.flushHeld()
+			}
 			c.beginStop(errStopMessage, time.Time{})
 			c.answerStop(env.reply)
 			return
@@ -59,7 +62,9 @@ func (c *cell) turn(env envelope) {
 	c.life.beginTurn()
 	if isMsg {
 		c.current = m
-		c.emit(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
+		c.emitAfterHeld(telemetry.Record{Kind: telemetry.Received, Parent: m, Message: m})
+	} else if c.held != nil {
+		c.flushHeld()
 	}
 	c.inTurn = true
 	res, err := c.dispatch(env.msg)
@@ -83,6 +88,16 @@ func (c *cell) turn(env envelope) {
 			return
 		}
 		c.failure(err, nil)
+		return
+	}
+	if isMsg && env.reply == nil && c.state == nil && c.emitter != nil {
+		// Kept back until the actor's next record, which takes it along
+		// (one step into the sink instead of two): the next turn's
+		// Received, or any record, or the actor's next envelope that is
+		// not a turn, or its parking (next), whichever comes first. No
+		// user code runs meanwhile, so nothing can have seen the turn end.
+		c.hold(m)
+		c.current = nil
 		return
 	}
 	if isMsg {

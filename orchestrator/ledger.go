@@ -133,25 +133,34 @@ func (l *ledger) append(e *entry) {
 	l.poke()
 }
 
-// appendMember is append for a member's record: past maxBacklog records
+// appendMember is append for a member's record (and then, when not nil,
+// the one after it): past maxBacklog records
 // not yet consumed (by the orchestrator and every lossless subscriber) it
 // waits for them to catch up, at most stallTimeout: a consumer stuck that
 // long (a lossless subscriber's hook that blocks) is logged once and
 // members go on past the bound until it consumes again, so that they can
 // still stop.
-func (l *ledger) appendMember(e *entry) {
+func (l *ledger) appendMember(e, then *entry) {
+	var more int64 // records after the first: room for all is needed
+	if then != nil {
+		more = 1
+	}
 	l.mu.Lock()
-	if l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
-		l.wait()
+	if l.n+more-l.done >= maxBacklog && !l.closed && !l.stalled {
+		l.wait(more)
 	}
 	l.put(e)
+	if then != nil {
+		l.put(then)
+	}
 	l.mu.Unlock()
 	l.poke()
 }
 
-// wait blocks until the backlog has room, the ledger is closed or the
-// consumer stalled; l.mu is held, and released while waiting.
-func (l *ledger) wait() {
+// wait blocks until the backlog has room for 1+more records, the ledger
+// is closed or the consumer stalled; l.mu is held, and released while
+// waiting.
+func (l *ledger) wait(more int64) {
 	if l.waitSince.IsZero() {
 		l.waitSince, l.waitFor = time.Now(), l.slowest()
 	}
@@ -160,7 +169,10 @@ func (l *ledger) wait() {
 	timer := time.NewTimer(stallTimeout)
 	defer timer.Stop()
 	l.mu.Lock()
-	for l.n-l.done >= maxBacklog && !l.closed && !l.stalled {
+	for l.n+more-l.done >= maxBacklog && !l.closed && !l.stalled {
+		if l.waitSince.IsZero() { // released for one record while this one needs room for two
+			l.waitSince, l.waitFor = time.Now(), l.slowest()
+		}
 		if l.room == nil {
 			l.room = make(chan struct{})
 		}
@@ -171,7 +183,7 @@ func (l *ledger) wait() {
 			l.mu.Lock()
 		case <-timer.C:
 			l.mu.Lock()
-			if !l.stalled && l.n-l.done >= maxBacklog {
+			if !l.stalled && l.n+more-l.done >= maxBacklog {
 				l.stalled = true
 				logger := l.logger
 				if logger == nil {
@@ -252,7 +264,13 @@ func (l *ledger) put(e *entry) {
 	if ci == len(l.chunks) {
 		l.chunks = append(l.chunks, l.newChunk())
 	}
-	l.chunks[ci].ents[i%chunkSize] = *e
+	// Field by field: a whole-entry copy is a bulk write barrier (heap
+	// bits looked up word by word) whenever the collector marks, and a
+	// team under load keeps it marking much of the time.
+	d, r := &l.chunks[ci].ents[i%chunkSize].rec, &e.rec
+	d.Kind, d.Time = r.Kind, r.Time
+	d.Emitter, d.Recipient = r.Emitter, r.Recipient
+	d.Parent, d.Message, d.Value = r.Parent, r.Message, r.Value
 	l.n++
 	if k := e.rec.Kind; k == telemetry.Start || k == telemetry.Stop {
 		l.version.Add(1)
@@ -446,5 +464,11 @@ func (e *emitter) Emit(r telemetry.Record) {
 		e.l.append(&entry{rec: r})
 		return
 	}
-	e.l.appendMember(&entry{rec: r})
+	e.l.appendMember(&entry{rec: r}, nil)
+}
+
+// EmitPair appends a and b in one step (a member's records: never its
+// Start record).
+func (e *emitter) EmitPair(a, b telemetry.Record) {
+	e.l.appendMember(&entry{rec: a}, &entry{rec: b})
 }

@@ -275,6 +275,7 @@ func (p *pump) run() {
 			}
 			p.deliver(&batch[i])
 		}
+		p.endBatch()
 		clear(batch)
 		p.mu.Lock()
 		p.spare, p.last = batch[:0], len(batch)
@@ -289,12 +290,27 @@ func (p *pump) run() {
 // deliverRange delivers the records at ledger indexes from..to-1 of v and
 // returns how many.
 func (p *pump) deliverRange(v *logView, from uint64, to int64) int {
-	for i := int64(from); i < to; i++ {
-		e, id := v.at(i)
-		it := item{op: opRecord, id: id}
-		p.deliverEntry(&it, e)
+	for i := int64(from); i < to; {
+		i = p.deliverFrom(v, i, to)
 	}
 	return int(to - int64(from))
+}
+
+// deliverFrom delivers the records at i..to-1 of v, one recover for the
+// run: it returns where to go on from (to, or past a record whose hook
+// panicked, the panic logged).
+func (p *pump) deliverFrom(v *logView, i, to int64) (next int64) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(p.logger, hookName(opRecord, p.rs != nil), p.s, r)
+			next = i + 1
+		}
+	}()
+	for ; i < to; i++ {
+		e, id := v.at(i)
+		p.record(e, id)
+	}
+	return i
 }
 
 // deliver calls the hook an item stands for, a panic recovered and logged.
@@ -328,20 +344,20 @@ func (p *pump) deliver(it *item) {
 	}
 }
 
-// deliverEntry delivers one record read from the ledger, a panic
-// recovered and logged.
-func (p *pump) deliverEntry(it *item, e *entry) {
-	defer func() {
-		if r := recover(); r != nil {
-			logPanic(p.logger, hookName(opRecord, p.rs != nil), p.s, r)
-		}
-	}()
-	p.record(e, it.id)
-}
-
 // record gives the subscriber one record.
+//
+// The view is the pump's, rewritten field by field (a pointer written to
+// the heap costs a write barrier while the collector marks, and it marks
+// much of the time under load): the view is cleared once per batch (see
+// endBatch), not after every record.
 func (p *pump) record(e *entry, id uint64) {
-	p.view = Record{mat: &p.mat, e: e, id: id}
+	if p.view.m != nil { // the previous record's message was made
+		p.view.m = nil
+	}
+	if p.view.mat == nil {
+		p.view.mat = &p.mat
+	}
+	p.view.e, p.view.id = e, id
 	if p.rs != nil {
 		p.rs.OnRecord(&p.view)
 	} else {
@@ -350,6 +366,10 @@ func (p *pump) record(e *entry, id uint64) {
 	if e.rec.Kind == telemetry.Stop {
 		p.mat.forget(e.rec.Emitter)
 	}
+}
+
+// endBatch drops the view's references once a batch is delivered.
+func (p *pump) endBatch() {
 	p.view = Record{}
 }
 

@@ -83,4 +83,8 @@ type Sink interface {
 // allocate on the hot path (Sent, Received, Processed).
 type Emitter interface {
 	Emit(r Record)
+	// EmitPair is Emit(a) then Emit(b) as one step: the runtime uses it
+	// for a turn's Processed record and the next turn's Received record,
+	// between which no user code runs.
+	EmitPair(a, b Record)
 }
