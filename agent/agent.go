@@ -81,6 +81,11 @@ type BaseAgent struct {
 	chain     []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
 	cancelled bool            // the last turn ended cancelled: the CancelMessage that did it comes next
 	approvals approvals       // the tool calls the person is asked to approve (approval.go)
+
+	// What routing last read of the team, kept while the team's version
+	// holds (route.go): the roster, and the card of the agent's own role.
+	roster  cards.Versioned[[]*message.Address]
+	ownCard cards.Versioned[*orchestrator.AgentCard]
 }
 
 var (

@@ -11,13 +11,15 @@ import (
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // route delivers each request in order: "@Name" to that member, a role to
 // a new member hired from the catalog. The raw text goes with the
 // request's intent. A hire that fails ends the routing with that error.
 // A name is looked up in the roster the run showed the model while that
-// member is alive, else asked of the team. Every name is looked up before
+// member is alive, else in the team's roster, read again only when the
+// team's version moved since routing last read it (members). Every name is looked up before
 // anything is sent: when one names no member, nothing is sent and the
 // error is an *unknownRecipientError, which the turn gives back to the
 // model to fix.
@@ -111,9 +113,7 @@ func (e *unknownRecipientError) feedback() string {
 // not exist, listing those that do (the orchestrator and tools are not
 // members one writes to).
 func (a *BaseAgent) unknownRecipients(ctx context.Context, c *actor.Context, names []string) error {
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	ms, err := a.team.Members(ctx)
+	ms, err := a.members(ctx)
 	if err != nil {
 		return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), strings.Join(names, ", "), err)
 	}
@@ -144,9 +144,11 @@ func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Inten
 		}
 	}
 	self := c.Self()
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	own, err := a.team.Card(ctx, self.Role())
+	own, err := a.ownCard.Get(a.team, func() (*orchestrator.AgentCard, error) {
+		ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+		defer cancel()
+		return a.team.Card(ctx, self.Role())
+	})
 	if err != nil {
 		return fmt.Errorf("agent %s: route a %s to %s: look up the card of role %q: %w", self.Name(), intent, to.Name(), self.Role(), err)
 	}
@@ -164,14 +166,33 @@ func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Inten
 var ErrRouteRefused = errors.New("route outside the card's routes_to")
 
 // member returns the first member named name, nil for none: from roster
-// while it is alive there, else from the team.
+// while it is alive there, else from the team's roster (members).
 func (a *BaseAgent) member(ctx context.Context, roster *cards.TurnRoster, name string) (*message.Address, error) {
 	if m := roster.Find(name); m != nil {
 		return m, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	return a.team.Member(ctx, name)
+	members, err := a.members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// members returns the team's roster in join order: the one routing last
+// read while the team's version holds (a member's Start or Stop record, or
+// a card registered, moves it), so a turn whose team did not change does
+// not ask the orchestrator; else the team's answer. Callers only read it.
+func (a *BaseAgent) members(ctx context.Context) ([]*message.Address, error) {
+	return a.roster.Get(a.team, func() ([]*message.Address, error) {
+		ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+		defer cancel()
+		return a.team.Members(ctx)
+	})
 }
 
 // errNoHire is returned when no card gives the agent a hire (its
@@ -217,9 +238,7 @@ func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
 // person returns the team's person: the first member whose address is a
 // user proxy, whatever its role; nil when the team has none.
 func (a *BaseAgent) person() (*message.Address, error) {
-	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
-	defer cancel()
-	members, err := a.team.Members(ctx)
+	members, err := a.members(a.ctx)
 	if err != nil {
 		return nil, err
 	}
