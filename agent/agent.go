@@ -163,7 +163,10 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 		a.cancelled = true // the CancelMessage's own turn, next, knows it found one
 		return &actor.WarningError{Msg: "agent " + c.Self().Name(), Err: context.Cause(ctx)}
 	}
-	var limit *llm.UsageLimitError
+	if err == nil {
+		return nil
+	}
+	var limit *llm.UsageLimitError // (after the nil check: errors.As's target is on the heap)
 	if errors.As(err, &limit) {
 		a.notifyHuman(c, err)
 		// The reason is the cause's text, said once: "LLM usage limit
@@ -249,11 +252,13 @@ func (a *BaseAgent) endRun(ctx context.Context, c *actor.Context, out Structured
 	}
 	// The model's answer is in the history: deliver all of it, even if a
 	// cancel comes now (a stop still ends the routing).
-	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	defer context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })()
+	rctx := &routeContext{turn: ctx, actor: a.ctx}
+	defer rctx.close()
 	for retry := 0; ; retry++ {
 		err := a.route(rctx, c, out, roster)
+		if err == nil {
+			return nil
+		}
 		var unknown *unknownRecipientError
 		if !errors.As(err, &unknown) {
 			return err
