@@ -19,10 +19,10 @@ import (
 // request's intent. A hire that fails ends the routing with that error.
 // A name is looked up in the roster the run showed the model while that
 // member is alive, else in the team's roster, read again only when the
-// team's version moved since routing last read it (members). Every name is looked up before
-// anything is sent: when one names no member, nothing is sent and the
-// error is an *unknownRecipientError, which the turn gives back to the
-// model to fix.
+// team's version moved since routing last read it (members). Every name
+// is looked up before anything is sent: when one names no member, nothing
+// is sent and the error is an *unknownRecipientError, which the turn
+// gives back to the model to fix.
 func (a *BaseAgent) route(rc *routeContext, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
 	maxMessages, maxBytes, _, _ := a.env().Guards.answerLimits()
 	found := map[string]*message.Address{}
