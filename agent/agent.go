@@ -84,6 +84,11 @@ type BaseAgent struct {
 	chain     []string        // the chain of the message being handled: what the turn's messages carry (loop.go)
 	cancelled bool            // the last turn ended cancelled: the CancelMessage that did it comes next
 	approvals approvals       // the tool calls the person is asked to approve (approval.go)
+
+	// What routing last read of the team, kept while the team's version
+	// holds (route.go): the roster, and the card of the agent's own role.
+	roster  cards.Versioned[[]*message.Address]
+	ownCard cards.Versioned[*orchestrator.AgentCard]
 }
 
 var (
@@ -161,7 +166,10 @@ func (a *BaseAgent) handle(c *actor.Context, m *AgentMessage) error {
 		a.cancelled = true // the CancelMessage's own turn, next, knows it found one
 		return &actor.WarningError{Msg: "agent " + c.Self().Name(), Err: context.Cause(ctx)}
 	}
-	var limit *llm.UsageLimitError
+	if err == nil {
+		return nil
+	}
+	var limit *llm.UsageLimitError // (after the nil check: errors.As's target is on the heap)
 	if errors.As(err, &limit) {
 		a.notifyHuman(c, err)
 		// The reason is the cause's text, said once: "LLM usage limit
@@ -247,11 +255,13 @@ func (a *BaseAgent) endRun(ctx context.Context, c *actor.Context, out Structured
 	}
 	// The model's answer is in the history: deliver all of it, even if a
 	// cancel comes now (a stop still ends the routing).
-	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	defer context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })()
+	rctx := &routeContext{turn: ctx, actor: a.ctx}
+	defer rctx.close()
 	for retry := 0; ; retry++ {
 		err := a.route(rctx, c, out, roster)
+		if err == nil {
+			return nil
+		}
 		var unknown *unknownRecipientError
 		if !errors.As(err, &unknown) {
 			return err

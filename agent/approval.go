@@ -151,6 +151,9 @@ const wakeText = "[approval deadline] A tool call's approval deadline passed."
 // paused handles the end of a run that paused for approvals (err is an
 // *llm.ApprovalPendingError): the person is asked, and the turn ends.
 func (a *BaseAgent) paused(ctx context.Context, c *actor.Context, err error) (bool, error) {
+	if err == nil {
+		return false, nil
+	}
 	var pe *llm.ApprovalPendingError
 	if !errors.As(err, &pe) {
 		return false, nil

@@ -117,12 +117,28 @@ var replyProtocols = []replyProtocol{
 // protocol returns the reply protocol for an intent with the sender's
 // name filled in; "" for an unknown intent.
 func protocol(i Intent, sender string) string {
+	var b strings.Builder
+	writeProtocol(&b, i, sender)
+	return b.String()
+}
+
+// writeProtocol writes protocol(i, sender) to b.
+func writeProtocol(b *strings.Builder, i Intent, sender string) {
 	for _, p := range replyProtocols {
-		if p.intent == i {
-			return strings.ReplaceAll(p.text, "{sender}", sender)
+		if p.intent != i {
+			continue
+		}
+		text := p.text
+		for {
+			before, after, found := strings.Cut(text, "{sender}")
+			b.WriteString(before)
+			if !found {
+				return
+			}
+			b.WriteString(sender)
+			text = after
 		}
 	}
-	return ""
 }
 
 // prefix returns the prompt the receiver hands the model for m: "You
@@ -140,6 +156,29 @@ func prefix(m *AgentMessage) string {
 	if t := string(m.Type); t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
 		article = "an"
 	}
-	return "You received " + article + " " + string(m.Type) + " from " + sender + ". " +
-		protocol(m.Type, sender) + "\n\n" + m.Content
+	// One buffer of the prompt's size: this runs at the start of every
+	// turn.
+	var b strings.Builder
+	b.Grow(len("You received an  from . ") + len(m.Type) + 2*len(sender) + maxProtocol + 2 + len(m.Content))
+	b.WriteString("You received ")
+	b.WriteString(article)
+	b.WriteString(" ")
+	b.WriteString(string(m.Type))
+	b.WriteString(" from ")
+	b.WriteString(sender)
+	b.WriteString(". ")
+	writeProtocol(&b, m.Type, sender)
+	b.WriteString("\n\n")
+	b.WriteString(m.Content)
+	return b.String()
 }
+
+// maxProtocol is the length of the longest reply protocol without its
+// sender.
+var maxProtocol = func() int {
+	n := 0
+	for _, p := range replyProtocols {
+		n = max(n, len(p.text))
+	}
+	return n
+}()

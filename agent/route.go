@@ -11,17 +11,19 @@ import (
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // route delivers each request in order: "@Name" to that member, a role to
 // a new member hired from the catalog. The raw text goes with the
 // request's intent. A hire that fails ends the routing with that error.
 // A name is looked up in the roster the run showed the model while that
-// member is alive, else asked of the team. Every name is looked up before
-// anything is sent: when one names no member, nothing is sent and the
-// error is an *unknownRecipientError, which the turn gives back to the
-// model to fix.
-func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
+// member is alive, else in the team's roster, read again only when the
+// team's version moved since routing last read it (members). Every name
+// is looked up before anything is sent: when one names no member, nothing
+// is sent and the error is an *unknownRecipientError, which the turn
+// gives back to the model to fix.
+func (a *BaseAgent) route(rc *routeContext, c *actor.Context, out StructuredOutput, roster *cards.TurnRoster) error {
 	maxMessages, maxBytes, _, _ := a.env().Guards.answerLimits()
 	found := map[string]*message.Address{}
 	var unknown []string
@@ -36,7 +38,7 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 		if _, seen := found[r.Recipient]; seen || slices.Contains(unknown, r.Recipient) {
 			continue
 		}
-		member, err := a.member(ctx, roster, r.Recipient)
+		member, err := a.member(rc, roster, r.Recipient)
 		if err != nil {
 			return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), r.Recipient, err)
 		}
@@ -47,7 +49,7 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 		found[r.Recipient] = member
 	}
 	if len(unknown) > 0 {
-		return a.unknownRecipients(ctx, c, unknown)
+		return a.unknownRecipients(rc, c, unknown)
 	}
 	for i, r := range out.Messages {
 		if maxMessages > 0 && i == maxMessages {
@@ -68,12 +70,12 @@ func (a *BaseAgent) route(ctx context.Context, c *actor.Context, out StructuredO
 		}
 		var to *message.Address
 		if member := found[r.Recipient]; member != nil {
-			if err := a.mayRoute(ctx, c, r.MessageType, member); err != nil {
+			if err := a.mayRoute(rc, c, r.MessageType, member); err != nil {
 				return err
 			}
 			to = member
 		} else {
-			hired, err := a.hireMember(ctx, r.Recipient)
+			hired, err := a.hireMember(rc, r.Recipient)
 			if err != nil {
 				return err
 			}
@@ -110,10 +112,8 @@ func (e *unknownRecipientError) feedback() string {
 // unknownRecipients returns the error for output naming members that do
 // not exist, listing those that do (the orchestrator and tools are not
 // members one writes to).
-func (a *BaseAgent) unknownRecipients(ctx context.Context, c *actor.Context, names []string) error {
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	ms, err := a.team.Members(ctx)
+func (a *BaseAgent) unknownRecipients(rc *routeContext, c *actor.Context, names []string) error {
+	ms, err := a.members(rc)
 	if err != nil {
 		return fmt.Errorf("agent %s: look up %s: %w", c.Self().Name(), strings.Join(names, ", "), err)
 	}
@@ -134,7 +134,7 @@ func (a *BaseAgent) unknownRecipients(ctx context.Context, c *actor.Context, nam
 // being handled and the agent's hirer (answering or asking back up is not
 // handing work out), and an agent whose role has no card or a card with an
 // empty routes_to (any role).
-func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Intent, to *message.Address) error {
+func (a *BaseAgent) mayRoute(rc *routeContext, c *actor.Context, intent Intent, to *message.Address) error {
 	if intent != Request && intent != Instruction || to.IsUserProxy() {
 		return nil
 	}
@@ -144,9 +144,11 @@ func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Inten
 		}
 	}
 	self := c.Self()
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	own, err := a.team.Card(ctx, self.Role())
+	own, err := a.ownCard.Get(a.team, func() (*orchestrator.AgentCard, error) {
+		ctx, cancel := context.WithTimeout(rc.get(), cards.QueryTimeout)
+		defer cancel()
+		return a.team.Card(ctx, self.Role())
+	})
 	if err != nil {
 		return fmt.Errorf("agent %s: route a %s to %s: look up the card of role %q: %w", self.Name(), intent, to.Name(), self.Role(), err)
 	}
@@ -164,14 +166,65 @@ func (a *BaseAgent) mayRoute(ctx context.Context, c *actor.Context, intent Inten
 var ErrRouteRefused = errors.New("route outside the card's routes_to")
 
 // member returns the first member named name, nil for none: from roster
-// while it is alive there, else from the team.
-func (a *BaseAgent) member(ctx context.Context, roster *cards.TurnRoster, name string) (*message.Address, error) {
+// while it is alive there, else from the team's roster (members).
+func (a *BaseAgent) member(rc *routeContext, roster *cards.TurnRoster, name string) (*message.Address, error) {
 	if m := roster.Find(name); m != nil {
 		return m, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
-	defer cancel()
-	return a.team.Member(ctx, name)
+	members, err := a.members(rc)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// members returns the team's roster in join order: the one routing last
+// read while the team's version holds (a member's Start or Stop record, or
+// a card registered, moves it), so a turn whose team did not change does
+// not ask the orchestrator; else the team's answer. Callers only read it.
+func (a *BaseAgent) members(rc *routeContext) ([]*message.Address, error) {
+	return a.roster.Get(a.team, func() ([]*message.Address, error) {
+		ctx, cancel := context.WithTimeout(rc.get(), cards.QueryTimeout)
+		defer cancel()
+		return a.team.Members(ctx)
+	})
+}
+
+// routeContext is the context of a turn's routing, made when a query or a
+// hire first needs it (a turn whose team did not change routes without
+// one): the turn's values without its cancel, since the model's answer
+// is in the history and all of it is delivered even if a cancel comes
+// now, and cancelled with the actor's context, since a stop still ends
+// the routing. One made with ctx set is that context.
+type routeContext struct {
+	turn, actor context.Context
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+	unwatch     func() bool
+}
+
+// get returns the context, made on the first call.
+func (r *routeContext) get() context.Context {
+	if r.ctx == nil {
+		ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.turn))
+		actor := r.actor
+		r.ctx, r.cancel = ctx, cancel
+		r.unwatch = context.AfterFunc(actor, func() { cancel(context.Cause(actor)) })
+	}
+	return r.ctx
+}
+
+// close releases what get made.
+func (r *routeContext) close() {
+	if r.cancel != nil {
+		r.unwatch()
+		r.cancel(nil)
+	}
 }
 
 // errNoHire is returned when no card gives the agent a hire (its
@@ -182,11 +235,11 @@ var errNoHire = errors.New("agent: hire_member command not available (TeamTool h
 // hireMember hires a member of role with the hire its cards give it
 // (TeamTool's hire_member, tool.Capabilities.Hire) and returns its
 // address. Call it on the agent's goroutine.
-func (a *BaseAgent) hireMember(ctx context.Context, role string) (*message.Address, error) {
+func (a *BaseAgent) hireMember(rc *routeContext, role string) (*message.Address, error) {
 	if a.hire == nil {
 		return nil, errNoHire
 	}
-	ctx, cancel := context.WithTimeout(ctx, cards.QueryTimeout)
+	ctx, cancel := context.WithTimeout(rc.get(), cards.QueryTimeout)
 	defer cancel()
 	return a.hire(ctx, role)
 }
@@ -217,9 +270,7 @@ func (a *BaseAgent) tellPerson(c *actor.Context, what, text string) {
 // person returns the team's person: the first member whose address is a
 // user proxy, whatever its role; nil when the team has none.
 func (a *BaseAgent) person() (*message.Address, error) {
-	ctx, cancel := context.WithTimeout(a.ctx, cards.QueryTimeout)
-	defer cancel()
-	members, err := a.team.Members(ctx)
+	members, err := a.members(&routeContext{ctx: a.ctx})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,11 @@ type client struct {
 	bottom    openai.HTTPDoer
 	retry     *retryDoer // its backoff also paces a cut stream's retries
 	closeOnce sync.Once
+
+	// What every usage event names, worked out once from model:
+	// ModelConfig.server and ModelConfig.providerName.
+	host, provider string
+	port           int
 }
 
 // newClient validates model and builds a client with the HTTP parts of
@@ -54,7 +59,9 @@ func newClient(model ModelConfig, httpCfg httpConfig, opts Options) (*client, er
 	}
 	cfg.HTTPClient = doer
 	scrub.Register(model.apiKey())
-	return &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom, retry: retry}, nil
+	c := &client{oa: openai.NewClientWithConfig(cfg), model: model, bottom: bottom, retry: retry, provider: model.providerName()}
+	c.host, c.port = model.server()
+	return c, nil
 }
 
 // Model returns the client's model config (its API key included; do not log
@@ -170,8 +177,7 @@ func (z wireDoer) Do(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return z.next.Do(req)
 	}
-	b, err := io.ReadAll(req.Body)
-	_ = req.Body.Close()
+	b, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("llm: reading request body: %w", err)
 	}
@@ -184,9 +190,25 @@ func (z wireDoer) Do(req *http.Request) (*http.Response, error) {
 	if bytes.Contains(b, emptyContentJSON) {
 		b = bytes.ReplaceAll(b, emptyContentJSON, emptyContentWire)
 	}
-	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil } // not the unmended body's
-	r.ContentLength = int64(len(b))
-	return z.next.Do(r)
+	// The request is go-openai's, made for this one call and not used
+	// after it: its body is replaced in place (a clone would copy its
+	// headers and URL on every model call).
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil } // not the unmended body's
+	req.ContentLength = int64(len(b))
+	return z.next.Do(req)
+}
+
+// readBody reads and closes req's body: in one buffer of its length when
+// the length is known (go-openai sets it), else as io.ReadAll does.
+func readBody(req *http.Request) ([]byte, error) {
+	defer req.Body.Close()
+	if n := req.ContentLength; n > 0 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(req.Body)
 }

@@ -88,7 +88,9 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 
 func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body func() (io.ReadCloser, error), timeout time.Duration) (*http.Response, error) {
 	actx, cancel := context.WithTimeoutCause(ctx, timeout, ErrAttemptTimeout)
-	r := req.Clone(actx)
+	// A shallow copy: its body is its own, the headers and URL are
+	// req's, which the HTTP client only reads.
+	r := req.WithContext(actx)
 	if body != nil {
 		b, err := body()
 		if err != nil {
@@ -106,7 +108,7 @@ func (d *retryDoer) attempt(ctx context.Context, req *http.Request, body func() 
 		return nil, err
 	}
 	// The body is read after Do returns: cancel when it is closed.
-	resp.Body = &cancelOnClose{ReadCloser: &cappedBody{ReadCloser: resp.Body, left: d.Config.withDefaults().MaxResponseBytes}, cancel: cancel}
+	resp.Body = &cancelOnClose{cappedBody: cappedBody{ReadCloser: resp.Body, left: d.Config.withDefaults().MaxResponseBytes}, cancel: cancel}
 	return resp, nil
 }
 
@@ -135,8 +137,10 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// cancelOnClose is a capped response body that cancels its attempt's
+// context when it is closed (one allocation for both).
 type cancelOnClose struct {
-	io.ReadCloser
+	cappedBody
 	cancel context.CancelFunc
 }
 

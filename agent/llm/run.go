@@ -293,11 +293,28 @@ func (r *Runner) systemMessages(ctx context.Context) []openai.ChatCompletionMess
 		}
 	}
 	add(r.cfg.Backstory)
-	add("The current date is " + r.now().Format(time.DateOnly) + ".")
+	add(r.date.at(r.now()))
 	for _, p := range r.system {
 		add(p(ctx))
 	}
 	return out
+}
+
+// dateLine is the system prompt's line naming the current date, kept
+// with the day it names: every run of that day reuses it.
+type dateLine struct {
+	year, day int
+	month     time.Month
+	text      string
+}
+
+// at returns the line for the day of t, made anew when the day changed.
+func (d *dateLine) at(t time.Time) string {
+	y, m, day := t.Date()
+	if d.text == "" || y != d.year || m != d.month || day != d.day {
+		*d = dateLine{year: y, month: m, day: day, text: "The current date is " + t.Format(time.DateOnly) + "."}
+	}
+	return d.text
 }
 
 // complete sends one chat completion of run runID, once the guards admit
@@ -323,11 +340,10 @@ func (r *Runner) complete(ctx context.Context, runID string, req openai.ChatComp
 // failedCallEvent is the usage event of a model call that failed: no
 // tokens, no request counted, and ErrorType saying how it failed.
 func (r *Runner) failedCallEvent(runID string, err error) UsageEvent {
-	m := r.client.model
-	e := UsageEvent{RunID: runID, ModelName: m.Model, RequestModel: m.Model, ProviderName: m.providerName(),
+	c := r.client
+	return UsageEvent{RunID: runID, ModelName: c.model.Model, RequestModel: c.model.Model, ProviderName: c.provider,
+		ServerAddress: c.host, ServerPort: c.port,
 		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts, ErrorType: callErrorType(err)}
-	e.ServerAddress, e.ServerPort = m.server()
-	return e
 }
 
 // callErrorType names how a model call failed, in few words: the
@@ -363,12 +379,11 @@ type callStats struct {
 }
 
 func (r *Runner) usageEvent(runID string, resp openai.ChatCompletionResponse) UsageEvent {
-	m := r.client.model
-	e := UsageEvent{RunID: runID, ModelName: resp.Model, RequestModel: m.Model, ProviderName: m.providerName(),
-		ResponseID: resp.ID, Requests: 1,
+	c := r.client
+	e := UsageEvent{RunID: runID, ModelName: resp.Model, RequestModel: c.model.Model, ProviderName: c.provider,
+		ServerAddress: c.host, ServerPort: c.port, ResponseID: resp.ID, Requests: 1,
 		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens,
 		Latency: r.lastCall.latency, Attempts: r.lastCall.attempts}
-	e.ServerAddress, e.ServerPort = m.server()
 	if len(resp.Choices) > 0 {
 		e.FinishReason = string(resp.Choices[0].FinishReason)
 	}

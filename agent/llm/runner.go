@@ -107,6 +107,7 @@ type Runner struct {
 	cut             *cutRun      // a run cut by a crash, replayable by the next run (RestoreCut)
 	paused          *pausedRun   // a run waiting for approvals, nil for none (approval.go)
 	approvalTimeout time.Duration
+	date            dateLine // the system prompt's date line, made once a day
 }
 
 // NewRunner validates cfg and builds a runner.

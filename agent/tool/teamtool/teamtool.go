@@ -45,7 +45,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 
 	"github.com/akgentic/akgentic-go/agent/internal/cards"
 	"github.com/akgentic/akgentic-go/agent/llm"
@@ -261,25 +260,12 @@ type binding struct {
 	hires       int
 	limitWarned bool
 
-	// The roster and roles sections as last built, and the team's
-	// roster-and-catalog version they were built at: a run
-	// whose team is at the same version reuses them instead of two team
-	// queries. The text is what the queries would give: the version moves
-	// when a member's Start or Stop record is appended and when cards are
-	// registered. Guarded by mu (roster and roles tool calls may run in
-	// parallel).
-	mu         sync.Mutex
-	rosterView cachedView
-	rolesView  cachedView
-}
-
-// cachedView is one view's text, the roster it came from (nil for roles)
-// and the version it was built at.
-type cachedView struct {
-	ok      bool
-	version uint64
-	text    string
-	members []*message.Address
+	// The roster and roles sections as last built, kept while the team's
+	// roster-and-catalog version holds: a run whose team did not change
+	// reuses them instead of two team queries (roster and roles tool calls
+	// may run in parallel: Versioned is safe for that).
+	rosterView cards.Versioned[rosterView]
+	rolesView  cards.Versioned[string]
 }
 
 // bounded gives ctx a cards.QueryTimeout deadline when it has none.

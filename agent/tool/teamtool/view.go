@@ -22,39 +22,26 @@ const rolesDoc = `List the roles that can be hired, with their descriptions and 
 // <role>)" per member, " - [you]" marking the owner; tool actors
 // (message.Address.IsTool) are hidden; no visible member gives "" (the section is omitted).
 func (b *binding) roster(ctx context.Context) string {
-	version, known := names.Version(b.o.Team)
-	if v, ok := b.cached(&b.rosterView, version, known); ok {
-		cards.NoteRoster(ctx, v.members)
-		return v.text
-	}
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	members, err := b.o.Team.Members(ctx)
+	v, err := b.rosterView.Get(b.o.Team, func() (rosterView, error) {
+		ctx, cancel := bounded(ctx)
+		defer cancel()
+		members, err := b.o.Team.Members(ctx)
+		if err != nil {
+			return rosterView{}, err
+		}
+		return rosterView{text: b.rosterText(members), members: members}, nil
+	})
 	if err != nil {
 		return "Team roster unavailable: " + err.Error()
 	}
-	cards.NoteRoster(ctx, members)
-	text := b.rosterText(members)
-	b.keep(&b.rosterView, cachedView{ok: known, version: version, text: text, members: members})
-	return text
+	cards.NoteRoster(ctx, v.members)
+	return v.text
 }
 
-// cached returns the view kept at version, if any.
-func (b *binding) cached(v *cachedView, version uint64, known bool) (cachedView, bool) {
-	if !known {
-		return cachedView{}, false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return *v, v.ok && v.version == version
-}
-
-// keep stores a view built from queries made after its version was read:
-// a change during the queries moves the version, so the next run rebuilds.
-func (b *binding) keep(v *cachedView, nv cachedView) {
-	b.mu.Lock()
-	*v = nv
-	b.mu.Unlock()
+// rosterView is the roster section and the roster it was built from.
+type rosterView struct {
+	text    string
+	members []*message.Address
 }
 
 // rosterText writes the roster section.
@@ -85,18 +72,18 @@ func (b *binding) rosterText(members []*message.Address) string {
 // roles is team_roles: "Available roles:" then "<role>:
 // <description> (Skills: a, b)" per catalog card; an empty catalog gives "".
 func (b *binding) roles(ctx context.Context) string {
-	version, known := names.Version(b.o.Team)
-	if v, ok := b.cached(&b.rolesView, version, known); ok {
-		return v.text
-	}
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	cards, err := b.o.Team.Cards(ctx)
+	text, err := b.rolesView.Get(b.o.Team, func() (string, error) {
+		ctx, cancel := bounded(ctx)
+		defer cancel()
+		cards, err := b.o.Team.Cards(ctx)
+		if err != nil {
+			return "", err
+		}
+		return rolesText(cards), nil
+	})
 	if err != nil {
 		return "Team roles unavailable: " + err.Error()
 	}
-	text := rolesText(cards)
-	b.keep(&b.rolesView, cachedView{ok: known, version: version, text: text})
 	return text
 }
 
