@@ -211,29 +211,37 @@ func (w *Worker) take(ctx context.Context, x teamLease) bool {
 	defer lost(nil)
 	h := w.hold(x.id, x.Template, rev, l.Until, lost)
 	defer h.release()
+	early := w.inboxEarly(ctx, x.id)
+	defer early.stop()
 	t, log, err := w.run(ctx, x.id, h.release, x.Template)
 	if _, _, lostErr := h.release(); lostErr != nil {
 		// A client stopped it, or another worker took it: not ours.
 		w.logger.Info("cluster: a team's lease was lost while this worker restored it", "team_id", x.id, "error", lostErr)
+		if errors.Is(lostErr, errStopped) && early.stop() {
+			w.dropInbox(ctx, x.id) // Client.Stop deleted it; made again here meanwhile
+		}
 		return false
 	}
 	if err != nil {
+		if early.stop() {
+			w.dropInbox(ctx, x.id) // the team does not run: no consumer left for its input
+		}
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
-	w.resumed(ctx, x, t, log)
+	w.resumed(ctx, x, t, log, early)
 	return true
 }
 
 // resumed finishes the takeover of a team restored and registered here:
-// the template's Resume, then its inbox.
-func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message) {
+// the template's Resume, then its inbox (its consumer made early).
+func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message, early *earlyInbox) {
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
 		}
 	}
-	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log); err != nil {
+	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log, early); err != nil {
 		w.logger.Error("cluster: the resumed team's input is not consumed yet; tried again on the next renewals", "team_id", x.id, "error", err)
 	}
 	w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
