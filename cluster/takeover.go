@@ -174,7 +174,8 @@ func (w *Worker) takeSome(life context.Context, xs []teamLease, n int) {
 }
 
 // restoreTimeout bounds a takeover's claim, restore and inbox: a long
-// ledger takes a while to read (some 20,000 records a second), longer
+// ledger takes a while to read (some 150,000 records a second on a
+// two-core machine: a million records take seconds), longer
 // than a lease, which the worker renews meanwhile (hold).
 const restoreTimeout = 5 * time.Minute
 
