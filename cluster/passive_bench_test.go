@@ -139,7 +139,7 @@ func BenchmarkActivation(b *testing.B) {
 			if err := first.w.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
-			bw := benchOn(b, ctx, first.w.nc, "idle", 5*time.Millisecond, 16)
+			bw := benchOn(b, ctx, first.w.nc, "idle", activationIdle, 16)
 			var lat []time.Duration
 			b.ResetTimer()
 			for range b.N {
@@ -187,6 +187,12 @@ func BenchmarkReadTeam(b *testing.B) {
 		})
 	}
 }
+
+// activationIdle is the IdleAfter of BenchmarkActivation's worker: longer
+// than an activation on a loaded machine, so that a team activated is not
+// passivated again before its waking input is delivered (with 5 ms, some
+// activations restored the team twice, each 40 to 250 ms).
+const activationIdle = 50 * time.Millisecond
 
 // BenchmarkActiveInput is BenchmarkActivation's baseline: the same input
 // to a team that runs (never passivated).
