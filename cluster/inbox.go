@@ -245,11 +245,10 @@ func (e *earlyInbox) consumer() (jetstream.Consumer, error) {
 }
 
 // stop ends the early making of a consumer (cancelled when not done) and
-// waits for it; it reports whether the consumer was made.
-func (e *earlyInbox) stop() bool {
+// waits for it.
+func (e *earlyInbox) stop() {
 	e.cancel()
 	<-e.done
-	return e.err == nil
 }
 
 // inboxTimeout bounds the opening of a team's inbox (its durable consumer).

@@ -218,20 +218,29 @@ func (w *Worker) take(ctx context.Context, x teamLease) bool {
 	if _, _, lostErr := h.release(); lostErr != nil {
 		// A client stopped it, or another worker took it: not ours.
 		w.logger.Info("cluster: a team's lease was lost while this worker restored it", "team_id", x.id, "error", lostErr)
-		if errors.Is(lostErr, errStopped) && early.stop() {
-			w.dropInbox(ctx, x.id) // Client.Stop deleted it; made again here meanwhile
+		if errors.Is(lostErr, errStopped) {
+			w.dropEarly(ctx, x.id, early) // Client.Stop deleted it; made again here meanwhile
 		}
 		return false
 	}
 	if err != nil {
-		if early.stop() {
-			w.dropInbox(ctx, x.id) // the team does not run: no consumer left for its input
-		}
+		w.dropEarly(ctx, x.id, early) // the team does not run: no consumer left for its input
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
 	w.resumed(ctx, x, t, log, early)
 	return true
+}
+
+// dropEarly deletes the inbox consumer of a team this worker took but
+// does not run, once its early making ended: a making cut short (its
+// context ended) may still have made it on the server, so it is deleted
+// whether or not the making said so, within a context of its own.
+func (w *Worker) dropEarly(ctx context.Context, id uuid.UUID, early *earlyInbox) {
+	_, _ = early.consumer() // its end, not cancelled: one round trip at most
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
+	defer cancel()
+	w.dropInbox(ctx, id)
 }
 
 // resumed finishes the takeover of a team restored and registered here:
