@@ -357,7 +357,7 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
 		}
-		defer dropOrdered(c.ledger, cons)
+		defer dropConsumer(c.ledger, cons)
 		if stopped && cons.CachedInfo().NumPending == 0 {
 			return // a stopped team without records
 		}

@@ -76,7 +76,7 @@ func (w *Worker) create(ctx context.Context, id uuid.UUID, template string, para
 	if err := tmpl.Build(ctx, t, params); err != nil { // the team runs as built so far
 		errs = append(errs, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err))
 	}
-	if err := w.startInbox(id, tmpl.Person, log); err != nil {
+	if err := w.startInbox(id, tmpl.Person, log, nil); err != nil {
 		errs = append(errs, fmt.Errorf("cluster: create team %s: %w (tried again on the next renewals)", id, err))
 	}
 	// Its load, for the next Client.Create's placement (else a beat old).

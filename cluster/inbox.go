@@ -145,9 +145,10 @@ func attemptID(input uuid.UUID, n uint64) uuid.UUID {
 
 // openInbox starts consuming the input of a team the worker runs (its
 // durable consumer created, or resumed after another owner), person the
-// template's Person and log the ledger the team was restored from (its
-// closed messages are not run again).
-func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, done map[uuid.UUID]bool) error {
+// template's Person and done the messages whose turn the team's log
+// closed (not run again); early, when not nil, is its consumer made while
+// the team was restored.
+func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, done map[uuid.UUID]bool, early *earlyInbox) error {
 	w.mu.Lock()
 	o := w.teams[id]
 	w.mu.Unlock()
@@ -156,22 +157,12 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	}
 	ib := &inbox{w: w, id: id, team: o.team, ledger: o.ledger, person: person,
 		done: done, inflight: map[uuid.UUID]jetstream.Msg{}}
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.inboxStream(), jetstream.ConsumerConfig{
-		Durable:       inboxConsumer(id),
-		Description:   "input of team " + id.String(),
-		FilterSubject: w.cfg.inboxSubject(id),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		// Two beats: renewed by progress on every beat, and an input
-		// delivered to an owner that died after its last renewal is
-		// delivered again by the time its lease ends (a lease would add up
-		// to a beat to the failover). A delivery again to a live owner
-		// whose renewals lag is not run twice (inflight).
-		AckWait:       2 * w.beat,
-		MaxAckPending: inboxMaxPending,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	cons, err := early.consumer()
 	if err != nil {
-		return fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
+		cons, err = w.inboxConsumer(ctx, id)
+	}
+	if err != nil {
+		return err
 	}
 	ib.cc, err = cons.Consume(ib.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		w.logger.Debug("cluster: inbox consumer", "team_id", id, "error", err)
@@ -196,17 +187,81 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 	return nil
 }
 
+// inboxConsumer creates, or finds and updates, the durable consumer of
+// team id's input.
+func (w *Worker) inboxConsumer(ctx context.Context, id uuid.UUID) (jetstream.Consumer, error) {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.inboxStream(), jetstream.ConsumerConfig{
+		Durable:       inboxConsumer(id),
+		Description:   "input of team " + id.String(),
+		FilterSubject: w.cfg.inboxSubject(id),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		// Two beats: renewed by progress on every beat, and an input
+		// delivered to an owner that died after its last renewal is
+		// delivered again by the time its lease ends (a lease would add up
+		// to a beat to the failover). A delivery again to a live owner
+		// whose renewals lag is not run twice (inflight).
+		AckWait:       2 * w.beat,
+		MaxAckPending: inboxMaxPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
+	}
+	return cons, nil
+}
+
+// earlyInbox is the inbox consumer of a team being taken over or
+// activated, made while its ledger is read and the team restored: its
+// creation (a file written on the server, about a millisecond of an
+// activation) is then off the activation's path. It delivers nothing
+// until the team's inbox consumes from it (openInbox).
+type earlyInbox struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	cons   jetstream.Consumer
+	err    error
+}
+
+// inboxEarly begins making the inbox consumer of team id, within ctx;
+// the caller waits for its end (stop).
+func (w *Worker) inboxEarly(ctx context.Context, id uuid.UUID) *earlyInbox {
+	ctx, cancel := context.WithCancel(ctx)
+	e := &earlyInbox{done: make(chan struct{}), cancel: cancel}
+	go func() { // joined by stop
+		defer close(e.done)
+		e.cons, e.err = w.inboxConsumer(ctx, id)
+	}()
+	return e
+}
+
+// consumer waits for the consumer made early; an error when it could not
+// be made (or e is nil).
+func (e *earlyInbox) consumer() (jetstream.Consumer, error) {
+	if e == nil {
+		return nil, errors.New("cluster: no inbox consumer made early")
+	}
+	<-e.done
+	return e.cons, e.err
+}
+
+// stop ends the early making of a consumer (cancelled when not done) and
+// waits for it.
+func (e *earlyInbox) stop() {
+	e.cancel()
+	<-e.done
+}
+
 // inboxTimeout bounds the opening of a team's inbox (its durable consumer).
 const inboxTimeout = 30 * time.Second
 
 // startInbox opens the inbox of a team this worker just started, with a
 // context of its own (a slow Build may have used up the create's); when
 // it fails, the renewals try again.
-func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
+func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message, early *earlyInbox) error {
 	ctx, cancel := context.WithTimeout(w.work.ctx, inboxTimeout) // cancelled by Close
 	defer cancel()
 	done := closedIn(log)
-	err := w.openInbox(ctx, id, person, done)
+	err := w.openInbox(ctx, id, person, done, early)
 	if err != nil {
 		w.mu.Lock()
 		if o := w.teams[id]; o != nil {
@@ -223,7 +278,7 @@ func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) 
 func (w *Worker) retryInbox(id uuid.UUID, o *owned, done map[uuid.UUID]bool) {
 	ctx, cancel := context.WithTimeout(w.work.ctx, w.beat) // cancelled by Close
 	defer cancel()
-	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done); err != nil {
+	if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, done, nil); err != nil {
 		w.mu.Lock()
 		o.inboxFails++
 		n := o.inboxFails

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -166,16 +167,18 @@ func mapsEqual(a, b map[uuid.UUID]string) bool {
 	return true
 }
 
-// A record published again (its acknowledgement lost, the publish retried) is
-// stored once: its record id is the deduplication id.
-func TestLedgerRetryIsDeduplicated(t *testing.T) {
+// countedLedger is a team of counters on an embedded server that answered
+// three asks, with its records, every one acknowledged, and the last one
+// stored.
+func countedLedger(t *testing.T) (context.Context, *Ledger, *orchestrator.Team, []message.Message, *jetstream.RawStreamMsg) {
+	t.Helper()
 	e := embedded(t)
 	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	l, team, sys := newTeam(t, ctx, nc, Config{Logger: discard})
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 3)
-	before, err := acked(ctx, team, l) // every record acknowledged
+	before, err := acked(ctx, team, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +186,13 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, l, team, before, last
+}
+
+// A record published again (its acknowledgement lost, the publish retried) is
+// stored once: its record id is the deduplication id.
+func TestLedgerRetryIsDeduplicated(t *testing.T) {
+	ctx, l, team, before, last := countedLedger(t)
 	// The last record, as if its acknowledgement had been lost: sent again.
 	again := &nats.Msg{Subject: l.recSubj, Data: last.Data, Header: last.Header}
 	l.mu.Lock()
@@ -208,6 +218,32 @@ func TestLedgerRetryIsDeduplicated(t *testing.T) {
 	}
 	if !slices.Equal(ids(after), ids(before)) {
 		t.Fatalf("history after the retry: %d records, before: %d", len(after), len(before))
+	}
+	stopClean(t, ctx, team, l)
+}
+
+// A read takes every record the stream holds for the team, in as many pulls
+// as they need: here the last record is stored readSlack+8 times more (a
+// publish retried past the duplicate window, again and again), more than the
+// first pull asks for, and the read still gives the ledger once, in order.
+func TestReadTakesRecordsPastItsFirstPull(t *testing.T) {
+	ctx, l, team, before, last := countedLedger(t)
+	for range readSlack + 8 {
+		again := &nats.Msg{Subject: l.recSubj, Data: last.Data, Header: nats.Header{}}
+		for k, v := range last.Header {
+			again.Header[k] = v
+		}
+		again.Header.Set(nats.MsgIdHdr, uuid.NewString()) // not a duplicate to the server
+		if _, err := l.js.PublishMsg(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read, _, err := readRecords(ctx, l.st, l.recSubj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(read), ids(before)) {
+		t.Fatalf("read %d records; the ledger has %d", len(read), len(before))
 	}
 	stopClean(t, ctx, team, l)
 }

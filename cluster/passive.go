@@ -98,7 +98,7 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	}
 	w.mu.Unlock()
 	if !still { // an input came while it stopped consuming: it goes on
-		if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, ib.done); err != nil {
+		if err := w.openInbox(ctx, id, w.tmpls[o.template].Person, ib.done, nil); err != nil {
 			w.mu.Lock()
 			o.noInbox = ib.done // the renewals try again
 			w.mu.Unlock()

@@ -110,10 +110,23 @@ func history(b *testing.B, ctx context.Context, w *Worker, id uuid.UUID, n int) 
 	}
 }
 
+// benchTeam starts a benchWorker that never passivates, with a team of
+// counters of n records of history.
+func benchTeam(b *testing.B, ctx context.Context, n int) (*benchWorker, uuid.UUID) {
+	b.Helper()
+	bw := startBench(b, ctx, 0, 16)
+	id, err := bw.c.Create(ctx, "counters", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	history(b, ctx, bw.w, id, n)
+	return bw, id
+}
+
 // BenchmarkActivation measures an input to a passive team until its turn
 // is durable (the input acknowledged): the wake, the restore from the
 // stream (the whole ledger: no snapshots yet), the inbox consumer made
-// again, the turn. Compare BenchmarkActiveInput, the same input to a team
+// again (while the ledger is read), the turn. Compare BenchmarkActiveInput, the same input to a team
 // that runs. p50 and p99 are reported in ms.
 func BenchmarkActivation(b *testing.B) {
 	for _, n := range []int{10, 1000} {
@@ -122,16 +135,11 @@ func BenchmarkActivation(b *testing.B) {
 			defer cancel()
 			// The history on a worker that never passivates; closed, it
 			// hands the team to one that passivates it once idle.
-			first := startBench(b, ctx, 0, 16)
-			id, err := first.c.Create(ctx, "counters", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			history(b, ctx, first.w, id, n)
+			first, id := benchTeam(b, ctx, n)
 			if err := first.w.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
-			bw := benchOn(b, ctx, first.w.nc, "idle", 5*time.Millisecond, 16)
+			bw := benchOn(b, ctx, first.w.nc, "idle", activationIdle, 16)
 			var lat []time.Duration
 			b.ResetTimer()
 			for range b.N {
@@ -150,6 +158,41 @@ func BenchmarkActivation(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadTeam measures the read of a restore (an activation's
+// largest part): every record of a team's ledger of n records of history,
+// from the stream, decoded and in ledger order; the ledger is the same on
+// every read. It reports the process's CPU per read (server included),
+// steadier than the time on a shared machine. Compare BenchmarkActivation.
+func BenchmarkReadTeam(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprint("history=", n), func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			bw, id := benchTeam(b, ctx, n)
+			l := bw.w.ledgerOf(id)
+			b.ReportAllocs()
+			var r0, r1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+			defer func() {
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+				b.ReportMetric(float64(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano())/1e6/float64(b.N), "cpu-ms/op")
+			}()
+			for b.Loop() {
+				log, _, err := readRecords(ctx, l.st, l.recSubj)
+				if err != nil || len(log) < n {
+					b.Fatalf("read %d records, want at least %d: %v", len(log), n, err)
+				}
+			}
+		})
+	}
+}
+
+// activationIdle is the IdleAfter of BenchmarkActivation's worker: longer
+// than an activation on a loaded machine, so that a team activated is not
+// passivated again before its waking input is delivered (with 5 ms, some
+// activations restored the team twice, each 40 to 250 ms).
+const activationIdle = 50 * time.Millisecond
 
 // BenchmarkActiveInput is BenchmarkActivation's baseline: the same input
 // to a team that runs (never passivated).

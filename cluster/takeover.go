@@ -174,7 +174,8 @@ func (w *Worker) takeSome(life context.Context, xs []teamLease, n int) {
 }
 
 // restoreTimeout bounds a takeover's claim, restore and inbox: a long
-// ledger takes a while to read (some 20,000 records a second), longer
+// ledger takes a while to read (some 150,000 records a second on a
+// two-core machine: a million records take seconds), longer
 // than a lease, which the worker renews meanwhile (hold).
 const restoreTimeout = 5 * time.Minute
 
@@ -211,29 +212,46 @@ func (w *Worker) take(ctx context.Context, x teamLease) bool {
 	defer lost(nil)
 	h := w.hold(x.id, x.Template, rev, l.Until, lost)
 	defer h.release()
+	early := w.inboxEarly(ctx, x.id)
+	defer early.stop()
 	t, log, err := w.run(ctx, x.id, h.release, x.Template)
 	if _, _, lostErr := h.release(); lostErr != nil {
 		// A client stopped it, or another worker took it: not ours.
 		w.logger.Info("cluster: a team's lease was lost while this worker restored it", "team_id", x.id, "error", lostErr)
+		if errors.Is(lostErr, errStopped) {
+			w.dropEarly(ctx, x.id, early) // Client.Stop deleted it; made again here meanwhile
+		}
 		return false
 	}
 	if err != nil {
+		w.dropEarly(ctx, x.id, early) // the team does not run: no consumer left for its input
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
-	w.resumed(ctx, x, t, log)
+	w.resumed(ctx, x, t, log, early)
 	return true
 }
 
+// dropEarly deletes the inbox consumer of a team this worker took but
+// does not run, once its early making ended: a making cut short (its
+// context ended) may still have made it on the server, so it is deleted
+// whether or not the making said so, within a context of its own.
+func (w *Worker) dropEarly(ctx context.Context, id uuid.UUID, early *earlyInbox) {
+	_, _ = early.consumer() // its end, not cancelled: one round trip at most
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
+	defer cancel()
+	w.dropInbox(ctx, id)
+}
+
 // resumed finishes the takeover of a team restored and registered here:
-// the template's Resume, then its inbox.
-func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message) {
+// the template's Resume, then its inbox (its consumer made early).
+func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message, early *earlyInbox) {
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
 		}
 	}
-	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log); err != nil {
+	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log, early); err != nil {
 		w.logger.Error("cluster: the resumed team's input is not consumed yet; tried again on the next renewals", "team_id", x.id, "error", err)
 	}
 	w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)
