@@ -456,7 +456,7 @@ func (o *watchOrder) yield(m jetstream.Msg, yield func(message.Message, error) b
 	}
 	rec, err := message.UnmarshalMessage(m.Data())
 	if err != nil {
-		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", o.team, errBadRecord, err))
+		return yield(nil, fmt.Errorf("cluster: watch team %s: %w: %w", o.team, ErrBadRecord, err))
 	}
 	if id := rec.Envelope().ID; !o.seen[id] {
 		o.seen[id] = true

@@ -38,8 +38,9 @@
 //     input, Answer a member's question, Watch a team's records from any
 //     record index (catch-up, then follow), list Teams with their owners,
 //     Stop a team.
-//   - Template.Resume runs on a team restored by a takeover, for what the
-//     ledger does not hold (the team's catalog of cards).
+//   - Template.Resume runs on a team restored by a takeover or an
+//     activation, for what the ledger does not hold (the catalog of cards
+//     it does hold: orchestrator.CatalogChanged).
 //
 // # Placement
 //

@@ -146,7 +146,7 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		return nil, nil, err
 	}
 	log, last, err := readRecords(ctx, l.st, l.recSubj)
-	if errors.Is(err, errHole) && !errors.Is(err, errBadRecord) {
+	if errors.Is(err, errHole) && !errors.Is(err, ErrBadRecord) {
 		// The previous owner stopped with a record unacknowledged and later
 		// ones acknowledged: the team resumes from the record before the
 		// hole, and writes over what follows it.

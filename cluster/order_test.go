@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"testing"
@@ -128,5 +129,34 @@ func TestWatchInRecordOrder(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Fatalf("Watch from %d: %v; want %v", tc.from, got, tc.want)
 		}
+	}
+
+	// A record that does not decode is reported (ErrBadRecord) and the
+	// watch goes on with the next.
+	bad := &nats.Msg{Subject: cfg.recordsSubject(team), Data: []byte("not a record"), Header: nats.Header{
+		indexHeader:                             {"6"},
+		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(two, 10)},
+		jetstream.ExpectedLastSubjSeqSubjHeader: {cfg.claimsSubject(team)},
+	}}
+	if _, err := c.js.PublishMsg(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	publish(two, 7, "r7")
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var got []string
+	for m, err := range c.Watch(wctx, team, 6) {
+		switch {
+		case errors.Is(err, ErrBadRecord):
+			got = append(got, "bad")
+		case err != nil:
+			t.Fatal(err)
+		default:
+			got = append(got, m.(*message.UserMessage).Content)
+			stop()
+		}
+	}
+	if !slices.Equal(got, []string{"bad", "r7"}) {
+		t.Fatalf("Watch from 6: %v; want the bad record reported, then r7", got)
 	}
 }

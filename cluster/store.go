@@ -348,11 +348,11 @@ const dropTimeout = 5 * time.Second
 func decodeRecord(h nats.Header, data []byte, seq uint64) (indexed, error) {
 	idx, err := strconv.ParseUint(h.Get(indexHeader), 10, 64)
 	if err != nil || idx == 0 {
-		return indexed{}, fmt.Errorf("%w: stream sequence %d: no valid %s header (%q)", errBadRecord, seq, indexHeader, h.Get(indexHeader))
+		return indexed{}, fmt.Errorf("%w: stream sequence %d: no valid %s header (%q)", ErrBadRecord, seq, indexHeader, h.Get(indexHeader))
 	}
 	m, err := message.UnmarshalMessage(data)
 	if err != nil {
-		return indexed{}, fmt.Errorf("%w: stream sequence %d (ledger index %d): %w", errBadRecord, seq, idx, err)
+		return indexed{}, fmt.Errorf("%w: stream sequence %d (ledger index %d): %w", ErrBadRecord, seq, idx, err)
 	}
 	epoch, _ := strconv.ParseUint(h.Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
 	return indexed{epoch: epoch, index: idx, seq: seq, msg: m}, nil
@@ -362,9 +362,11 @@ func decodeRecord(h nats.Header, data []byte, seq uint64) (indexed, error) {
 // have a hole: a record never acknowledged, and later ones that were.
 var errHole = errors.New("the ledger has a hole")
 
-// errBadRecord is wrapped by the error of a read that met a record it
-// could not decode (or with no ledger index).
-var errBadRecord = errors.New("bad record")
+// ErrBadRecord is wrapped by the error of a read that met a record it
+// could not decode (or with no ledger index): ReadTeam's and OpenLedger's
+// (the read stops there), and the one Watch yields for such a record
+// (the watch goes on).
+var ErrBadRecord = errors.New("cluster: bad record")
 
 // inOrder puts records in ledger order. Each owner writes under its claim
 // (its epoch) and continues the ledger from what it read, so records are

@@ -289,16 +289,25 @@ func (c *Console) follow(ctx context.Context, id uuid.UUID, f *followed) {
 	if last == 0 {
 		ready()
 	}
-	var n uint64 // records added: the ledger index of the last, as far as every record has one
+	var n uint64 // records read (added, or that did not decode): the ledger index of the last, as far as every record has one
+	var recent recentIDs // a watch followed again may yield a record added already
 	for wait := retryMin; ; wait = min(2*wait, retryMax) {
 		var failed error
 		for rec, err := range c.client.Watch(ctx, id, n+1) {
+			if errors.Is(err, cluster.ErrBadRecord) { // skipped: the watch goes on
+				c.log.Warn("fleet: a record of the team does not decode; its page goes on without it", "team_id", id, "error", err)
+				n++
+				continue
+			}
 			if err != nil {
 				failed = err
 				c.log.Warn("fleet: a team's watch reported an error", "team_id", id, "error", err)
 				continue
 			}
 			failed = nil
+			if !recent.add(rec.Envelope().ID) {
+				continue
+			}
 			f.m.Add(rec)
 			if n++; n >= last {
 				ready()
@@ -321,6 +330,28 @@ func (c *Console) follow(ctx context.Context, id uuid.UUID, f *followed) {
 			return
 		}
 	}
+}
+
+// recentIDs is a ring of the ids of the records added last.
+type recentIDs struct {
+	ids  [1024]uuid.UUID
+	next int
+	set  map[uuid.UUID]struct{}
+}
+
+// add reports whether id is new, and keeps it among the recent ones.
+func (r *recentIDs) add(id uuid.UUID) bool {
+	if r.set == nil {
+		r.set = make(map[uuid.UUID]struct{}, len(r.ids))
+	}
+	if _, dup := r.set[id]; dup {
+		return false
+	}
+	delete(r.set, r.ids[r.next])
+	r.ids[r.next] = id
+	r.next = (r.next + 1) % len(r.ids)
+	r.set[id] = struct{}{}
+	return true
 }
 
 // The pauses before a failed watch is followed again.

@@ -459,3 +459,20 @@ func TestListIsPagedAndReadsOnlyTheShownTeamsLastRecords(t *testing.T) {
 		t.Fatalf("GET /fleet.js: %d %.200s", status, body)
 	}
 }
+
+// TestRecentIDsTellsARecordAddedAlready: a watch followed again after a
+// failure may yield records the page has; the ring of recent ids skips
+// them, and forgets the oldest once full.
+func TestRecentIDsTellsARecordAddedAlready(t *testing.T) {
+	var r recentIDs
+	first := uuid.New()
+	if !r.add(first) || r.add(first) {
+		t.Fatal("a new id was not new, or an id added was new again")
+	}
+	for range len(r.ids) {
+		r.add(uuid.New())
+	}
+	if !r.add(first) {
+		t.Fatal("the oldest id was not forgotten once the ring was full")
+	}
+}
