@@ -289,7 +289,7 @@ func (c *Console) follow(ctx context.Context, id uuid.UUID, f *followed) {
 	if last == 0 {
 		ready()
 	}
-	var n uint64 // records read (added, or that did not decode): the ledger index of the last, as far as every record has one
+	var n uint64         // records read (added, or that did not decode): the ledger index of the last, as far as every record has one
 	var recent recentIDs // a watch followed again may yield a record added already
 	for wait := retryMin; ; wait = min(2*wait, retryMax) {
 		var failed error
