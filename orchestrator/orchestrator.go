@@ -192,7 +192,7 @@ func (o *orchestrator) consume(e *entry, id uint64) {
 			if p.lossy == nil {
 				p.addIndex(at)
 			} else {
-				p.add(item{e: *e, id: id})
+				p.addLossy(e, id)
 			}
 		}
 	}

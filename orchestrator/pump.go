@@ -57,6 +57,7 @@ const (
 	opStop                  // OnStop, the last item
 	opBarrier               // x: a chan struct{} closed once every item before it was delivered
 	opMissed                // x: the Missed that stands where records were dropped
+	opDropped               // x: a *Missed, records a lossy pump dropped while staging (its queue was full)
 )
 
 // item is one entry of a subscriber's queue, stored by value: a record is
@@ -93,8 +94,14 @@ type pump struct {
 	// ledger retires nothing from it on.
 	low atomic.Int64
 
-	// The orchestrator's goroutine only: items gathered in a drain.
-	stage []item
+	// The orchestrator's goroutine only: items gathered in a drain, and
+	// whether an opDropped is among them.
+	stage   []item
+	dropped bool
+	// full says a lossy pump's queue was full when the orchestrator last
+	// handed it items: records are then dropped as they are staged,
+	// without a copy (cleared when the goroutine takes the queue).
+	full atomic.Bool
 
 	mu    sync.Mutex
 	q     []item
@@ -144,6 +151,25 @@ func (p *pump) add(it item) {
 	}
 }
 
+// addLossy gathers a record for a lossy queue: a copy of the entry, or,
+// while the queue is full, only its place in a run of dropped records.
+func (p *pump) addLossy(e *entry, id uint64) {
+	if !p.full.Load() {
+		p.add(item{e: *e, id: id})
+		return
+	}
+	it := item{e: entry{rec: telemetry.Record{Recipient: e.rec.Recipient, Message: e.rec.Message}}, id: id}
+	mid := it.messageID()
+	if n := len(p.stage); n > 0 && p.stage[n-1].op == opDropped {
+		m := p.stage[n-1].x.(*Missed)
+		m.Records++
+		m.Last = mid
+		return
+	}
+	p.dropped = true
+	p.add(item{op: opDropped, x: &Missed{First: mid, Last: mid, Records: 1}})
+}
+
 // flush hands the gathered items to the queue and wakes the goroutine; a
 // lossy pump drops the records that do not fit, never a control item.
 func (p *pump) flush() {
@@ -151,10 +177,13 @@ func (p *pump) flush() {
 		return
 	}
 	p.mu.Lock()
-	if len(p.q) == 0 && p.gap.Records == 0 && (p.lossy == nil || len(p.stage) <= lossyQueue) {
+	if len(p.q) == 0 && p.gap.Records == 0 && !p.dropped && (p.lossy == nil || len(p.stage) <= lossyQueue) {
 		// The goroutine took everything queued: hand the staged items over
 		// as they are, no copy.
 		p.q, p.stage = p.stage, p.q[:0]
+		if p.lossy != nil {
+			p.full.Store(len(p.q) >= lossyQueue)
+		}
 		wake := p.idle
 		p.idle = false
 		p.mu.Unlock()
@@ -166,20 +195,30 @@ func (p *pump) flush() {
 	for i := range p.stage {
 		it := &p.stage[i]
 		switch {
+		case it.op == opDropped:
+			m := it.x.(*Missed)
+			if p.gap.Records == 0 {
+				p.gap.First = m.First
+			}
+			p.gap.Records += m.Records
+			p.gap.Last = m.Last
 		case it.op == opRecord && p.lossy != nil && len(p.q) >= lossyQueue:
 			p.drop(it)
-		case it.op != opRecord && p.gap.Records > 0: // the gap stays where it was
+		case p.gap.Records > 0: // the gap stays where it was: before what came after it
 			p.q = append(p.q, item{op: opMissed, x: p.gap}, *it)
 			p.gap = Missed{}
 		default:
 			p.q = append(p.q, *it)
 		}
 	}
+	if p.lossy != nil {
+		p.full.Store(len(p.q) >= lossyQueue)
+	}
 	wake := p.idle
 	p.idle = false
 	p.mu.Unlock()
 	clear(p.stage)
-	p.stage = p.stage[:0]
+	p.stage, p.dropped = p.stage[:0], false
 	if wake {
 		p.wake <- struct{}{}
 	}
@@ -254,6 +293,7 @@ func (p *pump) run() {
 		}
 		batch := p.q
 		p.q, p.spare = p.spare[:0], nil
+		p.full.Store(false)
 		if p.gap.Records > 0 { // after everything queued: it was dropped after them
 			batch = append(batch, item{op: opMissed, x: p.gap})
 			p.gap = Missed{}
