@@ -172,16 +172,24 @@ func (c *Client) create(ctx context.Context, call, template string, params any, 
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, reach(c.nc, err))
 	}
+	return createAnswer(template, once, rep.Data)
+}
+
+// createAnswer reads a worker's answer (data) to a create request from
+// template: the team's id, or the worker's error (its own "cluster: "
+// prefix dropped, so the text reads once).
+func createAnswer(template string, once *uuid.UUID, data []byte) (uuid.UUID, error) {
 	var r createReply
-	if err := json.Unmarshal(rep.Data, &r); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer %q: %w", template, rep.Data, err)
+	if err := json.Unmarshal(data, &r); err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer %q: %w", template, data, err)
 	}
+	why := strings.TrimPrefix(r.Error, "cluster: ")
 	id, perr := uuid.Parse(r.Team)
 	switch {
 	case r.Error != "" && perr == nil:
-		return id, fmt.Errorf("cluster: team %s created from %q, with an error: %s", id, template, r.Error)
+		return id, fmt.Errorf("cluster: team %s created from %q, with an error: %s", id, template, why)
 	case r.Error != "":
-		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, r.Error)
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, why)
 	case perr != nil:
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer names no team (%q)", template, r.Team)
 	case once != nil && id != *once:
