@@ -475,10 +475,15 @@ func (o *watchOrder) yield(m jetstream.Msg, yield func(message.Message, error) b
 
 // LastRecord returns the ledger index (as Watch's from counts) and the
 // time stored of the team's last record stored, read from the stream
-// without a consumer: 0 and the zero time for a team without records.
-// Records a Watch from the start yields number about index (a record
-// without an index, or a hole an owner's successor wrote over, make
-// them differ).
+// without a consumer. Records a Watch from the start yields number about
+// index (a record without an index, or a hole an owner's successor wrote
+// over, make them differ).
+//
+// Its zero cases: a team with no record stored, and an id that names no
+// team at all (LastRecord does not read the leases), both return 0, the
+// zero time and a nil error; tell them apart with Teams. A last record
+// stored without an index returns 0 with the time it was stored. An error
+// is returned only when the stream cannot be read.
 func (c *Client) LastRecord(ctx context.Context, team uuid.UUID) (index uint64, at time.Time, err error) {
 	m, err := c.ledger.GetLastMsgForSubject(ctx, c.cfg.recordsSubject(team))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
