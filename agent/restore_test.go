@@ -178,8 +178,9 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 // the base URL the log recorded: the restored manager's model call reaches
 // the second server with the key the mapping set, and so does that of a
 // member it hires after the restore from a card that still names the first
-// server. The first server gets no request; the records hold no key.
-func TestRestoredAgentCallsTheEndpointGiven(t *testing.T) {
+// server. The first server gets no request; the records hold no key. A
+// second WithEndpoint given after the first is ignored: the first wins.
+func TestRestoredAgentCallsTheFirstEndpointGiven(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "first answer")))
 	h.say(h.manager, agent.Request, "first question")
@@ -203,6 +204,10 @@ func TestRestoredAgentCallsTheEndpointGiven(t *testing.T) {
 		agent.WithEnv(&agent.Env{HTTPClient: srv2.HTTPClient()}),
 		agent.WithEndpoint(func(recorded llm.ModelConfig) llm.ModelConfig {
 			recorded.BaseURL, recorded.APIKey = srv2.URL(), key
+			return recorded
+		}),
+		agent.WithEndpoint(func(recorded llm.ModelConfig) llm.ModelConfig {
+			recorded.BaseURL, recorded.APIKey = srv2.URL(), "sk-the-later-option-loses"
 			return recorded
 		}))
 	if err != nil {

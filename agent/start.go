@@ -185,17 +185,22 @@ func WithEnv(env *Env) orchestrator.Option {
 	return orchestrator.WithPrepare(func(a actor.Actor) { giveEnv(a, env) })
 }
 
-// WithEndpoint is an option of orchestrator.Restore: every agent it
-// recreates (anything embedding BaseAgent) calls the model endpoint
-// endpoint gives for the model config its recorded config names, not the
-// recorded one (orchestrator.WithPrepare; orchestrator.New ignores it).
-// It is how a restored team reaches this process's model server: the log
-// records the base URL the agent was first given (the key never), and a
-// team restored elsewhere would otherwise call it. endpoint gets a copy of
-// the recorded model config and returns the one to call, typically with
-// BaseURL and APIKey set; the agent's config, and so what its log records,
-// is left as recorded. Agents a recreated agent hires get it too. The HTTP
-// client is the Env's (WithEnv).
+// WithEndpoint is an option of orchestrator.Restore that chooses the
+// model server a restored team calls. The log records the base URL each
+// agent was first given (never its key), so without this option a team
+// restored in another process calls that recorded URL.
+//
+// Each agent Restore recreates (anything embedding BaseAgent), and each
+// agent such an agent hires later, calls endpoint with a copy of its
+// recorded model config and calls the model config endpoint returns,
+// typically the recorded one with BaseURL and APIKey set. The agent's
+// recorded config, and so what its log holds, is not changed. The HTTP
+// client is the Env's (WithEnv). orchestrator.New ignores the option.
+//
+// Precedence: an agent keeps the first endpoint it is given. When several
+// WithEndpoint options are passed, the first one in the list wins and the
+// later ones are ignored; an agent hired by a restored agent gets its
+// hirer's.
 //
 //	team, err := orchestrator.Restore(ctx, sys, log, agent.WithEnv(env),
 //		agent.WithEndpoint(func(recorded llm.ModelConfig) llm.ModelConfig {

@@ -172,16 +172,24 @@ func (c *Client) create(ctx context.Context, call, template string, params any, 
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, reach(c.nc, err))
 	}
+	return createAnswer(template, once, rep.Data)
+}
+
+// createAnswer reads a worker's answer (data) to a create request from
+// template: the team's id, or the worker's error (its own "cluster: "
+// prefix dropped, so the text reads once).
+func createAnswer(template string, once *uuid.UUID, data []byte) (uuid.UUID, error) {
 	var r createReply
-	if err := json.Unmarshal(rep.Data, &r); err != nil {
-		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer %q: %w", template, rep.Data, err)
+	if err := json.Unmarshal(data, &r); err != nil {
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer %q: %w", template, data, err)
 	}
+	why := strings.TrimPrefix(r.Error, "cluster: ")
 	id, perr := uuid.Parse(r.Team)
 	switch {
 	case r.Error != "" && perr == nil:
-		return id, fmt.Errorf("cluster: team %s created from %q, with an error: %s", id, template, r.Error)
+		return id, fmt.Errorf("cluster: team %s created from %q, with an error: %s", id, template, why)
 	case r.Error != "":
-		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, r.Error)
+		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %s", template, why)
 	case perr != nil:
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: the worker's answer names no team (%q)", template, r.Team)
 	case once != nil && id != *once:
@@ -467,10 +475,15 @@ func (o *watchOrder) yield(m jetstream.Msg, yield func(message.Message, error) b
 
 // LastRecord returns the ledger index (as Watch's from counts) and the
 // time stored of the team's last record stored, read from the stream
-// without a consumer: 0 and the zero time for a team without records.
-// Records a Watch from the start yields number about index (a record
-// without an index, or a hole an owner's successor wrote over, make
-// them differ).
+// without a consumer. Records a Watch from the start yields number about
+// index (a record without an index, or a hole an owner's successor wrote
+// over, make them differ).
+//
+// Its zero cases: a team with no record stored, and an id that names no
+// team at all (LastRecord does not read the leases), both return 0, the
+// zero time and a nil error; tell them apart with Teams. A last record
+// stored without an index returns 0 with the time it was stored. An error
+// is returned only when the stream cannot be read.
 func (c *Client) LastRecord(ctx context.Context, team uuid.UUID) (index uint64, at time.Time, err error) {
 	m, err := c.ledger.GetLastMsgForSubject(ctx, c.cfg.recordsSubject(team))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {

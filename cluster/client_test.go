@@ -398,8 +398,9 @@ func TestWatchFromIndex(t *testing.T) {
 }
 
 // LastRecord is the ledger index and stored time of a team's last record
-// (one of the ledger's, read after it), and 0 with the zero time for a
-// team without records.
+// (one of the ledger's, read after it); 0 with the zero time and no error
+// for an id that names no team and for a team with no record; 0 with the
+// time stored for a last record without an index.
 func TestLastRecordIsTheLedgersLast(t *testing.T) {
 	ctx, nc, c, w, id := teamOnW1(t)
 	waitInputs(t, ctx, w.inputs, send(t, ctx, c, id, "a", "one")...)
@@ -415,6 +416,20 @@ func TestLastRecordIsTheLedgersLast(t *testing.T) {
 		t.Fatalf("LastRecord = %d at %v; want one of the ledger's %d records, stored by now", index, at, len(log))
 	}
 	if index, at, err := c.LastRecord(ctx, uuid.New()); err != nil || index != 0 || !at.IsZero() {
-		t.Fatalf("LastRecord of a team without records = %d, %v, %v; want 0, the zero time, nil", index, at, err)
+		t.Fatalf("LastRecord of an id that names no team = %d, %v, %v; want 0, the zero time, nil", index, at, err)
+	}
+	team, _, js, subj := rawTeam(t, ctx, nc) // its ledger claimed, no record stored
+	if index, at, err := c.LastRecord(ctx, team); err != nil || index != 0 || !at.IsZero() {
+		t.Fatalf("LastRecord of a team with no record = %d, %v, %v; want 0, the zero time, nil", index, at, err)
+	}
+	b, err := message.Marshal(message.NewUserMessage("no index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, subj, b); err != nil {
+		t.Fatal(err)
+	}
+	if index, at, err := c.LastRecord(ctx, team); err != nil || index != 0 || at.IsZero() {
+		t.Fatalf("LastRecord of a last record without an index = %d, %v, %v; want 0, the time it was stored, nil", index, at, err)
 	}
 }

@@ -164,8 +164,8 @@ func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Ms
 		var made bool
 		made, err = madeOnce(ctx, w.kv, id, template)
 		switch {
-		case err != nil:
-			err = fmt.Errorf("cluster: create team %s: %w", id, err)
+		case err != nil: // names the team already
+			err = fmt.Errorf("cluster: %w", err)
 		case !made:
 			err = fmt.Errorf("cluster: create team %s: a create that failed released its lease meanwhile; try again", id)
 		}

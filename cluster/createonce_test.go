@@ -194,20 +194,24 @@ func TestCreateOnceRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateOnce(ctx, "order-4", "gated", nil); err == nil ||
-		!strings.Contains(err.Error(), `made from template "counters", not "gated"`) || !strings.Contains(err.Error(), id.String()) {
-		t.Errorf("CreateOnce of another template with the key: %v; want an error naming the team and both templates", err)
+	reused := `the key names team ` + id.String() + `, made from template "counters", not "gated" (a key names one team)`
+	if _, err := c.CreateOnce(ctx, "order-4", "gated", nil); err == nil || err.Error() != "cluster: CreateOnce: "+reused {
+		t.Errorf("CreateOnce of another template with the key: %v; want %q", err, "cluster: CreateOnce: "+reused)
 	}
 
-	request := func(team string) createReply {
+	ask := func(template, team string) []byte {
 		t.Helper()
-		m := &nats.Msg{Subject: ws[0].cfg.createSubject("counters"), Data: []byte("null"), Header: nats.Header{teamHeader: {team}}}
+		m := &nats.Msg{Subject: ws[0].cfg.createSubject(template), Data: []byte("null"), Header: nats.Header{teamHeader: {team}}}
 		rep, err := nc.RequestMsgWithContext(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return rep.Data
+	}
+	request := func(team string) createReply {
+		t.Helper()
 		var r createReply
-		if err := json.Unmarshal(rep.Data, &r); err != nil {
+		if err := json.Unmarshal(ask("counters", team), &r); err != nil {
 			t.Fatal(err)
 		}
 		return r
@@ -217,6 +221,13 @@ func TestCreateOnceRefusals(t *testing.T) {
 	}
 	if r := request("not-a-team"); r.Team != "" || !strings.Contains(r.Error, `header "not-a-team" is not a team id`) {
 		t.Errorf("a create naming a bad team id: %+v; want an error naming it", r)
+	}
+	// The key reused with another template, found by the worker (a
+	// CreateOnce that read the bucket before the team's lease was
+	// stored): the client's error reads once, with no prefix repeated.
+	want := `cluster: create a team from "gated": ` + reused
+	if _, err := createAnswer("gated", &id, ask("gated", id.String())); err == nil || err.Error() != want {
+		t.Errorf("the key reused with another template, found by the worker: %v; want %q", err, want)
 	}
 	if got := teamIDs(t, ctx, c); len(got) != 1 || got[0] != id {
 		t.Fatalf("teams %v; want one, %s", got, id)

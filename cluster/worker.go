@@ -32,17 +32,19 @@ type Template struct {
 	// orchestrator.CatalogChanged). An error is logged and the team runs
 	// as restored.
 	Resume func(ctx context.Context, t *orchestrator.Team) error
-	// Endpoint, when not nil, gives the model endpoint of the template's
-	// agents when a team is restored on this worker (a takeover, an
-	// activation): each agent a restore recreates, and each one such an
-	// agent hires, calls the model config Endpoint returns for the one
-	// its recorded config names (agent.WithEndpoint), typically this
-	// worker's BaseURL and APIKey; the HTTP client is the agents' Env
-	// (agent.WithEnv among StartWorker's options), this worker's too.
-	// Nil: a restored agent calls the base URL its log recorded, which
-	// may be another worker's, and reads its key from the environment
-	// (APIKeyEnv): the log never holds a key. What Endpoint returns is
-	// not written to the log.
+	// Endpoint, when not nil, chooses the model server this template's
+	// agents call once a team is restored on this worker (a takeover, an
+	// activation); a newly created team ignores it. It is passed to the
+	// restore as agent.WithEndpoint: each restored agent, and each agent
+	// one of them hires, calls Endpoint with its recorded model config and
+	// calls the config returned, typically this worker's BaseURL and
+	// APIKey. The HTTP client is the agents' Env (agent.WithEnv among
+	// StartWorker's options). What Endpoint returns is not written to the
+	// log. It is placed before StartWorker's options, so it wins over an
+	// agent.WithEndpoint among them (the first endpoint given wins).
+	// Nil: a restored agent calls the base URL its log recorded, which may
+	// be another worker's, and reads its key from the environment
+	// (APIKeyEnv); the log never holds a key.
 	Endpoint func(recorded llm.ModelConfig) llm.ModelConfig
 	// Person is the name of the member that speaks for the team's person
 	// (an agent.HumanProxy, e.g. "@Human"): input sent to the team

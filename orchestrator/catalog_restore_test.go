@@ -1,11 +1,13 @@
 package orchestrator_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/message"
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
@@ -45,9 +47,23 @@ func TestRestoreBringsTheCatalogBack(t *testing.T) {
 	}
 	log := actortest.Reloaded(t, rec.messages())
 
-	team2, err := orchestrator.Restore(ctx, newSystem(t), log)
+	rec2 := newSub()
+	team2, err := orchestrator.Restore(ctx, newSystem(t), log, orchestrator.WithSubscribers(rec2))
 	if err != nil {
 		t.Fatal(err)
+	}
+	late := newSub()
+	if err := team2.Subscribe(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if err := team2.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, roles := catalogsIn(rec2.messages()); n != 2 || roles != "Adder Doubler" {
+		t.Fatalf("Restore's subscriber got %d CatalogChanged (the last with %q); want the log's two published again, the last Adder Doubler", n, roles)
+	}
+	if n, _ := catalogsIn(late.messages()); n != 0 {
+		t.Fatalf("a subscriber added after Restore got %d CatalogChanged; want none (it reads Team.Cards)", n)
 	}
 	cards, err := team2.Cards(ctx)
 	if err != nil {
@@ -67,10 +83,31 @@ func TestRestoreBringsTheCatalogBack(t *testing.T) {
 		}
 	}
 	team3, err := orchestrator.Restore(ctx, newSystem(t), log)
-	if team3 == nil || err == nil || !strings.Contains(err.Error(), `"Doubler"`) {
-		t.Fatalf("Restore = %v, %v; want the team and an error naming the card left out", team3, err)
+	want := "orchestrator: restore team " + team1.ID().String() + `: the recorded catalog's card of role "Doubler" is left out: ` +
+		`agent_class "orchestrator_test.unknown" is not a registered actor kind (actor.RegisterKind)`
+	if team3 == nil || err == nil || err.Error() != want {
+		t.Fatalf("Restore = %v, %v; want the team and the error %q (one sentence naming the card left out)", team3, err, want)
+	}
+	if !errors.Is(err, orchestrator.ErrUnknownAgentClass) {
+		t.Fatalf("Restore's error %v does not match ErrUnknownAgentClass", err)
 	}
 	if cards, _ := team3.Cards(ctx); len(cards) != 1 || cards[0].Role() != "Adder" {
 		t.Fatalf("catalog with a card left out: %v; want Adder", cards)
 	}
+}
+
+// catalogsIn counts the CatalogChanged among msgs, and gives the roles of
+// the last one.
+func catalogsIn(msgs []message.Message) (n int, roles string) {
+	for _, m := range msgs {
+		if cc, ok := m.(*orchestrator.CatalogChanged); ok {
+			n++
+			var rs []string
+			for _, c := range cc.Cards {
+				rs = append(rs, c.Role())
+			}
+			roles = strings.Join(rs, " ")
+		}
+	}
+	return n, roles
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -66,7 +67,15 @@ func (m *MetadataChanged) UnmarshalJSON(data []byte) error {
 // ledger's window, not a state) when cards are registered (Team.Register):
 // the whole catalog after the change, in registration order. A durable
 // log keeps it, and Restore brings the catalog back from it, so a restored
-// team needs no registration of its own. Its sender is the orchestrator.
+// team needs no registration of its own; Restore publishes each one it
+// replays again, with the catalog as restored, to the subscribers given
+// to it (WithSubscribers), so the last one they get is the restored
+// catalog. Its sender is the orchestrator.
+//
+// It is published once per change, to the subscribers the team has then:
+// a subscriber added later does not get the earlier ones. To know the
+// catalog as it is now, call Team.Cards (then follow the CatalogChanged
+// that come after).
 type CatalogChanged struct {
 	message.Base
 	Cards []*AgentCard `json:"cards"`
@@ -92,14 +101,36 @@ func (o *orchestrator) restoreCatalog(cc *CatalogChanged) error {
 	o.catalog = catalog{}
 	var errs []error
 	for _, c := range cc.Cards {
-		if err := o.catalog.Register(c); err != nil {
-			errs = append(errs, fmt.Errorf("the card of role %q: %w", c.Role(), err))
+		err := c.Validate()
+		if err == nil {
+			err = o.catalog.Register(c)
+		}
+		if err != nil {
+			errs = append(errs, leftOutCard{role: c.Role(), err: err})
 		}
 	}
 	o.led.version.Add(1)
 	o.publishCatalog()
 	return errors.Join(errs...)
 }
+
+// leftOutCard is a card of a replayed CatalogChanged that Restore left
+// out, and why: one sentence, its reasons joined with "; ".
+type leftOutCard struct {
+	role string
+	err  error
+}
+
+func (e leftOutCard) Error() string {
+	why := e.err.Error()
+	var ce *cardError
+	if errors.As(e.err, &ce) {
+		why = strings.Join(ce.problems, "; ")
+	}
+	return fmt.Sprintf("the recorded catalog's card of role %q is left out: %s", e.role, why)
+}
+
+func (e leftOutCard) Unwrap() error { return e.err }
 
 // publishMetadata fans a MetadataChanged out to the subscribers only.
 func (o *orchestrator) publishMetadata() {
@@ -173,7 +204,7 @@ func Restore(ctx context.Context, sys *actor.System, log []message.Message, opts
 	var errs []error
 	err = t.live(ctx, func(o *orchestrator) {
 		if err := o.replay(log); err != nil {
-			errs = append(errs, fmt.Errorf("catalog: %w", err))
+			errs = append(errs, err)
 		}
 		for _, a := range membersAt(log, orchID) {
 			if live, ok := o.members[a.AgentID()]; ok && isLive(live) {

@@ -215,8 +215,27 @@ func (h *hub) OnMissed(orchestrator.Missed) {
 	}
 }
 
-// OnMessage receives what is not a record (metadata changes): not shown.
-func (h *hub) OnMessage(message.Message) {}
+// OnMessage receives what is not a record: a catalog change
+// (orchestrator.CatalogChanged, as Team.Register and Restore publish it)
+// is pushed to every open page as a cards event; metadata changes are not
+// shown.
+func (h *hub) OnMessage(m message.Message) {
+	if cc, ok := m.(*orchestrator.CatalogChanged); ok {
+		h.catalog(cc.Cards)
+	}
+}
+
+// catalog tells every open stream the team's catalog cs, changed after
+// they began: the member panel shows the new cards.
+func (h *hub) catalog(cs []*orchestrator.AgentCard) {
+	if h.n.Load() == 0 {
+		return
+	}
+	f := control(cardsEvent(cs))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.broadcast(f)
+}
 
 // OnStop tells every stream that the team has stopped (each ends after
 // writing it).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // memberInfo is what the member panel shows of a member's recorded
@@ -102,8 +103,14 @@ type cardInfo struct {
 
 // cards is the cards event: the team's catalog, for the member panel.
 func (s *Studio) cards(ctx context.Context) event {
-	ev := event{K: "cards"}
 	cs, _ := s.team.Cards(ctx)
+	return cardsEvent(cs)
+}
+
+// cardsEvent is the cards event of the catalog cs: the whole catalog, so
+// a page replaces the cards it had with it.
+func cardsEvent(cs []*orchestrator.AgentCard) event {
+	ev := event{K: "cards"}
 	for _, c := range cs {
 		ev.Cards = append(ev.Cards, cardInfo{Role: c.Role(), Desc: c.Description, Skills: c.Skills, Hireable: c.CanBeHired, RoutesTo: c.RoutesTo})
 	}

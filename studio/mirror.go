@@ -45,7 +45,10 @@ type MirrorConfig struct {
 // leave), the latest state of each member (the task board) and the
 // person (the member that is a user proxy) are derived from them; a page
 // opened before the person's record is told the person when it comes.
-// Input typed in the page goes out through MirrorConfig.
+// Add takes the team's catalog record too (orchestrator.CatalogChanged,
+// which the team's subscribers get beside its records): the last one is
+// the catalog the member panel shows, and each one is pushed to the open
+// pages. Input typed in the page goes out through MirrorConfig.
 type Mirror struct {
 	*Studio
 	t *mirrored
@@ -99,7 +102,8 @@ func NewMirror(ctx context.Context, team uuid.UUID, cfg MirrorConfig, opt Option
 }
 
 // Add takes the team's next record: it is kept, and shown on every open
-// page. Records must come in the team's order, from one goroutine at a
+// page. A CatalogChanged is not kept as a record: it replaces the catalog
+// the pages show. Records must come in the team's order, from one goroutine at a
 // time; after End, Add does nothing.
 func (m *Mirror) Add(rec message.Message) { m.t.add(rec) }
 
@@ -118,6 +122,7 @@ func (m *mirrored) add(rec message.Message) {
 		m.mu.Lock()
 		m.cards = x.Cards
 		m.mu.Unlock()
+		m.hub.catalog(x.Cards) // kept first: a page joining now reads it in its hello
 		return
 	}
 	m.mu.Lock()

@@ -163,3 +163,45 @@ func TestMirrorShowsTheCatalogItsRecordsHold(t *testing.T) {
 		t.Fatalf("the cards event: %s; want the Reviewer card", got)
 	}
 }
+
+// reviewerCard is a valid card of role role, for the catalog tests.
+func reviewerCard(t *testing.T, role, desc string) *orchestrator.AgentCard {
+	t.Helper()
+	card, err := orchestrator.NewAgentCard(orchestrator.AgentCard{AgentClass: agent.Kind, Description: desc, Skills: []string{"review"}, Config: agent.NewConfig("@"+role, role)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return card
+}
+
+// A catalog change that comes after a page opened (a later
+// CatalogChanged) is pushed to the page as a cards event holding the
+// whole catalog: on a mirror's page and on a local team's.
+func TestCatalogChangedLaterIsPushedToAnOpenPage(t *testing.T) {
+	ctx := actortest.Context(t)
+	m, err := NewMirror(ctx, uuid.New(), MirrorConfig{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Add(&orchestrator.CatalogChanged{Cards: []*orchestrator.AgentCard{reviewerCard(t, "Reviewer", "reviews code")}})
+	_, s := openMirror(t, ctx, m)
+	s.until(kind("live"))
+	m.Add(&orchestrator.CatalogChanged{Cards: []*orchestrator.AgentCard{reviewerCard(t, "Reviewer", "reviews code"), reviewerCard(t, "Tester", "tests code")}})
+	evs := s.until(kind("cards"))
+	got := fmt.Sprint(evs[len(evs)-1].ev["cards"])
+	if !strings.Contains(got, "Reviewer") || !strings.Contains(got, "tests code") {
+		t.Fatalf("the mirror's page after a later catalog change: %s; want the Reviewer and Tester cards", got)
+	}
+
+	f := newFixture(t, Options{}, true)
+	ls := f.open("", nil)
+	ls.until(kind("live"))
+	if err := f.team.Register(f.ctx, reviewerCard(t, "Tester", "tests code")); err != nil {
+		t.Fatal(err)
+	}
+	evs = ls.until(kind("cards"))
+	got = fmt.Sprint(evs[len(evs)-1].ev["cards"])
+	if !strings.Contains(got, "Tester") || !strings.Contains(got, "tests code") {
+		t.Fatalf("a local team's page after Register: %s; want the Tester card", got)
+	}
+}

@@ -98,10 +98,13 @@ type followed struct {
 // New returns the console of the cluster c reaches, until ctx ends (then
 // every page's stream ends). opt is the studio's for every team page,
 // except Person, which must be nil (each page speaks as its team's
-// person).
+// person, the one the team's records name); New refuses a Person set.
 func New(ctx context.Context, c *cluster.Client, opt studio.Options) (*Console, error) {
 	if c == nil {
 		return nil, errors.New("fleet: New: the client is nil")
+	}
+	if opt.Person != nil {
+		return nil, errors.New("fleet: New: studio.Options.Person is set, but must be nil: each team's page speaks as the person its records name")
 	}
 	if opt.Title == "" {
 		opt.Title = "akgentic fleet"

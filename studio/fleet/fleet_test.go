@@ -399,8 +399,9 @@ func TestConsoleRefusesWhatIsNoTeam(t *testing.T) {
 	if _, err := New(f.ctx, nil, studio.Options{}); err == nil || !strings.Contains(err.Error(), "client is nil") {
 		t.Errorf("New(nil client): %v", err)
 	}
-	if _, err := New(f.ctx, f.client, studio.Options{Person: &message.Address{}}); err == nil {
-		t.Error("New with a Person: no error")
+	const want = "fleet: New: studio.Options.Person is set, but must be nil: each team's page speaks as the person its records name"
+	if _, err := New(f.ctx, f.client, studio.Options{Person: &message.Address{}}); err == nil || err.Error() != want {
+		t.Errorf("New with a Person: %v; want %q", err, want)
 	}
 }
 

@@ -175,7 +175,8 @@ const handlers = {
   members(ev) {
     for (const m of ev.list || []) upsertMember(m);
   },
-  cards(ev) {
+  cards(ev) { // the whole catalog: it replaces the cards shown
+    S.cards.clear();
     for (const c of ev.cards || []) S.cards.set(c.role, c);
     drawPanel();
   },
