@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // faultRepeatsEnv, when set to a number, runs each case of
@@ -131,6 +132,8 @@ func serverKilled(t *testing.T, streamOf func(Config) string) {
 	ans := &answers{first: map[uuid.UUID]time.Time{}, ch: make(chan struct{}, 1)}
 	wcfg := cfg
 	wcfg.inputDone = ans.done
+	resumed := make(chan uuid.UUID, 16)
+	wcfg.resumed = func(id uuid.UUID) { resumed <- id }
 	sys := system(t)
 	w, err := StartWorker(ctx, nc.Conn, sys, wcfg, counters)
 	if err != nil {
@@ -201,19 +204,84 @@ func serverKilled(t *testing.T, streamOf func(Config) string) {
 	t.Logf("stream %s: leader %s killed; new leader after %v; first send stored after %v (%d sends retried); first answer to an input sent after the kill %v",
 		stream, killed, elected.Round(time.Millisecond), firstOK.Round(time.Millisecond), retries, firstAnswer.Round(time.Millisecond))
 
+	// Every stream led again before the last checks and the worker's Close
+	// (which writes the leases bucket): another stream may have been led by
+	// the killed server too.
+	for _, st := range []string{full.Stream, full.inboxStream(), "KV_" + full.bucketName()} {
+		if newLeader(ctx, js, st, killed, killedAt) < 0 {
+			t.Fatalf("stream %s got no leader other than %s, the killed server", st, killed)
+		}
+	}
 	inboxEmpty(t, ctx, c, teamID)
+	// A leases bucket without a leader for longer than the renewals' slack
+	// (a beat less than the lease after the last renewal) makes the worker
+	// stop the team before its lease ends unrenewed; it resumes the team
+	// from the stream. The inputs are still run once each (checked below).
+	if now := runningTeam(t, ctx, w, resumed, teamID); now != team {
+		t.Logf("the worker stopped the team, its lease renewals failing during the election, and resumed it")
+		team = now
+	}
 	if err := team.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	log, err := ReadTeam(ctx, nc.Conn, teamID, cfg) // a hole in the ledger is an error
+	rctx, rcancel := context.WithTimeout(ctx, testTimeout)
+	log, err := ReadTeam(rctx, nc.Conn, teamID, cfg) // a hole in the ledger is an error
+	rcancel()
 	if err != nil {
-		t.Fatalf("the team's records after the kill: %v", err)
+		t.Fatalf("the team's records after the kill: %v; %s", err, readDiagnosis(ctx, js, full, teamID))
 	}
 	assertUnique(t, log)
 	assertRunOnce(t, log, inputs)
 	if got, calls := total(t, ctx, sys, team, "a"); calls != faultInputs+1 || got != 2*(faultInputs+1) {
 		t.Fatalf("a: total %d after %d calls; want %d after %d (each input once, then one more)",
 			got, calls, 2*(faultInputs+1), faultInputs+1)
+	}
+}
+
+// readDiagnosis tells what the records stream says of a team whose read
+// failed: its leader and replicas, its last sequence, the team's last
+// record and what one read attempt gives.
+func readDiagnosis(ctx context.Context, js jetstream.JetStream, cfg Config, team uuid.UUID) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return fmt.Sprint("stream: ", err)
+	}
+	out := ""
+	if info, err := st.Info(ctx); err == nil && info.Cluster != nil {
+		out += fmt.Sprintf("leader %s, last sequence %d", info.Cluster.Leader, info.State.LastSeq)
+		for _, r := range info.Cluster.Replicas {
+			out += fmt.Sprintf(", replica %s current %v lag %d", r.Name, r.Current, r.Lag)
+		}
+	}
+	subj := cfg.recordsSubject(team)
+	if last, err := st.GetLastMsgForSubject(ctx, subj); err == nil {
+		out += fmt.Sprintf("; the team's last record at sequence %d, index %s", last.Sequence, last.Header.Get(indexHeader))
+	} else {
+		out += fmt.Sprint("; the team's last record: ", err)
+	}
+	recs, _, err := readOnce(ctx, st, subj)
+	return out + fmt.Sprintf("; one read: %d records, %v", len(recs), err)
+}
+
+// runningTeam returns the team id as the worker runs it now: once it
+// resumed it, when it stopped it.
+func runningTeam(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid.UUID, id uuid.UUID) *orchestrator.Team {
+	t.Helper()
+	for {
+		if team := w.team(id); team != nil {
+			select {
+			case <-team.Done():
+			default:
+				return team
+			}
+		}
+		select {
+		case <-resumed:
+		case <-ctx.Done():
+			t.Fatal("the worker stopped the team and never resumed it")
+		}
 	}
 }
 
