@@ -285,13 +285,21 @@ func runningTeam(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid
 	}
 }
 
+// sendAttempt bounds one send of sendRetried.
+const sendAttempt = 5 * time.Second
+
 // sendRetried sends text to member a of the team with SendOnce under key,
 // again with the same key while it fails (a stream without a leader for a
 // moment), and returns the input's id and the number of failed sends.
 func sendRetried(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, key, text string) (uuid.UUID, int) {
 	t.Helper()
 	for n := 0; ; n++ {
-		id, err := c.SendOnce(ctx, team, key, "a", text)
+		// Each attempt bounded: a request lost in the election (the leases
+		// bucket's read, the inbox's publish) is not answered, and would
+		// wait for the whole test's context.
+		actx, cancel := context.WithTimeout(ctx, sendAttempt)
+		id, err := c.SendOnce(actx, team, key, "a", text)
+		cancel()
 		if err == nil {
 			return id, n
 		}
