@@ -14,6 +14,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(serverChildEnv); spec != "" { // a NATS server of procServers
+		os.Exit(runServerChild(spec))
+	}
 	// actortest.Context's bound, for these tests' waits on NATS.
 	actortest.Timeout = testTimeout
 	goleak.VerifyTestMain(m)

@@ -242,7 +242,13 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	if err != nil {
 		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
 	}
-	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
+	// The consumer's creation is bounded on its own: the cluster may place
+	// it on a server that is down (a replica of the stream not yet seen
+	// gone), and then no answer ever comes; the read is tried again, its
+	// consumer placed anew.
+	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
+	defer cancel()
+	cons, err := st.CreateConsumer(cctx, jetstream.ConsumerConfig{
 		Description:       "read of " + subj,
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
@@ -315,6 +321,10 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	}
 	return inOrder(recs, subj, bad)
 }
+
+// readCreateTimeout bounds the creation of a read's consumer (an attempt
+// of readRecords).
+const readCreateTimeout = 2 * time.Second
 
 // readSlack is how many records more than the last record's index a
 // read's first pull asks for: room for records stored twice, and for an

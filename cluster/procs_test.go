@@ -1,0 +1,389 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// faultRepeatsEnv, when set to a number, runs each case of
+// TestServerKilledWhileInputsFlow that many times (each on a cluster of its
+// own); once by default.
+const faultRepeatsEnv = "AKGENTIC_CLUSTER_FAULT_REPEATS"
+
+// faultLease is the lease of the server fault tests: at least ten seconds
+// on a replicated cluster. A server's fault does not wait for it.
+const faultLease = 10 * time.Second
+
+// The server leading one of the cluster's streams (the team's records, the
+// inbox, the leases bucket's) is killed with SIGKILL while a person's inputs
+// flow to a team of replicas 3; inputs whose send fails meanwhile are sent
+// again with the same key. Every input is run exactly once (one turn, one
+// close), the ledger has no duplicate record and no hole, the counter saw
+// each input once, and the stream has a new leader.
+func TestServerKilledWhileInputsFlow(t *testing.T) {
+	repeats := 1
+	if s := os.Getenv(faultRepeatsEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a number of at least 1", faultRepeatsEnv, s)
+		}
+		repeats = n
+	}
+	cases := []struct {
+		name   string
+		stream func(Config) string
+	}{
+		{"records", func(c Config) string { return c.Stream }},
+		{"inbox", func(c Config) string { return c.inboxStream() }},
+		{"leases", func(c Config) string { return "KV_" + c.bucketName() }},
+	}
+	for _, tc := range cases {
+		for r := range repeats {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, r), func(t *testing.T) {
+				serverKilled(t, tc.stream)
+			})
+		}
+	}
+}
+
+// faultInputs is how many inputs a fault test sends; the leader is killed
+// before the input at faultKillAt.
+const (
+	faultInputs = 24
+	faultKillAt = 8
+)
+
+// answers records when each input was first acknowledged by the worker
+// (its turn's close durable), and signals every acknowledgement.
+type answers struct {
+	mu    sync.Mutex
+	first map[uuid.UUID]time.Time
+	ch    chan struct{}
+}
+
+func (a *answers) done(id uuid.UUID) {
+	a.mu.Lock()
+	if _, ok := a.first[id]; !ok {
+		a.first[id] = time.Now()
+	}
+	a.mu.Unlock()
+	select {
+	case a.ch <- struct{}{}:
+	default:
+	}
+}
+
+// wait waits until every input of ids is acknowledged.
+func (a *answers) wait(t *testing.T, ctx context.Context, ids []uuid.UUID) {
+	t.Helper()
+	for {
+		a.mu.Lock()
+		missing := 0
+		for _, id := range ids {
+			if _, ok := a.first[id]; !ok {
+				missing++
+			}
+		}
+		a.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		select {
+		case <-a.ch:
+		case <-ctx.Done():
+			t.Fatalf("%d of %d inputs never acknowledged", missing, len(ids))
+		}
+	}
+}
+
+func (a *answers) at(id uuid.UUID) (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.first[id]
+	return at, ok
+}
+
+func serverKilled(t *testing.T, streamOf func(Config) string) {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*testTimeout)
+	defer cancel()
+	servers := procServers(t, ctx)
+	nc := connectProcs(t, servers)
+	cfg := Config{Logger: discard, Replicas: 3, Lease: faultLease, Owner: "w"}
+	full, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(ctx, nc.Conn, cfg) // makes the streams and the bucket, replicated
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans := &answers{first: map[uuid.UUID]time.Time{}, ch: make(chan struct{}, 1)}
+	wcfg := cfg
+	wcfg.inputDone = ans.done
+	resumed := make(chan uuid.UUID, 16)
+	wcfg.resumed = func(id uuid.UUID) { resumed <- id }
+	sys := system(t)
+	w, err := StartWorker(ctx, nc.Conn, sys, wcfg, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	teamID, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := w.team(teamID)
+	if team == nil {
+		t.Fatal("the created team is not on the worker")
+	}
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := streamOf(full)
+
+	var (
+		inputs   []uuid.UUID
+		killed   string
+		others   string // the leaders of the three streams before the kill
+		killedAt time.Time
+		election = make(chan time.Duration, 1)
+		retries  int
+		firstOK  time.Duration // the first send stored after the kill
+	)
+	for i := range faultInputs {
+		if i == faultKillAt {
+			others = fmt.Sprintf("records %s, inbox %s, leases %s", streamLeader(t, ctx, js, full.Stream),
+				streamLeader(t, ctx, js, full.inboxStream()), streamLeader(t, ctx, js, "KV_"+full.bucketName()))
+			killed = streamLeader(t, ctx, js, stream)
+			for _, s := range servers {
+				if s.name == killed {
+					if err := s.kill(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			killedAt = time.Now()
+			go func() { election <- newLeader(ctx, js, stream, killed, killedAt) }()
+		}
+		id, n := sendRetried(t, ctx, c, teamID, fmt.Sprint("k", i), fmt.Sprint("m", i))
+		retries += n
+		if i == faultKillAt {
+			firstOK = time.Since(killedAt)
+		}
+		inputs = append(inputs, id)
+	}
+	elected := <-election
+	if elected < 0 {
+		t.Fatalf("stream %s got no leader other than %s, the killed server", stream, killed)
+	}
+	ans.wait(t, ctx, inputs)
+	firstAnswer := time.Duration(-1)
+	for _, id := range inputs[faultKillAt:] {
+		if at, ok := ans.at(id); ok && (firstAnswer < 0 || at.Sub(killedAt) < firstAnswer) {
+			firstAnswer = at.Sub(killedAt)
+		}
+	}
+	t.Logf("leaders before the kill: %s", others)
+	t.Logf("stream %s: leader %s killed; new leader after %v; first send stored after %v (%d sends retried); first answer to an input sent after the kill %v",
+		stream, killed, elected.Round(time.Millisecond), firstOK.Round(time.Millisecond), retries, firstAnswer.Round(time.Millisecond))
+
+	// Every stream led again before the last checks and the worker's Close
+	// (which writes the leases bucket): another stream may have been led by
+	// the killed server too.
+	for _, st := range []string{full.Stream, full.inboxStream(), "KV_" + full.bucketName()} {
+		if newLeader(ctx, js, st, killed, killedAt) < 0 {
+			t.Fatalf("stream %s got no leader other than %s, the killed server", st, killed)
+		}
+	}
+	inboxEmpty(t, ctx, c, teamID)
+	// A leases bucket without a leader for longer than the renewals' slack
+	// (a beat less than the lease after the last renewal) makes the worker
+	// stop the team before its lease ends unrenewed; it resumes the team
+	// from the stream. The inputs are still run once each (checked below).
+	if now := runningTeam(t, ctx, w, resumed, teamID); now != team {
+		t.Logf("the worker stopped the team, its lease renewals failing during the election, and resumed it")
+		team = now
+	}
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, testTimeout)
+	log, err := ReadTeam(rctx, nc.Conn, teamID, cfg) // a hole in the ledger is an error
+	rcancel()
+	if err != nil {
+		t.Fatalf("the team's records after the kill: %v; %s", err, readDiagnosis(ctx, js, full, teamID))
+	}
+	assertUnique(t, log)
+	assertRunOnce(t, log, inputs)
+	if got, calls := total(t, ctx, sys, team, "a"); calls != faultInputs+1 || got != 2*(faultInputs+1) {
+		t.Fatalf("a: total %d after %d calls; want %d after %d (each input once, then one more)",
+			got, calls, 2*(faultInputs+1), faultInputs+1)
+	}
+}
+
+// readDiagnosis tells what the records stream says of a team whose read
+// failed: its leader and replicas, its last sequence, the team's last
+// record and what one read attempt gives.
+func readDiagnosis(ctx context.Context, js jetstream.JetStream, cfg Config, team uuid.UUID) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return fmt.Sprint("stream: ", err)
+	}
+	out := ""
+	if info, err := st.Info(ctx); err == nil && info.Cluster != nil {
+		out += fmt.Sprintf("leader %s, last sequence %d", info.Cluster.Leader, info.State.LastSeq)
+		for _, r := range info.Cluster.Replicas {
+			out += fmt.Sprintf(", replica %s current %v lag %d", r.Name, r.Current, r.Lag)
+		}
+	}
+	subj := cfg.recordsSubject(team)
+	if last, err := st.GetLastMsgForSubject(ctx, subj); err == nil {
+		out += fmt.Sprintf("; the team's last record at sequence %d, index %s", last.Sequence, last.Header.Get(indexHeader))
+	} else {
+		out += fmt.Sprint("; the team's last record: ", err)
+	}
+	recs, _, err := readOnce(ctx, st, subj)
+	return out + fmt.Sprintf("; one read: %d records, %v", len(recs), err)
+}
+
+// runningTeam returns the team id as the worker runs it now: once it
+// resumed it, when it stopped it.
+func runningTeam(t *testing.T, ctx context.Context, w *Worker, resumed chan uuid.UUID, id uuid.UUID) *orchestrator.Team {
+	t.Helper()
+	for {
+		if team := w.team(id); team != nil {
+			select {
+			case <-team.Done():
+			default:
+				return team
+			}
+		}
+		select {
+		case <-resumed:
+		case <-ctx.Done():
+			t.Fatal("the worker stopped the team and never resumed it")
+		}
+	}
+}
+
+// sendAttempt bounds one send of sendRetried.
+const sendAttempt = 5 * time.Second
+
+// sendRetried sends text to member a of the team with SendOnce under key,
+// again with the same key while it fails (a stream without a leader for a
+// moment), and returns the input's id and the number of failed sends.
+func sendRetried(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, key, text string) (uuid.UUID, int) {
+	t.Helper()
+	for n := 0; ; n++ {
+		// Each attempt bounded: a request lost in the election (the leases
+		// bucket's read, the inbox's publish) is not answered, and would
+		// wait for the whole test's context.
+		actx, cancel := context.WithTimeout(ctx, sendAttempt)
+		id, err := c.SendOnce(actx, team, key, "a", text)
+		cancel()
+		if err == nil {
+			return id, n
+		}
+		if errors.Is(err, ErrNoSuchTeam) && !errors.Is(err, errWasStopped) {
+			// The team's lease is gone: no retry makes up for it.
+			t.Fatalf("send %s: %v", key, err)
+		}
+		// A pause between sends, so that a failing send does not spin
+		// while the stream elects a leader.
+		select {
+		case <-ctx.Done():
+			t.Fatalf("send %s never stored: %v", key, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// streamLeader returns the name of the server leading stream, once it has
+// one.
+func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) string {
+	t.Helper()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream %s is not replicated on three servers: %+v", stream, info.Cluster)
+	}
+	return info.Cluster.Leader
+}
+
+// newLeader waits until stream has a leader other than killed and returns
+// how long after at; -1 when ctx ended first.
+func newLeader(ctx context.Context, js jetstream.JetStream, stream, killed string, at time.Time) time.Duration {
+	for {
+		ctx1, cancel := context.WithTimeout(ctx, time.Second)
+		var leader string
+		if st, err := js.Stream(ctx1, stream); err == nil {
+			if info, err := st.Info(ctx1); err == nil && info.Cluster != nil {
+				leader = info.Cluster.Leader
+			}
+		}
+		cancel()
+		if leader != "" && leader != killed {
+			return time.Since(at)
+		}
+		select { // a pause between asks, not to spin during the election
+		case <-ctx.Done():
+			return -1
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// assertRunOnce checks that the log holds, for each input, exactly one
+// turn's message to its member and one close (whatever attempt ran it).
+func assertRunOnce(t *testing.T, log []message.Message, inputs []uuid.UUID) {
+	t.Helper()
+	attempt := map[uuid.UUID]uuid.UUID{} // message id of an attempt → its input
+	for _, in := range inputs {
+		for n := uint64(1); n <= 8; n++ {
+			attempt[attemptID(in, n)] = in
+		}
+	}
+	sent, closed := map[uuid.UUID]int{}, map[uuid.UUID]int{}
+	for _, m := range log {
+		if sm, ok := m.(*message.SentMessage); ok && sm.Message != nil {
+			if in, ok := attempt[sm.Message.Envelope().ID]; ok {
+				sent[in]++
+			}
+		}
+		if mid, ok := closes(m); ok {
+			if in, ok := attempt[mid]; ok {
+				closed[in]++
+			}
+		}
+	}
+	for i, in := range inputs {
+		if sent[in] != 1 || closed[in] != 1 {
+			t.Errorf("input %d (%s): sent %d times, closed %d times; want once each", i, in, sent[in], closed[in])
+		}
+	}
+}
