@@ -49,19 +49,7 @@ func threeServers(t testing.TB) []*server.Server {
 // and returns the name of a server that did not get ready, if one did not.
 func startThreeServers(t testing.TB) (servers []*server.Server, notReady string) {
 	t.Helper()
-	var ports [3]int
-	for i := range ports { // free ports for the routes, known to all three
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
+	ports, routes := routePorts(t)
 	dir := t.TempDir()
 	for i := range ports {
 		opts := &server.Options{
@@ -180,4 +168,22 @@ func connectCluster(t testing.TB, ctx context.Context, servers []*server.Server,
 			t.Fatalf("the cluster did not elect a JetStream leader: %v", err)
 		}
 	}
+}
+
+// routePorts picks three free loopback ports for a three-server cluster's
+// routes, and their route URLs, known to all three.
+func routePorts(t testing.TB) (ports [3]int, routes []string) {
+	t.Helper()
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+	}
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return ports, routes
 }

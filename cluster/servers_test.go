@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,19 +120,7 @@ func procServers(t *testing.T, ctx context.Context) []*procServer {
 // to say it is ready.
 func startProcServers(t *testing.T, ctx context.Context) ([]*procServer, error) {
 	t.Helper()
-	var ports [3]int
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
+	ports, routes := routePorts(t)
 	dir := t.TempDir()
 	var servers []*procServer
 	var lines []chan string
