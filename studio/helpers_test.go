@@ -92,6 +92,16 @@ func buildFixture(t *testing.T, opt Options, readOnly bool, configure func(*agen
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The manager attaches its tools on its own goroutine after it
+	// started: a call queued behind that, then a barrier, and its tool
+	// is in the roster (a test addressing #PlanningTool at once found no
+	// such member on a loaded machine).
+	if err := proxy.Do(ctx, f.manager, func(*actor.Context, actor.Actor) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if !readOnly && opt.Person == nil {
 		opt.Person = f.human
 	}
