@@ -158,8 +158,10 @@ func (p *pump) addLossy(e *entry, id uint64) {
 		p.add(item{e: *e, id: id})
 		return
 	}
-	it := item{e: entry{rec: telemetry.Record{Recipient: e.rec.Recipient, Message: e.rec.Message}}, id: id}
-	mid := it.messageID()
+	mid := ids.At(id) // the record's message id, as item.messageID gives it
+	if m := e.logged(); m != nil {
+		mid = m.Envelope().ID
+	}
 	if n := len(p.stage); n > 0 && p.stage[n-1].op == opDropped {
 		m := p.stage[n-1].x.(*Missed)
 		m.Records++
