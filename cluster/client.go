@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -227,6 +228,13 @@ func (c *Client) place(ctx context.Context, template string) (string, error) {
 // waits in the stream. Delivery is at least once: a turn cut by a crash is
 // run again by the team's next owner. The input's id is the id of the
 // message the member gets (on a first delivery).
+//
+// While JetStream does not answer (the inbox stream electing a leader
+// after a server's loss, a server restarting), Send tries again with the
+// same input id, each try bounded at 2 s, until ctx ends or for a minute:
+// the input is stored once however many tries it took. A Send that
+// returned an error may still have stored its input; to try again from
+// the caller without the risk of a second input, use SendOnce.
 func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uuid.UUID, error) {
 	if strings.TrimSpace(to) == "" {
 		return uuid.Nil, errors.New("cluster: Send: no member named (to is empty)")
@@ -296,7 +304,7 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 		key:                   {value},
 		jetstream.MsgIDHeader: {id.String()},
 	}}
-	if _, err := c.js.PublishMsg(ctx, m); err != nil {
+	if err := c.publishInput(ctx, m); err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
 	}
 	var l lease
@@ -309,6 +317,45 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 	}
 	return id, nil
 }
+
+// publishInput publishes m, an input whose Nats-Msg-Id is set, and tries
+// again while JetStream does not answer (the inbox electing a leader, a
+// server restarting): the inbox stores a message id once within its
+// duplicate window, so the input is stored once however many tries it
+// takes. Each try is bounded by inputTry (a publish lost in an election
+// is never answered); the tries end with ctx, or once inputRetryFor has
+// passed since the first, well within the window.
+func (c *Client) publishInput(ctx context.Context, m *nats.Msg) error {
+	first := time.Now()
+	wait := retryMin
+	for {
+		tctx, cancel := context.WithTimeout(ctx, inputTry)
+		_, err := c.js.PublishMsg(tctx, m)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
+		case !notReady(err) || time.Since(first)+wait > inputRetryFor:
+			return err
+		}
+		c.cfg.Logger.Debug("cluster: an input was not stored yet; trying again with the same id", "subject", m.Subject, "error", err)
+		if clock.Sleep(ctx, wait) != nil {
+			return fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+const (
+	// inputTry bounds one try of an input's publish.
+	inputTry = 2 * time.Second
+	// inputRetryFor bounds the tries of an input's publish: half of the
+	// inbox's duplicate window (JetStream's default, two minutes), within
+	// which a try again is stored once.
+	inputRetryFor = time.Minute
+)
 
 // live returns the lease entry of a team not stopped.
 func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEntry, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Defaults of Config's zero fields.
@@ -24,8 +25,8 @@ const (
 	// (Replicas > 1): the leases bucket's leader election after a server's
 	// loss takes several seconds (4 to 7 s measured on three servers on
 	// loopback), during which no lease is renewed; a worker stops its teams
-	// whose lease would end unrenewed, and a shorter lease stops them all
-	// on every election.
+	// whose lease ended unrenewed, and a shorter lease stops them all on
+	// every election.
 	minReplicatedLease = 10 * time.Second
 )
 
@@ -85,6 +86,8 @@ type Config struct {
 	scanned    func()          // tests: a Worker read every lease once
 	// tests: an input was acknowledged (its turn durable) or refused
 	inputDone func(uuid.UUID)
+	// tests: the leases bucket as the Worker uses it (a fault put in)
+	wrapLeases func(jetstream.KeyValue) jetstream.KeyValue
 }
 
 // withDefaults checks c and fills its zero fields.

@@ -27,12 +27,11 @@ const faultRepeatsEnv = "AKGENTIC_CLUSTER_FAULT_REPEATS"
 const faultLease = 10 * time.Second
 
 // faultLeaseBucket is the lease when the leases bucket's leader is killed:
-// its election (4 to 9 s seen) outlasts what a worker rides out without a
-// renewal at the 10 s lease (3.3 to 6.7 s), and a lease lost that way
-// takes the team through a stop and a takeover. With 20 s the test pins
-// the server's fault alone. faultShortLeaseEnv set to 1 runs the case at
-// faultLease too: that path once left an input unacknowledged for 80 s
-// under -cpu 1 beside a CPU hog, a cause not found yet.
+// its election (4 to 9 s seen) can outlast what is left of a 10 s lease
+// after its last renewal, and a lease lost that way takes the team through
+// a stop and a takeover. With 20 s the test pins the server's fault alone.
+// faultShortLeaseEnv set to 1 runs the case at faultLease too, the path
+// through a lease lost in the election.
 const faultLeaseBucket = 20 * time.Second
 
 // faultShortLeaseEnv adds the leases-bucket case at faultLease.
@@ -234,10 +233,10 @@ func serverKilled(t *testing.T, streamOf func(Config) string, lease time.Duratio
 		}
 	}
 	inboxEmpty(t, ctx, c, teamID)
-	// A leases bucket without a leader for longer than the renewals' slack
-	// (a beat less than the lease after the last renewal) makes the worker
-	// stop the team before its lease ends unrenewed; it resumes the team
-	// from the stream. The inputs are still run once each (checked below).
+	// A leases bucket without a leader until the lease's end (a lease after
+	// the last renewal) makes the worker stop the team, its lease ended
+	// unrenewed; it resumes the team from the stream. The inputs are still
+	// run once each (checked below).
 	if now := runningTeam(t, ctx, w, resumed, teamID); now != team {
 		t.Logf("the worker stopped the team, its lease renewals failing during the election, and resumed it")
 		team = now

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,28 +17,39 @@ import (
 )
 
 // heartbeat renews the worker's presence and its teams' leases every
-// beat (a third of the lease) until ctx ends (Close began). The takeovers
-// run on a loop of their own, so that a slow restore never delays a
-// renewal.
+// beat (a third of the lease) until ctx ends (Close began), and sooner, a
+// quarter of a beat after a round in which a renewal failed (JetStream
+// did not answer: a leader election of the bucket, say), so that a lease
+// is renewed as soon as the bucket answers again. The takeovers run on a
+// loop of their own, so that a slow restore never delays a renewal.
 func (w *Worker) heartbeat(ctx context.Context) {
-	tick := time.NewTicker(w.beat)
-	defer tick.Stop()
+	timer := time.NewTimer(w.beat)
+	defer timer.Stop()
 	for {
-		w.renew(ctx)
+		next := w.beat
+		if w.renew(ctx) {
+			next = w.beat / retryBeats
+		}
+		timer.Reset(next)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
 	}
 }
 
+// retryBeats is how many times a beat a worker tries again while its
+// renewals fail.
+const retryBeats = 4
+
 // renew renews this worker's presence and the lease of every team it
 // runs; a team that stopped on its own is marked stopped; a team whose
-// lease another worker took, or whose lease would end unrenewed before the
-// next try, is stopped now. Once quit ends (Close began) no more renewal
-// begins; those under way end on their own deadlines, not cancelled.
-func (w *Worker) renew(quit context.Context) {
+// lease another worker took, or whose lease ended unrenewed, is stopped
+// now. It reports whether a renewal failed and is to be tried again
+// soon. Once quit ends (Close began) no more renewal begins; those under
+// way end on their own deadlines, not cancelled.
+func (w *Worker) renew(quit context.Context) (failed bool) {
 	// The presence first: it ends no later than the leases renewed after
 	// it, so a dead worker is no longer counted live once its teams'
 	// leases have ended (fairShare).
@@ -46,6 +58,7 @@ func (w *Worker) renew(quit context.Context) {
 	cancel()
 	if err != nil {
 		w.logger.Warn("cluster: presence renewal failed", "error", err)
+		failed = true
 	}
 	w.renewing.RLock()
 	defer w.renewing.RUnlock()
@@ -57,21 +70,25 @@ func (w *Worker) renew(quit context.Context) {
 	sem := make(chan struct{}, renewParallel)
 	fan := newGroup(context.Background())
 	defer fan.Stop(nil)
+	var retry atomic.Bool
 	for id, o := range teams {
 		select {
 		case <-quit.Done(): // Close began: it settles the teams; the renewals under way end
 			_ = fan.Wait(context.Background())
-			return
+			return false
 		case sem <- struct{}{}:
 		}
 		fan.Go("renew", func(context.Context) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
 			defer cancel()
-			w.renewTeam(ctx, id, o)
+			if w.renewTeam(ctx, id, o) {
+				retry.Store(true)
+			}
 		})
 	}
 	_ = fan.Wait(context.Background())
+	return failed || retry.Load()
 }
 
 // renewParallel bounds the lease renewals of one worker in flight.
@@ -79,15 +96,16 @@ const renewParallel = 16
 
 // renewTeam renews the lease of one team this worker runs (see renew),
 // tells JetStream its inputs under way are still being worked on, and
-// tries again to open its inbox when that failed.
-func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
+// tries again to open its inbox when that failed. It reports whether the
+// lease could not be renewed and is to be tried again.
+func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again bool) {
 	select {
 	case <-o.team.Done():
 		if w.beats.ctx.Err() == nil { // once Close began, it settles the teams it stops
 			w.forget(id)
 			w.ended(ctx, id, o)
 		}
-		return
+		return false
 	default:
 	}
 	if _, broken := o.ledger.state(); broken != nil {
@@ -96,7 +114,7 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 		// or elsewhere, from what the stream holds; the inputs of the
 		// turns lost run again.
 		w.lose(id, o, "its ledger stopped storing records; it resumes from the stream once its lease ends", broken)
-		return
+		return false
 	}
 	w.mu.Lock()
 	ib, retry := o.inbox, o.noInbox // set once the team's input is consumed
@@ -104,15 +122,20 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	if ib != nil {
 		ib.progress()
 	}
-	w.renewLease(ctx, id, o)
+	again = w.renewLease(ctx, id, o)
 	if retry != nil && w.team(id) != nil { // after the renewal, with a beat of its own
 		w.retryInbox(id, o, retry)
 	}
+	return again
 }
 
 // renewLease stores a team's lease a lease from now, or stops the team
-// when it is no longer this worker's (see renew).
-func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) {
+// when it is no longer this worker's (see renew): another worker took it,
+// a client stopped it, or its lease ended unrenewed by this worker's
+// clock. A renewal that failed otherwise (JetStream did not answer) is
+// reported, to be tried again soon, while the lease lasts: a leader
+// election of the bucket shorter than the lease stops no team.
+func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) (retry bool) {
 	l := w.newLease(o.template)
 	rev, err := w.put(ctx, id, l, o.rev)
 	switch {
@@ -125,11 +148,13 @@ func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) {
 		w.dropInbox(ctx, id) // Client.Stop deleted it; an inbox opened since may have made it again
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
 		w.lose(id, o, "another worker took its lease", err)
-	case time.Now().Add(w.beat).After(o.until): // it would end before the next try
-		w.lose(id, o, "its lease ends unrenewed", err)
+	case !time.Now().Before(o.until):
+		w.lose(id, o, "its lease ended unrenewed", err)
 	default:
-		w.logger.Warn("cluster: lease renewal failed; retrying before it ends", "team_id", id, "until", o.until, "error", err)
+		w.logger.Warn("cluster: lease renewal failed; retrying until it ends", "team_id", id, "until", o.until, "error", err)
+		return true
 	}
+	return false
 }
 
 // ended settles the lease of a team of this worker's that stopped: one
@@ -278,6 +303,13 @@ func (w *Worker) renewHeld(id uuid.UUID, template string, h *heldLease) error {
 	h.rev, h.until = n, l.Until
 	h.mu.Unlock()
 	return nil
+}
+
+// revision is the held lease's revision once its renewals have stopped
+// (release).
+func (h *heldLease) revision() uint64 {
+	rev, _, _ := h.release()
+	return rev
 }
 
 // release stops the renewals and waits for them to end, then returns the

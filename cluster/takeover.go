@@ -267,8 +267,18 @@ const maxBackoff = 5 * time.Minute
 // failedResume releases the lease of a team this worker took but could
 // not resume, with the failure in it, and waits a while before trying it
 // again (another worker may succeed meanwhile: a newer version that
-// decodes what this one does not).
+// decodes what this one does not). A failure of JetStream to answer (a
+// leader election, a server restarting) is not the team's: its lease is
+// released without an error and it is tried again at the next scan, with
+// no backoff (which, doubling, would keep a team down for minutes after a
+// short election).
 func (w *Worker) failedResume(ctx context.Context, x teamLease, h *heldLease, err error) {
+	if notReady(err) && ctx.Err() == nil {
+		w.logger.Warn("cluster: JetStream did not answer while this worker resumed a team; its lease is released, tried again at the next scan",
+			"team_id", x.id, "error", err)
+		w.release(ctx, x.id, &owned{template: x.Template, rev: h.revision()})
+		return
+	}
 	wait := w.backOff(x.id)
 	w.logger.Error("cluster: cannot resume a team whose lease this worker took; its lease is released, tried again later",
 		"team_id", x.id, "error", err, "retry_in", wait)

@@ -78,10 +78,11 @@ type owned struct {
 // end), renews them on a heartbeat (a third of Config.Lease), and takes
 // over, with a compare-and-set on the lease's revision, any team whose
 // lease expired: it claims the team's ledger (OpenLedger, which fences off
-// the old owner) and restores the team from the stream. A team whose lease
-// would end before the worker's next try to renew it (NATS unreachable),
-// or that another worker took, is stopped at once: a worker never runs a
-// team it does not hold a lease for.
+// the old owner) and restores the team from the stream. A renewal that
+// fails (NATS unreachable) is tried again every quarter of a beat; a team
+// whose lease ended unrenewed by the worker's clock, or that another
+// worker took, is stopped at once, and no turn begins once the lease has
+// ended: a worker never runs a team it does not hold a lease for.
 //
 // A team that stops with Team.Stop is marked stopped (resumed nowhere);
 // one that stops otherwise (its actor system shut down before Close, its
@@ -180,6 +181,9 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	kv, err := leases(ctx, js, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.wrapLeases != nil {
+		kv = cfg.wrapLeases(kv)
 	}
 	inboxSt, err := ensureInbox(ctx, js, cfg)
 	if err != nil {
