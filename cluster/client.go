@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/agent"
-	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -229,10 +228,11 @@ func (c *Client) place(ctx context.Context, template string) (string, error) {
 // run again by the team's next owner. The input's id is the id of the
 // message the member gets (on a first delivery).
 //
-// While JetStream does not answer (the inbox stream electing a leader
-// after a server's loss, a server restarting), Send tries again with the
-// same input id, each try bounded at 2 s, until ctx ends or for a minute:
-// the input is stored once however many tries it took. A Send that
+// While JetStream does not answer (the inbox stream or the leases bucket
+// electing a leader after a server's loss, a server restarting), Send
+// tries again, the input with the same id, each try bounded at 2 s, until
+// ctx ends or for a minute: the input is stored once however many tries
+// it took. A Send that
 // returned an error may still have stored its input; to try again from
 // the caller without the risk of a second input, use SendOnce.
 func (c *Client) Send(ctx context.Context, team uuid.UUID, to, text string) (uuid.UUID, error) {
@@ -326,26 +326,14 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 // is never answered); the tries end with ctx, or once inputRetryFor has
 // passed since the first, well within the window.
 func (c *Client) publishInput(ctx context.Context, m *nats.Msg) error {
-	first := time.Now()
-	wait := retryMin
-	for {
-		tctx, cancel := context.WithTimeout(ctx, inputTry)
-		_, err := c.js.PublishMsg(tctx, m)
-		cancel()
-		switch {
-		case err == nil:
-			return nil
-		case ctx.Err() != nil:
-			return fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
-		case !notReady(err) || time.Since(first)+wait > inputRetryFor:
-			return err
-		}
-		c.cfg.Logger.Debug("cluster: an input was not stored yet; trying again with the same id", "subject", m.Subject, "error", err)
-		if clock.Sleep(ctx, wait) != nil {
-			return fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
-		}
-		wait = min(2*wait, retryMax)
-	}
+	_, err := whileNotReady(ctx, inputTry, inputRetryFor, c.tryingAgain("an input was not stored yet; trying again with the same id", m.Subject),
+		func(ctx context.Context) (*jetstream.PubAck, error) { return c.js.PublishMsg(ctx, m) })
+	return err
+}
+
+// tryingAgain logs, at Debug, a call of the client tried again.
+func (c *Client) tryingAgain(msg, subject string) func(error) {
+	return func(err error) { c.cfg.Logger.Debug("cluster: "+msg, "subject", subject, "error", err) }
 }
 
 const (
@@ -359,7 +347,8 @@ const (
 
 // live returns the lease entry of a team not stopped.
 func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEntry, error) {
-	e, err := c.kv.Get(ctx, team.String())
+	e, err := whileNotReady(ctx, inputTry, inputRetryFor, c.tryingAgain("a team's lease was not read yet; trying again", team.String()),
+		func(ctx context.Context) (jetstream.KeyValueEntry, error) { return c.kv.Get(ctx, team.String()) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchTeam, team)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -22,16 +23,34 @@ const setupAttempt = 5 * time.Second
 // and "temporarily unavailable" from the streams and bucket one of them
 // just made, for as long as their leaders take to be elected.
 func untilReady[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	return whileNotReady(ctx, setupAttempt, 0, nil, f)
+}
+
+// whileNotReady runs f, each try bounded by try, until it succeeds, fails
+// for a reason other than JetStream not answering (notReady), ctx ends,
+// or (when total is not 0) total has passed since the first try; again,
+// when not nil, is told each failure tried again. A failure once ctx ended
+// names both.
+func whileNotReady[T any](ctx context.Context, try, total time.Duration, again func(error), f func(context.Context) (T, error)) (T, error) {
+	first := time.Now()
 	wait := retryMin
 	for {
-		actx, cancel := context.WithTimeout(ctx, setupAttempt)
-		v, err := f(actx)
+		tctx, cancel := context.WithTimeout(ctx, try)
+		v, err := f(tctx)
 		cancel()
-		if err == nil || ctx.Err() != nil || !notReady(err) {
+		switch {
+		case err == nil:
+			return v, nil
+		case ctx.Err() != nil:
+			return v, fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
+		case !notReady(err) || (total > 0 && time.Since(first)+wait > total):
 			return v, err
 		}
+		if again != nil {
+			again(err)
+		}
 		if clock.Sleep(ctx, wait) != nil {
-			return v, err
+			return v, fmt.Errorf("%w (the last try: %w)", ctx.Err(), err)
 		}
 		wait = min(2*wait, retryMax)
 	}
