@@ -69,3 +69,39 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The embedded server restarts between two inputs to a running team: the
+// input sent after the restart is delivered and its turn run, once, and
+// the one before it is not run again.
+func TestInputAfterNATSRestartIsRun(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	w := startNamed(t, ctx, nc, system(t), "w")
+	c := client(t, ctx, connect(t, e))
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := send(t, ctx, c, id, "a", "before")
+	waitInputs(t, ctx, w.inputs, first...)
+
+	e.Close()
+	if err := e.restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-nc.reconnected:
+	case <-ctx.Done():
+		t.Fatal("the worker's connection did not reconnect")
+	}
+	second := send(t, ctx, c, id, "a", "after")
+	waitInputs(t, ctx, w.inputs, second...)
+	team := w.team(id)
+	if team == nil {
+		t.Fatal("the worker no longer runs its team")
+	}
+	if got, calls := total(t, ctx, w.sys, team, "a"); calls != 3 || got != 6 {
+		t.Fatalf("a: total %d after %d calls; want 6 after 3 (each input once, then one more)", got, calls)
+	}
+}
