@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/cluster"
+	"github.com/akgentic/akgentic-go/orchestrator"
+)
+
+// The children are this program run again with roleEnv set: "server"
+// (a NATS server with JetStream storing under dirEnv) or "worker" (a
+// worker named nameEnv on the server at urlEnv, passivating teams idle for
+// idleEnv). A child prints one line when ready ("url <url>" or "ready")
+// and runs until its standard input closes (its parent's end of the pipe:
+// a parent that dies takes its children with it).
+const (
+	roleEnv = "CLUSTERLOAD_ROLE"
+	dirEnv  = "CLUSTERLOAD_DIR"
+	urlEnv  = "CLUSTERLOAD_URL"
+	nameEnv = "CLUSTERLOAD_NAME"
+	idleEnv = "CLUSTERLOAD_IDLE_AFTER"
+)
+
+// template is the name of the workers' one template.
+const template = "echo"
+
+// runRole runs this process as a child and returns its exit code.
+func runRole(role string) int {
+	var err error
+	switch role {
+	case "server":
+		err = runServer(os.Getenv(dirEnv))
+	case "worker":
+		err = runWorker(os.Getenv(urlEnv), os.Getenv(nameEnv), os.Getenv(idleEnv))
+	default:
+		err = fmt.Errorf("%s=%q: want server or worker", roleEnv, role)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "clusterload", role+":", err)
+		return 1
+	}
+	return 0
+}
+
+// untilStdinCloses blocks until the parent closes its end of the pipe.
+func untilStdinCloses() { _, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin)) }
+
+func runServer(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%s is not set", dirEnv)
+	}
+	e, err := cluster.RunEmbedded(dir)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	fmt.Println("url", e.URL())
+	untilStdinCloses()
+	return nil
+}
+
+func runWorker(url, name, idle string) error {
+	idleAfter, err := time.ParseDuration(idle)
+	if err != nil {
+		return fmt.Errorf("%s=%q: %w", idleEnv, idle, err)
+	}
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	sys := actor.NewSystem(actor.SystemConfig{Logger: logger})
+	ctx := context.Background()
+	w, err := cluster.StartWorker(ctx, nc, sys, cluster.Config{Owner: name, IdleAfter: idleAfter, Logger: logger},
+		map[string]cluster.Template{template: {Person: "@Human", Build: buildEcho}})
+	if err != nil {
+		return err
+	}
+	free := make(chan os.Signal, 1)
+	signal.Notify(free, syscall.SIGUSR1)
+	go func() { // ends when free is closed, below
+		for range free {
+			debug.FreeOSMemory()
+			fmt.Println("freed")
+		}
+	}()
+	defer func() {
+		signal.Stop(free) // no more sends on it
+		close(free)
+	}()
+	fmt.Println("ready")
+	untilStdinCloses()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := w.Close(cctx); err != nil {
+		return err
+	}
+	return sys.Shutdown(cctx)
+}
+
+// buildEcho makes a team of the person's proxy and an echo member.
+func buildEcho(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+	if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+		return err
+	}
+	_, err := t.Spawn(ctx, &echo{}, &actor.Config{Name: "echo", Role: "Echo"})
+	return err
+}
+
+// echo answers each message of the person with its content: a turn of
+// the team, as small as one gets.
+type echo struct{}
+
+func init() { actor.RegisterKind("clusterload.echo", func() actor.Actor { return &echo{} }) }
+
+func (*echo) Receive(_ *actor.Context, msg any) (any, error) {
+	if m, ok := msg.(*agent.AgentMessage); ok {
+		return m.Content, nil
+	}
+	return nil, nil
+}
