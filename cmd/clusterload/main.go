@@ -45,6 +45,7 @@ type config struct {
 	teams, workers, concurrency int
 	idleAfter, idleWindow       time.Duration
 	timeout                     time.Duration
+	serverProfile               string
 }
 
 // mainErr parses the flags, runs the load and prints its report.
@@ -58,6 +59,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.idleAfter, "idle-after", time.Second, "the workers' Config.IdleAfter: a team answered is passivated after this long idle")
 	fs.DurationVar(&cfg.idleWindow, "idle-window", 10*time.Second, "how long the sleeping fleet's CPU is measured")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
+	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -33,6 +34,9 @@ const (
 	urlEnv  = "CLUSTERLOAD_URL"
 	nameEnv = "CLUSTERLOAD_NAME"
 	idleEnv = "CLUSTERLOAD_IDLE_AFTER"
+	// profileEnv, when set, is the file the server writes a CPU profile
+	// of its whole run to (the flag -server-profile).
+	profileEnv = "CLUSTERLOAD_SERVER_PROFILE"
 )
 
 // template is the name of the workers' one template.
@@ -68,6 +72,17 @@ func runServer(dir string) error {
 		return err
 	}
 	defer e.Close()
+	if path := os.Getenv(profileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Println("url", e.URL())
 	untilStdinCloses()
 	return nil

@@ -161,7 +161,11 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, first, err := start(ctx, "the server", "server", stderr, dirEnv+"="+dir)
+	env := []string{dirEnv + "=" + dir}
+	if cfg.serverProfile != "" {
+		env = append(env, profileEnv+"="+cfg.serverProfile)
+	}
+	srv, first, err := start(ctx, "the server", "server", stderr, env...)
 	if err != nil {
 		return nil, err
 	}
