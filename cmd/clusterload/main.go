@@ -45,7 +45,7 @@ type config struct {
 	teams, workers, concurrency int
 	idleAfter, idleWindow       time.Duration
 	timeout                     time.Duration
-	serverProfile               string
+	serverProfile, serverHeap   string
 }
 
 // mainErr parses the flags, runs the load and prints its report.
@@ -60,6 +60,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.idleWindow, "idle-window", 10*time.Second, "how long the sleeping fleet's CPU is measured")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
 	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")
+	fs.StringVar(&cfg.serverHeap, "server-heap", "", "write a heap profile of the server process, as it stops, to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
@@ -37,6 +38,9 @@ const (
 	// profileEnv, when set, is the file the server writes a CPU profile
 	// of its whole run to (the flag -server-profile).
 	profileEnv = "CLUSTERLOAD_SERVER_PROFILE"
+	// heapEnv, when set, is the file the server writes a heap profile to
+	// as it stops (the flag -server-heap).
+	heapEnv = "CLUSTERLOAD_SERVER_HEAP"
 )
 
 // template is the name of the workers' one template.
@@ -85,6 +89,15 @@ func runServer(dir string) error {
 	}
 	fmt.Println("url", e.URL())
 	untilStdinCloses()
+	if path := os.Getenv(heapEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		runtime.GC()
+		return pprof.WriteHeapProfile(f)
+	}
 	return nil
 }
 

@@ -165,6 +165,9 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 	if cfg.serverProfile != "" {
 		env = append(env, profileEnv+"="+cfg.serverProfile)
 	}
+	if cfg.serverHeap != "" {
+		env = append(env, heapEnv+"="+cfg.serverHeap)
+	}
 	srv, first, err := start(ctx, "the server", "server", stderr, env...)
 	if err != nil {
 		return nil, err
