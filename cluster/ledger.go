@@ -88,6 +88,17 @@ type Ledger struct {
 	changed   chan struct{}
 	waits     map[uuid.UUID]func() // message id → told once the record closing it is acknowledged
 	calls     []durableCall        // published records someone waits on, in ledger order
+	// Snapshots (snapshot.go): the log the next one compacts (the last
+	// one's records, then every record published since), how many came
+	// since, the inputs closed by the records compacted away, the highest
+	// stream sequence acknowledged (or read), and a write under way.
+	hist     []message.Message
+	histData map[message.Message][]byte // the records of hist this Ledger published, as encoded
+	since    int
+	closed   []uuid.UUID
+	ackSeq   uint64
+	snapping bool
+	snapMu   sync.Mutex // one snapshot written at a time
 
 	pumpOnce  sync.Once
 	kick      chan struct{} // wakes the pump
@@ -145,7 +156,8 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		l.emitStop()
 		return nil, nil, err
 	}
-	log, last, err := readRecords(ctx, l.st, l.recSubj)
+	tl, err := readTeamLog(ctx, l.st, cfg, team, l.logger)
+	log, last := tl.log, tl.last
 	if errors.Is(err, errHole) && !errors.Is(err, ErrBadRecord) {
 		// The previous owner stopped with a record unacknowledged and later
 		// ones acknowledged: the team resumes from the record before the
@@ -161,6 +173,10 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 	// resumed here) no longer gets the answers.
 	l.pub.add(l)
 	l.next, l.low = last+1, last+1
+	if cfg.SnapshotEvery > 0 {
+		l.hist, l.since = log, tl.read
+	}
+	l.closed, l.ackSeq = tl.closed, tl.lastSeq
 	l.depth = cfg.Window
 	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
 		l.depth = 1
@@ -170,7 +186,8 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 			l.logger.Warn("cluster: the replicated stream does not take atomic batches; the ledger keeps one record in flight (slow)")
 		}
 	}
-	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
+	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log),
+		"from_snapshot", tl.snapshot, "read", tl.read)
 	return l, log, nil
 }
 
@@ -262,6 +279,7 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		}
 	}
 	l.next++
+	l.keepLocked(msg, data)
 	l.queued = append(l.queued, m)
 	l.sendLocked()
 }
@@ -403,6 +421,14 @@ func (l *Ledger) OnStop(teamID uuid.UUID) {
 		l.queued, l.retry = nil, nil
 		l.failLocked(fmt.Errorf("cluster: the team's stop: %d records not acknowledged within %v: %w", n, l.cfg.FlushTimeout, err), "")
 		l.mu.Unlock()
+	} else {
+		// The team stops (a passivation, a handover): its next restore
+		// reads this snapshot and nothing after it.
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
+		if err := l.writeSnapshot(ctx, true); err != nil {
+			l.logger.Warn("cluster: no snapshot of the team at its stop; its next restore reads from the last one", "error", err)
+		}
+		cancel()
 	}
 	l.close()
 }
