@@ -43,6 +43,10 @@ const (
 // which waits for the records still unacknowledged (Config.FlushTimeout at
 // most).
 //
+// It stores the team's snapshots too (Config.SnapshotEvery): the log it
+// keeps since the last one, compacted, once enough records came and all
+// are acknowledged, and at the team's stop.
+//
 // Make one with OpenLedger, give it to the team with
 // orchestrator.WithSubscribers, then Attach the team.
 type Ledger struct {
@@ -112,9 +116,12 @@ type Ledger struct {
 // OpenLedger claims the team for this process (Config.Owner) and returns
 // its Ledger, with the records the stream already holds for the team: none
 // for a new team (create it with orchestrator.New and
-// orchestrator.WithTeamID), else its log for orchestrator.Restore. The
-// claim fences off any previous owner: from then on JetStream refuses its
-// records, and the log returned holds every record it had stored.
+// orchestrator.WithTeamID), else its log for orchestrator.Restore: the
+// records of its latest snapshot (Config.SnapshotEvery) and every record
+// after it, or, without one, every record. The claim fences off any
+// previous owner: from then on JetStream refuses its records and
+// snapshots, and the log returned holds every record it had stored (or
+// their compaction).
 //
 // The stream is created if it is missing (Config). OpenLedger does not
 // decide whether this process should own the team: it takes it over.
