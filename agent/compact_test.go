@@ -218,3 +218,33 @@ func TestRestoreFromCompactedLogEqualsRestoreFromFullLog(t *testing.T) {
 		}
 	}
 }
+
+// A run paused for a person's approval, its log compacted, restores to a
+// team whose agent waits: the request is pending there, and approved, the
+// call runs once and the turn goes on.
+func TestPendingApprovalSurvivesACompactedRestore(t *testing.T) {
+	opt, calls := withApproval(t, 0)
+	h := newHarness(t, opt)
+	h.srv.Model("@Manager").Enqueue(final(out(agent.Response, "@Human", "warm-up answer")))
+	h.say(h.manager, agent.Request, "warm-up")
+	h.expectHuman()
+	askedApproval(t, h)
+	h.barrier()
+	full := h.sub.all()
+	compacted := orchestrator.Compact(actortest.Reloaded(t, full), agent.Compaction)
+	if len(compacted) >= len(full) {
+		t.Fatalf("the compacted log has %d records of %d", len(compacted), len(full))
+	}
+	team2, human2, delivered := restoredFrom(t, h.env, actortest.Reloaded(t, compacted))
+	p := pendingIn(t, team2)
+	if len(p) != 1 || p[0].Approval.CallID != "c1" {
+		t.Fatalf("the restored team's pending approvals %+v", p)
+	}
+	decide(t, h, human2, p[0], true, "")
+	if got := next(t, delivered); got.Content != "cleaned up" {
+		t.Fatalf("the restored person got %q", got.Content)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the call ran %d times across the restore, want once", n)
+	}
+}

@@ -181,7 +181,9 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 	l.pub.add(l)
 	l.next, l.low = last+1, last+1
 	if cfg.SnapshotEvery > 0 {
-		l.hist, l.since = log, tl.read
+		// The records read past a snapshot count toward the next one
+		// (a ledger read whole is snapshotted at its first quiet moment).
+		l.hist, l.since = log, min(tl.read, cfg.SnapshotEvery)
 	}
 	l.closed, l.ackSeq = tl.closed, tl.lastSeq
 	l.depth = cfg.Window

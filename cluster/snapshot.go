@@ -56,7 +56,20 @@ func (l *Ledger) keepLocked(msg message.Message, data []byte) {
 	}
 	l.histData[msg] = data // as published: a record is encoded once
 	l.since++
+	if l.since > snapshotSlack*l.cfg.SnapshotEvery {
+		// Never quiet long enough for a snapshot: the log kept for the
+		// next one would grow without end.
+		l.logger.Warn("cluster: the team's ledger was never quiet for a snapshot; its snapshots are off for this owner, a restore reads from the last one",
+			"records_since", l.since)
+		l.cfg.SnapshotEvery = 0
+		l.hist, l.histData, l.since = nil, nil, 0
+	}
 }
+
+// snapshotSlack bounds the records a Ledger keeps for its next snapshot,
+// in snapshot intervals: a ledger never quiet that long (every record
+// acknowledged) takes no more snapshots.
+const snapshotSlack = 8
 
 // snapDueLocked reports whether a snapshot should be written now: enough
 // records since the last one, every record acknowledged and none in
@@ -65,10 +78,13 @@ func (l *Ledger) snapDueLocked() bool {
 	return l.cfg.SnapshotEvery > 0 && l.since >= l.cfg.SnapshotEvery && !l.snapping && l.quietLocked() && !l.stopping
 }
 
-// quietLocked reports whether the Ledger may take a snapshot: nothing
-// unacknowledged, queued or to send again, neither fenced nor broken.
+// quietLocked reports whether the Ledger may take a snapshot: every
+// record it published acknowledged (a record queued or to send again is
+// unacknowledged; a send still in flight then can only store a record
+// again, deduplicated, or below the snapshot's index), neither fenced nor
+// broken.
 func (l *Ledger) quietLocked() bool {
-	return !l.fenced && !l.broken && len(l.unacked) == 0 && len(l.queued) == 0 && len(l.retry) == 0 && l.inflight == 0
+	return !l.fenced && !l.broken && len(l.unacked) == 0
 }
 
 // writeSnapshot writes a snapshot of the team when one is due (force: at
@@ -132,6 +148,10 @@ func (l *Ledger) writeSnapshot(ctx context.Context, force bool) error {
 		ack, err := l.js.PublishMsg(ctx, msg)
 		if err == nil {
 			l.mu.Lock()
+			if l.cfg.SnapshotEvery <= 0 || len(l.hist) < len(hist) { // turned off meanwhile
+				l.mu.Unlock()
+				return nil
+			}
 			l.hist = append(compacted, l.hist[len(hist):]...)
 			l.since = len(l.hist) - len(compacted)
 			kept := make(map[message.Message]bool, len(compacted))

@@ -156,7 +156,13 @@ func TestRestoreReadsOnlyTheRecordsAfterTheLatestSnapshot(t *testing.T) {
 	e := embedded(t)
 	nc := connect(t, e)
 	teamID := uuid.New()
-	l, _, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: discard, Owner: "first", SnapshotEvery: 40})
+	logs := &logCapture{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("the first owner's log:\n", logs.String())
+		}
+	})
+	l, _, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: logs.logger(), Owner: "first", SnapshotEvery: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
