@@ -81,7 +81,8 @@
 // running, no input in flight, no record), deletes its inbox consumer and
 // marks its lease passive; the team's next input (Client.Send, SendOnce,
 // Answer) wakes a worker serving its template, which takes the lease,
-// restores the team from the stream and delivers the input. A wake lost
+// restores the team from the stream (the snapshot its passivation stored,
+// and the records after it: Config.SnapshotEvery) and delivers the input. A wake lost
 // is made up by the takeover scan, which takes the passive teams whose
 // inbox holds input. A worker that stops a team to hand it over (Close, a
 // lease it could not renew, a passivation) first cuts the team's ledger
