@@ -110,8 +110,15 @@ func TestRestoredAgentGetsItsContextAndCounters(t *testing.T) {
 // is then sent again (as a durable inbox does, at least once): the agent
 // replays the model's logged answers instead of paying for them again (the
 // fake server gets no request), runs the tool again, routes the answer,
-// and keeps the run once in its history.
+// and keeps the run once in its history. The same from the log compacted
+// (orchestrator.Compact with agent.Compaction, as a cluster snapshot
+// holds it): the cut turn is kept whole.
 func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
+	t.Run("whole log", func(t *testing.T) { cutTurnReplays(t, false) })
+	t.Run("compacted log", func(t *testing.T) { cutTurnReplays(t, true) })
+}
+
+func cutTurnReplays(t *testing.T, compact bool) {
 	h := newHarness(t)
 	h.srv.Model("@Manager").Enqueue(
 		final(out(agent.Response, "@Human", "first answer")),
@@ -135,7 +142,14 @@ func TestRestoredCutTurnReplaysTheModel(t *testing.T) {
 	sys2 := actor.NewSystem(actor.SystemConfig{Logger: h.logs.Logger()})
 	t.Cleanup(func() { _ = sys2.Shutdown(context.Background()) })
 	answers := make(chan *agent.AgentMessage, 4)
-	team2, err := orchestrator.Restore(actortest.Context(t), sys2, all[:cut], agent.WithEnv(h.env),
+	log := all[:cut]
+	if compact {
+		log = actortest.Reloaded(t, orchestrator.Compact(log, agent.Compaction))
+		if len(log) >= cut {
+			t.Fatalf("the compacted log has %d records of %d", len(log), cut)
+		}
+	}
+	team2, err := orchestrator.Restore(actortest.Context(t), sys2, log, agent.WithEnv(h.env),
 		agent.WithHumanDelivery(func(m *agent.AgentMessage) { answers <- m }))
 	if err != nil {
 		t.Fatal(err)

@@ -98,22 +98,31 @@ func TestAnswerThroughInbox(t *testing.T) {
 		t.Fatalf("answer %+v processed %v; want \"5\" sent and processed", am, processed)
 	}
 	inboxEmpty(t, ctx, c, id)
-	warned := map[string]bool{}
 	log, err := ReadTeam(ctx, nc.Conn, id, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range log {
-		if w, ok := m.(*message.WarningMessage); ok {
-			for _, want := range []string{"the team's log holds no such message", "not to the team's person"} {
-				if strings.Contains(w.Content, want) {
-					warned[want] = true
+	// The person's own message may be compacted away by the snapshot of
+	// w1's handover (a restore reads the snapshot): then it is refused as
+	// not in the log, else as not sent to the person.
+	for _, want := range []struct {
+		input   uuid.UUID
+		reasons []string
+	}{
+		{bad, []string{"the team's log holds no such message"}},
+		{notPersons, []string{"not to the team's person", "the team's log holds no such message"}},
+	} {
+		told := false
+		for _, m := range log {
+			if w, ok := m.(*message.WarningMessage); ok && strings.Contains(w.Content, want.input.String()) {
+				for _, r := range want.reasons {
+					told = told || strings.Contains(w.Content, r)
 				}
 			}
 		}
-	}
-	if len(warned) != 2 {
-		t.Fatalf("refusals told to the team: %v; want both", warned)
+		if !told {
+			t.Fatalf("no refusal of input %s (%s) told to the team", want.input, strings.Join(want.reasons, " or "))
+		}
 	}
 	if _, err := c.Answer(ctx, id, uuid.Nil, "x"); err == nil {
 		t.Error("Answer to the nil id: no error")

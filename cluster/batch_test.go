@@ -22,7 +22,8 @@ func TestR3AtomicBatches(t *testing.T) {
 	servers := threeServers(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
 	defer cancel()
-	cfg := Config{Logger: discard, Replicas: 3, Window: 8192}
+	// Snapshots off: these cases read back the raw records stored.
+	cfg := Config{Logger: discard, Replicas: 3, Window: 8192, SnapshotEvery: -1}
 	nc := connectCluster(t, ctx, servers, cfg)
 
 	// Records queued behind a send in flight go out as batches of up to
@@ -43,7 +44,7 @@ func TestR3AtomicBatches(t *testing.T) {
 			t.Fatalf("the last record was not stored by an atomic batch: headers %v", last.Header)
 		}
 		l.OnStop(team)
-		_, log, err := OpenLedger(ctx, nc, team, Config{Logger: discard, Replicas: 3, Owner: "second"})
+		_, log, err := OpenLedger(ctx, nc, team, Config{Logger: discard, Replicas: 3, Owner: "second", SnapshotEvery: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func TestR3AtomicBatches(t *testing.T) {
 	t.Run("fenced", func(t *testing.T) {
 		team := uuid.New()
 		var logs logCapture
-		old := Config{Logger: logs.logger(), Replicas: 3, Owner: "first"}
+		old := Config{Logger: logs.logger(), Replicas: 3, Owner: "first", SnapshotEvery: -1}
 		l1, _, err := OpenLedger(ctx, nc, team, old)
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +112,7 @@ func TestR3AtomicBatches(t *testing.T) {
 		var batch []uuid.UUID
 		held(l1, func() { batch = publish(l1, team, maxBatch) })
 		nc2 := connectCluster(t, ctx, servers, cfg)
-		_, log, err := OpenLedger(ctx, nc2, team, Config{Logger: discard, Replicas: 3, Owner: "second"})
+		_, log, err := OpenLedger(ctx, nc2, team, Config{Logger: discard, Replicas: 3, Owner: "second", SnapshotEvery: -1})
 		if err != nil {
 			t.Fatalf("the claim during the old owner's batch: %v", err)
 		}

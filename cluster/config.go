@@ -19,8 +19,11 @@ const (
 	defaultWindow       = 1024
 	defaultAckTimeout   = 5 * time.Second
 	defaultFlushTimeout = 10 * time.Second
-	maxReplicas         = 5
-	minLease            = 30 * time.Millisecond // a renewal's round trip must fit in a third of it
+	// defaultSnapshotEvery is Config.SnapshotEvery when 0: a restore
+	// reads at most about this many records after the team's snapshot.
+	defaultSnapshotEvery = 1000
+	maxReplicas          = 5
+	minLease             = 30 * time.Millisecond // a renewal's round trip must fit in a third of it
 	// minReplicatedLease is the shortest lease on a replicated cluster
 	// (Replicas > 1): the leases bucket's leader election after a server's
 	// loss takes several seconds (4 to 7 s measured on three servers on
@@ -38,7 +41,8 @@ type Config struct {
 	// when missing (file storage). "AKGENTIC" when empty.
 	Stream string
 	// Prefix is the first token of the teams' subjects ("akgentic" when
-	// empty): <Prefix>.rec.<team id> and <Prefix>.own.<team id>.
+	// empty): <Prefix>.rec.<team id>, <Prefix>.own.<team id> and
+	// <Prefix>.snap.<team id>.
 	Prefix string
 	// Replicas is the stream's replica count when the stream is created:
 	// 1 (the default) on one server, 3 on a three-server cluster.
@@ -73,6 +77,20 @@ type Config struct {
 	// its own to wake it is not woken by it while passive: leave
 	// IdleAfter at 0 for such teams.
 	IdleAfter time.Duration
+	// SnapshotEvery is how many records a Ledger stores between two
+	// snapshots of its team (1,000 when 0; negative: no snapshots, neither
+	// written nor read: every restore reads the whole ledger). A
+	// snapshot is the team's log compacted to what its restore reads
+	// (orchestrator.Compact with agent.Compaction), stored as one message
+	// on <Prefix>.snap.<team id>, fenced as every record; it is written
+	// once SnapshotEvery records came since the last one and all are
+	// acknowledged, and when the team stops (a passivation, a handover).
+	// A restore (OpenLedger, so a takeover or an activation) reads the
+	// latest snapshot and the records after it, not the whole ledger; a
+	// snapshot missing, unreadable or larger than the server takes falls
+	// back to the whole read (logged). ReadTeam, Watch and Team.Messages
+	// past the window still read every record: the ledger is kept whole.
+	SnapshotEvery int
 	// Owner names this worker in its claims and leases of teams; when
 	// empty, the host name, the process id and a random suffix (a process
 	// restarted in a container, pid 1 again, is a new worker). It must be
@@ -84,6 +102,9 @@ type Config struct {
 	resumed    func(uuid.UUID) // tests: a Worker took a team over
 	passivated func(uuid.UUID) // tests: a Worker passivated a team
 	scanned    func()          // tests: a Worker read every lease once
+	// tests: a Ledger read its team, from a snapshot or not, and how
+	// many records of the ledger it read
+	readTeam func(team uuid.UUID, fromSnapshot bool, records int)
 	// tests: an input was acknowledged (its turn durable) or refused
 	inputDone func(uuid.UUID)
 	// tests: the leases bucket as the Worker uses it (a fault put in)
@@ -109,6 +130,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.FlushTimeout == 0 {
 		c.FlushTimeout = defaultFlushTimeout
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = defaultSnapshotEvery
 	}
 	if c.Owner == "" {
 		host, _ := os.Hostname()
@@ -157,3 +181,6 @@ func (c Config) recordsSubject(team uuid.UUID) string { return c.Prefix + ".rec.
 
 // claimsSubject is the subject of a team's claims (fencing).
 func (c Config) claimsSubject(team uuid.UUID) string { return c.Prefix + ".own." + team.String() }
+
+// snapshotSubject is the subject of a team's snapshots.
+func (c Config) snapshotSubject(team uuid.UUID) string { return c.Prefix + ".snap." + team.String() }

@@ -81,7 +81,8 @@
 // running, no input in flight, no record), deletes its inbox consumer and
 // marks its lease passive; the team's next input (Client.Send, SendOnce,
 // Answer) wakes a worker serving its template, which takes the lease,
-// restores the team from the stream and delivers the input. A wake lost
+// restores the team from the stream (the snapshot its passivation stored,
+// and the records after it: Config.SnapshotEvery) and delivers the input. A wake lost
 // is made up by the takeover scan, which takes the passive teams whose
 // inbox holds input. A worker that stops a team to hand it over (Close, a
 // lease it could not renew, a passivation) first cuts the team's ledger
@@ -91,7 +92,7 @@
 // # Stream layout
 //
 // One stream (Config.Stream, "AKGENTIC" by default, file storage,
-// Config.Replicas replicas) holds two subjects per team:
+// Config.Replicas replicas) holds three subjects per team:
 //
 //   - <prefix>.rec.<team id>: the team's records, one JetStream message per
 //     record, its data message.Marshal's encoding (the event log's codec),
@@ -99,7 +100,12 @@
 //     once, within the stream's duplicate window) and its Akgentic-Index
 //     header its place in the team's ledger (1, 2, ...);
 //   - <prefix>.own.<team id>: the team's claims, one message per owner that
-//     took the team (OpenLedger).
+//     took the team (OpenLedger);
+//   - <prefix>.snap.<team id>: the team's latest snapshot (Config.SnapshotEvery):
+//     its ledger up to an index compacted to what a restore reads
+//     (orchestrator.Compact with agent.Compaction), fenced as its records;
+//     a restore reads it and the records above its index, the whole
+//     ledger when it is missing or cannot be read.
 //
 // # Fencing
 //

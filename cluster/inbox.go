@@ -261,6 +261,13 @@ func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message, 
 	ctx, cancel := context.WithTimeout(w.work.ctx, inboxTimeout) // cancelled by Close
 	defer cancel()
 	done := closedIn(log)
+	w.mu.Lock()
+	if o := w.teams[id]; o != nil && o.ledger != nil {
+		for _, m := range o.ledger.snapshotClosed() { // closed in the records its snapshot compacted away
+			done[m] = true
+		}
+	}
+	w.mu.Unlock()
 	err := w.openInbox(ctx, id, person, done, early)
 	if err != nil {
 		w.mu.Lock()

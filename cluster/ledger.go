@@ -43,6 +43,10 @@ const (
 // which waits for the records still unacknowledged (Config.FlushTimeout at
 // most).
 //
+// It stores the team's snapshots too (Config.SnapshotEvery): the log it
+// keeps since the last one, compacted, once enough records came and all
+// are acknowledged, and at the team's stop.
+//
 // Make one with OpenLedger, give it to the team with
 // orchestrator.WithSubscribers, then Attach the team.
 type Ledger struct {
@@ -88,6 +92,17 @@ type Ledger struct {
 	changed   chan struct{}
 	waits     map[uuid.UUID]func() // message id → told once the record closing it is acknowledged
 	calls     []durableCall        // published records someone waits on, in ledger order
+	// Snapshots (snapshot.go): the log the next one compacts (the last
+	// one's records, then every record published since), how many came
+	// since, the inputs closed by the records compacted away, the highest
+	// stream sequence acknowledged (or read), and a write under way.
+	hist     []message.Message
+	histData map[message.Message][]byte // the records of hist this Ledger published, as encoded
+	since    int
+	closed   []uuid.UUID
+	ackSeq   uint64
+	snapping bool
+	snapMu   sync.Mutex // one snapshot written at a time
 
 	pumpOnce  sync.Once
 	kick      chan struct{} // wakes the pump
@@ -101,9 +116,12 @@ type Ledger struct {
 // OpenLedger claims the team for this process (Config.Owner) and returns
 // its Ledger, with the records the stream already holds for the team: none
 // for a new team (create it with orchestrator.New and
-// orchestrator.WithTeamID), else its log for orchestrator.Restore. The
-// claim fences off any previous owner: from then on JetStream refuses its
-// records, and the log returned holds every record it had stored.
+// orchestrator.WithTeamID), else its log for orchestrator.Restore: the
+// records of its latest snapshot (Config.SnapshotEvery) and every record
+// after it, or, without one, every record. The claim fences off any
+// previous owner: from then on JetStream refuses its records and
+// snapshots, and the log returned holds every record it had stored (or
+// their compaction).
 //
 // The stream is created if it is missing (Config). OpenLedger does not
 // decide whether this process should own the team: it takes it over.
@@ -145,7 +163,8 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 		l.emitStop()
 		return nil, nil, err
 	}
-	log, last, err := readRecords(ctx, l.st, l.recSubj)
+	tl, err := readTeamLog(ctx, l.st, cfg, team, l.logger)
+	log, last := tl.log, tl.last
 	if errors.Is(err, errHole) && !errors.Is(err, ErrBadRecord) {
 		// The previous owner stopped with a record unacknowledged and later
 		// ones acknowledged: the team resumes from the record before the
@@ -161,6 +180,12 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 	// resumed here) no longer gets the answers.
 	l.pub.add(l)
 	l.next, l.low = last+1, last+1
+	if cfg.SnapshotEvery > 0 {
+		// The records read past a snapshot count toward the next one
+		// (a ledger read whole is snapshotted at its first quiet moment).
+		l.hist, l.since = log, min(tl.read, cfg.SnapshotEvery)
+	}
+	l.closed, l.ackSeq = tl.closed, tl.lastSeq
 	l.depth = cfg.Window
 	if info := l.st.CachedInfo(); info != nil && info.Config.Replicas > 1 {
 		l.depth = 1
@@ -170,7 +195,8 @@ func OpenLedger(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) 
 			l.logger.Warn("cluster: the replicated stream does not take atomic batches; the ledger keeps one record in flight (slow)")
 		}
 	}
-	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log))
+	l.logger.Debug("cluster: team claimed", "owner", cfg.Owner, "claim_seq", l.claimSeq, "records", len(log),
+		"from_snapshot", tl.snapshot, "read", tl.read)
 	return l, log, nil
 }
 
@@ -262,6 +288,7 @@ func (l *Ledger) OnMessage(msg message.Message) {
 		}
 	}
 	l.next++
+	l.keepLocked(msg, data)
 	l.queued = append(l.queued, m)
 	l.sendLocked()
 }
@@ -403,6 +430,14 @@ func (l *Ledger) OnStop(teamID uuid.UUID) {
 		l.queued, l.retry = nil, nil
 		l.failLocked(fmt.Errorf("cluster: the team's stop: %d records not acknowledged within %v: %w", n, l.cfg.FlushTimeout, err), "")
 		l.mu.Unlock()
+	} else {
+		// The team stops (a passivation, a handover): its next restore
+		// reads this snapshot and nothing after it.
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
+		if err := l.writeSnapshot(ctx, true); err != nil {
+			l.logger.Warn("cluster: no snapshot of the team at its stop; its next restore reads from the last one", "error", err)
+		}
+		cancel()
 	}
 	l.close()
 }

@@ -28,7 +28,8 @@ func TestLedgerRestoreEqualsOriginal(t *testing.T) {
 	e := embedded(t)
 	ctx := actortest.Context(t)
 	nc := connect(t, e)
-	cfg := Config{Logger: discard, Owner: "first"}
+	// The whole ledger read back (snapshots off: snapshot_test.go).
+	cfg := Config{Logger: discard, Owner: "first", SnapshotEvery: -1}
 	teamID := uuid.New()
 
 	l, log, err := OpenLedger(ctx, nc.Conn, teamID, cfg)
@@ -91,7 +92,7 @@ func TestLedgerRestoreEqualsOriginal(t *testing.T) {
 	}
 
 	// Restore from the stream (a new claim) and from the file: the same team.
-	l2, log2, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: discard, Owner: "second"})
+	l2, log2, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: discard, Owner: "second", SnapshotEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

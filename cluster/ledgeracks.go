@@ -11,12 +11,15 @@ import (
 // acked is JetStream's acknowledgement of a record, or of an atomic
 // batch's commit (on the client's goroutine): stored, or a duplicate of
 // one stored.
-func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
+func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, pa *jetstream.PubAck) {
 	l.mu.Lock()
 	recs := l.answeredLocked(m)
 	if recs == nil {
 		l.mu.Unlock()
 		return
+	}
+	if pa != nil && pa.Sequence > l.ackSeq {
+		l.ackSeq = pa.Sequence
 	}
 	for _, r := range recs {
 		delete(l.unacked, indexOf(r))
@@ -28,6 +31,9 @@ func (l *Ledger) acked(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) 
 	}
 	l.sendLocked()
 	l.signalLocked()
+	if l.snapDueLocked() {
+		l.wakeLocked() // the pump writes it
+	}
 	ready := l.readyLocked()
 	l.mu.Unlock()
 	for _, f := range ready {

@@ -140,6 +140,7 @@ func (l *Ledger) pump() {
 			l.warn, l.stopTeam = "", false
 		}
 		waiting := len(l.retry) > 0
+		snap := l.snapDueLocked()
 		l.mu.Unlock()
 		if stop && t != nil {
 			// Ask for the stop without waiting for it: the team's stop
@@ -154,6 +155,13 @@ func (l *Ledger) pump() {
 			if err := t.Emit(l.emitCtx, w); err != nil {
 				l.logger.Debug("cluster: the warning could not be told to the team", "error", err)
 			}
+		}
+		if snap {
+			ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
+			if err := l.writeSnapshot(ctx, false); err != nil {
+				l.logger.Warn("cluster: the team's snapshot was not stored; its next restore reads from the last one", "error", err)
+			}
+			cancel()
 		}
 		if waiting && retryC == nil {
 			if timer == nil {

@@ -28,7 +28,7 @@ type benchWorker struct {
 	passivated chan uuid.UUID
 }
 
-func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer int) *benchWorker {
+func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer int, opts ...func(*Config)) *benchWorker {
 	b.Helper()
 	if url := os.Getenv(benchURLEnv); url != "" { // a server of its own process: the figures are the worker's alone
 		nc, err := nats.Connect(url)
@@ -36,7 +36,7 @@ func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer in
 			b.Fatal(err)
 		}
 		b.Cleanup(nc.Close)
-		return benchOn(b, ctx, nc, "bench-"+uuid.NewString()[:8], idle, buffer)
+		return benchOn(b, ctx, nc, "bench-"+uuid.NewString()[:8], idle, buffer, opts...)
 	}
 	e, err := RunEmbedded(b.TempDir())
 	if err != nil {
@@ -45,7 +45,7 @@ func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer in
 	b.Cleanup(e.Close)
 	nc := connectB(b, e)
 	b.Cleanup(nc.Close)
-	return benchOn(b, ctx, nc, "bench", idle, buffer)
+	return benchOn(b, ctx, nc, "bench", idle, buffer, opts...)
 }
 
 // benchURLEnv, when set, is the URL of a NATS server (JetStream on) the
@@ -54,8 +54,9 @@ func startBench(b *testing.B, ctx context.Context, idle time.Duration, buffer in
 // github.com/nats-io/nats-server/v2; /tmp/nats-server -js -sd DIR).
 const benchURLEnv = "AKGENTIC_BENCH_NATS_URL"
 
-// benchOn starts a benchWorker named owner on nc.
-func benchOn(b *testing.B, ctx context.Context, nc *nats.Conn, owner string, idle time.Duration, buffer int) *benchWorker {
+// benchOn starts a benchWorker named owner on nc, each of opts changing
+// its Config.
+func benchOn(b *testing.B, ctx context.Context, nc *nats.Conn, owner string, idle time.Duration, buffer int, opts ...func(*Config)) *benchWorker {
 	b.Helper()
 	bw := &benchWorker{inputs: make(chan uuid.UUID, buffer), passivated: make(chan uuid.UUID, buffer)}
 	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
@@ -63,6 +64,9 @@ func benchOn(b *testing.B, ctx context.Context, nc *nats.Conn, owner string, idl
 	cfg := Config{Logger: discard, Owner: owner, IdleAfter: idle,
 		inputDone:  func(id uuid.UUID) { bw.inputs <- id },
 		passivated: func(id uuid.UUID) { bw.passivated <- id },
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	var err error
 	if bw.w, err = StartWorker(ctx, nc, sys, cfg, counters); err != nil {
@@ -104,6 +108,14 @@ func history(b *testing.B, ctx context.Context, w *Worker, id uuid.UUID, n int) 
 		if err := t.Emit(ctx, m); err != nil {
 			b.Fatal(err)
 		}
+		if (i+1)%500 == 0 { // within the window of unacknowledged records
+			if err := t.Sync(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.ledgerOf(id).flush(ctx, ^uint64(0)); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	if _, err := acked(ctx, t, w.ledgerOf(id)); err != nil {
 		b.Fatal(err)
@@ -112,9 +124,9 @@ func history(b *testing.B, ctx context.Context, w *Worker, id uuid.UUID, n int) 
 
 // benchTeam starts a benchWorker that never passivates, with a team of
 // counters of n records of history.
-func benchTeam(b *testing.B, ctx context.Context, n int) (*benchWorker, uuid.UUID) {
+func benchTeam(b *testing.B, ctx context.Context, n int, opts ...func(*Config)) (*benchWorker, uuid.UUID) {
 	b.Helper()
-	bw := startBench(b, ctx, 0, 16)
+	bw := startBench(b, ctx, 0, 16, opts...)
 	id, err := bw.c.Create(ctx, "counters", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -125,38 +137,50 @@ func benchTeam(b *testing.B, ctx context.Context, n int) (*benchWorker, uuid.UUI
 
 // BenchmarkActivation measures an input to a passive team until its turn
 // is durable (the input acknowledged): the wake, the restore from the
-// stream (the whole ledger: no snapshots yet), the inbox consumer made
+// stream (snapshots=off: the whole ledger; on: the snapshot its last
+// passivation stored, and the records after it), the inbox consumer made
 // again (while the ledger is read), the turn. Compare BenchmarkActiveInput, the same input to a team
 // that runs. p50 and p99 are reported in ms.
 func BenchmarkActivation(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		b.Run(fmt.Sprint("history=", n), func(b *testing.B) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			// The history on a worker that never passivates; closed, it
-			// hands the team to one that passivates it once idle.
-			first, id := benchTeam(b, ctx, n)
-			if err := first.w.Close(ctx); err != nil {
-				b.Fatal(err)
-			}
-			bw := benchOn(b, ctx, first.w.nc, "idle", activationIdle, 16)
-			var lat []time.Duration
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				waitB(b, ctx, bw.passivated, id)
-				b.StartTimer()
-				start := time.Now()
-				in, err := bw.c.Send(ctx, id, "a", "wake up")
-				if err != nil {
-					b.Fatal(err)
-				}
-				waitB(b, ctx, bw.inputs, in)
-				lat = append(lat, time.Since(start))
-			}
-			report(b, lat)
-		})
+	for _, snap := range []struct {
+		name  string
+		every int
+	}{{"off", -1}, {"on", 0}} {
+		for _, n := range []int{10, 1000, 10000} {
+			b.Run(fmt.Sprintf("snapshots=%s/history=%d", snap.name, n), func(b *testing.B) {
+				activation(b, n, func(c *Config) { c.SnapshotEvery = snap.every })
+			})
+		}
 	}
+}
+
+// activation is BenchmarkActivation with n records of history, opts
+// changing the workers' Config.
+func activation(b *testing.B, n int, opts ...func(*Config)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	// The history on a worker that never passivates; closed, it
+	// hands the team to one that passivates it once idle.
+	first, id := benchTeam(b, ctx, n, opts...)
+	if err := first.w.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	bw := benchOn(b, ctx, first.w.nc, "idle", activationIdle, 16, opts...)
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		waitB(b, ctx, bw.passivated, id)
+		b.StartTimer()
+		start := time.Now()
+		in, err := bw.c.Send(ctx, id, "a", "wake up")
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitB(b, ctx, bw.inputs, in)
+		lat = append(lat, time.Since(start))
+	}
+	report(b, lat)
 }
 
 // BenchmarkReadTeam measures the read of a restore (an activation's

@@ -20,8 +20,9 @@ import (
 const passiveCycles = 100
 
 // startIdle starts a worker that passivates its teams idle for a few
-// milliseconds; passivated receives each team it passivated.
-func startIdle(t *testing.T, ctx context.Context, nc *conn, owner string) (w *testWorker, passivated chan uuid.UUID) {
+// milliseconds; passivated receives each team it passivated. Each of
+// opts changes the worker's Config.
+func startIdle(t *testing.T, ctx context.Context, nc *conn, owner string, opts ...func(*Config)) (w *testWorker, passivated chan uuid.UUID) {
 	t.Helper()
 	tw := &testWorker{resumed: make(chan uuid.UUID, passiveCycles+16), inputs: make(chan uuid.UUID, passiveCycles+16)}
 	passivated = make(chan uuid.UUID, passiveCycles+16)
@@ -29,6 +30,9 @@ func startIdle(t *testing.T, ctx context.Context, nc *conn, owner string) (w *te
 		resumed:    func(id uuid.UUID) { tw.resumed <- id },
 		inputDone:  func(id uuid.UUID) { tw.inputs <- id },
 		passivated: func(id uuid.UUID) { passivated <- id },
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	var err error
 	if tw.Worker, err = StartWorker(ctx, nc.Conn, system(t), cfg, counters); err != nil {

@@ -281,7 +281,7 @@ func readDiagnosis(ctx context.Context, js jetstream.JetStream, cfg Config, team
 	} else {
 		out += fmt.Sprint("; the team's last record: ", err)
 	}
-	recs, _, err := readOnce(ctx, st, subj)
+	recs, _, err := readOnce(ctx, st, subj, after{})
 	return out + fmt.Sprintf("; one read: %d records, %v", len(recs), err)
 }
 

@@ -59,7 +59,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 
 // ensureStreamOnce is one try of ensureStream.
 func ensureStreamOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
-	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*"}
+	subjects := []string{cfg.Prefix + ".rec.*", cfg.Prefix + ".own.*", cfg.Prefix + ".snap.*"}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:               cfg.Stream,
 		Description:        "akgentic team ledgers (records and claims)",
@@ -80,10 +80,20 @@ func ensureStreamOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (
 		return nil, fmt.Errorf("cluster: stream %s: %w", cfg.Stream, err)
 	}
 	have := st.CachedInfo().Config.Subjects
-	for _, s := range subjects {
+	for _, s := range subjects[:2] {
 		if !slices.Contains(have, s) {
 			return nil, fmt.Errorf("cluster: stream %s exists with subjects %v, without %s", cfg.Stream, have, s)
 		}
+	}
+	if snaps := subjects[2]; !slices.Contains(have, snaps) {
+		// A stream made before snapshots: it takes their subject too.
+		sc := st.CachedInfo().Config
+		sc.Subjects = append(slices.Clone(sc.Subjects), snaps)
+		up, err := js.UpdateStream(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: stream %s: add the snapshots' subject %s: %w", cfg.Stream, snaps, err)
+		}
+		st = up
 	}
 	if st, err = boundConsumers(ctx, js, st, cfg); err != nil {
 		return nil, err
@@ -201,20 +211,41 @@ func ReadTeam(ctx context.Context, nc *nats.Conn, team uuid.UUID, cfg Config) ([
 	return log, err
 }
 
+// after says where a read begins: the records of ledger index above base,
+// stored from stream sequence from on (the zero value: every record).
+type after struct {
+	from, base uint64
+}
+
+// read is what readRecords returns besides the records: the last index
+// in ledger order, and the stream sequence of the subject's last message
+// when the read began (0 when it held none).
+type read struct {
+	last, lastSeq uint64
+}
+
 // readRecords reads every record on subj up to the last one stored when
 // it was called, and returns them in ledger order with the last index. A
 // read that fails because the stream has no leader for a moment (a
 // replicated stream electing one, a server restarting) is tried again,
 // until ctx ends.
 func readRecords(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
+	log, r, err := readRecordsAfter(ctx, st, subj, after{})
+	return log, r.last, err
+}
+
+// readRecordsAfter is readRecords of the records after a (a snapshot's):
+// the records of ledger index above a.base, stored from stream sequence
+// a.from on, in ledger order from a.base+1.
+func readRecordsAfter(ctx context.Context, st jetstream.Stream, subj string, a after) ([]message.Message, read, error) {
 	wait := retryMin
 	for {
-		log, last, err := readOnce(ctx, st, subj)
+		log, r, err := readOnce(ctx, st, subj, a)
 		if err == nil || !(transient(err) || errors.Is(err, errMissed)) || ctx.Err() != nil {
-			return log, last, err
+			return log, r, err
 		}
 		if clock.Sleep(ctx, wait) != nil {
-			return log, last, err
+			return log, r, err
 		}
 		wait = min(2*wait, retryMax)
 	}
@@ -233,14 +264,20 @@ func transient(err error) bool {
 // record's index says, when they are at most readBatch), each decoded as
 // it comes. A delivery missed (the consumer's sequence skips one) fails
 // the attempt with errMissed: it is tried again, never taken for a hole
-// in the ledger.
-func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.Message, uint64, error) {
+// in the ledger. After a snapshot (a.from > 0) the consumer starts at
+// stream sequence a.from, and records of index a.base or less are not
+// kept.
+func readOnce(ctx context.Context, st jetstream.Stream, subj string, a after) ([]message.Message, read, error) {
 	last, err := st.GetLastMsgForSubject(ctx, subj)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, 0, nil
+		return nil, read{last: a.base}, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+		return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, err)
+	}
+	r := read{last: a.base, lastSeq: last.Sequence}
+	if last.Sequence < a.from {
+		return nil, r, nil // nothing stored after the snapshot
 	}
 	// The consumer's creation is bounded on its own: the cluster may place
 	// it on a server that is down (a replica of the stream not yet seen
@@ -248,7 +285,7 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	// consumer placed anew.
 	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
 	defer cancel()
-	cons, err := st.CreateConsumer(cctx, jetstream.ConsumerConfig{
+	cc := jetstream.ConsumerConfig{
 		Description:       "read of " + subj,
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
@@ -256,14 +293,18 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 		InactiveThreshold: readIdle,
 		MemoryStorage:     true,
 		Replicas:          1,
-	})
+	}
+	if a.from > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, a.from
+	}
+	cons, err := st.CreateConsumer(cctx, cc)
 	if err != nil {
-		return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+		return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, err)
 	}
 	defer dropConsumer(st, cons)
 	size := readBatch
-	if n, err := strconv.ParseUint(last.Header.Get(indexHeader), 10, 64); err == nil && n < readBatch {
-		size = int(n) + readSlack // the last record's index: about as many records as stored
+	if n, err := strconv.ParseUint(last.Header.Get(indexHeader), 10, 64); err == nil && n >= a.base && n-a.base < readBatch {
+		size = int(n-a.base) + readSlack // the last record's index: about as many records as stored
 	}
 	recs := make([]indexed, 0, size)
 	var bad error
@@ -271,7 +312,7 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 	next := uint64(1) // the consumer sequence of the next delivery
 	for done := false; !done; {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, context.Cause(ctx))
+			return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, context.Cause(ctx))
 		}
 		// What is stored comes at once (no wait); after an empty answer,
 		// one wait of a second for a late delivery, then the read fails.
@@ -282,44 +323,46 @@ func readOnce(ctx context.Context, st jetstream.Stream, subj string) ([]message.
 			batch, err = cons.Fetch(size, jetstream.FetchMaxWait(time.Second))
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+			return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, err)
 		}
 		got := 0
 		for m := range batch.Messages() {
 			got++
 			meta, err := m.Metadata()
 			if err != nil {
-				return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+				return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, err)
 			}
 			if meta.Sequence.Consumer != next {
-				return nil, 0, fmt.Errorf("cluster: read %s: %w: delivery %d came after %d", subj, errMissed, meta.Sequence.Consumer, next-1)
+				return nil, read{}, fmt.Errorf("cluster: read %s: %w: delivery %d came after %d", subj, errMissed, meta.Sequence.Consumer, next-1)
 			}
 			next++
 			seq := meta.Sequence.Stream
 			if seq >= last.Sequence {
 				done = true
 			}
-			r, err := decodeRecord(m.Headers(), m.Data(), seq)
+			rec, err := decodeRecord(m.Headers(), m.Data(), seq)
 			if err != nil && bad == nil {
 				bad = fmt.Errorf("cluster: read %s: %w", subj, err)
 			}
-			if err == nil {
-				recs = append(recs, r)
+			if err == nil && rec.index > a.base {
+				recs = append(recs, rec)
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, 0, fmt.Errorf("cluster: read %s: %w", subj, err)
+			return nil, read{}, fmt.Errorf("cluster: read %s: %w", subj, err)
 		}
 		switch {
 		case got > 0:
 			empty = 0
 		case empty > 0:
-			return nil, 0, fmt.Errorf("cluster: read %s: %w: nothing delivered before stream sequence %d, the last record stored", subj, errMissed, last.Sequence)
+			return nil, read{}, fmt.Errorf("cluster: read %s: %w: nothing delivered before stream sequence %d, the last record stored", subj, errMissed, last.Sequence)
 		default:
 			empty++
 		}
 	}
-	return inOrder(recs, subj, bad)
+	log, n, err := inOrder(recs, subj, bad, a.base)
+	r.last = n
+	return log, r, err
 }
 
 // readCreateTimeout bounds the creation of a read's consumer (an attempt
@@ -388,9 +431,11 @@ var ErrBadRecord = errors.New("cluster: bad record")
 // ones acknowledged) ends that owner's part: the records after it are
 // orphans, which the next owner, having read up to the hole, writes over;
 // a hole in the last owner's part is an error wrapping errHole, returned
-// with the records before it. bad, a decode error, is joined to it, or
+// with the records before it. base is the index of the record before the
+// first of recs (a snapshot's, else 0): the last index returned counts
+// from it. bad, a decode error, is joined to it, or
 // returned alone when there is no hole.
-func inOrder(recs []indexed, subj string, bad error) ([]message.Message, uint64, error) {
+func inOrder(recs []indexed, subj string, bad error, base uint64) ([]message.Message, uint64, error) {
 	slices.SortStableFunc(recs, func(a, b indexed) int {
 		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
 			return c
@@ -406,12 +451,12 @@ func inOrder(recs []indexed, subj string, bad error) ([]message.Message, uint64,
 		}
 		group := recs[i:j]
 		i = j
-		if first := group[0].index; first <= uint64(len(kept)) {
-			kept = kept[:first-1] // an earlier owner's orphans, written over
+		if first := group[0].index; first <= base+uint64(len(kept)) {
+			kept = kept[:first-1-base] // an earlier owner's orphans, written over
 		}
 		hole = nil
 		for _, r := range group {
-			want := uint64(len(kept)) + 1
+			want := base + uint64(len(kept)) + 1
 			if r.index < want {
 				continue // a duplicate
 			}
@@ -424,7 +469,7 @@ func inOrder(recs []indexed, subj string, bad error) ([]message.Message, uint64,
 		}
 	}
 	if hole != nil {
-		return kept, uint64(len(kept)), errors.Join(hole, bad)
+		return kept, base + uint64(len(kept)), errors.Join(hole, bad)
 	}
-	return kept, uint64(len(kept)), bad
+	return kept, base + uint64(len(kept)), bad
 }
