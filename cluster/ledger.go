@@ -434,7 +434,7 @@ func (l *Ledger) OnStop(teamID uuid.UUID) {
 		// The team stops (a passivation, a handover): its next restore
 		// reads this snapshot and nothing after it.
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
-		if err := l.writeSnapshot(ctx, true); err != nil {
+		if _, err := l.writeSnapshot(ctx, true); err != nil {
 			l.logger.Warn("cluster: no snapshot of the team at its stop; its next restore reads from the last one", "error", err)
 		}
 		cancel()

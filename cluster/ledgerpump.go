@@ -158,7 +158,7 @@ func (l *Ledger) pump() {
 		}
 		if snap {
 			ctx, cancel := context.WithTimeout(context.Background(), l.cfg.FlushTimeout)
-			if err := l.writeSnapshot(ctx, false); err != nil {
+			if _, err := l.writeSnapshot(ctx, false); err != nil {
 				l.logger.Warn("cluster: the team's snapshot was not stored; its next restore reads from the last one", "error", err)
 			}
 			cancel()

@@ -89,15 +89,16 @@ func (l *Ledger) quietLocked() bool {
 
 // writeSnapshot writes a snapshot of the team when one is due (force: at
 // the team's stop, when a record came since the last one), on the pump's
-// goroutine or in OnStop. It returns nil when none was due.
-func (l *Ledger) writeSnapshot(ctx context.Context, force bool) error {
+// goroutine or in OnStop. It reports whether it stored one: false and no
+// error when none was due.
+func (l *Ledger) writeSnapshot(ctx context.Context, force bool) (bool, error) {
 	l.snapMu.Lock()
 	defer l.snapMu.Unlock()
 	l.mu.Lock()
 	due := l.snapDueLocked() || (force && l.cfg.SnapshotEvery > 0 && l.since > 0 && l.quietLocked())
 	if !due {
 		l.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	l.snapping = true
 	hist := l.hist[:len(l.hist):len(l.hist)]
@@ -126,16 +127,16 @@ func (l *Ledger) writeSnapshot(ctx context.Context, force bool) error {
 			b, err = encode(m)
 		}
 		if err != nil {
-			return l.noSnapshot(fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err))
+			return false, l.noSnapshot(fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err))
 		}
 		s.Records = append(s.Records, b)
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
-		return l.noSnapshot(fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err))
+		return false, l.noSnapshot(fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err))
 	}
 	if l.maxPayload > 0 && int64(len(data))+headroom > l.maxPayload {
-		return l.noSnapshot(fmt.Errorf("cluster: the snapshot of team %s (%d records compacted to %d, %d bytes) is larger than the server's max_payload (%d bytes, less %d for headers)",
+		return false, l.noSnapshot(fmt.Errorf("cluster: the snapshot of team %s (%d records compacted to %d, %d bytes) is larger than the server's max_payload (%d bytes, less %d for headers)",
 			l.team, len(hist), len(compacted), len(data), l.maxPayload, headroom))
 	}
 	subj := l.cfg.snapshotSubject(l.team)
@@ -150,7 +151,7 @@ func (l *Ledger) writeSnapshot(ctx context.Context, force bool) error {
 			l.mu.Lock()
 			if l.cfg.SnapshotEvery <= 0 || len(l.hist) < len(hist) { // turned off meanwhile
 				l.mu.Unlock()
-				return nil
+				return true, nil
 			}
 			l.hist = append(compacted, l.hist[len(hist):]...)
 			l.since = len(l.hist) - len(compacted)
@@ -170,16 +171,16 @@ func (l *Ledger) writeSnapshot(ctx context.Context, force bool) error {
 			if err := l.st.Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeSequence(ack.Sequence)); err != nil {
 				l.logger.Debug("cluster: older snapshots not purged", "error", err)
 			}
-			return nil
+			return true, nil
 		}
 		if isFence(err) {
-			return fmt.Errorf("cluster: snapshot of team %s: %w (%v)", l.team, errSnapshotFenced, err)
+			return false, fmt.Errorf("cluster: snapshot of team %s: %w (%v)", l.team, errSnapshotFenced, err)
 		}
 		if !isBusy(err) || try == snapshotAttempts {
-			return fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err)
+			return false, fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err)
 		}
 		if err := clock.Sleep(ctx, wait); err != nil {
-			return fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err)
+			return false, fmt.Errorf("cluster: snapshot of team %s: %w", l.team, err)
 		}
 		wait = min(2*wait, retryMax)
 	}

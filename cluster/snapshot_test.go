@@ -176,20 +176,18 @@ func TestRestoreReadsOnlyTheRecordsAfterTheLatestSnapshot(t *testing.T) {
 	for range 10 { // one at a time, so that the ledger is quiet between them
 		ask(t, ctx, sys, a, 3)
 		ask(t, ctx, sys, b, 1)
-		settled(t, ctx, l)
+		synced(t, ctx, team, l)
 	}
+	// One now, so that the records after it are the few that follow.
+	forceSnapshot(t, ctx, l)
 	if s := latestSnapshot(t, ctx, l); s.Index < 80 {
-		t.Fatalf("the snapshots taken every 40 records: the latest covers %d", s.Index)
-	}
-	// One more now, so that the records after it are the few that follow.
-	if err := l.writeSnapshot(ctx, true); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the latest snapshot covers %d records; want the 80 and more stored", s.Index)
 	}
 	if err := team.SetMetadata(ctx, map[string]any{"topic": "snapshots"}); err != nil {
 		t.Fatal(err)
 	}
 	ask(t, ctx, sys, a, 1)
-	settled(t, ctx, l)
+	synced(t, ctx, team, l)
 	snap := latestSnapshot(t, ctx, l)
 	full, err := ReadTeam(ctx, nc.Conn, teamID, Config{})
 	if err != nil {
@@ -293,7 +291,12 @@ func TestFencedOwnersSnapshotIsRefused(t *testing.T) {
 	if _, _, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: discard, Owner: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	err = l.writeSnapshot(ctx, true)
+	var stored bool
+	for !stored && err == nil { // until the ledger is quiet (every record acknowledged)
+		if stored, err = l.writeSnapshot(ctx, true); !stored && err == nil {
+			settled(t, ctx, l)
+		}
+	}
 	if !errors.Is(err, errSnapshotFenced) {
 		t.Fatalf("the fenced owner's snapshot: %v; want it refused (%v)", err, errSnapshotFenced)
 	}
@@ -364,6 +367,43 @@ func TestBadSnapshotFallsBackToTheWholeLedger(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), bad.log) {
 			t.Fatalf("%s: the log says %q; want %q", bad.name, logs.String(), bad.log)
+		}
+	}
+}
+
+// synced waits until l has every record team's members emitted so far
+// (the team's subscribers are given them on a queue of their own), then
+// for it to be settled.
+func synced(t *testing.T, ctx context.Context, team *orchestrator.Team, l *Ledger) {
+	t.Helper()
+	if err := team.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, ctx, l)
+}
+
+// forceSnapshot makes the latest snapshot of l's team cover every record
+// l stored: it stores one, waiting for the ledger to be quiet (every
+// record acknowledged) when it is not, unless one stored meanwhile does.
+func forceSnapshot(t *testing.T, ctx context.Context, l *Ledger) {
+	t.Helper()
+	for {
+		stored, err := l.writeSnapshot(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored {
+			return
+		}
+		settled(t, ctx, l)
+		l.mu.Lock()
+		last := l.next - 1
+		l.mu.Unlock()
+		if s, err := readSnapshot(ctx, l.st, l.cfg.snapshotSubject(l.team)); err == nil && s != nil && s.Index == last {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the ledger was never quiet for a snapshot")
 		}
 	}
 }
