@@ -395,5 +395,11 @@ func passiveLeases(b *testing.B, ctx context.Context, w *Worker, n int) {
 func viewTeams(w *Worker) int {
 	w.view.mu.Lock()
 	defer w.view.mu.Unlock()
-	return len(w.view.teams)
+	n := 0
+	for _, s := range w.view.index.teams {
+		if s.has {
+			n++
+		}
+	}
+	return n
 }

@@ -133,6 +133,7 @@ type Worker struct {
 	teams   map[uuid.UUID]*owned
 	backoff map[uuid.UUID]backoff // teams this worker failed to resume
 	taking  map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	added   chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
 	// renewing is held (read) by a renewal round and (write) by a
 	// passivation: a round never renews, or settles as stopped, a team
 	// being passivated.
@@ -193,6 +194,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
 		taking:   map[uuid.UUID]bool{},
+		added:    make(chan struct{}, 1),
 		view:     newBucketView(),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
