@@ -112,9 +112,14 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 		s = &slot{}
 		ix.teams[x.id] = s
 	}
-	ix.unindex(s)
 	// The same few owners, templates and instances in every lease: held once.
 	x.Owner, x.Template, x.Instance = intern(x.Owner), intern(x.Template), intern(x.Instance)
+	if s.heap != nil && !x.Stopped && !x.Passive && x.Owner == s.x.Owner && x.Template == s.x.Template {
+		s.rev, s.x = x.rev, x // a renewal: its heap's order mended in place
+		heap.Fix(s.heap, s.pos)
+		return
+	}
+	ix.unindex(s)
 	s.rev, s.has, s.x = x.rev, true, x
 	switch {
 	case x.Stopped:

@@ -114,8 +114,8 @@ func (w *Worker) runs(id uuid.UUID) bool {
 }
 
 // Dead workers' presences are purged from the leases bucket a few leases
-// after they ended (every scan reads the bucket: workers started with the
-// default Owner, a new name each time, would pile up), and the bucket's
+// after they ended (every scan reads the presences: workers started with
+// the default Owner, a new name each time, would pile up), and the bucket's
 // delete markers older than 30 minutes every purgeEvery scans.
 const (
 	deadPresence = 3 // leases

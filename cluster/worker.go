@@ -98,8 +98,9 @@ type owned struct {
 //
 // Takeover: on every beat, and right when the earliest lease of another
 // worker's team of its templates ends (so that a dead worker's team is
-// resumed when its lease ends, not up to a beat later), a worker goes
-// over its view of the bucket (one watcher keeps it) and, for each of its
+// resumed when its lease ends, not up to a beat later), a worker reads
+// its view of the bucket (one watcher keeps it, indexed by lease end, so
+// the scan reads the leases ended, not every lease) and, for each of its
 // templates, takes over up to its fair share of the teams to
 // resume, in a random order: the template's teams, live and to resume,
 // over the live workers serving it (by their presence, this one
