@@ -154,3 +154,24 @@ func TestReleaseWhileAsleep(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkUnixNano is a reading of the running clock from every
+// processor at once (the hot path: a load, and a store at most once a
+// tick); BenchmarkRawTimeNow is its baseline, time.Now.
+func BenchmarkUnixNano(b *testing.B) {
+	Acquire()
+	defer Release()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = UnixNano()
+		}
+	})
+}
+
+func BenchmarkRawTimeNow(b *testing.B) {
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = time.Now().UnixNano()
+		}
+	})
+}
