@@ -82,7 +82,7 @@ type Config struct {
 
 	resumed    func(uuid.UUID) // tests: a Worker took a team over
 	passivated func(uuid.UUID) // tests: a Worker passivated a team
-	scanned    func()          // tests: a Worker read every lease once
+	scanned    func()          // tests: a Worker ended a takeover scan
 	// tests: an input was acknowledged (its turn durable) or refused
 	inputDone func(uuid.UUID)
 }
