@@ -125,6 +125,12 @@ func (w *Worker) run(ctx context.Context, id uuid.UUID, leased func() (uint64, t
 		w.teams[id] = &owned{team: t, ledger: l, template: template, rev: rev, until: until}
 	}
 	w.mu.Unlock()
+	if !closed {
+		select { // the passivations wait for a team when none runs
+		case w.added <- struct{}{}:
+		default:
+		}
+	}
 	if closed {
 		if err := t.Stop(ctx); err != nil {
 			w.logger.Error("cluster: a team started while the worker closed did not stop", "team_id", id, "error", err)

@@ -142,8 +142,10 @@
 // The server bounds the atomic batches in flight (50 per stream by
 // default): past that many teams sending at once on a replicated stream, a
 // refused batch is sent again after a pause. Stopped teams' leases,
-// claims and records are kept, and each takeover scan goes over every
-// lease of the worker's view of the bucket (kept by one watcher). The streams bound their consumers at 2^20 (the server's
+// claims and records are kept: each worker's view of the bucket (kept by
+// one watcher) holds every lease, a few hundred bytes each, though a
+// takeover scan reads only the leases ended (an index by end) and the
+// passive teams with pending input. The streams bound their consumers at 2^20 (the server's
 // default would be 1,000 per stream): one durable inbox consumer per team
 // while it is active. On a replicated cluster a lease is at least 10 s.
 package cluster

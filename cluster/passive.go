@@ -25,11 +25,26 @@ import (
 func (c Config) wakeSubject(template string) string { return c.Prefix + ".wake." + template }
 
 // passivations looks for idle teams every quarter of IdleAfter (at most a
-// beat) until ctx ends (Close), and passivates them.
+// beat) until ctx ends (Close), and passivates them. While the worker runs
+// no team it has nothing to look at: it waits for one to be registered
+// (Worker.added), with no ticker.
 func (w *Worker) passivations(ctx context.Context) {
-	tick := time.NewTicker(min(max(w.cfg.IdleAfter/4, minIdleTick), w.beat))
+	every := min(max(w.cfg.IdleAfter/4, minIdleTick), w.beat)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		w.mu.Lock()
+		none := len(w.teams) == 0
+		w.mu.Unlock()
+		if none {
+			tick.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.added:
+			}
+			tick.Reset(every)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -158,20 +173,10 @@ func (w *Worker) activate(ctx context.Context, id uuid.UUID) {
 	w.take(ctx, teamLease{id: id, rev: e.Revision(), lease: l})
 }
 
-// pendingInput returns the teams of a scan's passive ones whose inbox
-// holds input (one read of the inbox stream's subjects), nil when none
-// is passive.
-func (w *Worker) pendingInput(ctx context.Context, teams []teamLease) map[uuid.UUID]bool {
-	passive := false
-	for _, x := range teams {
-		if x.Passive && !x.Stopped && w.tmpls[x.Template].Build != nil {
-			passive = true
-			break
-		}
-	}
-	if !passive {
-		return nil
-	}
+// pendingInput returns the teams whose inbox holds input (one read of
+// the inbox stream's subjects, which lists only those holding input); the
+// scan reads it when passive teams of its templates are known.
+func (w *Worker) pendingInput(ctx context.Context) map[uuid.UUID]bool {
 	info, err := w.inbox.Info(ctx, jetstream.WithSubjectFilter(w.cfg.Prefix+".in.>"))
 	if err != nil {
 		w.logger.Warn("cluster: the inbox's pending input could not be read; passive teams wait for a wake", "error", err)

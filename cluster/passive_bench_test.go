@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/akgentic/akgentic-go/actor"
+	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -301,6 +305,14 @@ func BenchmarkPassiveTeams(b *testing.B) {
 	b.ReportMetric(float64(create.Microseconds())/1000/float64(b.N), "create-ms/team")
 	b.ReportMetric((float64(after.HeapInuse)-float64(before.HeapInuse))/float64(b.N), "heap-B/passive-team")
 	b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(b.N), "goroutines/passive-team")
+	if extra := benchInt(b, passiveLeasesEnv); extra > 0 {
+		passiveLeases(b, ctx, bw.w, extra)
+		runtime.GC()
+		var more runtime.MemStats
+		runtime.ReadMemStats(&more)
+		b.ReportMetric(float64(b.N+extra), "passive-leases")
+		b.ReportMetric((float64(more.HeapInuse)-float64(before.HeapInuse))/float64(b.N+extra), "heap-B/passive-lease")
+	}
 	if path := os.Getenv(idleProfileEnv); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -315,7 +327,15 @@ func BenchmarkPassiveTeams(b *testing.B) {
 	var r0, r1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 	t0 := time.Now()
-	<-time.After(idleWindow) // a measure of idleness over a window, not a synchronisation
+	window := idleWindow
+	if v := os.Getenv(idleWindowEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			b.Fatalf("%s=%q: want a positive duration (%v)", idleWindowEnv, v, err)
+		}
+		window = d
+	}
+	<-time.After(window) // a measure of idleness over a window, not a synchronisation
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 	cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) * time.Nanosecond
 	b.ReportMetric(100*cpu.Seconds()/time.Since(t0).Seconds(), "idle-cpu-%")
@@ -328,3 +348,82 @@ const idleProfileEnv = "AKGENTIC_BENCH_IDLE_PROFILE"
 // idleWindow is how long BenchmarkPassiveTeams measures the CPU of its
 // sleeping teams.
 const idleWindow = 3 * time.Second
+
+// idleWindowEnv, when set, is BenchmarkPassiveTeams' idle window (a
+// duration: a longer one gives a CPU profile more samples).
+const idleWindowEnv = "AKGENTIC_BENCH_IDLE_WINDOW"
+
+// passiveLeasesEnv, when set, is how many passive leases of another
+// (dead) worker's teams BenchmarkPassiveTeams stores in the bucket after
+// its teams are passivated, written directly (no records, no inbox): what
+// a passive team costs a worker is its lease in the worker's view, so the
+// idle window then measures a worker that knows of that many more passive
+// teams than it could create in the benchmark's time.
+const passiveLeasesEnv = "AKGENTIC_BENCH_PASSIVE_LEASES"
+
+// benchInt is the integer in the environment variable name, 0 when unset.
+func benchInt(b *testing.B, name string) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		b.Fatalf("%s=%q: want a count (%v)", name, v, err)
+	}
+	return n
+}
+
+// passiveLeases stores n passive leases of teams of the counters template
+// in w's bucket (several puts in flight) and waits until w's view holds
+// them.
+func passiveLeases(b *testing.B, ctx context.Context, w *Worker, n int) {
+	b.Helper()
+	data, err := json.Marshal(lease{Owner: "bench-gone", Template: "counters", Passive: true, Instance: uuid.NewString()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fan := newGroup(ctx)
+	ids := make(chan uuid.UUID)
+	var failed atomic.Pointer[error]
+	for range 16 {
+		fan.Go("put", func(ctx context.Context) {
+			for id := range ids {
+				if _, err := w.kv.Put(ctx, id.String(), data); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	for range n {
+		ids <- uuid.New()
+	}
+	close(ids)
+	_ = fan.Wait(ctx)
+	if err := failed.Load(); err != nil {
+		b.Fatalf("a passive lease could not be stored: %v", *err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for viewTeams(w) < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("the worker's view holds %d teams, want at least %d", viewTeams(w), n)
+		}
+		if err := clock.Sleep(ctx, 50*time.Millisecond); err != nil { // polling a condition with a deadline
+			b.Fatal(err)
+		}
+	}
+}
+
+// viewTeams is how many teams' leases w's view of the bucket holds.
+func viewTeams(w *Worker) int {
+	w.view.mu.Lock()
+	defer w.view.mu.Unlock()
+	n := 0
+	for _, s := range w.view.index.teams {
+		if s.has {
+			n++
+		}
+	}
+	return n
+}

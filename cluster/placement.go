@@ -10,7 +10,8 @@ import (
 
 // Placement: which worker a new team goes to (fewest) and which teams a
 // worker takes over (fairShare, nextEnd). Pure functions over what one
-// read of the leases bucket gives (readBucket) and the time of the read.
+// read of the leases bucket gives (readBucket), or the index of it a
+// worker keeps (leaseIndex), and the time of the read.
 
 // fewest returns the live worker serving the template with the fewest
 // teams, of any template, a tie broken at random; false when no live
@@ -71,9 +72,12 @@ type taker struct {
 	owner     string
 	templates map[string]bool
 	lease     time.Duration
-	running   map[uuid.UUID]bool // the teams it runs
-	waiting   map[uuid.UUID]bool // the teams it failed to resume lately, left to others or for later
+	running   func(uuid.UUID) bool // whether it runs a team (nil: none)
+	waiting   map[uuid.UUID]bool   // the teams it failed to resume lately, left to others or for later
 }
+
+// runs reports whether me runs team id.
+func (me taker) runs(id uuid.UUID) bool { return me.running != nil && me.running(id) }
 
 // fairShare returns, by template of me's, the teams to take over and how
 // many of them me may take: the template's teams, live and to resume, over
@@ -85,59 +89,18 @@ type taker struct {
 // by me; a live owner's lease that just ended is left to its owner, whose
 // renewals may lag. Stopped teams, passive ones, teams of other templates
 // and teams me is waiting on (waiting) are neither.
+//
+// This is the rule over one read of the bucket; a worker's scans apply
+// it to the index its watcher keeps (leaseIndex.fairShare), which reads
+// only the leases ended.
 func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (map[string][]teamLease, map[string]int) {
-	serving := map[string]map[string]bool{} // template: the live workers serving it
-	for name := range me.templates {
-		serving[name] = map[string]bool{me.owner: true}
-	}
-	alive := map[string]bool{me.owner: true}
-	for _, p := range workers {
-		if !p.Until.After(now) {
-			continue // dead, or closed without removing its presence
-		}
-		alive[p.Owner] = true
-		for _, name := range p.Templates {
-			if serving[name] != nil {
-				serving[name][p.Owner] = true
-			}
-		}
-	}
-	live, mine := map[string]int{}, map[string]int{}
-	todo := map[string][]teamLease{}
-	for _, x := range teams {
-		ended := !x.Until.After(now)
-		switch {
-		case x.Stopped || x.Passive || serving[x.Template] == nil: // a team of another template is left to a worker that has it; a passive one waits for input (takeExpired)
-		case ended && me.waiting[x.id]:
-		case x.Owner == me.owner && ended && !me.running[x.id]: // me's, not run by me
-			todo[x.Template] = append(todo[x.Template], x)
-		case !ended || x.Owner == me.owner || alive[x.Owner] && now.Before(x.Until.Add(me.lease)):
-			live[x.Template]++ // renewed, or its live owner's renewal lags
-			if x.Owner == me.owner {
-				mine[x.Template]++
-			}
-		default:
-			todo[x.Template] = append(todo[x.Template], x)
-		}
-	}
-	share := map[string]int{}
-	for name, xs := range todo {
-		n := len(serving[name])
-		share[name] = (live[name]+len(xs)+n-1)/n - mine[name]
-	}
-	return todo, share
+	return indexLeases(teams, workers).fairShare(me, now)
 }
 
 // nextEnd returns the earliest end, after now, of the lease of another
 // worker's team of me's templates, not stopped: when me's next takeover
-// scan is due (zero when none).
+// scan is due (zero when none). Over one read of the bucket, as
+// fairShare.
 func nextEnd(me taker, teams []teamLease, now time.Time) time.Time {
-	var next time.Time
-	for _, x := range teams {
-		if me.templates[x.Template] && !x.Stopped && x.Owner != me.owner && x.Until.After(now) &&
-			(next.IsZero() || x.Until.Before(next)) {
-			next = x.Until
-		}
-	}
-	return next
+	return indexLeases(teams, nil).nextEnd(me, now)
 }

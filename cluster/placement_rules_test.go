@@ -164,10 +164,11 @@ func TestFairShareCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			running := map[uuid.UUID]bool{}
 			me := taker{owner: "me", lease: d, templates: map[string]bool{"t": true},
-				running: map[uuid.UUID]bool{}, waiting: map[uuid.UUID]bool{}}
+				running: func(id uuid.UUID) bool { return running[id] }, waiting: map[uuid.UUID]bool{}}
 			for _, id := range c.running {
-				me.running[id] = true
+				running[id] = true
 			}
 			for _, id := range c.waiting {
 				me.waiting[id] = true

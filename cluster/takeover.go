@@ -42,7 +42,8 @@ func (w *Worker) takeovers(ctx context.Context) {
 	}
 }
 
-// takeExpired reads every lease (the worker's view of the bucket) and takes over, for each of this
+// takeExpired scans the worker's view of the bucket (its index: the
+// leases ended, not every lease) and takes over, for each of this
 // worker's templates, up to its fair share of the teams whose lease ended
 // (fairShare), in a random order. It returns when the earliest lease
 // still running of another worker's team of these templates ends (zero
@@ -51,39 +52,37 @@ func (w *Worker) takeovers(ctx context.Context) {
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
 	defer cancel()
-	teams, workers, ok := w.view.list()
-	var err error
-	if !ok { // the view not filled yet: one read of the bucket
-		teams, workers, err = readBucket(ctx, w.kv)
-	}
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
 	}
-	if err != nil {
-		w.logger.Warn("cluster: cannot read the leases", "error", err)
-		return time.Time{}
+	me := w.self(time.Now())
+	s, ok := w.view.scan(me, time.Now())
+	passiveOf := w.view.passiveOf
+	if !ok { // the view not filled yet: one read of the bucket, indexed
+		teams, workers, err := readBucket(ctx, w.kv)
+		if err != nil {
+			w.logger.Warn("cluster: cannot read the leases", "error", err)
+			return time.Time{}
+		}
+		ix := indexLeases(teams, workers)
+		s, passiveOf = ix.scan(me, time.Now()), ix.passiveOf
 	}
 	now := time.Now()
-	w.purgeDead(ctx, workers, now)
-	me := w.self(now)
-	todo, share := fairShare(me, teams, workers, now)
-	for template, xs := range todo {
+	w.purgeDead(ctx, s.workers, now)
+	for template, xs := range s.todo {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-		w.takeSome(life, xs, share[template])
+		w.takeSome(life, xs, s.share[template])
 	}
 	// Passive teams with input whose wake was lost: any worker serving
 	// the template takes them (the lease's compare-and-set decides).
-	if pending := w.pendingInput(ctx, teams); len(pending) > 0 {
-		var xs []teamLease
-		for _, x := range teams {
-			if x.Passive && !x.Stopped && pending[x.id] && me.templates[x.Template] {
-				xs = append(xs, x)
-			}
+	if s.passive {
+		if pending := w.pendingInput(ctx); len(pending) > 0 {
+			xs := passiveOf(me, pending)
+			rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+			w.takeSome(life, xs, len(xs))
 		}
-		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-		w.takeSome(life, xs, len(xs))
 	}
-	return nextEnd(me, teams, now)
+	return s.next
 }
 
 // self is this worker as its takeover scan at now sees it (fairShare).
@@ -91,15 +90,12 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 // or stopped.
 func (w *Worker) self(now time.Time) taker {
 	me := taker{owner: w.cfg.Owner, lease: w.cfg.Lease, templates: make(map[string]bool, len(w.tmpls)),
-		running: map[uuid.UUID]bool{}, waiting: map[uuid.UUID]bool{}}
+		running: w.runs, waiting: map[uuid.UUID]bool{}}
 	for name := range w.tmpls {
 		me.templates[name] = true
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for id := range w.teams {
-		me.running[id] = true
-	}
 	for id, b := range w.backoff {
 		me.waiting[id] = now.Before(b.until) // failed here lately (take): left to others, or for later
 		if now.After(b.until.Add(maxBackoff)) {
@@ -109,9 +105,17 @@ func (w *Worker) self(now time.Time) taker {
 	return me
 }
 
+// runs reports whether this worker runs team id (registered).
+func (w *Worker) runs(id uuid.UUID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.teams[id]
+	return ok
+}
+
 // Dead workers' presences are purged from the leases bucket a few leases
-// after they ended (every scan reads the bucket: workers started with the
-// default Owner, a new name each time, would pile up), and the bucket's
+// after they ended (every scan reads the presences: workers started with
+// the default Owner, a new name each time, would pile up), and the bucket's
 // delete markers older than 30 minutes every purgeEvery scans.
 const (
 	deadPresence = 3 // leases

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,27 +17,26 @@ import (
 )
 
 // bucketView is a worker's copy of the leases bucket, kept up to date by
-// one watcher (watchBucket): the takeover scans read it instead of the
-// whole bucket every beat, so an idle worker costs what the bucket's
-// changes cost (the renewals of active teams), not what it holds (a
-// passive team's lease changes only when it is activated).
+// one watcher (watchBucket) and indexed as it changes (leaseIndex): the
+// takeover scans read it instead of the whole bucket every beat, so an
+// idle worker costs what the bucket's changes cost (the renewals of active
+// teams), not what it holds (a passive team's lease changes only when it
+// is activated), and a scan reads what is due, not every lease.
 type bucketView struct {
-	mu      sync.Mutex
-	teams   map[string]teamLease
-	workers map[string]presence
-	revs    map[string]uint64
-	ready   bool // the watcher delivered the bucket's values once
+	mu    sync.Mutex
+	index *leaseIndex
+	ready bool // the watcher delivered the bucket's values once
 }
 
 func newBucketView() *bucketView {
-	return &bucketView{teams: map[string]teamLease{}, workers: map[string]presence{}, revs: map[string]uint64{}}
+	return &bucketView{index: newLeaseIndex()}
 }
 
 // apply takes one entry of the bucket (a put, a delete or a purge).
 func (v *bucketView) apply(e jetstream.KeyValueEntry) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	applyEntry(e, v.teams, v.workers, v.revs)
+	v.index.apply(e)
 }
 
 // applyEntry puts one entry of the bucket into teams or workers (by key),
@@ -81,16 +81,40 @@ func byRevision(teams map[string]teamLease, workers map[string]presence, revs ma
 	return ts, ws
 }
 
-// list returns the view's teams and workers, false until the watcher
+// due is what a takeover scan of me at now finds in an index: the
+// workers' presences, the teams to take over and me's shares (fairShare),
+// the next end of another worker's lease (nextEnd) and whether passive
+// teams of me's templates are known.
+type due struct {
+	workers []presence
+	todo    map[string][]teamLease
+	share   map[string]int
+	next    time.Time
+	passive bool
+}
+
+// scan is what is due for me at now in ix (see due).
+func (ix *leaseIndex) scan(me taker, now time.Time) due {
+	todo, share := ix.fairShare(me, now)
+	return due{workers: ix.presences(), todo: todo, share: share, next: ix.nextEnd(me, now), passive: ix.passive(me)}
+}
+
+// scan is what is due for me at now in the view; false until the watcher
 // delivered the bucket's values once.
-func (v *bucketView) list() ([]teamLease, []presence, bool) {
+func (v *bucketView) scan(me taker, now time.Time) (due, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !v.ready {
-		return nil, nil, false
+		return due{}, false
 	}
-	ts, ws := byRevision(v.teams, v.workers, v.revs)
-	return ts, ws, true
+	return v.index.scan(me, now), true
+}
+
+// passiveOf is the index's passiveOf, under the view's lock.
+func (v *bucketView) passiveOf(me taker, ids map[uuid.UUID]bool) []teamLease {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.index.passiveOf(me, ids)
 }
 
 // watchBucket keeps w.view until ctx ends (Close): one watcher of the

@@ -99,8 +99,9 @@ type owned struct {
 //
 // Takeover: on every beat, and right when the earliest lease of another
 // worker's team of its templates ends (so that a dead worker's team is
-// resumed when its lease ends, not up to a beat later), a worker goes
-// over its view of the bucket (one watcher keeps it) and, for each of its
+// resumed when its lease ends, not up to a beat later), a worker reads
+// its view of the bucket (one watcher keeps it, indexed by lease end, so
+// the scan reads the leases ended, not every lease) and, for each of its
 // templates, takes over up to its fair share of the teams to
 // resume, in a random order: the template's teams, live and to resume,
 // over the live workers serving it (by their presence, this one
@@ -134,6 +135,7 @@ type Worker struct {
 	teams   map[uuid.UUID]*owned
 	backoff map[uuid.UUID]backoff // teams this worker failed to resume
 	taking  map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	added   chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
 	// renewing is held (read) by a renewal round and (write) by a
 	// passivation: a round never renews, or settles as stopped, a team
 	// being passivated.
@@ -197,6 +199,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
 		taking:   map[uuid.UUID]bool{},
+		added:    make(chan struct{}, 1),
 		view:     newBucketView(),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),

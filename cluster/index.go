@@ -1,0 +1,355 @@
+package cluster
+
+import (
+	"container/heap"
+	"encoding/json"
+	"strings"
+	"time"
+	"unique"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// leaseIndex is the leases bucket indexed for the takeover scans, kept
+// entry by entry as the bucket changes (bucketView's watcher) so that a
+// scan costs what is due, not what the bucket holds: the leases that can
+// end (neither stopped nor passive) are in a min-heap per template and
+// owner, by end, so a scan reads the ended ones and the first end of each
+// heap, and each heap's size is the count its fair share needs; the
+// passive leases are counted per template and found by id (through their
+// pending input); the workers' presences are few. Not safe for concurrent
+// use (bucketView locks it).
+type leaseIndex struct {
+	teams     map[uuid.UUID]*slot            // every team's key seen (a deleted one keeps its revision)
+	workers   map[string]presence            // by key
+	revs      map[string]uint64              // the revision of every presence key seen
+	ends      map[string]map[string]*endHeap // by template, then owner: the leases that can end
+	passiveBy map[string]int                 // by template: the passive leases, not stopped
+}
+
+// slot is one team's key in the index: its last revision and, unless the
+// key was deleted, its lease and its place in a heap.
+type slot struct {
+	rev  uint64
+	has  bool // the key holds a lease (x)
+	x    teamLease
+	heap *endHeap // the heap holding it, nil when none (stopped, passive, deleted)
+	pos  int      // its place in heap
+}
+
+func newLeaseIndex() *leaseIndex {
+	return &leaseIndex{teams: map[uuid.UUID]*slot{}, workers: map[string]presence{}, revs: map[string]uint64{},
+		ends: map[string]map[string]*endHeap{}, passiveBy: map[string]int{}}
+}
+
+// indexLeases is the index of the leases and presences of one read of the
+// bucket (readBucket).
+func indexLeases(teams []teamLease, workers []presence) *leaseIndex {
+	ix := newLeaseIndex()
+	for _, x := range teams {
+		ix.setTeam(x)
+	}
+	for _, p := range workers {
+		ix.setWorker(p)
+	}
+	return ix
+}
+
+// apply takes one entry of the bucket (a put, a delete or a purge) unless
+// the index holds a later revision of its key. A key that is neither a
+// presence nor a team's id (in its canonical form), or whose value does
+// not decode, holds nothing.
+func (ix *leaseIndex) apply(e jetstream.KeyValueEntry) {
+	ix.put(e.Key(), e.Revision(), e.Operation() == jetstream.KeyValuePut, e.Value())
+}
+
+// put is apply's body: the value of key at revision rev, or its deletion
+// (put false).
+func (ix *leaseIndex) put(key string, rev uint64, put bool, value []byte) {
+	if strings.HasPrefix(key, presencePrefix) {
+		if rev < ix.revs[key] {
+			return // delivered again (the watcher's consumer was reset): an older value
+		}
+		ix.revs[key] = rev
+		delete(ix.workers, key)
+		var p presence
+		if put && json.Unmarshal(value, &p) == nil {
+			p.key, p.rev = key, rev
+			ix.workers[key] = p
+		}
+		return
+	}
+	id, err := uuid.Parse(key)
+	if err != nil || id.String() != key {
+		return
+	}
+	if s := ix.teams[id]; s != nil && rev < s.rev {
+		return
+	}
+	var l lease
+	if !put || json.Unmarshal(value, &l) != nil {
+		ix.delTeam(id, rev)
+		return
+	}
+	ix.setTeam(teamLease{id: id, rev: rev, lease: l})
+}
+
+// setWorker stores a worker's presence (at its key, its owner's when
+// unset).
+func (ix *leaseIndex) setWorker(p presence) {
+	if p.key == "" {
+		p.key = presenceKey(p.Owner)
+	}
+	ix.revs[p.key] = max(ix.revs[p.key], p.rev)
+	ix.workers[p.key] = p
+}
+
+// setTeam stores a team's lease in place of the one its key held.
+func (ix *leaseIndex) setTeam(x teamLease) {
+	s := ix.teams[x.id]
+	if s == nil {
+		s = &slot{}
+		ix.teams[x.id] = s
+	}
+	// The same few owners, templates and instances in every lease: held once.
+	x.Owner, x.Template, x.Instance = intern(x.Owner), intern(x.Template), intern(x.Instance)
+	if s.heap != nil && !x.Stopped && !x.Passive && x.Owner == s.x.Owner && x.Template == s.x.Template {
+		s.rev, s.x = x.rev, x // a renewal: its heap's order mended in place
+		heap.Fix(s.heap, s.pos)
+		return
+	}
+	ix.unindex(s)
+	s.rev, s.has, s.x = x.rev, true, x
+	switch {
+	case x.Stopped:
+	case x.Passive:
+		ix.passiveBy[x.Template]++
+	default:
+		byOwner := ix.ends[x.Template]
+		if byOwner == nil {
+			byOwner = map[string]*endHeap{}
+			ix.ends[x.Template] = byOwner
+		}
+		h := byOwner[x.Owner]
+		if h == nil {
+			h = &endHeap{}
+			byOwner[x.Owner] = h
+		}
+		s.heap = h
+		heap.Push(h, s)
+	}
+}
+
+// delTeam deletes a team's lease, its key keeping revision rev.
+func (ix *leaseIndex) delTeam(id uuid.UUID, rev uint64) {
+	s := ix.teams[id]
+	if s == nil {
+		s = &slot{}
+		ix.teams[id] = s
+	}
+	ix.unindex(s)
+	s.rev, s.has, s.x = rev, false, teamLease{}
+}
+
+// unindex takes a slot's lease out of the heaps and counts.
+func (ix *leaseIndex) unindex(s *slot) {
+	if !s.has {
+		return
+	}
+	x := s.x
+	switch {
+	case s.heap != nil:
+		h := s.heap
+		heap.Remove(h, s.pos)
+		s.heap = nil
+		if h.Len() == 0 {
+			delete(ix.ends[x.Template], x.Owner)
+			if len(ix.ends[x.Template]) == 0 {
+				delete(ix.ends, x.Template)
+			}
+		}
+	case x.Passive && !x.Stopped:
+		if ix.passiveBy[x.Template]--; ix.passiveBy[x.Template] <= 0 {
+			delete(ix.passiveBy, x.Template)
+		}
+	}
+}
+
+// intern returns s's canonical copy.
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}
+
+// presences lists the workers' presences.
+func (ix *leaseIndex) presences() []presence {
+	ws := make([]presence, 0, len(ix.workers))
+	for _, p := range ix.workers {
+		ws = append(ws, p)
+	}
+	return ws
+}
+
+// fairShare returns, by template of me's, the teams to take over and how
+// many of them me may take (see the function fairShare, whose rules these
+// are): from the leases ended at now and the heaps' sizes, not from every
+// lease.
+func (ix *leaseIndex) fairShare(me taker, now time.Time) (map[string][]teamLease, map[string]int) {
+	serving := map[string]map[string]bool{} // template: the live workers serving it
+	for name := range me.templates {
+		serving[name] = map[string]bool{me.owner: true}
+	}
+	alive := map[string]bool{me.owner: true}
+	for _, p := range ix.workers {
+		if !p.Until.After(now) {
+			continue // dead, or closed without removing its presence
+		}
+		alive[p.Owner] = true
+		for _, name := range p.Templates {
+			if serving[name] != nil {
+				serving[name][p.Owner] = true
+			}
+		}
+	}
+	todo := map[string][]teamLease{}
+	share := map[string]int{}
+	for name := range me.templates {
+		live, mine := 0, 0
+		var xs []teamLease
+		for owner, h := range ix.ends[name] {
+			running := h.Len() // leases not ended, less those ended below
+			h.ended(now, func(s *slot) {
+				running--
+				x := s.x
+				switch {
+				case me.waiting[x.id]:
+				case owner == me.owner && !me.runs(x.id): // me's, not run by me
+					xs = append(xs, x)
+				case owner == me.owner || alive[owner] && now.Before(x.Until.Add(me.lease)):
+					live++ // its live owner's renewal lags (or me runs it)
+					if owner == me.owner {
+						mine++
+					}
+				default:
+					xs = append(xs, x)
+				}
+			})
+			live += running
+			if owner == me.owner {
+				mine += running
+			}
+		}
+		if len(xs) > 0 {
+			n := len(serving[name])
+			todo[name] = xs
+			share[name] = (live+len(xs)+n-1)/n - mine
+		}
+	}
+	return todo, share
+}
+
+// nextEnd returns the earliest end, after now, of the lease of another
+// worker's team of me's templates, not stopped (zero when none): the
+// first end after now of each other owner's heap.
+func (ix *leaseIndex) nextEnd(me taker, now time.Time) time.Time {
+	var next time.Time
+	for name := range me.templates {
+		for owner, h := range ix.ends[name] {
+			if owner == me.owner {
+				continue
+			}
+			if t := h.firstAfter(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
+		}
+	}
+	return next
+}
+
+// passive reports whether a passive team of one of me's templates is
+// known.
+func (ix *leaseIndex) passive(me taker) bool {
+	for name := range me.templates {
+		if ix.passiveBy[name] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// passiveOf returns the passive teams of me's templates, not stopped,
+// among ids.
+func (ix *leaseIndex) passiveOf(me taker, ids map[uuid.UUID]bool) []teamLease {
+	var xs []teamLease
+	for id := range ids {
+		if s := ix.teams[id]; s != nil && s.has && s.x.Passive && !s.x.Stopped && me.templates[s.x.Template] {
+			xs = append(xs, s.x)
+		}
+	}
+	return xs
+}
+
+// endHeap is a min-heap of leases by end (container/heap), each slot
+// knowing its place.
+type endHeap struct{ items []*slot }
+
+func (h *endHeap) Len() int           { return len(h.items) }
+func (h *endHeap) Less(i, j int) bool { return h.items[i].x.Until.Before(h.items[j].x.Until) }
+func (h *endHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.items[i].pos, h.items[j].pos = i, j
+}
+
+// Push is heap.Interface's (use heap.Push).
+func (h *endHeap) Push(v any) {
+	s := v.(*slot)
+	s.pos = len(h.items)
+	h.items = append(h.items, s)
+}
+
+// Pop is heap.Interface's (use heap.Pop and heap.Remove).
+func (h *endHeap) Pop() any {
+	n := len(h.items) - 1
+	s := h.items[n]
+	h.items[n] = nil
+	h.items = h.items[:n]
+	return s
+}
+
+// ended calls fn for each lease of h ended at now (its end not after
+// now): the top of the heap, O(the leases ended).
+func (h *endHeap) ended(now time.Time, fn func(*slot)) {
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(h.items) || h.items[i].x.Until.After(now) {
+			return // and every lease below it ends later
+		}
+		fn(h.items[i])
+		walk(2*i + 1)
+		walk(2*i + 2)
+	}
+	walk(0)
+}
+
+// firstAfter returns the earliest end after now in h (zero when none),
+// going down from the top past the leases ended.
+func (h *endHeap) firstAfter(now time.Time) time.Time {
+	var walk func(i int) time.Time
+	walk = func(i int) time.Time {
+		if i >= len(h.items) {
+			return time.Time{}
+		}
+		if u := h.items[i].x.Until; u.After(now) {
+			return u // the earliest of its subtree
+		}
+		a, b := walk(2*i+1), walk(2*i+2)
+		if a.IsZero() || !b.IsZero() && b.Before(a) {
+			return b
+		}
+		return a
+	}
+	return walk(0)
+}
