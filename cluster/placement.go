@@ -128,15 +128,43 @@ func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (
 	return todo, share
 }
 
-// nextEnd returns the earliest end, after now, of the lease of another
-// worker's team of me's templates, not stopped: when me's next takeover
-// scan is due (zero when none).
-func nextEnd(me taker, teams []teamLease, now time.Time) time.Time {
+// nextEnd returns when me's next takeover scan is due (zero when no
+// lease says): the earliest end, after now, of the lease of another
+// worker's team of me's templates, not stopped; and, for such a team whose
+// lease ended while its owner's presence still runs (fairShare leaves it to
+// that owner), the end of that presence, or a lease after the team's
+// lease ended, whichever comes first. A worker's presence is stored after
+// its leases (on a create, say), so it may outlive them by a moment: the
+// dead worker's teams are then taken when the presence ends, not a beat
+// later.
+func nextEnd(me taker, teams []teamLease, workers []presence, now time.Time) time.Time {
+	alive := map[string]time.Time{} // a live worker's presence end
+	for _, p := range workers {
+		if p.Until.After(now) && p.Until.After(alive[p.Owner]) {
+			alive[p.Owner] = p.Until
+		}
+	}
 	var next time.Time
 	for _, x := range teams {
-		if me.templates[x.Template] && !x.Stopped && x.Owner != me.owner && x.Until.After(now) &&
-			(next.IsZero() || x.Until.Before(next)) {
-			next = x.Until
+		if !me.templates[x.Template] || x.Stopped || x.Owner == me.owner {
+			continue
+		}
+		end := x.Until
+		if !end.After(now) {
+			p, ok := alive[x.Owner]
+			if !ok || x.Passive {
+				continue // to take now (this scan), or not to take
+			}
+			end = p
+			if limit := x.Until.Add(me.lease); limit.Before(end) {
+				end = limit
+			}
+			if !end.After(now) {
+				continue
+			}
+		}
+		if next.IsZero() || end.Before(next) {
+			next = end
 		}
 	}
 	return next

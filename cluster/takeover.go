@@ -83,7 +83,7 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
 		w.takeSome(life, xs, len(xs))
 	}
-	return nextEnd(me, teams, now)
+	return nextEnd(me, teams, workers, now)
 }
 
 // self is this worker as its takeover scan at now sees it (fairShare).
