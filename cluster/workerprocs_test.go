@@ -61,7 +61,8 @@ type workerProcSpec struct {
 // "entered" when a held turn begins, and answers the line "teams" on
 // stdin with "teams <id>..." (the teams it runs). SIGTERM closes the
 // worker (Worker.Close) and it says "closed"; the end of stdin (the test
-// process gone) ends it at once. It returns the exit code.
+// process gone) ends it at once, started or not. It returns the exit
+// code.
 func runWorkerProc(spec string) int {
 	var out sync.Mutex
 	say := func(words ...any) {
@@ -74,6 +75,14 @@ func runWorkerProc(spec string) int {
 		say("error: the worker spec:", err)
 		return 2
 	}
+	cmds := make(chan string)
+	go func() { // from the start: the test process gone (stdin ended), the worker ends at once, wherever it is
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			cmds <- sc.Text()
+		}
+		os.Exit(1)
+	}()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("proc", sp.Owner)
 	nc, err := nats.Connect(sp.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond), nats.ReconnectJitter(0, 0),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logger.Warn("nats", "error", err) }))
@@ -101,14 +110,6 @@ func runWorkerProc(spec string) int {
 	}()
 	terms := make(chan os.Signal, 1)
 	signal.Notify(terms, syscall.SIGTERM)
-	cmds := make(chan string)
-	go func() { // ends with the process
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			cmds <- sc.Text()
-		}
-		close(cmds)
-	}()
 	say("ready")
 	for {
 		select {
@@ -122,10 +123,7 @@ func runWorkerProc(spec string) int {
 			}
 			say("closed")
 			return 0
-		case cmd, ok := <-cmds:
-			if !ok {
-				return 1 // the test process went away
-			}
+		case cmd := <-cmds:
 			if cmd != "teams" {
 				say("error: unknown command", cmd)
 				continue
@@ -620,9 +618,22 @@ func (f *fleet) ledgerCheck(ctx context.Context, inputs []procInput, rerun func(
 // owners returns each team's lease owner and end as the bucket says.
 func (f *fleet) owners(ctx context.Context) map[uuid.UUID]TeamInfo {
 	f.t.Helper()
-	teams, err := f.c.Teams(ctx)
-	if err != nil {
-		f.t.Fatal(err)
+	var teams []TeamInfo
+	for {
+		tctx, cancel := context.WithTimeout(ctx, sendAttempt)
+		var err error
+		teams, err = f.c.Teams(tctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			f.t.Fatalf("the leases: %v", err)
+		}
+		select { // JetStream not answering for a moment, on a loaded machine: read again
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	out := map[uuid.UUID]TeamInfo{}
 	for _, x := range teams {
@@ -943,36 +954,20 @@ func fencedWrites(t *testing.T, ctx context.Context, js jetstream.JetStream, cfg
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := js.OrderedConsumer(ctx, full.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{full.recordsSubject(team), full.claimsSubject(team)}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var writes []rawWrite
-	for pending := cons.CachedInfo().NumPending; uint64(len(writes)) < pending; {
-		batch, err := cons.Fetch(int(pending)-len(writes), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, testTimeout)
+		writes, err = readWrites(rctx, js, full, team)
+		cancel()
+		if err == nil {
+			break
 		}
-		for m := range batch.Messages() {
-			md, err := m.Metadata()
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := rawWrite{seq: md.Sequence.Stream}
-			if m.Subject() == full.claimsSubject(team) {
-				var c claim
-				if err := json.Unmarshal(m.Data(), &c); err != nil {
-					t.Fatal(err)
-				}
-				w.claim = c.Owner
-			} else if _, err := fmt.Sscan(m.Headers().Get(jetstream.ExpectedLastSubjSeqHeader), &w.epoch); err != nil {
-				t.Fatalf("team %s: a record at stream sequence %d without its claim: %v", team, w.seq, err)
-			}
-			writes = append(writes, w)
+		if !transient(err) || ctx.Err() != nil { // JetStream not answering for a moment, on a loaded machine: read again
+			t.Fatalf("team %s: its claims and records: %v", team, err)
 		}
-		if err := batch.Error(); err != nil {
-			t.Fatal(err)
+		select { // a pause between reads, not to spin
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	var owners []string
@@ -996,6 +991,44 @@ func fencedWrites(t *testing.T, ctx context.Context, js jetstream.JetStream, cfg
 	if i := slices.Index(owners, from); i < 0 || !slices.Contains(owners[i+1:], to) {
 		t.Errorf("team %s: claims by %v; want %s's, then %s's", team, owners, from, to)
 	}
+}
+
+// readWrites is one read of a team's claims and records, in stream
+// order.
+func readWrites(ctx context.Context, js jetstream.JetStream, cfg Config, team uuid.UUID) ([]rawWrite, error) {
+	cons, err := js.OrderedConsumer(ctx, cfg.Stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{cfg.recordsSubject(team), cfg.claimsSubject(team)}})
+	if err != nil {
+		return nil, err
+	}
+	var writes []rawWrite
+	for pending := cons.CachedInfo().NumPending; uint64(len(writes)) < pending; {
+		batch, err := cons.Fetch(int(pending)-len(writes), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return nil, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return nil, err
+			}
+			w := rawWrite{seq: md.Sequence.Stream}
+			if m.Subject() == cfg.claimsSubject(team) {
+				var c claim
+				if err := json.Unmarshal(m.Data(), &c); err != nil {
+					return nil, fmt.Errorf("the claim at stream sequence %d: %w", w.seq, err)
+				}
+				w.claim = c.Owner
+			} else if _, err := fmt.Sscan(m.Headers().Get(jetstream.ExpectedLastSubjSeqHeader), &w.epoch); err != nil {
+				return nil, fmt.Errorf("a record at stream sequence %d without its claim: %w", w.seq, err)
+			}
+			writes = append(writes, w)
+		}
+		if err := batch.Error(); err != nil {
+			return nil, err
+		}
+	}
+	return writes, nil
 }
 
 // A worker process told to close (SIGTERM, handled as Worker.Close) while
