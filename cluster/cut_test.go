@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/message"
@@ -122,4 +123,67 @@ func rerunOnNextHolder(t *testing.T, ctx context.Context, e *Embedded, c *Client
 	if !again {
 		t.Fatal("the ledger has no close of the input's second delivery")
 	}
+}
+
+// A worker's Close hands its teams over at once, whatever its lease: the
+// other worker's takeover scan runs when it sees the released lease (not
+// at its next beat, a third of the lease later), and the cut turn's input
+// is handed back to JetStream (not left for its ack wait, two beats), so
+// the next holder runs it again within a fraction of a beat.
+func TestCloseHandsOverAtOnce(t *testing.T) {
+	const lease = time.Minute // a beat of 20 s, an ack wait of 40 s: far past the deadline below
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	c := client(t, ctx, connect(t, e))
+	start := func(owner string, scans chan struct{}) (*Worker, chan uuid.UUID) {
+		done := make(chan uuid.UUID, 16)
+		cfg := Config{Logger: discard, Lease: lease, Owner: owner, inputDone: func(id uuid.UUID) { done <- id }}
+		if scans != nil {
+			cfg.scanned = func() {
+				select {
+				case scans <- struct{}{}:
+				default:
+				}
+			}
+		}
+		w, err := StartWorker(ctx, connect(t, e).Conn, system(t), cfg, counters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := w.Close(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+		return w, done
+	}
+	w1, _ := start("w1", nil)
+	id, err := c.Create(ctx, "held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scans := make(chan struct{}, 1)
+	_, done2 := start("w2", scans)
+	select { // w2's first scan, at its start: its next is a beat (20 s) away
+	case <-scans:
+	case <-ctx.Done():
+		t.Fatal("w2 never scanned the leases")
+	}
+	holding.Store(true)
+	t.Cleanup(func() { holding.Store(false) })
+	input := send(t, ctx, c, id, "h", "cut")
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the held turn did not begin")
+	}
+	if err := w1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holding.Store(false)
+	closed := time.Now()
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second) // half a beat; a quarter of the ack wait
+	defer cancel()
+	waitInputs(t, wait, done2, input...)
+	t.Logf("the cut turn's input answered on w2 %v after w1's Close", time.Since(closed).Round(time.Millisecond))
 }

@@ -357,6 +357,24 @@ func (ib *inbox) progress() {
 	}
 }
 
+// handBack tells JetStream that the inputs delivered here whose turns did
+// not close (cut by the team's stop) are not being worked on any more, so
+// that they are delivered to the team's next holder at once rather than
+// after their ack wait (two beats). Called by Close once the team has
+// stopped: no turn of it closes after that.
+func (ib *inbox) handBack() {
+	ib.mu.Lock()
+	ms := make([]jetstream.Msg, 0, len(ib.inflight))
+	for _, m := range ib.inflight {
+		ms = append(ms, m)
+	}
+	clear(ib.inflight)
+	ib.mu.Unlock()
+	for _, m := range ms {
+		_ = m.Nak() // a failure: delivered again after its ack wait
+	}
+}
+
 // stop stops consuming; the inputs not acknowledged are delivered to the
 // team's next owner.
 func (ib *inbox) stop(ctx context.Context) {

@@ -251,18 +251,42 @@ func (ix *leaseIndex) fairShare(me taker, now time.Time) (map[string][]teamLease
 	return todo, share
 }
 
-// nextEnd returns the earliest end, after now, of the lease of another
-// worker's team of me's templates, not stopped (zero when none): the
-// first end after now of each other owner's heap.
+// nextEnd returns when me's next takeover scan is due (see the function
+// nextEnd, whose rule this is): the first end after now of each other
+// owner's heap, and, for an owner whose presence still runs while leases
+// of its heap ended within the last lease, the end of that presence or a
+// lease after the earliest of them, whichever comes first.
 func (ix *leaseIndex) nextEnd(me taker, now time.Time) time.Time {
+	alive := map[string]time.Time{} // a live worker's presence end
+	for _, p := range ix.workers {
+		if p.Until.After(now) && p.Until.After(alive[p.Owner]) {
+			alive[p.Owner] = p.Until
+		}
+	}
 	var next time.Time
+	earlier := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
 	for name := range me.templates {
 		for owner, h := range ix.ends[name] {
 			if owner == me.owner {
 				continue
 			}
-			if t := h.firstAfter(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
+			earlier(h.firstAfter(now))
+			p, ok := alive[owner]
+			if !ok {
+				continue // its ended leases are taken now (this scan)
+			}
+			// The earliest lease ended within the last lease: its owner's
+			// presence runs, so fairShare leaves it to that owner until
+			// the presence ends or a lease has passed.
+			if e := h.firstAfter(now.Add(-me.lease)); !e.IsZero() && !e.After(now) {
+				if limit := e.Add(me.lease); limit.Before(p) {
+					p = limit
+				}
+				earlier(p)
 			}
 		}
 	}

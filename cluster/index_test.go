@@ -238,7 +238,7 @@ func TestLeaseIndexMatchesFullScan(t *testing.T) {
 				t.Fatalf("round %d at %v: to resume %v share %v; the full scan: %v, %v",
 					round, now.Sub(t0), todoIDs(todo), share, todoIDs(wantTodo), wantShare)
 			}
-			if got, want := ix.nextEnd(me, now), nextEndAll(me, teams, now); !got.Equal(want) {
+			if got, want := ix.nextEnd(me, now), nextEndAll(me, teams, workers, now); !got.Equal(want) {
 				t.Fatalf("round %d at %v: next end %v, the full scan's %v", round, now.Sub(t0), got, want)
 			}
 			wantPassive := slices.ContainsFunc(teams, func(x teamLease) bool { return x.Passive && !x.Stopped && me.templates[x.Template] })
@@ -296,12 +296,34 @@ func fairShareAll(me taker, teams []teamLease, workers []presence, now time.Time
 }
 
 // nextEndAll is nextEnd over every lease, as before the index.
-func nextEndAll(me taker, teams []teamLease, now time.Time) time.Time {
+func nextEndAll(me taker, teams []teamLease, workers []presence, now time.Time) time.Time {
+	alive := map[string]time.Time{} // a live worker's presence end
+	for _, p := range workers {
+		if p.Until.After(now) && p.Until.After(alive[p.Owner]) {
+			alive[p.Owner] = p.Until
+		}
+	}
 	var next time.Time
 	for _, x := range teams {
-		if me.templates[x.Template] && !x.Stopped && x.Owner != me.owner && x.Until.After(now) &&
-			(next.IsZero() || x.Until.Before(next)) {
-			next = x.Until
+		if !me.templates[x.Template] || x.Stopped || x.Owner == me.owner {
+			continue
+		}
+		end := x.Until
+		if !end.After(now) {
+			p, ok := alive[x.Owner]
+			if !ok || x.Passive {
+				continue // to take now (this scan), or not to take
+			}
+			end = p
+			if limit := x.Until.Add(me.lease); limit.Before(end) {
+				end = limit
+			}
+			if !end.After(now) {
+				continue
+			}
+		}
+		if next.IsZero() || end.Before(next) {
+			next = end
 		}
 	}
 	return next
@@ -375,7 +397,7 @@ func BenchmarkTakeoverScan(b *testing.B) {
 		b.Run(fmt.Sprint("every-lease/teams=", n), func(b *testing.B) {
 			for b.Loop() {
 				ts, ws := byRevision(teams, workers, revs)
-				if todo, _ := fairShareAll(me, ts, ws, now); len(todo) != 0 || nextEndAll(me, ts, now).IsZero() {
+				if todo, _ := fairShareAll(me, ts, ws, now); len(todo) != 0 || nextEndAll(me, ts, ws, now).IsZero() {
 					b.Fatalf("scan %v: want nothing due", todo)
 				}
 			}

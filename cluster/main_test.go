@@ -17,6 +17,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(serverChildEnv); spec != "" { // a NATS server of procServers
 		os.Exit(runServerChild(spec))
 	}
+	if spec := os.Getenv(workerProcEnv); spec != "" { // a worker of the worker-process tests
+		os.Exit(runWorkerProc(spec))
+	}
 	// actortest.Context's bound, for these tests' waits on NATS.
 	actortest.Timeout = testTimeout
 	goleak.VerifyTestMain(m)

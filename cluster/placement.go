@@ -97,10 +97,15 @@ func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (
 	return indexLeases(teams, workers).fairShare(me, now)
 }
 
-// nextEnd returns the earliest end, after now, of the lease of another
-// worker's team of me's templates, not stopped: when me's next takeover
-// scan is due (zero when none). Over one read of the bucket, as
-// fairShare.
-func nextEnd(me taker, teams []teamLease, now time.Time) time.Time {
-	return indexLeases(teams, nil).nextEnd(me, now)
+// nextEnd returns when me's next takeover scan is due (zero when no
+// lease says): the earliest end, after now, of the lease of another
+// worker's team of me's templates, not stopped; and, for such a team whose
+// lease ended while its owner's presence still runs (fairShare leaves it to
+// that owner), the end of that presence, or a lease after the team's
+// lease ended, whichever comes first. A worker's presence is stored after
+// its leases (on a create, say), so it may outlive them by a moment: the
+// dead worker's teams are then taken when the presence ends, not a beat
+// later. Over one read of the bucket, as fairShare.
+func nextEnd(me taker, teams []teamLease, workers []presence, now time.Time) time.Time {
+	return indexLeases(teams, workers).nextEnd(me, now)
 }

@@ -195,7 +195,7 @@ func TestNextEnd(t *testing.T) {
 	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
 	stopped := teamAt(uuid.New(), "b", "t", at(1))
 	stopped.Stopped = true
-	if got := nextEnd(me, nil, now); !got.IsZero() {
+	if got := nextEnd(me, nil, nil, now); !got.IsZero() {
 		t.Fatalf("no team: %v, want zero", got)
 	}
 	teams := []teamLease{
@@ -206,11 +206,35 @@ func TestNextEnd(t *testing.T) {
 		teamAt(uuid.New(), "c", "t", at(5)),
 		teamAt(uuid.New(), "b", "t", at(4)),
 	}
-	if got := nextEnd(me, teams, now); !got.Equal(at(4)) {
+	if got := nextEnd(me, teams, nil, now); !got.Equal(at(4)) {
 		t.Fatalf("next end %v, want %v (b's, in 4s)", got.Sub(now), at(4).Sub(now))
 	}
-	if got := nextEnd(me, teams[:4], now); !got.IsZero() {
+	if got := nextEnd(me, teams[:4], nil, now); !got.IsZero() {
 		t.Fatalf("next end %v, want zero (no other worker's running lease of t)", got.Sub(now))
+	}
+
+	// An ended lease whose owner's presence still runs (stored after the
+	// lease, on a create) is left to that owner until the presence ends:
+	// the scan is due then, not at the next beat.
+	me.lease = 10 * time.Second
+	ended := teamAt(uuid.New(), "b", "t", at(-1))
+	b := presence{Owner: "b", Templates: []string{"t"}, Until: at(3)}
+	if got := nextEnd(me, []teamLease{ended, teamAt(uuid.New(), "c", "t", at(5))}, []presence{b}, now); !got.Equal(at(3)) {
+		t.Fatalf("next end %v, want %v (b's presence, b's lease ended)", got.Sub(now), at(3).Sub(now))
+	}
+	b.Until = at(20) // a presence past a lease after the lease's end: due then (fairShare takes it)
+	if got := nextEnd(me, []teamLease{ended}, []presence{b}, now); !got.Equal(at(9)) {
+		t.Fatalf("next end %v, want %v (a lease after b's lease ended)", got.Sub(now), at(9).Sub(now))
+	}
+	b.Until = at(-2) // dead: its team is taken by this scan
+	if got := nextEnd(me, []teamLease{ended}, []presence{b}, now); !got.IsZero() {
+		t.Fatalf("next end %v, want zero (b dead)", got.Sub(now))
+	}
+	passive := ended
+	passive.Passive = true
+	b.Until = at(3)
+	if got := nextEnd(me, []teamLease{passive}, []presence{b}, now); !got.IsZero() {
+		t.Fatalf("next end %v, want zero (a passive team waits for input)", got.Sub(now))
 	}
 }
 

@@ -21,9 +21,10 @@ import (
 const wakeSlack = 10 * time.Millisecond
 
 // takeovers runs the takeover scans until ctx ends (Close): every third of
-// a lease, and at the end of the next lease of another worker's team this
+// a lease, at the end of the next lease of another worker's team this
 // worker could take (so that a dead worker's team is resumed right when
-// its lease ends, not up to a third of a lease later).
+// its lease ends, not up to a third of a lease later), and when another
+// worker released a lease (w.freed).
 func (w *Worker) takeovers(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -32,6 +33,7 @@ func (w *Worker) takeovers(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-w.freed:
 		}
 		next := w.takeExpired(ctx)
 		wait := w.beat

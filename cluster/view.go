@@ -157,6 +157,12 @@ func (w *Worker) follow(ctx context.Context, watch jetstream.KeyWatcher, last ui
 			if e != nil {
 				seen = max(seen, e.Revision())
 				w.view.apply(e)
+				if released(e, w.cfg.Owner, time.Now()) {
+					select { // a scan takes it now
+					case w.freed <- struct{}{}:
+					default:
+					}
+				}
 			}
 			if e == nil || seen >= last { // the marker may come early: a view that lags is safe (watchBucket)
 				w.view.mu.Lock()
@@ -178,4 +184,19 @@ func lastRevision(ctx context.Context, kv jetstream.KeyValue) uint64 {
 		return bs.StreamInfo().State.LastSeq
 	}
 	return 0
+}
+
+// released reports whether e stores the lease of a team that another
+// worker than owner released (ended by now, neither stopped nor passive):
+// a worker's Close releases its teams' leases so that the others take
+// them at once.
+func released(e jetstream.KeyValueEntry, owner string, now time.Time) bool {
+	if e.Operation() != jetstream.KeyValuePut || strings.HasPrefix(e.Key(), presencePrefix) {
+		return false
+	}
+	var l lease
+	if json.Unmarshal(e.Value(), &l) != nil {
+		return false
+	}
+	return l.Owner != owner && !l.Until.After(now) && !l.Stopped && !l.Passive
 }

@@ -127,6 +127,10 @@ type Worker struct {
 	logger *slog.Logger
 	beat   time.Duration
 	scans  uint64 // takeover scans so far (the takeover loop's own)
+	// freed wakes the takeover loop: the bucket's watcher saw another
+	// worker release a team's lease (its Close, say), which a scan takes
+	// now rather than at the next beat.
+	freed chan struct{}
 	// instance tells this Worker's leases from those of another Worker
 	// with the same Owner (put).
 	instance string
@@ -201,6 +205,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		taking:   map[uuid.UUID]bool{},
 		added:    make(chan struct{}, 1),
 		view:     newBucketView(),
+		freed:    make(chan struct{}, 1),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
 		acks:     newGroup(context.Background()),
@@ -352,6 +357,9 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 		if stopped {
 			w.ended(ctx, id, o)
 			continue
+		}
+		if o.inbox != nil {
+			o.inbox.handBack() // the cut turns' inputs go to the next holder now, not after their ack wait
 		}
 		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
 			errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
