@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/message"
@@ -105,27 +107,111 @@ func (a *answers) done(id uuid.UUID) {
 	}
 }
 
-// wait waits until every input of ids is acknowledged.
-func (a *answers) wait(t *testing.T, ctx context.Context, ids []uuid.UUID) {
+// wait waits until every input of ids is acknowledged: its
+// acknowledgement confirmed to the worker, or, every few seconds, found
+// done by settled (the turn closed in the ledger, the input gone from the
+// inbox: an acknowledgement stored whose confirmation was lost, in an
+// election say). diagnose, on a failure, tells what is known of the
+// missing ones.
+func (a *answers) wait(t *testing.T, ctx context.Context, ids []uuid.UUID, settled func(missing []uuid.UUID) []uuid.UUID, diagnose func(missing []uuid.UUID) string) {
 	t.Helper()
+	tick := time.NewTicker(settledPoll)
+	defer tick.Stop()
 	for {
 		a.mu.Lock()
-		missing := 0
+		var missing []uuid.UUID
 		for _, id := range ids {
 			if _, ok := a.first[id]; !ok {
-				missing++
+				missing = append(missing, id)
 			}
 		}
 		a.mu.Unlock()
-		if missing == 0 {
+		if len(missing) == 0 {
 			return
 		}
 		select {
 		case <-a.ch:
+		case <-tick.C: // a poll of the ledger and the inbox, with the test's deadline
+			for _, id := range settled(missing) {
+				t.Logf("input %s: its turn is closed in the ledger and the inbox no longer holds it, but its acknowledgement was never confirmed to the worker", id)
+				a.done(id)
+			}
 		case <-ctx.Done():
-			t.Fatalf("%d of %d inputs never acknowledged", missing, len(ids))
+			t.Fatalf("%d of %d inputs never acknowledged: %s", len(missing), len(ids), diagnose(missing))
 		}
 	}
+}
+
+// settledPoll is how often answers.wait looks in the ledger and the inbox
+// for inputs done whose acknowledgement was not confirmed.
+const settledPoll = 5 * time.Second
+
+// closedAndGone returns the inputs of ids whose turn the team's ledger
+// closed (a delivery's, any of the first few), when the team's inbox
+// holds no input at all.
+func closedAndGone(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, team uuid.UUID, ids []uuid.UUID) []uuid.UUID {
+	rctx, cancel := context.WithTimeout(ctx, settledPoll)
+	defer cancel()
+	st, err := js.Stream(rctx, cfg.inboxStream())
+	if err != nil {
+		return nil
+	}
+	subj := cfg.inboxSubject(team)
+	info, err := st.Info(rctx, jetstream.WithSubjectFilter(subj))
+	if err != nil || info.State.Subjects[subj] != 0 {
+		return nil
+	}
+	log, err := ReadTeam(rctx, nc, team, cfg)
+	if err != nil {
+		return nil
+	}
+	closed := closedIn(log)
+	var out []uuid.UUID
+	for _, id := range ids {
+		for k := uint64(1); k <= 4; k++ {
+			if closed[attemptID(id, k)] {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// inputsDiagnosis tells what the team's inbox consumer, its ledger and the
+// worker's log say of the inputs missing.
+func inputsDiagnosis(ctx context.Context, nc *nats.Conn, c *Client, cfg Config, team uuid.UUID, logs *logCapture, missing []uuid.UUID) string {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settledPoll)
+	defer cancel()
+	var b strings.Builder
+	if cons, err := c.inbox.Consumer(dctx, inboxConsumer(team)); err != nil {
+		fmt.Fprintf(&b, "the inbox consumer: %v; ", err)
+	} else if info, err := cons.Info(dctx); err != nil {
+		fmt.Fprintf(&b, "the inbox consumer: %v; ", err)
+	} else {
+		fmt.Fprintf(&b, "the inbox consumer: %d delivered unacknowledged, %d not delivered, %d redelivered; ", info.NumAckPending, info.NumPending, info.NumRedelivered)
+	}
+	log, err := ReadTeam(dctx, nc, team, cfg)
+	closed := closedIn(log)
+	for _, id := range missing {
+		var in []string
+		for k := uint64(1); k <= 4; k++ {
+			if closed[attemptID(id, k)] {
+				in = append(in, fmt.Sprint("closed by delivery ", k))
+			}
+		}
+		fmt.Fprintf(&b, "input %s: %v (ledger read: %v); ", id, in, err)
+	}
+	b.WriteString("the worker's log about them:\n")
+	for line := range strings.Lines(logs.String()) {
+		for _, id := range missing {
+			if strings.Contains(line, id.String()) || strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				b.WriteString(line)
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 func (a *answers) at(id uuid.UUID) (time.Time, bool) {
@@ -150,7 +236,9 @@ func serverKilled(t *testing.T, streamOf func(Config) string, lease time.Duratio
 		t.Fatal(err)
 	}
 	ans := &answers{first: map[uuid.UUID]time.Time{}, ch: make(chan struct{}, 1)}
+	logs := &logCapture{}
 	wcfg := cfg
+	wcfg.Logger = logs.logger()
 	wcfg.inputDone = ans.done
 	resumed := make(chan uuid.UUID, 16)
 	wcfg.resumed = func(id uuid.UUID) { resumed <- id }
@@ -213,7 +301,9 @@ func serverKilled(t *testing.T, streamOf func(Config) string, lease time.Duratio
 	if elected < 0 {
 		t.Fatalf("stream %s got no leader other than %s, the killed server", stream, killed)
 	}
-	ans.wait(t, ctx, inputs)
+	ans.wait(t, ctx, inputs,
+		func(missing []uuid.UUID) []uuid.UUID { return closedAndGone(ctx, nc.Conn, js, full, teamID, missing) },
+		func(missing []uuid.UUID) string { return inputsDiagnosis(ctx, nc.Conn, c, full, teamID, logs, missing) })
 	firstAnswer := time.Duration(-1)
 	for _, id := range inputs[faultKillAt:] {
 		if at, ok := ans.at(id); ok && (firstAnswer < 0 || at.Sub(killedAt) < firstAnswer) {

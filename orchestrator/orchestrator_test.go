@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -164,10 +165,20 @@ func TestStatesAreCopies(t *testing.T) {
 func TestSpawnCancelledWhileQueued(t *testing.T) {
 	ctx := actortest.Context(t)
 	_, team, _ := actortest.NewTeam(t)
-	h := &held{entered: make(chan struct{}), release: make(chan struct{}), inMessage: true}
-	_ = team.Subscribe(ctx, h)
-	go func() { _, _ = team.Spawn(ctx, &echo{}, named("busy")) }() // its Start holds the orchestrator in OnMessage
-	<-h.entered
+	// The orchestrator held on its own goroutine: the Spawn below waits
+	// in its mailbox behind this call.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // a failure below does not leave the team's stop waiting
+	if err := proxy.Tell(team.Address(), func(*actor.Context, actor.Actor) error {
+		close(entered)
+		<-release
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
 	short, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -178,7 +189,7 @@ func TestSpawnCancelledWhileQueued(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled Spawn succeeded")
 	}
-	close(h.release)
+	free()
 	if m, _ := team.Member(ctx, "late"); m != nil {
 		t.Fatalf("the cancelled Spawn created %s", m)
 	}
