@@ -131,9 +131,13 @@ func rerunOnNextHolder(t *testing.T, ctx context.Context, e *Embedded, c *Client
 // is handed back to JetStream (not left for its ack wait, two beats), so
 // the next holder runs it again within a fraction of a beat.
 func TestCloseHandsOverAtOnce(t *testing.T) {
-	const lease = time.Minute // a beat of 20 s, an ack wait of 40 s: far past the deadline below
+	const lease = 3 * time.Minute // a beat of 60 s, an ack wait of 120 s: far past the deadline below
 	e := embedded(t)
-	ctx := actortest.Context(t)
+	// Longer than the package's test bound: the deadline below is the
+	// test's, and a loaded machine (a coverage run) takes a while to get
+	// there.
+	ctx, stop := context.WithTimeout(context.Background(), 3*testTimeout)
+	t.Cleanup(stop)
 	c := client(t, ctx, connect(t, e))
 	start := func(owner string, scans chan struct{}) (*Worker, chan uuid.UUID) {
 		done := make(chan uuid.UUID, 16)
@@ -164,7 +168,7 @@ func TestCloseHandsOverAtOnce(t *testing.T) {
 	}
 	scans := make(chan struct{}, 1)
 	_, done2 := start("w2", scans)
-	select { // w2's first scan, at its start: its next is a beat (20 s) away
+	select { // w2's first scan, at its start: its next is a beat (60 s) away
 	case <-scans:
 	case <-ctx.Done():
 		t.Fatal("w2 never scanned the leases")
@@ -182,7 +186,7 @@ func TestCloseHandsOverAtOnce(t *testing.T) {
 	}
 	holding.Store(false)
 	closed := time.Now()
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second) // half a beat; a quarter of the ack wait
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second) // half a beat; a quarter of the ack wait
 	defer cancel()
 	waitInputs(t, wait, done2, input...)
 	t.Logf("the cut turn's input answered on w2 %v after w1's Close", time.Since(closed).Round(time.Millisecond))
