@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -313,17 +312,7 @@ func BenchmarkPassiveTeams(b *testing.B) {
 		b.ReportMetric(float64(b.N+extra), "passive-leases")
 		b.ReportMetric((float64(more.HeapInuse)-float64(before.HeapInuse))/float64(b.N+extra), "heap-B/passive-lease")
 	}
-	if path := os.Getenv(idleProfileEnv); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer profileCPU(b, idleProfileEnv)()
 	var r0, r1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 	t0 := time.Now()

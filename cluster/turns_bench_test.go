@@ -26,6 +26,28 @@ func BenchmarkFleetTurns(b *testing.B) {
 	}
 }
 
+// profileCPU starts a CPU profile into the file the environment variable
+// env names, when it is set, and returns what stops it.
+func profileCPU(b *testing.B, env string) (stop func()) {
+	b.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
 // turnsProfileEnv, when set, is the file BenchmarkFleetTurns writes a CPU
 // profile of its timed part to (the teams' creation left out).
 const turnsProfileEnv = "AKGENTIC_BENCH_TURNS_PROFILE"
@@ -45,17 +67,7 @@ func benchTurns(b *testing.B, n int) {
 		}
 		teams[i] = id
 	}
-	if path := os.Getenv(turnsProfileEnv); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer profileCPU(b, turnsProfileEnv)()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup
