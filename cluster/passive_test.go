@@ -107,17 +107,7 @@ func TestPassivatedTeamAnswersEveryInputOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertUnique(t, log)
-	closed := map[uuid.UUID]int{}
-	for _, m := range log {
-		if p, ok := m.(*message.ProcessedMessage); ok {
-			closed[p.MessageID]++
-		}
-	}
-	for _, in := range inputs {
-		if closed[in] != 1 || closed[attemptID(in, 2)] != 0 {
-			t.Fatalf("input %s: its turn closed %d times, rerun %d times; want once, never", in, closed[in], closed[attemptID(in, 2)])
-		}
-	}
+	assertRunOnce(t, log, inputs) // each sent once, its turn closed once, never run again
 	// The counter's state went on: one more input, then its total.
 	in := send(t, ctx, c, id, "a", "last")
 	waitInputs(t, ctx, w.inputs, in...)

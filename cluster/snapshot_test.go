@@ -131,17 +131,7 @@ func TestPassivatedTeamWokenFromSnapshotsAnswersEveryInputOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertUnique(t, log)
-	closed := map[uuid.UUID]int{}
-	for _, m := range log {
-		if p, ok := m.(*message.ProcessedMessage); ok {
-			closed[p.MessageID]++
-		}
-	}
-	for _, in := range inputs {
-		if closed[in] != 1 || closed[attemptID(in, 2)] != 0 {
-			t.Fatalf("input %s: its turn closed %d times, rerun %d times; want once, never", in, closed[in], closed[attemptID(in, 2)])
-		}
-	}
+	assertRunOnce(t, log, inputs) // each sent once, its turn closed once, never run again
 	if got, want := lastTotal(log), 2*2*cycles; got != want {
 		t.Fatalf("the counter's last total is %d; want %d (every input counted once, across the wakes)", got, want)
 	}
