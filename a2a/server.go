@@ -466,7 +466,7 @@ func (s *Server) send(ctx context.Context, p *sendParams) (*task, *watcher, *wir
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if m.TaskID == "" {
-		t, e := s.store.create(m.ContextID, *m, mid)
+		t, e := s.store.create(m.ContextID, *m, mid, s.opt.Entry)
 		if e != nil {
 			return nil, nil, nil, e
 		}

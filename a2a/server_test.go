@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -309,5 +311,31 @@ func TestCancelReachesATurnThatBeginsLater(t *testing.T) {
 		} else if got.Status.State != stateCanceled {
 			t.Errorf("task %s is %s; want canceled", id, got.Status.State)
 		}
+	}
+}
+
+// TestCancelBeforeTheLogShowsTheFirstMessage: the team's log reaches the
+// task store on a queue of its own, so a client may cancel a task before
+// the store has read that its first message was sent. The message was
+// sent to the entry member all the same: its turn, when it begins, is
+// canceled.
+func TestCancelBeforeTheLogShowsTheFirstMessage(t *testing.T) {
+	person, entry := uuid.New(), uuid.New()
+	s := newStore(person, entry, 10)
+	to := message.NewSnapshotAddress(message.Identity{AgentID: entry, Name: "@Manager"})
+	mid := message.NewID()
+	tk, e := s.create("", wireMessage{MessageID: "m", Role: roleUser, Parts: []part{textPart("hi")}}, mid, to)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if busy, _, e := s.cancel(tk); e != nil || len(busy) != 0 {
+		t.Fatalf("cancel: busy %v, %v; want no turn running yet", busy, e)
+	}
+	s.mu.Lock()
+	s.received(mid) // the turn on the first message begins
+	s.mu.Unlock()
+	got := s.takeRecancel()
+	if len(got) != 1 || got[0].task != tk.id || got[0].member.AgentID() != entry {
+		t.Fatalf("turns to cancel: %v; want the entry member's turn on task %s", got, tk.id)
 	}
 }

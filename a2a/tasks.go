@@ -117,8 +117,10 @@ func newStore(person, entry uuid.UUID, max int) *store {
 var errTooManyTasks = rpcErr(codeInternal, "too many tasks under way: try again when one has ended")
 
 // create makes a task for a client's first message, whose id will be
-// mid: the task owns it from now on. The message is the task's history.
-func (s *store) create(contextID string, first wireMessage, mid uuid.UUID) (*task, *rpcError) {
+// mid, sent to entry: the task owns it from now on, running at entry
+// (a cancel that comes before the team's log says the message was sent
+// still finds it). The message is the task's history.
+func (s *store) create(contextID string, first wireMessage, mid uuid.UUID, entry *message.Address) (*task, *rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.order) >= s.max && !s.evict() {
@@ -134,7 +136,7 @@ func (s *store) create(contextID string, first wireMessage, mid uuid.UUID) (*tas
 	t.updated = s.now()
 	s.tasks[t.id] = t
 	s.order = append(s.order, t)
-	s.tree.Own(t, mid)
+	s.tree.Adopt(t, mid, entry)
 	return t, nil
 }
 
