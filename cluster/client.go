@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/internal/clock"
 	"github.com/akgentic/akgentic-go/message"
 )
 
@@ -44,6 +45,7 @@ type Client struct {
 	kv     jetstream.KeyValue
 	ledger jetstream.Stream
 	inbox  jetstream.Stream
+	shards int // shards per template (the cluster's layout)
 }
 
 // TeamInfo is a team as the leases bucket knows it (Client.Teams).
@@ -89,6 +91,9 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 	if c.inbox, err = ensureInbox(ctx, c.js, cfg); err != nil {
 		return nil, reach(nc, err)
 	}
+	if c.shards, err = readLayout(ctx, c.kv, cfg.Shards); err != nil {
+		return nil, reach(nc, err)
+	}
 	return c, nil
 }
 
@@ -105,8 +110,9 @@ func NewClient(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) 
 // goes to that worker's own subject; when it does not answer (gone since
 // its presence was renewed), or the leases cannot be read, the request
 // goes to the queue group of every worker serving the template, where
-// NATS gives it to one of them at random. A dead worker's teams are
-// spread by its survivors' fair shares (Worker).
+// NATS gives it to one of them at random. The worker gives the team an id
+// in one of its shards. A dead worker's teams go to the survivors with its
+// shards (Worker).
 func (c *Client) Create(ctx context.Context, template string, params any) (uuid.UUID, error) {
 	return c.create(ctx, "Create", template, params, nil)
 }
@@ -154,6 +160,9 @@ func (c *Client) create(ctx context.Context, call, template string, params any, 
 		}
 		req.Header = nats.Header{teamHeader: {once.String()}}
 	}
+	if once != nil {
+		return c.createAt(ctx, call, template, req, *once)
+	}
 	var rep *nats.Msg
 	err = nats.ErrNoResponders // until the placed worker answers
 	if to, perr := c.place(ctx, template); perr != nil {
@@ -173,6 +182,70 @@ func (c *Client) create(ctx context.Context, call, template string, params any, 
 		return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, reach(c.nc, err))
 	}
 	return createAnswer(template, once, rep.Data)
+}
+
+// createTries bounds the tries of a CreateOnce whose shard changed holder
+// between the read of its lease and the request (a handover).
+const createTries = 8
+
+// createAt asks the holder of team id's shard to create it (CreateOnce:
+// the id, and so the shard, is the key's); when the shard has no live
+// holder, or the worker asked no longer holds it, it asks again, a
+// little later each time, up to createTries times.
+func (c *Client) createAt(ctx context.Context, call, template string, req *nats.Msg, id uuid.UUID) (uuid.UUID, error) {
+	key := shardKey(shardRef{template: template, n: shardOf(id, c.shards)})
+	var last error
+	for try := range createTries {
+		if try > 0 {
+			if err := clock.Sleep(ctx, time.Duration(try)*50*time.Millisecond); err != nil {
+				return uuid.Nil, fmt.Errorf("cluster: %s from %q: %w (last: %w)", call, template, err, last)
+			}
+		}
+		req.Subject = c.cfg.createSubject(template) // no holder known: any worker with the template
+		if to, err := c.holder(ctx, key); err != nil {
+			c.cfg.Logger.Debug("cluster: "+call+": the shard's holder is not known; asking the queue group", "template", template, "error", err)
+		} else if to != "" {
+			req.Subject = to + "." + template
+		}
+		rep, err := c.nc.RequestMsgWithContext(ctx, req)
+		if errors.Is(err, nats.ErrNoResponders) && req.Subject != c.cfg.createSubject(template) {
+			last = err
+			continue // its holder is gone: the shard is taken over
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			return uuid.Nil, fmt.Errorf("%w: %q", ErrNoTemplate, template)
+		}
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("cluster: create a team from %q: %w", template, reach(c.nc, err))
+		}
+		var r createReply
+		if json.Unmarshal(rep.Data, &r) == nil && r.NotMine {
+			last = errors.New(r.Error)
+			continue // handed over meanwhile: ask its new holder
+		}
+		return createAnswer(template, &id, rep.Data)
+	}
+	return uuid.Nil, fmt.Errorf("cluster: %s from %q: the team's shard found no holder in %d tries: %w", call, template, createTries, last)
+}
+
+// holder returns the create subject of the live worker holding the shard
+// whose lease is key, "" when none does.
+func (c *Client) holder(ctx context.Context, key string) (string, error) {
+	e, err := c.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var l lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return "", err
+	}
+	if !l.Until.After(time.Now()) {
+		return "", nil
+	}
+	return c.cfg.workerSubject(l.Owner), nil
 }
 
 // createAnswer reads a worker's answer (data) to a create request from
@@ -300,20 +373,14 @@ func (c *Client) inputID(ctx context.Context, team, id uuid.UUID, text, key, val
 	if err != nil {
 		return uuid.Nil, err
 	}
-	m := &nats.Msg{Subject: c.cfg.inboxSubject(team), Data: []byte(text), Header: nats.Header{
+	var l lease
+	_ = json.Unmarshal(e.Value(), &l) // live decoded it
+	m := &nats.Msg{Subject: c.cfg.inboxSubject(l.Template, shardOf(team, c.shards), team), Data: []byte(text), Header: nats.Header{
 		key:                   {value},
 		jetstream.MsgIDHeader: {id.String()},
 	}}
 	if err := c.publishInput(ctx, m); err != nil {
 		return uuid.Nil, fmt.Errorf("cluster: %s of team %s: %w", what, team, reach(c.nc, err))
-	}
-	var l lease
-	if json.Unmarshal(e.Value(), &l) == nil && l.Passive {
-		// Activation: one of the workers serving the template takes the
-		// team; a wake lost is made up by their takeover scans.
-		if err := c.nc.Publish(c.cfg.wakeSubject(l.Template), []byte(team.String())); err != nil {
-			c.cfg.Logger.Debug("cluster: a passive team's wake was not sent; a worker's scan takes it", "team_id", team, "error", err)
-		}
 	}
 	return id, nil
 }
@@ -573,10 +640,7 @@ func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 		if err != nil {
 			return fmt.Errorf("cluster: stop team %s: %w", team, reach(c.nc, err))
 		}
-		if err := c.js.DeleteConsumer(ctx, c.cfg.inboxStream(), inboxConsumer(team)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return fmt.Errorf("cluster: stop team %s: its inbox consumer: %w", team, reach(c.nc, err))
-		}
-		if err := c.inbox.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.inboxSubject(team))); err != nil {
+		if err := c.inbox.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.inboxSubject(l.Template, shardOf(team, c.shards), team))); err != nil {
 			return fmt.Errorf("cluster: stop team %s: its pending input: %w", team, reach(c.nc, err))
 		}
 		return nil

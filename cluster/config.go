@@ -69,11 +69,10 @@ type Config struct {
 	Lease time.Duration
 	// IdleAfter passivates a Worker's idle teams: a team with no turn
 	// running, no input delivered and no record for IdleAfter is stopped
-	// on its worker, its inbox consumer deleted and its lease marked
-	// passive, so it holds no goroutine, memory or consumer anywhere;
-	// its next input (Client.Send, SendOnce, Answer) activates it on a
-	// worker serving its template: restored from the stream, then given
-	// the input. 0 (the default): never. A team that relies on a timer of
+	// on its worker and its lease marked passive, so it holds no
+	// goroutine or memory anywhere; its next input (Client.Send, SendOnce,
+	// Answer) activates it on the holder of its shard: restored from the
+	// stream, then given the input. 0 (the default): never. A team that relies on a timer of
 	// its own to wake it is not woken by it while passive: leave
 	// IdleAfter at 0 for such teams.
 	IdleAfter time.Duration
@@ -91,6 +90,14 @@ type Config struct {
 	// back to the whole read (logged). ReadTeam, Watch and Team.Messages
 	// past the window still read every record: the ledger is kept whole.
 	SnapshotEvery int
+	// Shards is the number of shards of each template's teams (see
+	// Worker): fixed when the cluster is first used (stored in the leases
+	// bucket, key "layout"), 64 when 0 then. A team's shard is a hash of
+	// its id; a worker holds whole shards, and the server one durable
+	// consumer per shard, whatever the number of teams. Given on a cluster
+	// made with another count, StartWorker and NewClient fail; 0 takes the
+	// cluster's. At most 4,096.
+	Shards int
 	// Owner names this worker in its claims and leases of teams; when
 	// empty, the host name, the process id and a random suffix (a process
 	// restarted in a container, pid 1 again, is a new worker). It must be
@@ -163,6 +170,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Replicas > 1 && c.Lease > 0 && c.Lease < minReplicatedLease {
 		errs = append(errs, fmt.Errorf("Config.Lease %v: must be at least %v on a replicated cluster (Replicas %d): a leader election of the leases bucket takes several seconds, and a worker stops every team whose lease it cannot renew in time",
 			c.Lease, minReplicatedLease, c.Replicas))
+	}
+	if c.Shards < 0 || c.Shards > maxShards {
+		errs = append(errs, fmt.Errorf("Config.Shards %d: must be between 1 and %d (0: the cluster's, 64 on a new one)", c.Shards, maxShards))
 	}
 	if c.IdleAfter < 0 {
 		errs = append(errs, fmt.Errorf("Config.IdleAfter %v: must be positive (0: never passivate)", c.IdleAfter))

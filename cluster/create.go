@@ -38,8 +38,19 @@ func checkTemplateName(name string) error {
 // team's inbox. The team is this worker's until it stops, the worker loses
 // its lease or the worker is closed. Client.Create does the same from any
 // process.
+//
+// The team's id falls in one of the template's shards this worker holds;
+// a worker just started that holds none yet waits for its share (handed
+// over within a beat or two), within ctx.
 func (w *Worker) Create(ctx context.Context, template string, params json.RawMessage) (*orchestrator.Team, error) {
-	return w.create(ctx, uuid.New(), template, params)
+	if _, ok := w.tmpls[template]; !ok {
+		return nil, fmt.Errorf("%w: %q is not among this worker's", ErrNoTemplate, template)
+	}
+	id, err := w.newTeamID(ctx, template)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: create a team from %q: %w", template, err)
+	}
+	return w.create(ctx, id, template, params)
 }
 
 // create is Create of a team with id: a lease the bucket holds already
@@ -55,6 +66,9 @@ func (w *Worker) create(ctx context.Context, id uuid.UUID, template string, para
 	}
 	if !json.Valid(params) {
 		return nil, fmt.Errorf("cluster: create a team from %q: the parameters are not JSON", template)
+	}
+	if w.heldShardOf(template, id) == nil {
+		return nil, fmt.Errorf("cluster: create team %s: %w", id, errNotMyShard)
 	}
 	l := w.newLease(template)
 	data, err := json.Marshal(l)
@@ -76,7 +90,12 @@ func (w *Worker) create(ctx context.Context, id uuid.UUID, template string, para
 	if err := tmpl.Build(ctx, t, params); err != nil { // the team runs as built so far
 		errs = append(errs, fmt.Errorf("cluster: create team %s: template %q: %w", id, template, err))
 	}
-	if err := w.startInbox(id, tmpl.Person, log, nil); err != nil {
+	switch err := w.startInbox(id, tmpl.Person, log); {
+	case errors.Is(err, errShardNotHeld), errors.Is(err, errNotRunHere):
+		// Its shard was handed over meanwhile (a worker joined): the
+		// team, made, runs on the shard's new holder.
+		w.logger.Debug("cluster: a team just created went with its shard to its new holder", "team_id", id, "error", err)
+	case err != nil:
 		errs = append(errs, fmt.Errorf("cluster: create team %s: %w (tried again on the next renewals)", id, err))
 	}
 	// Its load, for the next Client.Create's placement (else a beat old).
@@ -162,10 +181,14 @@ func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Ms
 	defer cancel()
 	var rep createReply
 	id, once, err := requestedTeam(req)
+	if err == nil && !once {
+		id, err = w.newTeamID(ctx, template)
+	}
 	var t *orchestrator.Team
 	if err == nil {
 		t, err = w.create(ctx, id, template, req.Data)
 	}
+	rep.NotMine = errors.Is(err, errNotMyShard)
 	if once && errors.Is(err, jetstream.ErrKeyExists) {
 		var made bool
 		made, err = madeOnce(ctx, w.kv, id, template)
@@ -196,11 +219,12 @@ func (w *Worker) answerCreate(ctx context.Context, template string, req *nats.Ms
 const teamHeader = "Akgentic-Team"
 
 // requestedTeam returns the id a create request names (teamHeader) and
-// true, or a new id and false when it names none.
+// true, or the nil id and false when it names none (the worker picks one
+// in a shard it holds).
 func requestedTeam(req *nats.Msg) (uuid.UUID, bool, error) {
 	h := req.Header.Get(teamHeader)
 	if h == "" {
-		return uuid.New(), false, nil
+		return uuid.Nil, false, nil
 	}
 	id, err := uuid.Parse(h)
 	if err != nil {
@@ -233,10 +257,17 @@ func madeOnce(ctx context.Context, kv jetstream.KeyValue, id uuid.UUID, template
 	return true, nil
 }
 
+// errNotMyShard is a worker's answer to a create of a team whose shard it
+// does not hold (CreateOnce, whose id, and so its shard, is the key's):
+// the client asks the shard's holder.
+var errNotMyShard = errors.New("this worker does not hold the team's shard")
+
 // createReply is a worker's answer to Client.Create.
 type createReply struct {
 	Team  string `json:"team,omitempty"`
 	Error string `json:"error,omitempty"`
+	// NotMine: the worker does not hold the team's shard (errNotMyShard).
+	NotMine bool `json:"not_mine,omitempty"`
 }
 
 // unsubscribe stops serving create requests.

@@ -162,17 +162,19 @@ func TestCloseHandsOverAtOnce(t *testing.T) {
 		return w, done
 	}
 	w1, _ := start("w1", nil)
-	id, err := c.Create(ctx, "held", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	scans := make(chan struct{}, 1)
-	_, done2 := start("w2", scans)
+	w2, done2 := start("w2", scans)
 	select { // w2's first scan, at its start: its next is a beat (60 s) away
 	case <-scans:
 	case <-ctx.Done():
 		t.Fatal("w2 never scanned the leases")
 	}
+	waitShares(t, ctx, "held", w1, w2)       // w1 handed w2 its share
+	team, err := w1.Create(ctx, "held", nil) // in a shard of w1's
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := team.ID()
 	holding.Store(true)
 	t.Cleanup(func() { holding.Store(false) })
 	input := send(t, ctx, c, id, "h", "cut")

@@ -22,13 +22,6 @@ const toHeader = "Akgentic-To"
 // (Client.Answer).
 const answersHeader = "Akgentic-Answers"
 
-// inboxMaxPending bounds the inputs of one team delivered to its worker
-// and not yet acknowledged (their turns not yet durable).
-const inboxMaxPending = 256
-
-// inboxPull is how many inputs of a team one pull request asks for.
-const inboxPull = 8
-
 // minPullExpiry is the shortest expiry of a pull request the client takes.
 const minPullExpiry = time.Second
 
@@ -42,15 +35,10 @@ const ackTimeout = 10 * time.Second
 // inboxStream is the name of the stream of the teams' input.
 func (c Config) inboxStream() string { return c.Stream + "_INBOX" }
 
-// inboxSubject is the subject of a team's input.
-func (c Config) inboxSubject(team uuid.UUID) string { return c.Prefix + ".in." + team.String() }
-
-// inboxConsumer is the durable consumer of a team's input.
-func inboxConsumer(team uuid.UUID) string { return "in_" + team.String() }
-
 // ensureInbox creates the inbox stream of cfg when it is missing: a work
-// queue (an input acknowledged is removed), file storage, one subject per
-// team.
+// queue (an input acknowledged is removed), file storage, a subject per
+// team under its template and shard. A stream made by an earlier version
+// (a subject per team, a consumer each) is refused (errOldInbox).
 func ensureInbox(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	return untilReady(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureInboxOnce(ctx, js, cfg) })
 }
@@ -60,7 +48,7 @@ func ensureInboxOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (j
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:         cfg.inboxStream(),
 		Description:  "akgentic team input (the durable inbox)",
-		Subjects:     []string{cfg.Prefix + ".in.*"},
+		Subjects:     []string{cfg.Prefix + ".in.>"},
 		Retention:    jetstream.WorkQueuePolicy,
 		Storage:      jetstream.FileStorage,
 		Replicas:     cfg.Replicas,
@@ -68,6 +56,9 @@ func ensureInboxOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (j
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		if st, err = js.Stream(ctx, cfg.inboxStream()); err == nil {
+			if subj := st.CachedInfo().Config.Subjects; len(subj) == 1 && subj[0] == cfg.Prefix+".in.*" {
+				return nil, oldInbox(cfg)
+			}
 			st, err = boundConsumers(ctx, js, st, cfg)
 		}
 	}
@@ -77,11 +68,21 @@ func ensureInboxOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (j
 	return st, nil
 }
 
+// oldInbox is the refusal of an inbox stream made by an earlier version
+// of this package, which kept one subject and one durable consumer per
+// team.
+func oldInbox(cfg Config) error {
+	return fmt.Errorf("cluster: the inbox stream %s was made by an earlier version of this package, with one consumer per team (subjects %s.in.*); "+
+		"this version reads each shard's input with one consumer (subjects %s.in.<template>.<shard>.<team>). "+
+		"To move on: stop the earlier version's workers, wait until the stream holds no message (nats stream info %s), "+
+		"then delete it (nats stream rm %s); the teams' records and leases are kept, and the next worker or client makes the stream anew",
+		cfg.inboxStream(), cfg.Prefix, cfg.Prefix, cfg.inboxStream(), cfg.inboxStream())
+}
+
 // streamConsumers is the bound of consumers the cluster's streams set: a
-// durable consumer per team on the inbox, and the short-lived ordered ones
-// of reads and watches on the records. Without a bound of their own the
-// server's default applies (1,000 per stream), and team 1,001 would get no
-// inbox.
+// durable consumer per shard on the inbox, and the short-lived ordered
+// ones of reads and watches on the records. Without a bound of their own
+// the server's default applies (1,000 per stream).
 const streamConsumers = 1 << 20
 
 // boundConsumers raises the bound of consumers of a stream made without
@@ -102,23 +103,64 @@ func boundConsumers(ctx context.Context, js jetstream.JetStream, st jetstream.St
 	return up, nil
 }
 
-// inbox consumes a team's input on the worker that owns the team: each
-// input is sent to its member from the team's person (agent.Say) and
-// acknowledged once the record closing it (its ProcessedMessage or
-// HandledMessage) is acknowledged by JetStream. An input whose turn was cut
-// (a crash, a takeover) is delivered again, to the next owner, and run
-// again: at least once.
+// inbox consumes a team's input on the worker that runs the team, as its
+// shard's consumer dispatches it (heldShard.handle), one input after the
+// other: each input is sent to its member from the team's person
+// (agent.Say) and acknowledged once the record closing it (its
+// ProcessedMessage or HandledMessage) is acknowledged by JetStream. An
+// input whose turn was cut (a crash, a takeover) is delivered again, to
+// the next holder, and run again: at least once.
 type inbox struct {
 	w      *Worker
 	id     uuid.UUID
 	team   *orchestrator.Team
 	ledger *Ledger
 	person string
-	cc     jetstream.ConsumeContext
+	shard  *heldShard
 
 	mu       sync.Mutex
 	done     map[uuid.UUID]bool          // messages whose turn is in the ledger (restored, or closed here)
 	inflight map[uuid.UUID]jetstream.Msg // input id → its latest delivery, its turn not yet durable
+	queue    []jetstream.Msg             // dispatched, not yet taken (in order)
+	draining chan struct{}               // closed when the goroutine taking the queue ends; nil when none runs
+	quiet    chan struct{}               // closed once no turn runs (quiesce); nil when none waits
+	stopped  bool
+}
+
+// enqueue adds a delivery to the inbox's queue (the shard's lock held,
+// so inputs are queued in the order they came) and starts the goroutine
+// taking them when none runs.
+func (ib *inbox) enqueue(m jetstream.Msg) {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	if ib.stopped {
+		return // delivered again to the team's next inbox
+	}
+	ib.queue = append(ib.queue, m)
+	if ib.draining == nil {
+		done := make(chan struct{})
+		ib.draining = done
+		go ib.drain(done) // ended by stop (waited for) or an empty queue
+	}
+}
+
+// drain takes the queue's inputs one after the other until it is empty or
+// the inbox stops.
+func (ib *inbox) drain(done chan struct{}) {
+	defer close(done)
+	for {
+		ib.mu.Lock()
+		if ib.stopped || len(ib.queue) == 0 {
+			ib.draining = nil
+			ib.quietLocked()
+			ib.mu.Unlock()
+			return
+		}
+		m := ib.queue[0]
+		ib.queue = ib.queue[1:]
+		ib.mu.Unlock()
+		ib.handle(m)
+	}
 }
 
 // closedIn returns the messages whose turn log holds closed: inputs
@@ -144,120 +186,57 @@ func attemptID(input uuid.UUID, n uint64) uuid.UUID {
 }
 
 // openInbox starts consuming the input of a team the worker runs (its
-// durable consumer created, or resumed after another owner), person the
-// template's Person and done the messages whose turn the team's log
-// closed (not run again); early, when not nil, is its consumer made while
-// the team was restored.
-func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, done map[uuid.UUID]bool, early *earlyInbox) error {
+// shard's inputs for it dispatched to it), person the template's Person
+// and done the messages whose turn the team's log closed (not run again);
+// first are inputs an earlier inbox of the team left, taken first.
+func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, done map[uuid.UUID]bool, first []jetstream.Msg) error {
 	w.mu.Lock()
 	o := w.teams[id]
+	var hs *heldShard
+	if o != nil {
+		hs = w.shards[w.shardOfTeam(o.template, id)]
+	}
 	w.mu.Unlock()
-	if o == nil {
-		return fmt.Errorf("cluster: team %s is no longer this worker's", id)
+	switch {
+	case o == nil:
+		return fmt.Errorf("%w: team %s", errNotRunHere, id)
+	case hs == nil:
+		return fmt.Errorf("%w: team %s", errShardNotHeld, id)
 	}
-	ib := &inbox{w: w, id: id, team: o.team, ledger: o.ledger, person: person,
+	ib := &inbox{w: w, id: id, team: o.team, ledger: o.ledger, person: person, shard: hs,
 		done: done, inflight: map[uuid.UUID]jetstream.Msg{}}
-	cons, err := early.consumer()
-	if err != nil {
-		cons, err = w.inboxConsumer(ctx, id)
-	}
-	if err != nil {
-		return err
-	}
-	ib.cc, err = cons.Consume(ib.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		w.logger.Debug("cluster: inbox consumer", "team_id", id, "error", err)
-	}),
-		// Small pull requests that expire within a beat (the client's
-		// defaults are 500 messages for 30 s): a paused owner's open
-		// requests do not take the inputs meant for the team's next owner
-		// for long, each costing an ack wait.
-		jetstream.PullMaxMessages(inboxPull), jetstream.PullExpiry(max(w.beat, minPullExpiry)))
-	if err != nil {
-		return fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
-	}
 	o.ledger.touch()
 	w.mu.Lock()
-	if o = w.teams[id]; o != nil {
-		o.inbox = ib
+	if w.teams[id] != o {
+		w.mu.Unlock()
+		return fmt.Errorf("%w: team %s", errNotRunHere, id)
 	}
+	o.inbox = ib
 	w.mu.Unlock()
-	if o == nil { // lost meanwhile
-		ib.stop(ctx)
+	if err := hs.attach(ib, first); err != nil {
+		w.mu.Lock()
+		if o.inbox == ib {
+			o.inbox = nil
+		}
+		w.mu.Unlock()
+		return fmt.Errorf("%w: %w", errShardNotHeld, err)
 	}
 	return nil
 }
 
-// inboxConsumer creates, or finds and updates, the durable consumer of
-// team id's input.
-func (w *Worker) inboxConsumer(ctx context.Context, id uuid.UUID) (jetstream.Consumer, error) {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.inboxStream(), jetstream.ConsumerConfig{
-		Durable:       inboxConsumer(id),
-		Description:   "input of team " + id.String(),
-		FilterSubject: w.cfg.inboxSubject(id),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		// Two beats: renewed by progress on every beat, and an input
-		// delivered to an owner that died after its last renewal is
-		// delivered again by the time its lease ends (a lease would add up
-		// to a beat to the failover). A delivery again to a live owner
-		// whose renewals lag is not run twice (inflight).
-		AckWait:       2 * w.beat,
-		MaxAckPending: inboxMaxPending,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: the inbox of team %s: %w", id, err)
-	}
-	return cons, nil
-}
+// errNotRunHere is openInbox's error for a team no longer registered on
+// this worker (lost, stopped, or handed over with its shard).
+var errNotRunHere = errors.New("cluster: the team is no longer this worker's")
 
-// earlyInbox is the inbox consumer of a team being taken over or
-// activated, made while its ledger is read and the team restored: its
-// creation (a file written on the server, about a millisecond of an
-// activation) is then off the activation's path. It delivers nothing
-// until the team's inbox consumes from it (openInbox).
-type earlyInbox struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	cons   jetstream.Consumer
-	err    error
-}
+// errShardNotHeld is openInbox's error for a team whose shard this worker
+// does not hold (any more): the team is handed back (startInbox).
+var errShardNotHeld = errors.New("cluster: this worker does not hold the team's shard")
 
-// inboxEarly begins making the inbox consumer of team id, within ctx;
-// the caller waits for its end (stop).
-func (w *Worker) inboxEarly(ctx context.Context, id uuid.UUID) *earlyInbox {
-	ctx, cancel := context.WithCancel(ctx)
-	e := &earlyInbox{done: make(chan struct{}), cancel: cancel}
-	go func() { // joined by stop
-		defer close(e.done)
-		e.cons, e.err = w.inboxConsumer(ctx, id)
-	}()
-	return e
-}
-
-// consumer waits for the consumer made early; an error when it could not
-// be made (or e is nil).
-func (e *earlyInbox) consumer() (jetstream.Consumer, error) {
-	if e == nil {
-		return nil, errors.New("cluster: no inbox consumer made early")
-	}
-	<-e.done
-	return e.cons, e.err
-}
-
-// stop ends the early making of a consumer (cancelled when not done) and
-// waits for it.
-func (e *earlyInbox) stop() {
-	e.cancel()
-	<-e.done
-}
-
-// inboxTimeout bounds the opening of a team's inbox (its durable consumer).
-const inboxTimeout = 30 * time.Second
-
-// startInbox opens the inbox of a team this worker just started, with a
-// context of its own (a slow Build may have used up the create's); when
-// it fails, the renewals try again.
-func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message, early *earlyInbox) error {
+// startInbox opens the inbox of a team this worker just started; when it
+// fails, the renewals try again. A team whose shard this worker lost
+// meanwhile is stopped and its lease released: the shard's holder runs
+// it.
+func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message) error {
 	ctx, cancel := context.WithTimeout(w.work.ctx, inboxTimeout) // cancelled by Close
 	defer cancel()
 	done := closedIn(log)
@@ -268,7 +247,19 @@ func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message, 
 		}
 	}
 	w.mu.Unlock()
-	err := w.openInbox(ctx, id, person, done, early)
+	err := w.openInbox(ctx, id, person, done, nil)
+	if errors.Is(err, errShardNotHeld) {
+		w.mu.Lock()
+		o := w.teams[id]
+		delete(w.teams, id)
+		w.mu.Unlock()
+		if o != nil {
+			sctx, scancel := context.WithTimeout(context.Background(), w.cfg.FlushTimeout+w.beat)
+			defer scancel()
+			_ = w.settle(sctx, map[uuid.UUID]*owned{id: o})
+		}
+		return err
+	}
 	if err != nil {
 		w.mu.Lock()
 		if o := w.teams[id]; o != nil {
@@ -278,6 +269,9 @@ func (w *Worker) startInbox(id uuid.UUID, person string, log []message.Message, 
 	}
 	return err
 }
+
+// inboxTimeout bounds the opening of a team's inbox.
+const inboxTimeout = 30 * time.Second
 
 // retryInbox opens again, within a beat, the inbox of a team whose
 // opening failed, done the closed messages of the team's log when it first
@@ -312,9 +306,39 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 	ib.done[mid] = true
 	m := ib.inflight[input]
 	delete(ib.inflight, input)
+	ib.quietLocked()
 	ib.mu.Unlock()
 	if m != nil {
 		ib.ack(m, input)
+	}
+}
+
+// quietLocked tells quiesce that no turn runs any more, once none does
+// (ib.mu held).
+func (ib *inbox) quietLocked() {
+	if ib.quiet != nil && len(ib.inflight) == 0 && ib.draining == nil {
+		close(ib.quiet)
+		ib.quiet = nil
+	}
+}
+
+// quiesce waits, once the inbox stopped, until no turn of an input
+// delivered here runs (each closed, or given up), or ctx ends: a handover
+// lets the turns under way finish rather than cut them.
+func (ib *inbox) quiesce(ctx context.Context) {
+	ib.mu.Lock()
+	if len(ib.inflight) == 0 && ib.draining == nil {
+		ib.mu.Unlock()
+		return
+	}
+	if ib.quiet == nil {
+		ib.quiet = make(chan struct{})
+	}
+	q := ib.quiet
+	ib.mu.Unlock()
+	select {
+	case <-q:
+	case <-ctx.Done():
 	}
 }
 
@@ -341,16 +365,17 @@ func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 	}
 }
 
-// progress tells JetStream that the inputs whose turns run here are still
-// being worked on (their ack wait starts again): called on every
+// progress tells JetStream that the inputs delivered to this inbox are
+// still being worked on (their ack wait starts again): called on every
 // heartbeat, so an input is delivered to another worker only about a lease
-// after its owner stopped renewing.
+// after its holder stopped renewing.
 func (ib *inbox) progress() {
 	ib.mu.Lock()
-	ms := make([]jetstream.Msg, 0, len(ib.inflight))
+	ms := make([]jetstream.Msg, 0, len(ib.inflight)+len(ib.queue))
 	for _, m := range ib.inflight {
 		ms = append(ms, m)
 	}
+	ms = append(ms, ib.queue...)
 	ib.mu.Unlock()
 	for _, m := range ms {
 		_ = m.InProgress() // a failure: JetStream delivers it again, and it is skipped or run again
@@ -358,29 +383,39 @@ func (ib *inbox) progress() {
 }
 
 // handBack tells JetStream that the inputs delivered here whose turns did
-// not close (cut by the team's stop) are not being worked on any more, so
-// that they are delivered to the team's next holder at once rather than
-// after their ack wait (two beats). Called by Close once the team has
-// stopped: no turn of it closes after that.
-func (ib *inbox) handBack() {
+// not close (cut by the team's stop), and left, those never taken, are not
+// being worked on any more, so that they are delivered to the team's next
+// holder at once rather than after their ack wait (two beats). Called
+// once the team has stopped: no turn of it closes after that.
+func (ib *inbox) handBack(left []jetstream.Msg) {
 	ib.mu.Lock()
-	ms := make([]jetstream.Msg, 0, len(ib.inflight))
+	ms := make([]jetstream.Msg, 0, len(ib.inflight)+len(left))
 	for _, m := range ib.inflight {
 		ms = append(ms, m)
 	}
 	clear(ib.inflight)
 	ib.mu.Unlock()
-	for _, m := range ms {
+	for _, m := range append(ms, left...) {
 		_ = m.Nak() // a failure: delivered again after its ack wait
 	}
 }
 
-// stop stops consuming; the inputs not acknowledged are delivered to the
-// team's next owner.
-func (ib *inbox) stop(ctx context.Context) {
-	ib.cc.Stop()
-	select {
-	case <-ib.cc.Closed():
-	case <-ctx.Done(): // a delivery being sent (up to sayTimeout) ends by itself
+// stop ends the dispatch to the inbox and waits for the input being taken
+// (or ctx); it returns the inputs dispatched and never taken, in order
+// (delivered again to the team's next inbox unless given to it).
+func (ib *inbox) stop(ctx context.Context) []jetstream.Msg {
+	ib.shard.detach(ib)
+	ib.mu.Lock()
+	ib.stopped = true
+	left := ib.queue
+	ib.queue = nil
+	wait := ib.draining
+	ib.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done(): // a delivery being sent (up to sayTimeout) ends by itself
+		}
 	}
+	return left
 }

@@ -304,18 +304,6 @@ func (ix *leaseIndex) passive(me taker) bool {
 	return false
 }
 
-// passiveOf returns the passive teams of me's templates, not stopped,
-// among ids.
-func (ix *leaseIndex) passiveOf(me taker, ids map[uuid.UUID]bool) []teamLease {
-	var xs []teamLease
-	for id := range ids {
-		if s := ix.teams[id]; s != nil && s.has && s.x.Passive && !s.x.Stopped && me.templates[s.x.Template] {
-			xs = append(xs, s.x)
-		}
-	}
-	return xs
-}
-
 // endHeap is a min-heap of leases by end (container/heap), each slot
 // knowing its place.
 type endHeap struct{ items []*slot }

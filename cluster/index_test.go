@@ -389,7 +389,7 @@ func BenchmarkTakeoverScan(b *testing.B) {
 		me := taker{owner: "me", lease: time.Second, templates: map[string]bool{"t": true}}
 		b.Run(fmt.Sprint("index/teams=", n), func(b *testing.B) {
 			for b.Loop() {
-				if s := ix.scan(me, now); len(s.todo) != 0 || !s.passive {
+				if s := ix.scan(me, now); len(s.todo) != 0 || !ix.passive(me) {
 					b.Fatalf("scan %+v: want nothing due, passive teams known", s.todo)
 				}
 			}

@@ -84,9 +84,6 @@ func TestPassivatedTeamAnswersEveryInputOnce(t *testing.T) {
 			if w.team(id) != nil {
 				t.Fatal("the passivated team still runs on its worker")
 			}
-			if _, err := c.inbox.Consumer(ctx, inboxConsumer(id)); err != jetstream.ErrConsumerNotFound {
-				t.Fatalf("the passivated team's inbox consumer: %v; want none", err)
-			}
 			teams, err := c.Teams(ctx)
 			if err != nil || len(teams) != 1 || !teams[0].Passive {
 				t.Fatalf("Teams: %+v, %v; want the one team, passive", teams, err)
@@ -139,9 +136,9 @@ func lastTotal(log []message.Message) int {
 	return total
 }
 
-// A passive team whose input came without a wake (its wake lost) is
-// activated by a worker's takeover scan, which finds its pending input.
-func TestPassiveTeamWithoutWakeIsTakenByTheScan(t *testing.T) {
+// A passive team is activated by its input alone, published straight
+// into the inbox: its shard's holder gets it and activates the team.
+func TestPassiveTeamIsActivatedByItsInputAlone(t *testing.T) {
 	ctx := actortest.Context(t)
 	e := embedded(t)
 	nc := connect(t, e)
@@ -153,10 +150,14 @@ func TestPassiveTeamWithoutWakeIsTakenByTheScan(t *testing.T) {
 	}
 	waitFor(t, ctx, passivated, id, "passivated")
 	input := uuid.New()
-	m := &nats.Msg{Subject: c.cfg.inboxSubject(id), Data: []byte("no wake"), Header: nats.Header{
+	_, subj, err := teamShard(ctx, c.js, c.cfg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &nats.Msg{Subject: subj, Data: []byte("straight in"), Header: nats.Header{
 		toHeader: {"a"}, jetstream.MsgIDHeader: {input.String()},
 	}}
-	if _, err := c.js.PublishMsg(ctx, m); err != nil { // Send without its wake
+	if _, err := c.js.PublishMsg(ctx, m); err != nil { // not through Client.Send
 		t.Fatal(err)
 	}
 	waitInputs(t, ctx, w.inputs, input)

@@ -48,6 +48,7 @@ func TestCreatePlacesOnFewest(t *testing.T) {
 		startNamed(t, ctx, connect(t, e), system(t), "w1"),
 		startNamed(t, ctx, connect(t, e), system(t), "w2"),
 	}
+	waitShares(t, ctx, "counters", ws[0].Worker, ws[1].Worker, ws[2].Worker) // their teams stay where they are made
 	for range 4 {
 		if _, err := ws[0].Create(ctx, "counters", nil); err != nil {
 			t.Fatal(err)

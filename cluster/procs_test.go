@@ -156,7 +156,10 @@ func closedAndGone(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, c
 	if err != nil {
 		return nil
 	}
-	subj := cfg.inboxSubject(team)
+	_, subj, err := teamShard(rctx, js, cfg, team)
+	if err != nil {
+		return nil
+	}
 	info, err := st.Info(rctx, jetstream.WithSubjectFilter(subj))
 	if err != nil || info.State.Subjects[subj] != 0 {
 		return nil
@@ -184,12 +187,14 @@ func inputsDiagnosis(ctx context.Context, nc *nats.Conn, c *Client, cfg Config, 
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settledPoll)
 	defer cancel()
 	var b strings.Builder
-	if cons, err := c.inbox.Consumer(dctx, inboxConsumer(team)); err != nil {
+	if r, _, err := teamShard(dctx, c.js, cfg, team); err != nil {
+		fmt.Fprintf(&b, "the team's shard: %v; ", err)
+	} else if cons, err := c.inbox.Consumer(dctx, shardConsumer(r)); err != nil {
 		fmt.Fprintf(&b, "the inbox consumer: %v; ", err)
 	} else if info, err := cons.Info(dctx); err != nil {
 		fmt.Fprintf(&b, "the inbox consumer: %v; ", err)
 	} else {
-		fmt.Fprintf(&b, "the inbox consumer: %d delivered unacknowledged, %d not delivered, %d redelivered; ", info.NumAckPending, info.NumPending, info.NumRedelivered)
+		fmt.Fprintf(&b, "the shard's inbox consumer: %d delivered unacknowledged, %d not delivered, %d redelivered; ", info.NumAckPending, info.NumPending, info.NumRedelivered)
 	}
 	log, err := ReadTeam(dctx, nc, team, cfg)
 	closed := closedIn(log)

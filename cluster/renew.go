@@ -16,8 +16,8 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// heartbeat renews the worker's presence and its teams' leases every
-// beat (a third of the lease) until ctx ends (Close began), and sooner, a
+// heartbeat renews the worker's teams' leases every beat (its presence and
+// shards have a loop of their own: presenceBeat) (a third of the lease) until ctx ends (Close began), and sooner, a
 // quarter of a beat after a round in which a renewal failed (JetStream
 // did not answer: a leader election of the bucket, say), so that a lease
 // is renewed as soon as the bucket answers again. The takeovers run on a
@@ -39,27 +39,51 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
+// presenceBeat renews the worker's presence and its shards' leases every
+// beat until ctx ends (Close began), and a quarter of a beat after a round
+// in which one failed. It runs apart from the teams' renewals, whose round
+// grows with the teams running: a worker busy renewing thousands of teams
+// is never taken for dead, nor loses its shards, for it.
+func (w *Worker) presenceBeat(ctx context.Context) {
+	timer := time.NewTimer(w.beat)
+	defer timer.Stop()
+	for {
+		next := w.beat
+		if w.renewPresence() {
+			next = w.beat / retryBeats
+		}
+		timer.Reset(next)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+	}
+}
+
+// renewPresence renews the presence, then the shards' leases (see
+// renewShards); it reports whether one failed, to be tried again soon.
+func (w *Worker) renewPresence() (failed bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
+	defer cancel()
+	if err := w.present(ctx); err != nil {
+		w.logger.Warn("cluster: presence renewal failed", "error", err)
+		failed = true
+	}
+	return w.renewShards(ctx) || failed
+}
+
 // retryBeats is how many times a beat a worker tries again while its
 // renewals fail.
 const retryBeats = 4
 
-// renew renews this worker's presence and the lease of every team it
+// renew renews the lease of every team this worker
 // runs; a team that stopped on its own is marked stopped; a team whose
 // lease another worker took, or whose lease ended unrenewed, is stopped
 // now. It reports whether a renewal failed and is to be tried again
 // soon. Once quit ends (Close began) no more renewal begins; those under
 // way end on their own deadlines, not cancelled.
 func (w *Worker) renew(quit context.Context) (failed bool) {
-	// The presence first: it ends no later than the leases renewed after
-	// it, so a dead worker is no longer counted live once its teams'
-	// leases have ended (fairShare).
-	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
-	err := w.present(ctx)
-	cancel()
-	if err != nil {
-		w.logger.Warn("cluster: presence renewal failed", "error", err)
-		failed = true
-	}
 	w.renewing.RLock()
 	defer w.renewing.RUnlock()
 	w.mu.Lock()
@@ -116,6 +140,15 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again b
 		w.lose(id, o, "its ledger stopped storing records; it resumes from the stream once its lease ends", broken)
 		return false
 	}
+	if w.heldShardOf(o.template, id) == nil {
+		// Its shard's lease ended unrenewed: the team's is not renewed
+		// either, and the team stops once it ends.
+		if !time.Now().Before(w.untilOf(o)) {
+			w.lose(id, o, "its shard's lease, then its own, ended unrenewed", errShardNotHeld)
+			return false
+		}
+		return true
+	}
 	w.mu.Lock()
 	ib, retry := o.inbox, o.noInbox // set once the team's input is consumed
 	w.mu.Unlock()
@@ -127,6 +160,13 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again b
 		w.retryInbox(id, o, retry)
 	}
 	return again
+}
+
+// untilOf is the end of o's lease as last stored.
+func (w *Worker) untilOf(o *owned) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return o.until
 }
 
 // renewLease stores a team's lease a lease from now, or stops the team
@@ -145,7 +185,6 @@ func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) (retry 
 		w.mu.Unlock()
 	case errors.Is(err, errStopped):
 		w.lose(id, o, "a client stopped it", nil)
-		w.dropInbox(ctx, id) // Client.Stop deleted it; an inbox opened since may have made it again
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
 		w.lose(id, o, "another worker took its lease", err)
 	case !time.Now().Before(o.until):
@@ -161,8 +200,7 @@ func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) (retry 
 // taken over (fenced) is the new owner's; one whose ledger broke, or that
 // stopped without Team.Stop (its actor system shut down before the
 // worker's Close, say), is released, to resume from the stream; one
-// stopped with Team.Stop is marked stopped (resumed nowhere) and its inbox
-// consumer deleted.
+// stopped with Team.Stop is marked stopped (resumed nowhere).
 func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
 	switch fenced, broken := o.ledger.state(); {
 	case fenced:
@@ -187,9 +225,6 @@ func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
 			w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
 		}
 	default:
-		// Its inbox consumer first: once the lease says stopped, the team
-		// holds nothing in the server but its input and records.
-		w.dropInbox(ctx, id)
 		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Stopped: true}, o.rev); err != nil && !errors.Is(err, errStopped) {
 			w.logger.Warn("cluster: a stopped team's lease could not be marked stopped; another worker may resume it",
 				"team_id", id, "error", err)
@@ -202,13 +237,6 @@ func (w *Worker) ended(ctx context.Context, id uuid.UUID, o *owned) {
 func (w *Worker) release(ctx context.Context, id uuid.UUID, o *owned) {
 	if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
 		w.logger.Warn("cluster: a team's lease could not be released; it is resumed once it ends", "team_id", id, "error", err)
-	}
-}
-
-// dropInbox deletes a team's durable inbox consumer.
-func (w *Worker) dropInbox(ctx context.Context, id uuid.UUID) {
-	if err := w.js.DeleteConsumer(ctx, w.cfg.inboxStream(), inboxConsumer(id)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		w.logger.Warn("cluster: a stopped team's inbox consumer could not be deleted", "team_id", id, "error", err)
 	}
 }
 

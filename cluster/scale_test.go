@@ -65,8 +65,9 @@ func TestScaleLostWorker(t *testing.T) {
 			}
 		})
 	}
-	// The three at once: a create waits on JetStream (the inbox's durable
-	// consumer is written to disk) most of its time.
+	waitShares(t, ctx, "counters", workers[:]...) // each worker's teams stay its own
+	// The three at once: a create waits on JetStream (the team's claim
+	// and first records) most of its time.
 	var made [3][]*orchestrator.Team
 	var wg sync.WaitGroup
 	for i, w := range workers {

@@ -92,7 +92,11 @@ func TestSendIsTriedAgainWhileJetStreamDoesNotAnswer(t *testing.T) {
 	if info.State.Msgs != 1 {
 		t.Fatalf("the inbox holds %d inputs; want the one sent", info.State.Msgs)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, c.cfg.inboxSubject(team))
+	_, subj, err := teamShard(ctx, c.js, c.cfg, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, subj)
 	if err != nil {
 		t.Fatal(err)
 	}

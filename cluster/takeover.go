@@ -59,30 +59,34 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 	}
 	me := w.self(time.Now())
 	s, ok := w.view.scan(me, time.Now())
-	passiveOf := w.view.passiveOf
 	if !ok { // the view not filled yet: one read of the bucket, indexed
 		teams, workers, err := readBucket(ctx, w.kv)
 		if err != nil {
 			w.logger.Warn("cluster: cannot read the leases", "error", err)
 			return time.Time{}
 		}
-		ix := indexLeases(teams, workers)
-		s, passiveOf = ix.scan(me, time.Now()), ix.passiveOf
+		s = indexLeases(teams, workers).scan(me, time.Now())
 	}
 	now := time.Now()
 	w.purgeDead(ctx, s.workers, now)
-	for template, xs := range s.todo {
-		rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-		w.takeSome(life, xs, s.share[template])
-	}
-	// Passive teams with input whose wake was lost: any worker serving
-	// the template takes them (the lease's compare-and-set decides).
-	if s.passive {
-		if pending := w.pendingInput(ctx); len(pending) > 0 {
-			xs := passiveOf(me, pending)
-			rand.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-			w.takeSome(life, xs, len(xs))
+	sctx, scancel := context.WithTimeout(life, w.cfg.Lease) // a handover's wait for its turns ends with Close
+	w.scanShards(sctx, s.workers, now)
+	scancel()
+	for _, xs := range s.todo {
+		// Only the teams of the shards this worker holds: each shard's
+		// holder takes all of its teams to resume (the shards spread the
+		// teams over the workers).
+		mine := xs[:0]
+		for _, x := range xs {
+			if w.heldShardOf(x.Template, x.id) != nil {
+				mine = append(mine, x)
+			}
 		}
+		rand.Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
+		w.takeSome(life, mine, len(mine))
+	}
+	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, time.Now()); !e.IsZero() && (s.next.IsZero() || e.Before(s.next)) {
+		return e
 	}
 	return s.next
 }
@@ -192,6 +196,9 @@ const restoreTimeout = 5 * time.Minute
 // decode, a Build error...) has its lease released with the failure
 // (TeamInfo.Error) and is tried again by this worker after a backoff.
 func (w *Worker) take(ctx context.Context, x teamLease) bool {
+	if w.heldShardOf(x.Template, x.id) == nil {
+		return false // its shard's holder runs it
+	}
 	w.mu.Lock()
 	_, running := w.teams[x.id]
 	busy := running || w.taking[x.id] // a wake and a scan at once, say
@@ -218,46 +225,29 @@ func (w *Worker) take(ctx context.Context, x teamLease) bool {
 	defer lost(nil)
 	h := w.hold(x.id, x.Template, rev, l.Until, lost)
 	defer h.release()
-	early := w.inboxEarly(ctx, x.id)
-	defer early.stop()
 	t, log, err := w.run(ctx, x.id, h.release, x.Template)
 	if _, _, lostErr := h.release(); lostErr != nil {
 		// A client stopped it, or another worker took it: not ours.
 		w.logger.Info("cluster: a team's lease was lost while this worker restored it", "team_id", x.id, "error", lostErr)
-		if errors.Is(lostErr, errStopped) {
-			w.dropEarly(ctx, x.id, early) // Client.Stop deleted it; made again here meanwhile
-		}
 		return false
 	}
 	if err != nil {
-		w.dropEarly(ctx, x.id, early) // the team does not run: no consumer left for its input
 		w.failedResume(ctx, x, h, err)
 		return false
 	}
-	w.resumed(ctx, x, t, log, early)
+	w.resumed(ctx, x, t, log)
 	return true
 }
 
-// dropEarly deletes the inbox consumer of a team this worker took but
-// does not run, once its early making ended: a making cut short (its
-// context ended) may still have made it on the server, so it is deleted
-// whether or not the making said so, within a context of its own.
-func (w *Worker) dropEarly(ctx context.Context, id uuid.UUID, early *earlyInbox) {
-	_, _ = early.consumer() // its end, not cancelled: one round trip at most
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
-	defer cancel()
-	w.dropInbox(ctx, id)
-}
-
 // resumed finishes the takeover of a team restored and registered here:
-// the template's Resume, then its inbox (its consumer made early).
-func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message, early *earlyInbox) {
+// the template's Resume, then its inbox.
+func (w *Worker) resumed(ctx context.Context, x teamLease, t *orchestrator.Team, log []message.Message) {
 	if resume := w.tmpls[x.Template].Resume; resume != nil {
 		if err := resume(ctx, t); err != nil {
 			w.logger.Error("cluster: the template's Resume failed; the team runs as restored", "team_id", x.id, "error", err)
 		}
 	}
-	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log, early); err != nil {
+	if err := w.startInbox(x.id, w.tmpls[x.Template].Person, log); err != nil {
 		w.logger.Error("cluster: the resumed team's input is not consumed yet; tried again on the next renewals", "team_id", x.id, "error", err)
 	}
 	w.logger.Info("cluster: team resumed on this worker", "team_id", x.id)

@@ -23,20 +23,89 @@ import (
 // teams), not what it holds (a passive team's lease changes only when it
 // is activated), and a scan reads what is due, not every lease.
 type bucketView struct {
-	mu    sync.Mutex
-	index *leaseIndex
-	ready bool // the watcher delivered the bucket's values once
+	mu     sync.Mutex
+	index  *leaseIndex
+	shards map[shardRef]shardLease // the shards' leases
+	ready  bool                    // the watcher delivered the bucket's values once
 }
 
 func newBucketView() *bucketView {
-	return &bucketView{index: newLeaseIndex()}
+	return &bucketView{index: newLeaseIndex(), shards: map[shardRef]shardLease{}}
 }
 
 // apply takes one entry of the bucket (a put, a delete or a purge).
 func (v *bucketView) apply(e jetstream.KeyValueEntry) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if r, ok := parseShardKey(e.Key()); ok {
+		if cur, ok := v.shards[r]; ok && e.Revision() < cur.rev {
+			return // delivered again: an older value
+		}
+		if x, ok := decodeShard(e); ok {
+			v.shards[r] = x
+		} else {
+			delete(v.shards, r)
+		}
+		return
+	}
 	v.index.apply(e)
+}
+
+// shardLeases returns the leases of a template's shards, by number; false
+// until the watcher delivered the bucket's values once.
+func (v *bucketView) shardLeases(template string) (map[int]shardLease, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.ready {
+		return nil, false
+	}
+	out := map[int]shardLease{}
+	for r, x := range v.shards {
+		if r.template == template {
+			out[r.n] = x
+		}
+	}
+	return out, true
+}
+
+// nextShardEnd is the first end after now of a lease of another
+// worker's shard of templates: a scan then takes it if its holder died.
+func (v *bucketView) nextShardEnd(owner string, templates map[string]Template, now time.Time) time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var next time.Time
+	for r, x := range v.shards {
+		if _, ok := templates[r.template]; ok && x.Owner != owner && x.Until.After(now) && (next.IsZero() || x.Until.Before(next)) {
+			next = x.Until
+		}
+	}
+	return next
+}
+
+// joins reports whether e stores the presence of a worker other than
+// owner that the view does not know yet (a worker joined: a scan hands
+// its share of shards over now).
+func (v *bucketView) joins(e jetstream.KeyValueEntry, owner string) bool {
+	if e.Operation() != jetstream.KeyValuePut || !strings.HasPrefix(e.Key(), presencePrefix) || e.Key() == presenceKey(owner) {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, known := v.index.workers[e.Key()]
+	return v.ready && !known
+}
+
+// alive reports whether the view holds a presence of owner not ended at
+// now.
+func (v *bucketView) alive(owner string, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, p := range v.index.workers {
+		if p.Owner == owner && p.Until.After(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyEntry puts one entry of the bucket into teams or workers (by key),
@@ -83,20 +152,18 @@ func byRevision(teams map[string]teamLease, workers map[string]presence, revs ma
 
 // due is what a takeover scan of me at now finds in an index: the
 // workers' presences, the teams to take over and me's shares (fairShare),
-// the next end of another worker's lease (nextEnd) and whether passive
-// teams of me's templates are known.
+// and the next end of another worker's lease (nextEnd).
 type due struct {
 	workers []presence
 	todo    map[string][]teamLease
 	share   map[string]int
 	next    time.Time
-	passive bool
 }
 
 // scan is what is due for me at now in ix (see due).
 func (ix *leaseIndex) scan(me taker, now time.Time) due {
 	todo, share := ix.fairShare(me, now)
-	return due{workers: ix.presences(), todo: todo, share: share, next: ix.nextEnd(me, now), passive: ix.passive(me)}
+	return due{workers: ix.presences(), todo: todo, share: share, next: ix.nextEnd(me, now)}
 }
 
 // scan is what is due for me at now in the view; false until the watcher
@@ -108,13 +175,6 @@ func (v *bucketView) scan(me taker, now time.Time) (due, bool) {
 		return due{}, false
 	}
 	return v.index.scan(me, now), true
-}
-
-// passiveOf is the index's passiveOf, under the view's lock.
-func (v *bucketView) passiveOf(me taker, ids map[uuid.UUID]bool) []teamLease {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.index.passiveOf(me, ids)
 }
 
 // watchBucket keeps w.view until ctx ends (Close): one watcher of the
@@ -156,8 +216,9 @@ func (w *Worker) follow(ctx context.Context, watch jetstream.KeyWatcher, last ui
 			}
 			if e != nil {
 				seen = max(seen, e.Revision())
+				joined := w.view.joins(e, w.cfg.Owner)
 				w.view.apply(e)
-				if released(e, w.cfg.Owner, time.Now()) {
+				if joined || released(e, w.cfg.Owner, time.Now()) {
 					select { // a scan takes it now
 					case w.freed <- struct{}{}:
 					default:
@@ -186,12 +247,12 @@ func lastRevision(ctx context.Context, kv jetstream.KeyValue) uint64 {
 	return 0
 }
 
-// released reports whether e stores the lease of a team that another
-// worker than owner released (ended by now, neither stopped nor passive):
-// a worker's Close releases its teams' leases so that the others take
-// them at once.
+// released reports whether e stores the lease of a team or a shard that
+// another worker than owner released (ended by now, neither stopped nor
+// passive): a worker's Close, or its handover of a shard, releases leases
+// so that the others take them at once.
 func released(e jetstream.KeyValueEntry, owner string, now time.Time) bool {
-	if e.Operation() != jetstream.KeyValuePut || strings.HasPrefix(e.Key(), presencePrefix) {
+	if e.Operation() != jetstream.KeyValuePut || strings.HasPrefix(e.Key(), presencePrefix) || e.Key() == layoutKey {
 		return false
 	}
 	var l lease

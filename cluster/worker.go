@@ -97,23 +97,25 @@ type owned struct {
 // and removed by Close. A worker whose presence ended is dead: its
 // presence ends no later than its teams' leases.
 //
-// Takeover: on every beat, and right when the earliest lease of another
-// worker's team of its templates ends (so that a dead worker's team is
-// resumed when its lease ends, not up to a beat later), a worker reads
-// its view of the bucket (one watcher keeps it, indexed by lease end, so
-// the scan reads the leases ended, not every lease) and, for each of its
-// templates, takes over up to its fair share of the teams to
-// resume, in a random order: the template's teams, live and to resume,
-// over the live workers serving it (by their presence, this one
-// included), rounded up, less the template's live teams it holds. So the
-// survivors of a dead worker take all its teams in the next scan, about
-// evenly, each a few at a time; the lease's compare-and-set decides
-// between workers trying the same team (the loser skips it, and takes
-// another next beat if its share is not full). A team is to resume when
-// its lease ended and its owner is dead, or ended more than a lease ago
-// (its live owner lost it), or is this worker's and not run here; a live
-// owner's lease that just ended is left to its owner, whose renewals may
-// lag under load.
+// Shards: each template's teams are spread over Config.Shards shards (a
+// hash of the team's id); a worker holds a lease on its fair share of each
+// of its templates' shards, renewed with its presence, consumes their input
+// with one durable consumer per shard, and is the only one to create, take
+// over or activate their teams. A worker holding more than its share while
+// another holds fewer (one that joined) hands the surplus over: the
+// shard's turns under way finish (within a beat), its teams stop as Close
+// stops them, and the shard's lease is released.
+//
+// Takeover: on every beat, right when the earliest lease of another
+// worker's team or shard of its templates ends, when a lease is released
+// and when a worker joins, a worker reads its view of the bucket (one
+// watcher keeps it, indexed by lease end, so the scan reads the leases
+// ended, not every lease): it takes its share of the shards that are free
+// (their holder dead, or released), then every team of its shards to
+// resume. A team is to resume when its lease ended and its owner is dead,
+// or ended more than a lease ago (its live owner lost it), or is this
+// worker's and not run here; a live owner's lease that just ended is left
+// to its owner, whose renewals may lag under load.
 type Worker struct {
 	nc     *nats.Conn
 	sys    *actor.System
@@ -135,11 +137,17 @@ type Worker struct {
 	// with the same Owner (put).
 	instance string
 
-	mu      sync.Mutex
-	teams   map[uuid.UUID]*owned
-	backoff map[uuid.UUID]backoff // teams this worker failed to resume
-	taking  map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
-	added   chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
+	nshards int // shards per template (the cluster's layout)
+
+	mu     sync.Mutex
+	shards map[shardRef]*heldShard // the shards this worker holds (shardrun.go)
+	// shardsUp is closed, and made anew, when the worker takes a shard:
+	// a Create waiting for one waits on it.
+	shardsUp chan struct{}
+	teams    map[uuid.UUID]*owned
+	backoff  map[uuid.UUID]backoff // teams this worker failed to resume
+	taking   map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	added    chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
 	// renewing is held (read) by a renewal round and (write) by a
 	// passivation: a round never renews, or settles as stopped, a team
 	// being passivated.
@@ -195,11 +203,18 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 	if err != nil {
 		return nil, err
 	}
+	nshards, err := readLayout(ctx, kv, cfg.Shards)
+	if err != nil {
+		return nil, err
+	}
 	w := &Worker{
 		nc: nc, sys: sys, cfg: cfg, tmpls: templates, opts: opts, kv: kv, js: js, inbox: inboxSt,
 		logger:   cfg.Logger.With("worker", cfg.Owner),
 		beat:     cfg.Lease / 3,
 		instance: uuid.NewString(),
+		nshards:  nshards,
+		shards:   map[shardRef]*heldShard{},
+		shardsUp: make(chan struct{}),
 		teams:    map[uuid.UUID]*owned{},
 		backoff:  map[uuid.UUID]backoff{},
 		taking:   map[uuid.UUID]bool{},
@@ -218,7 +233,14 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		w.unsubscribe()
 		return nil, fmt.Errorf("cluster: StartWorker: %w", err)
 	}
+	// Its share of the free shards before it returns, so that a Create
+	// right after finds one (a share another worker holds is handed over
+	// within a beat or two).
+	if workers, err := readPresences(ctx, w.kv); err == nil {
+		w.scanShards(ctx, workers, time.Now())
+	}
 	w.beats.Go("heartbeat", w.heartbeat)
+	w.beats.Go("presence", w.presenceBeat)
 	w.work.Go("leases", w.watchBucket)
 	w.work.Go("takeovers", w.takeovers)
 	if cfg.IdleAfter > 0 {
@@ -272,11 +294,6 @@ func (w *Worker) serve(ctx context.Context) error {
 			return fmt.Errorf("serve template %q: %w", name, err)
 		}
 		w.subs = append(w.subs, sub)
-		sub, err = w.nc.QueueSubscribe(w.cfg.wakeSubject(name), createQueue, w.serveWake)
-		if err != nil {
-			return fmt.Errorf("serve template %q: %w", name, err)
-		}
-		w.subs = append(w.subs, sub)
 	}
 	fctx, cancel := context.WithTimeout(ctx, readyTimeout) // FlushWithContext needs a deadline
 	defer cancel()
@@ -305,9 +322,18 @@ func (w *Worker) Close(ctx context.Context) error {
 		w.closed = true
 		teams := w.teams
 		w.teams = nil
+		shards := w.shards
+		w.shards = map[shardRef]*heldShard{}
 		w.mu.Unlock()
+		for _, hs := range shards { // no input dispatched from now on
+			hs.stopConsume(ctx)
+		}
 		w.acks.Stop(errClosing) // from now on an input is acknowledged where it closes (inbox.ack)
 		errs = append(errs, w.settle(ctx, teams)...)
+		for _, hs := range shards { // handed over: the others take them at once
+			hs.close()
+			w.releaseShardLease(ctx, hs.ref, hs.rev)
+		}
 		_ = w.acks.Wait(context.Background()) // the last inputs' acknowledgements (bounded by ackTimeout)
 	})
 	return errors.Join(errs...)
@@ -336,9 +362,10 @@ func (w *Worker) stopWork(ctx context.Context) error {
 // marked stopped).
 func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error {
 	var errs []error
-	for _, o := range teams {
+	left := map[uuid.UUID][]jetstream.Msg{}
+	for id, o := range teams {
 		if o.inbox != nil {
-			o.inbox.stop(ctx)
+			left[id] = o.inbox.stop(ctx)
 		}
 	}
 	for id, o := range teams {
@@ -359,7 +386,7 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 			continue
 		}
 		if o.inbox != nil {
-			o.inbox.handBack() // the cut turns' inputs go to the next holder now, not after their ack wait
+			o.inbox.handBack(left[id]) // the cut turns' inputs go to the next holder now, not after their ack wait
 		}
 		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
 			errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))

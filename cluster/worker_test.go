@@ -210,7 +210,7 @@ type testWorker struct {
 // template, closed at the end of the test.
 func startNamed(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, owner string, opts ...orchestrator.Option) *testWorker {
 	t.Helper()
-	tw := &testWorker{resumed: make(chan uuid.UUID, 16), inputs: make(chan uuid.UUID, 64)}
+	tw := &testWorker{resumed: make(chan uuid.UUID, 256), inputs: make(chan uuid.UUID, 256)} // a handover resumes a shard's teams at once
 	cfg := Config{Logger: discard, Lease: testLease, Owner: owner,
 		resumed:   func(id uuid.UUID) { tw.resumed <- id },
 		inputDone: func(id uuid.UUID) { tw.inputs <- id },
@@ -294,20 +294,14 @@ func mustLedger(t *testing.T, w *Worker, id uuid.UUID) *Ledger {
 	return l
 }
 
-// A worker that starts while another holds a team's lease never runs that
-// team: it reads the leases again and again, takes nothing, and never claims
-// the team's ledger.
+// A worker that runs beside another never runs a team whose lease the
+// other holds (its shard the other's): it reads the leases again and
+// again, takes nothing, and never claims the team's ledger.
 func TestWorkerLeavesHeldTeams(t *testing.T) {
 	e := embedded(t)
 	ctx := actortest.Context(t)
 	sys := system(t)
 	w1, _ := startParent(t, ctx, connect(t, e), sys)
-	team, err := w1.Create(ctx, "counters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimSeq := mustLedger(t, w1, team.ID()).claimSeq
-
 	scans := make(chan struct{}, 16)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "second", scanned: func() {
 		select {
@@ -324,6 +318,15 @@ func TestWorkerLeavesHeldTeams(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	waitShares(t, ctx, "counters", w1, w2) // the handover to w2 over: the team stays on w1
+	team, err := w1.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimSeq := mustLedger(t, w1, team.ID()).claimSeq
+	for len(scans) > 0 { // the scans before the team was made
+		<-scans
+	}
 	for range 4 { // a lease's worth of scans (one every third of a lease)
 		select {
 		case <-scans:

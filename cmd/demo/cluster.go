@@ -110,8 +110,12 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		defer cancel()
 		_ = sysA.Shutdown(sctx) // the crashed worker's team cannot write: its errors are expected
 	}()
+	const demoShards = 1
 	start := func(nc *nats.Conn, sys *actor.System, owner string, logger *slog.Logger) (*cluster.Worker, error) {
-		return cluster.StartWorker(ctx, nc, sys, cluster.Config{Logger: logger, Lease: demoLease, Owner: owner},
+		// One shard: worker A holds it (and the team), worker B stands by
+		// until A's lease on it ends (with more shards, B joining would
+		// be handed its share, perhaps the team's).
+		return cluster.StartWorker(ctx, nc, sys, cluster.Config{Logger: logger, Lease: demoLease, Owner: owner, Shards: demoShards},
 			map[string]cluster.Template{"demo": tmpl},
 			orchestrator.WithStopGrace(10*time.Second), agent.WithEnv(d.env), agent.WithHumanDelivery(d.newHuman().Deliver))
 	}
@@ -124,7 +128,7 @@ func (d *demo) runCluster(ctx context.Context, model llm.ModelConfig, ws *worksp
 		defer cancel()
 		_ = wA.Close(cctx) // its connection is closed: it releases nothing
 	}()
-	c, err := cluster.NewClient(ctx, ncC.Conn, cluster.Config{})
+	c, err := cluster.NewClient(ctx, ncC.Conn, cluster.Config{Shards: demoShards})
 	if err != nil {
 		return err
 	}
