@@ -16,40 +16,34 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// heartbeat renews the worker's teams' leases every beat (its presence and
-// shards have a loop of their own: presenceBeat) (a third of the lease) until ctx ends (Close began), and sooner, a
-// quarter of a beat after a round in which a renewal failed (JetStream
-// did not answer: a leader election of the bucket, say), so that a lease
-// is renewed as soon as the bucket answers again. The takeovers run on a
-// loop of their own, so that a slow restore never delays a renewal.
+// heartbeat renews the worker's teams' leases (renew) every beat, a third
+// of the lease, until ctx ends (Close began). Its presence and shards have
+// a loop of their own (presenceBeat), and so do the takeovers: a slow
+// restore, or a round of thousands of teams, never delays them.
 func (w *Worker) heartbeat(ctx context.Context) {
-	timer := time.NewTimer(w.beat)
-	defer timer.Stop()
-	for {
-		next := w.beat
-		if w.renew(ctx) {
-			next = w.beat / retryBeats
-		}
-		timer.Reset(next)
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-	}
+	w.everyBeat(ctx, func() bool { return w.renew(ctx) })
 }
 
-// presenceBeat renews the worker's presence and its shards' leases every
-// beat until ctx ends (Close began), and a quarter of a beat after a round
-// in which one failed. It runs apart from the teams' renewals, whose round
-// grows with the teams running: a worker busy renewing thousands of teams
-// is never taken for dead, nor loses its shards, for it.
+// presenceBeat renews the worker's presence and its shards' leases
+// (renewPresence) every beat until ctx ends (Close began). It runs apart
+// from the teams' renewals, whose round grows with the teams running: a
+// worker busy renewing thousands of teams is never taken for dead, nor
+// loses its shards, for it.
 func (w *Worker) presenceBeat(ctx context.Context) {
+	w.everyBeat(ctx, w.renewPresence)
+}
+
+// everyBeat runs round at once, then a beat after each round, or a
+// quarter of a beat after a round that reports a renewal failed
+// (JetStream did not answer: a leader election of the bucket, say), so
+// that a lease is renewed as soon as the bucket answers again; until ctx
+// ends.
+func (w *Worker) everyBeat(ctx context.Context, round func() (failed bool)) {
 	timer := time.NewTimer(w.beat)
 	defer timer.Stop()
 	for {
 		next := w.beat
-		if w.renewPresence() {
+		if round() {
 			next = w.beat / retryBeats
 		}
 		timer.Reset(next)

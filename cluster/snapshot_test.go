@@ -81,6 +81,31 @@ func settled(t *testing.T, ctx context.Context, l *Ledger) {
 	}
 }
 
+// processedSeen waits until n Processed records have reached l (a turn's
+// Processed comes after its answer), failing t when ctx ends first.
+func processedSeen(t *testing.T, ctx context.Context, l *Ledger, n int) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		seen := 0
+		for _, m := range l.hist {
+			if _, ok := m.(*message.ProcessedMessage); ok {
+				seen++
+			}
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		if seen >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("%d of %d Processed records reached the Ledger", seen, n)
+		}
+	}
+}
+
 // A team passivated and woken again and again, with snapshots every few
 // records and at each passivation, answers every input once (each
 // acknowledged once, its turn closed once, the ledger without gap or
@@ -275,20 +300,23 @@ func TestFencedOwnersSnapshotIsRefused(t *testing.T) {
 	l.Attach(team)
 	a, _ := spawnCounters(t, ctx, team)
 	ask(t, ctx, sys, a, 3)
+	// The last turn's Processed record comes after its answer: wait for it,
+	// so that no record of the old owner's is written (and refused) after the
+	// new owner's claim, and the refusal tested is the snapshot's own.
+	processedSeen(t, ctx, l, 3)
 	if err := l.flush(ctx, ^uint64(0)); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := OpenLedger(ctx, nc.Conn, teamID, Config{Logger: discard, Owner: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	var stored bool
-	for !stored && err == nil { // until the ledger is quiet (every record acknowledged)
-		if stored, err = l.writeSnapshot(ctx, true); !stored && err == nil {
-			settled(t, ctx, l)
-		}
-	}
-	if !errors.Is(err, errSnapshotFenced) {
-		t.Fatalf("the fenced owner's snapshot: %v; want it refused (%v)", err, errSnapshotFenced)
+	stored, err := l.writeSnapshot(ctx, true)
+	if stored || !errors.Is(err, errSnapshotFenced) {
+		l.mu.Lock()
+		fenced, unacked := l.fenced, len(l.unacked)
+		l.mu.Unlock()
+		t.Fatalf("the fenced owner's snapshot: stored %v, %v (ledger fenced %v, %d records unacknowledged); want it refused (%v)",
+			stored, err, fenced, unacked, errSnapshotFenced)
 	}
 	if s, err := readSnapshot(ctx, l.st, l.cfg.snapshotSubject(teamID)); s != nil || err != nil {
 		t.Fatalf("the team's snapshot after the refusal: %+v, %v; want none", s, err)
