@@ -24,10 +24,13 @@ import (
 type counterConfig struct {
 	actor.Config
 	Step int  `json:"step"`
-	Hold bool `json:"hold,omitempty"` // while holding is set, a turn waits for the actor's stop
+	Hold bool `json:"hold,omitempty"` // when holding is set, the next turn waits for the actor's stop
 }
 
 var (
+	// holding holds the next turn of a Hold counter (one turn: the hold is
+	// taken by it), the turn a test cuts; the turn run again on the next
+	// holder, which may begin before the test learns of the cut, runs.
 	holding atomic.Bool
 	entered = make(chan struct{}, 1) // a held turn began
 )
@@ -79,7 +82,7 @@ func (w *counter) Receive(c *actor.Context, msg any) (any, error) {
 	}
 	switch msg.(type) {
 	case *message.UserMessage, *agent.AgentMessage:
-		if w.Config().Hold && holding.Load() { // a turn cut by a crash
+		if w.Config().Hold && holding.CompareAndSwap(true, false) { // a turn cut by a crash
 			entered <- struct{}{}
 			<-c.Context().Done()
 			return nil, context.Cause(c.Context())
