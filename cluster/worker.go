@@ -304,7 +304,9 @@ func (w *Worker) serve(ctx context.Context) error {
 // teams and releases their leases (ended now), so that the other workers
 // resume them at once. It returns when the teams have stopped, or with
 // ctx's error: the creates and takeovers under way are cancelled, and a
-// team one of them starts after Close is stopped at once.
+// team one of them starts after Close is stopped at once. On a
+// connection already closed, the presence and leases it cannot release are
+// logged and left to end by themselves, as a dead worker's: not an error.
 func (w *Worker) Close(ctx context.Context) error {
 	var errs []error
 	w.closeOnce.Do(func() {
@@ -388,7 +390,11 @@ func (w *Worker) settle(ctx context.Context, teams map[uuid.UUID]*owned) []error
 		if o.inbox != nil {
 			o.inbox.handBack(left[id]) // the cut turns' inputs go to the next holder now, not after their ack wait
 		}
-		if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); err != nil && !errors.Is(err, errStopped) {
+		switch _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template}, o.rev); {
+		case err == nil, errors.Is(err, errStopped):
+		case errors.Is(err, nats.ErrConnectionClosed): // cut off: it ends by itself, as a dead worker's
+			w.logger.Warn("cluster: a team's lease is left to end by itself", "team_id", id, "error", err)
+		default:
 			errs = append(errs, fmt.Errorf("cluster: release the lease of team %s: %w", id, err))
 		}
 	}
