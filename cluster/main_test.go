@@ -22,15 +22,8 @@ func TestMain(m *testing.M) {
 	}
 	// actortest.Context's bound, for these tests' waits on NATS.
 	actortest.Timeout = testTimeout
-	// Fewer shards than a new cluster's default: each is a consumer made at
-	// every worker's start. The tests that pin the default give it.
-	defaultShards = testShards
 	goleak.VerifyTestMain(m)
 }
-
-// testShards is the number of shards of the tests' clusters that give
-// none.
-const testShards = 8
 
 // testTimeout bounds every wait of a test on NATS (a connection, an ack, a
 // read); a healthy run takes milliseconds, a loaded -race run with child

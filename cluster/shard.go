@@ -38,9 +38,8 @@ import (
 // when theirs do.
 
 // defaultShards is the number of shards per template of a new cluster
-// when Config.Shards is 0. A variable for the package's tests, which set
-// fewer (each shard is a consumer to make at every worker's start).
-var defaultShards = 64
+// when Config.Shards is 0.
+const defaultShards = 64
 
 // maxShards bounds Config.Shards: each shard is a durable consumer on the
 // server.
