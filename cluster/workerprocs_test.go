@@ -59,7 +59,8 @@ type workerProcSpec struct {
 // "ready" once started, "resumed <team>" for each team it takes over,
 // "done <input>" for each input it acknowledged (its turn durable),
 // "entered" when a held turn begins, and answers the line "teams" on
-// stdin with "teams <id>..." (the teams it runs). SIGTERM closes the
+// stdin with "teams <id>..." (the teams it runs) and the line
+// "stopped <id>" with "stopped <id>" once that team does not run there. SIGTERM closes the
 // worker (Worker.Close) and it says "closed"; the end of stdin (the test
 // process gone) ends it at once, started or not. It returns the exit
 // code.
@@ -124,6 +125,15 @@ func runWorkerProc(spec string) int {
 			say("closed")
 			return 0
 		case cmd := <-cmds:
+			if id, ok := strings.CutPrefix(cmd, "stopped "); ok {
+				go func() { // once the team is not running here: its stop done, or it never ran
+					if t := w.team(uuid.MustParse(id)); t != nil {
+						<-t.Done()
+					}
+					say("stopped", id)
+				}()
+				continue
+			}
 			if cmd != "teams" {
 				say("error: unknown command", cmd)
 				continue
@@ -155,7 +165,7 @@ func (w *Worker) running() []uuid.UUID {
 type procEvent struct {
 	at     time.Time
 	worker string
-	kind   string // its first word: ready, resumed, done, entered, teams, closed, error:, or exit (stdout ended)
+	kind   string // its first word: ready, resumed, done, entered, teams, stopped, closed, error:, or exit (stdout ended)
 	args   []string
 }
 
@@ -468,6 +478,19 @@ func (f *fleet) teamsOf(ctx context.Context, p *procWorker) []string {
 		return false
 	})
 	return got
+}
+
+// stoppedOn waits until team id does not run on worker p: its stop done,
+// or never there.
+func (f *fleet) stoppedOn(ctx context.Context, p *procWorker, id uuid.UUID) {
+	f.t.Helper()
+	if _, err := io.WriteString(p.stdin, "stopped "+id.String()+"\n"); err != nil {
+		f.t.Fatalf("ask worker %s about team %s: %v", p.name, id, err)
+	}
+	f.await(ctx, "team "+id.String()+" to stop on worker "+p.name, func() bool {
+		_, ok := f.eventLocked(p.name, "stopped", id.String())
+		return ok
+	})
 }
 
 // watch follows each team's records through the client's Watch, from the
@@ -968,6 +991,10 @@ func workerProcPaused(t *testing.T) {
 				t.Fatalf("the resumed worker never said it stopped its copy of team %s", id)
 			}
 		}
+	}
+	// The log says so as the stop begins; the stop ends a moment later.
+	for _, id := range affected {
+		f.stoppedOn(ctx, a, id)
 	}
 	stoppedAfter := time.Since(contAt)
 	if got := f.teamsOf(ctx, a); len(got) != 0 {
