@@ -599,12 +599,14 @@ func (c *Client) LastRecord(ctx context.Context, team uuid.UUID) (index uint64, 
 	return index, m.Time, nil
 }
 
-// Teams lists the teams of the leases bucket, stopped ones included.
+// Teams lists the teams of the leases bucket, stopped ones included. It
+// reads every key of the bucket: a cluster of many teams lists them by
+// page (TeamsPage).
 func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
 	teams, _, err := readBucket(ctx, c.kv)
 	out := make([]TeamInfo, 0, len(teams))
 	for _, x := range teams {
-		out = append(out, TeamInfo{ID: x.id, Template: x.Template, Owner: x.Owner, Until: x.Until, Stopped: x.Stopped, Passive: x.Passive, Error: x.Error})
+		out = append(out, teamInfo(x.id, x.lease))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))

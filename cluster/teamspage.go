@@ -1,0 +1,237 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TeamState is the state of a team's lease, as TeamInfo tells it.
+type TeamState int
+
+// The states of a team's lease. AnyTeam selects them all.
+const (
+	AnyTeam TeamState = iota
+	// TeamHeld: a worker holds the team's lease (not ended) and runs it.
+	TeamHeld
+	// TeamPassive: stopped while idle (Config.IdleAfter); its next input
+	// activates it.
+	TeamPassive
+	// TeamStopped: stopped on purpose (Client.Stop, or it stopped on its own);
+	// resumed nowhere.
+	TeamStopped
+	// TeamWaiting: its lease ended unrenewed (its worker gone, or its restore
+	// failed: TeamInfo.Error): it waits for a worker to resume it.
+	TeamWaiting
+)
+
+// String names the state.
+func (s TeamState) String() string {
+	switch s {
+	case AnyTeam:
+		return "any"
+	case TeamHeld:
+		return "held"
+	case TeamPassive:
+		return "passive"
+	case TeamStopped:
+		return "stopped"
+	case TeamWaiting:
+		return "waiting"
+	}
+	return fmt.Sprintf("TeamState(%d)", int(s))
+}
+
+// stateAt is the team's state at now.
+func (t TeamInfo) stateAt(now time.Time) TeamState {
+	switch {
+	case t.Stopped:
+		return TeamStopped
+	case t.Passive:
+		return TeamPassive
+	case t.Until.After(now):
+		return TeamHeld
+	}
+	return TeamWaiting
+}
+
+// TeamFilter selects the teams TeamsPage lists. Its zero value selects
+// every team; each field set narrows it.
+type TeamFilter struct {
+	Template string    // made from this template
+	Owner    string    // its lease names this worker (Config.Owner)
+	State    TeamState // in this state (AnyTeam: any)
+}
+
+func (f TeamFilter) match(t TeamInfo, now time.Time) bool {
+	return (f.Template == "" || t.Template == f.Template) &&
+		(f.Owner == "" || t.Owner == f.Owner) &&
+		(f.State == AnyTeam || t.stateAt(now) == f.State)
+}
+
+// TeamPage is a page of teams TeamsPage lists.
+type TeamPage struct {
+	Teams []TeamInfo
+	// Next is the cursor to pass for the next page; 0 when this page read
+	// up to the last lease stored when it began.
+	Next uint64
+}
+
+// maxTeamsPage bounds a page's limit (and its reads' batches).
+const maxTeamsPage = 10_000
+
+// TeamsPage lists up to limit teams matching f, reading the leases
+// bucket from the cursor after (0: from the start, else a page's Next)
+// in the order the leases were last stored. A page reads the leases after
+// its cursor until it holds limit teams or reaches the last one stored:
+// with no filter it reads limit leases, whatever the number of teams; a
+// filter that selects few teams reads more to fill its page. limit is at
+// most 10,000; 0 or less is 100.
+//
+// A lease is stored again on every change and, while its team runs, on
+// every renewal of the lease (every third of Config.Lease): a team whose
+// lease is stored again while a listing pages on moves past the cursor
+// and comes again in a later page. A listing to the end (Next 0) holds
+// every team stored before it began, at least once; callers that need
+// each once keep them by ID, the later one being the newer state.
+func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limit int) (TeamPage, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if limit > maxTeamsPage {
+		return TeamPage{}, fmt.Errorf("cluster: list teams: a page of %d teams: at most %d", limit, maxTeamsPage)
+	}
+	if f.State < AnyTeam || f.State > TeamWaiting {
+		return TeamPage{}, fmt.Errorf("cluster: list teams: unknown %v", f.State)
+	}
+	st, err := c.js.Stream(ctx, "KV_"+c.cfg.bucketName())
+	if err != nil {
+		return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
+	}
+	page, err := readTeamsPage(ctx, st, c.cfg.bucketName(), f, after, limit)
+	if err != nil {
+		return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
+	}
+	return page, nil
+}
+
+// readTeamsPage reads a page of the teams' leases of the bucket's stream
+// st after stream sequence after.
+func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f TeamFilter, after uint64, limit int) (TeamPage, error) {
+	info, err := st.Info(ctx)
+	if err != nil {
+		return TeamPage{}, err
+	}
+	last := info.State.LastSeq
+	if after >= last {
+		return TeamPage{}, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
+	defer cancel()
+	prefix := "$KV." + bucket + "."
+	cons, err := st.CreateConsumer(cctx, jetstream.ConsumerConfig{
+		Description:       "a page of the teams",
+		FilterSubject:     prefix + "*", // a team's key is one token (its id); the workers' and shards' have more
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       after + 1,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: readIdle,
+		MemoryStorage:     true,
+		Replicas:          1,
+	})
+	if err != nil {
+		return TeamPage{}, err
+	}
+	defer dropConsumer(st, cons)
+
+	var page TeamPage
+	at := map[uuid.UUID]int{} // a team's place in the page: one stored twice during the read keeps its newer lease
+	now := time.Now()
+	next := uint64(1) // the consumer sequence of the next delivery
+	for empty := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return TeamPage{}, context.Cause(ctx)
+		}
+		var batch jetstream.MessageBatch
+		if empty == 0 {
+			batch, err = cons.FetchNoWait(min(limit, 1000))
+		} else {
+			batch, err = cons.Fetch(min(limit, 1000), jetstream.FetchMaxWait(time.Second))
+		}
+		if err != nil {
+			return TeamPage{}, err
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			meta, err := m.Metadata()
+			if err != nil {
+				return TeamPage{}, err
+			}
+			if meta.Sequence.Consumer != next {
+				return TeamPage{}, fmt.Errorf("%w: delivery %d came after %d", errMissed, meta.Sequence.Consumer, next-1)
+			}
+			next++
+			seq := meta.Sequence.Stream
+			if t, ok := teamOfEntry(m, prefix); ok && f.match(t, now) {
+				if i, seen := at[t.ID]; seen {
+					page.Teams[i] = t
+				} else {
+					at[t.ID] = len(page.Teams)
+					page.Teams = append(page.Teams, t)
+				}
+			}
+			switch {
+			case seq >= last:
+				return page, nil // Next 0: up to the last lease stored when the page began
+			case len(page.Teams) == limit:
+				page.Next = seq
+				return page, nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return TeamPage{}, err
+		}
+		switch {
+		case got > 0:
+			empty = 0
+		case empty > 0:
+			// Nothing more after a wait: the last leases were deleted (a
+			// key's deletion leaves a marker, but a purge of the bucket's
+			// stream does not).
+			return page, nil
+		default:
+			empty++
+		}
+	}
+}
+
+// teamOfEntry decodes a team's lease from a message of the leases
+// bucket's stream; ok false for another key, a deletion, or a value that
+// does not decode.
+func teamOfEntry(m jetstream.Msg, prefix string) (TeamInfo, bool) {
+	if op := m.Headers().Get("KV-Operation"); op != "" {
+		return TeamInfo{}, false // DEL or PURGE
+	}
+	id, err := uuid.Parse(strings.TrimPrefix(m.Subject(), prefix))
+	if err != nil {
+		return TeamInfo{}, false
+	}
+	var l lease
+	if json.Unmarshal(m.Data(), &l) != nil {
+		return TeamInfo{}, false
+	}
+	return teamInfo(id, l), true
+}
+
+// teamInfo is a team's lease as TeamInfo tells it.
+func teamInfo(id uuid.UUID, l lease) TeamInfo {
+	return TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: l.Until, Stopped: l.Stopped, Passive: l.Passive, Error: l.Error}
+}
