@@ -437,9 +437,12 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // also means the first), in the team's own record order (the ledger's,
 // as ReadTeam gives it), then each new one as it is stored (catch-up, then
 // follow), until ctx ends or the loop stops. It reads with an ordered
-// consumer on the team's records subject from the subject's start
-// (records before from are read and skipped, not decoded) and decodes
-// with message.UnmarshalMessage. The stream may hold a team's records out
+// consumer on the team's records subject, from where the records after
+// the team's latest snapshot are stored when that snapshot ends before
+// from (a watch from a late index reads at most a snapshot interval,
+// Config.SnapshotEvery, of records before it), from the subject's start
+// otherwise; records before from are read and skipped, not decoded. It
+// decodes with message.UnmarshalMessage. The stream may hold a team's records out
 // of their order (a publish retried after a later one was stored): a
 // record is held until the ones before it came. A record stored twice (a
 // publish retried past the stream's duplicate window) is yielded once;
@@ -460,10 +463,16 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, err))
 			return
 		}
-		cons, err := c.ledger.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		o := &watchOrder{team: team, from: from, next: 1, held: map[uint64]jetstream.Msg{}, seen: map[uuid.UUID]bool{}}
+		cc := jetstream.OrderedConsumerConfig{
 			FilterSubjects:    []string{c.cfg.recordsSubject(team)},
 			InactiveThreshold: readIdle,
-		})
+		}
+		if seq, index, epoch, ok := c.snapshotBefore(ctx, team, from); ok {
+			cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq
+			o.next, o.epoch = index+1, epoch
+		}
+		cons, err := c.ledger.OrderedConsumer(ctx, cc)
 		if err != nil {
 			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 			return
@@ -480,7 +489,6 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 		defer it.Stop()
 		stop := context.AfterFunc(ctx, it.Stop)
 		defer stop()
-		o := &watchOrder{team: team, from: from, next: 1, held: map[uint64]jetstream.Msg{}, seen: map[uuid.UUID]bool{}}
 		for {
 			m, err := it.Next()
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
@@ -500,6 +508,31 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			}
 		}
 	}
+}
+
+// snapshotBefore reads the head of the team's latest snapshot: ok when
+// it covers the ledger up to an index before from, with the stream
+// sequence the records after it are stored from, that index, and the
+// claim it was written under. No snapshot, one at or after from, or one
+// that cannot be read: ok false (the watch reads from the start).
+func (c *Client) snapshotBefore(ctx context.Context, team uuid.UUID, from uint64) (seq, index, epoch uint64, ok bool) {
+	if from <= 1 {
+		return 0, 0, 0, false
+	}
+	m, err := c.ledger.GetLastMsgForSubject(ctx, c.cfg.snapshotSubject(team))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	var head struct {
+		Version int    `json:"v"`
+		Index   uint64 `json:"index"`
+		From    uint64 `json:"from"`
+	}
+	epoch, err = strconv.ParseUint(m.Header.Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
+	if err != nil || json.Unmarshal(m.Data, &head) != nil || head.Version != snapshotVersion || head.Index == 0 || head.From == 0 || head.Index >= from {
+		return 0, 0, 0, false
+	}
+	return head.From, head.Index, epoch, true
 }
 
 // watchOrder puts the records Watch reads in the team's record order: by

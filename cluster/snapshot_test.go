@@ -165,7 +165,9 @@ func TestPassivatedTeamWokenFromSnapshotsAnswersEveryInputOnce(t *testing.T) {
 // A restore after snapshots taken every few records, the old owner still
 // running (a takeover after a crash), reads the latest snapshot and only
 // the records stored after it, and gives the team a restore of the whole
-// ledger gives: the same roster and states, and the team goes on.
+// ledger gives: the same roster and states, and the team goes on. A
+// Watch from after the snapshot reads from where it ends, in the ledger's
+// order.
 func TestRestoreReadsOnlyTheRecordsAfterTheLatestSnapshot(t *testing.T) {
 	ctx := actortest.Context(t)
 	e := embedded(t)
@@ -261,6 +263,32 @@ func TestRestoreReadsOnlyTheRecordsAfterTheLatestSnapshot(t *testing.T) {
 	if total, err := sys2.Ask(ctx, a2, message.NewUserMessage("once more")); err != nil || total != 64 {
 		t.Fatalf("a answered %v, %v; want 64", total, err)
 	}
+	// A watch from after the snapshot starts where the records after it
+	// are stored, and yields the ledger's records from its index on, the
+	// second owner's included.
+	c := client(t, ctx, nc)
+	putLease(t, ctx, c, teamID, lease{Owner: "second", Template: "counters", Until: time.Now().Add(time.Hour).UTC()})
+	synced(t, ctx, team2, l2)
+	if s := latestSnapshot(t, ctx, l2); s.Index != snap.Index {
+		t.Fatalf("the latest snapshot covers %d records; want the first owner's, %d", s.Index, snap.Index)
+	}
+	mid, err := ReadTeam(ctx, nc.Conn, teamID, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, index, _, ok := c.snapshotBefore(ctx, teamID, snap.Index+1); !ok || seq != snap.From || index != snap.Index {
+		t.Fatalf("the watch from %d starts at stream sequence %d after record %d (%v); want the snapshot's %d after %d",
+			snap.Index+1, seq, index, ok, snap.From, snap.Index)
+	}
+	if _, _, _, ok := c.snapshotBefore(ctx, teamID, snap.Index); ok {
+		t.Fatalf("a watch from the snapshot's last record %d starts after the snapshot", snap.Index)
+	}
+	for _, from := range []uint64{snap.Index + 1, snap.Index + 3, snap.Index, 2} {
+		want := ids(mid[from-1:])
+		if got := ids(watchN(t, ctx, c, teamID, from, len(want))); !slices.Equal(got, want) {
+			t.Fatalf("the watch from %d yields %v; want the ledger's %v", from, got, want)
+		}
+	}
 	if err := team2.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +306,24 @@ func TestRestoreReadsOnlyTheRecordsAfterTheLatestSnapshot(t *testing.T) {
 	if err := team.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
+
+}
+
+// watchN watches the team from index from until it yielded n records.
+func watchN(t *testing.T, ctx context.Context, c *Client, team uuid.UUID, from uint64, n int) []message.Message {
+	t.Helper()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var got []message.Message
+	for m, err := range c.Watch(wctx, team, from) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = append(got, m); len(got) == n {
+			break
+		}
+	}
+	return got
 }
 
 // An old owner fenced off by another's claim cannot store a snapshot:
