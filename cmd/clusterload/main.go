@@ -46,6 +46,7 @@ type config struct {
 	idleAfter, idleWindow       time.Duration
 	timeout                     time.Duration
 	serverProfile, serverHeap   string
+	workerHeap                  string
 }
 
 // mainErr parses the flags, runs the load and prints its report.
@@ -61,6 +62,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
 	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")
 	fs.StringVar(&cfg.serverHeap, "server-heap", "", "write a heap profile of the server process, as it stops, to `FILE`")
+	fs.StringVar(&cfg.workerHeap, "worker-heap", "", "write a heap profile of each worker process, when its memory is measured, to `PREFIX`-<worker name>")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

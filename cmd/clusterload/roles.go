@@ -41,6 +41,9 @@ const (
 	// heapEnv, when set, is the file the server writes a heap profile to
 	// as it stops (the flag -server-heap).
 	heapEnv = "CLUSTERLOAD_SERVER_HEAP"
+	// workerHeapEnv, when set, is the file a worker writes a heap profile
+	// to when its memory is measured (the flag -worker-heap).
+	workerHeapEnv = "CLUSTERLOAD_WORKER_HEAP"
 )
 
 // template is the name of the workers' one template.
@@ -124,6 +127,11 @@ func runWorker(url, name, idle string) error {
 	go func() { // ends when free is closed, below
 		for range free {
 			debug.FreeOSMemory()
+			if path := os.Getenv(workerHeapEnv); path != "" {
+				if err := writeHeap(path); err != nil {
+					logger.Error("clusterload: the heap profile", "error", err)
+				}
+			}
 			fmt.Println("freed")
 		}
 	}()
@@ -139,6 +147,19 @@ func runWorker(url, name, idle string) error {
 		return err
 	}
 	return sys.Shutdown(cctx)
+}
+
+// writeHeap writes a heap profile of this process to path.
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // buildEcho makes a team of the person's proxy and an echo member.

@@ -187,7 +187,11 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 	}()
 	for i := range cfg.workers {
 		name := fmt.Sprint("worker-", i)
-		w, l, err := start(ctx, name, "worker", stderr, urlEnv+"="+url, nameEnv+"="+name, idleEnv+"="+cfg.idleAfter.String())
+		wenv := []string{urlEnv + "=" + url, nameEnv + "=" + name, idleEnv + "=" + cfg.idleAfter.String()}
+		if cfg.workerHeap != "" {
+			wenv = append(wenv, workerHeapEnv+"="+cfg.workerHeap+"-"+name)
+		}
+		w, l, err := start(ctx, name, "worker", stderr, wenv...)
 		if err != nil {
 			return nil, err
 		}
