@@ -67,6 +67,11 @@ func TestPausedWorkerIsFenced(t *testing.T) {
 	ctx := actortest.Context(t)
 	nc := connect(t, e)
 
+	// One shard: the child, resumed and alive again, is below its share
+	// but the parent is not above it (one shard for two workers), so the
+	// parent keeps the team rather than handing the shard over to a child
+	// about to exit.
+	t.Setenv(childShardsEnv, "1")
 	cmd, child, f := startChild(t, "TestPausedWorkerIsFenced", pausedEnv, e.URL(), 2)
 	teamID := uuid.MustParse(f[1])
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -75,7 +80,8 @@ func TestPausedWorkerIsFenced(t *testing.T) {
 
 	seen := &idSet{m: map[uuid.UUID]bool{}} // every record the new owner's team has
 	sys := system(t)
-	w, resumed := startParent(t, ctx, nc, sys, orchestrator.WithSubscribers(seen))
+	tw := startNamedWith(t, ctx, nc, sys, "parent", func(c *Config) { c.Shards = 1 }, orchestrator.WithSubscribers(seen))
+	w, resumed := tw.Worker, tw.resumed
 	team := takenOver(t, ctx, w, resumed, teamID)
 	a, err := team.Member(ctx, "a")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,10 @@ const testLease = 2 * time.Second
 // childLeaseEnv, when set (a time.ParseDuration string), is the lease of
 // a child process's worker instead of testLease (BenchmarkFailover).
 const childLeaseEnv = "AKGENTIC_CLUSTER_CHILD_LEASE"
+
+// childShardsEnv, when set, is the child's worker's Config.Shards
+// (childTeam).
+const childShardsEnv = "AKGENTIC_CLUSTER_CHILD_SHARDS"
 
 // counters is the templates of the worker tests: "counters", a person
 // (@Human) and counters a (step 2) and b (step 7).
@@ -210,10 +215,20 @@ type testWorker struct {
 // template, closed at the end of the test.
 func startNamed(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, owner string, opts ...orchestrator.Option) *testWorker {
 	t.Helper()
+	return startNamedWith(t, ctx, nc, sys, owner, nil, opts...)
+}
+
+// startNamedWith is startNamed with its Config changed by edit (nil: left
+// as is).
+func startNamedWith(t *testing.T, ctx context.Context, nc *conn, sys *actor.System, owner string, edit func(*Config), opts ...orchestrator.Option) *testWorker {
+	t.Helper()
 	tw := &testWorker{resumed: make(chan uuid.UUID, 256), inputs: make(chan uuid.UUID, 256)} // a handover resumes a shard's teams at once
 	cfg := Config{Logger: discard, Lease: testLease, Owner: owner,
 		resumed:   func(id uuid.UUID) { tw.resumed <- id },
 		inputDone: func(id uuid.UUID) { tw.inputs <- id },
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	w, err := StartWorker(ctx, nc.Conn, sys, cfg, counters, opts...)
 	if err != nil {
@@ -259,8 +274,14 @@ func childTeam(ctx context.Context, url string, logger *slog.Logger) (*Worker, *
 			return nil, nil, nil, fmt.Errorf("%s: %w", childLeaseEnv, err)
 		}
 	}
+	shards := 0
+	if s := os.Getenv(childShardsEnv); s != "" {
+		if shards, err = strconv.Atoi(s); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", childShardsEnv, err)
+		}
+	}
 	sys := actor.NewSystem(actor.SystemConfig{Logger: discard})
-	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: lease, Owner: "child"}, counters)
+	w, err := StartWorker(ctx, nc, sys, Config{Logger: logger, Lease: lease, Owner: "child", Shards: shards}, counters)
 	if err != nil {
 		return nil, nil, nil, err
 	}
