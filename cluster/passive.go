@@ -39,18 +39,37 @@ func (w *Worker) passivations(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		w.mu.Lock()
-		teams := maps.Clone(w.teams)
-		w.mu.Unlock()
-		for id, o := range teams {
-			if ctx.Err() != nil {
-				return
-			}
-			if w.idle(o) {
-				w.passivate(ctx, id, o)
-			}
-		}
+		w.passivateIdle(ctx)
 	}
+}
+
+// passivateIdle passivates the idle teams of this worker, several at a
+// time (a passivation waits on JetStream: one after another, thousands of
+// idle teams would take longer than the teams take to become idle), until
+// all are done or ctx ends (Close: the passivations under way end whole).
+func (w *Worker) passivateIdle(ctx context.Context) {
+	w.mu.Lock()
+	teams := maps.Clone(w.teams)
+	w.mu.Unlock()
+	sem := make(chan struct{}, renewParallel)
+	fan := newGroup(context.Background())
+	defer fan.Stop(nil)
+	for id, o := range teams {
+		if !w.idle(o) {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			_ = fan.Wait(context.Background())
+			return
+		case sem <- struct{}{}:
+		}
+		fan.Go("passivate", func(context.Context) {
+			defer func() { <-sem }()
+			w.passivate(ctx, id, o)
+		})
+	}
+	_ = fan.Wait(context.Background())
 }
 
 // minIdleTick bounds how often the passivations look for idle teams.
@@ -79,8 +98,8 @@ func (ib *inbox) busy() bool {
 // stopped first (the team still registered, so an input being delivered
 // is delivered); when an input came meanwhile, the team goes on instead.
 func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
-	w.renewing.Lock()
-	defer w.renewing.Unlock()
+	o.leasing.Lock()
+	defer o.leasing.Unlock()
 	w.mu.Lock()
 	ib := o.inbox
 	if w.teams[id] != o || w.closed || ib == nil {

@@ -78,8 +78,6 @@ const retryBeats = 4
 // soon. Once quit ends (Close began) no more renewal begins; those under
 // way end on their own deadlines, not cancelled.
 func (w *Worker) renew(quit context.Context) (failed bool) {
-	w.renewing.RLock()
-	defer w.renewing.RUnlock()
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
 	w.mu.Unlock()
@@ -117,6 +115,14 @@ const renewParallel = 16
 // tries again to open its inbox when that failed. It reports whether the
 // lease could not be renewed and is to be tried again.
 func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again bool) {
+	o.leasing.Lock()
+	defer o.leasing.Unlock()
+	w.mu.Lock()
+	gone := w.teams[id] != o // passivated (or settled) since the round began
+	w.mu.Unlock()
+	if gone {
+		return false
+	}
 	select {
 	case <-o.team.Done():
 		if w.beats.ctx.Err() == nil { // once Close began, it settles the teams it stops

@@ -71,6 +71,10 @@ type owned struct {
 	inboxFails int
 	rev        uint64    // the lease's revision in the bucket
 	until      time.Time // the lease's end, as last stored
+	// leasing is held by the team's lease renewal and by its passivation:
+	// a renewal never renews, or settles as stopped, a team being
+	// passivated.
+	leasing sync.Mutex
 }
 
 // Worker runs teams for the cluster: it holds a lease on each of its
@@ -148,10 +152,6 @@ type Worker struct {
 	backoff  map[uuid.UUID]backoff // teams this worker failed to resume
 	taking   map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
 	added    chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
-	// renewing is held (read) by a renewal round and (write) by a
-	// passivation: a round never renews, or settles as stopped, a team
-	// being passivated.
-	renewing sync.RWMutex
 	closed   bool // Close settles the teams: none is registered from now on
 
 	// Every goroutine the worker starts, in three groups because Close
