@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,13 +15,23 @@ import (
 // (heldShard.handle, Worker.activateFor).
 
 // passivations looks for idle teams every quarter of IdleAfter (at most a
-// beat) until ctx ends (Close), and passivates them. While the worker runs
-// no team it has nothing to look at: it waits for one to be registered
-// (Worker.added), with no ticker.
+// beat) until ctx ends (Close), and passivates them, up to renewParallel
+// at a time (a passivation waits on JetStream: one after another,
+// thousands of idle teams would take longer than teams take to become
+// idle). A look does not wait for the passivations it began: a team slow
+// to stop holds back no other. While the worker runs no team it has
+// nothing to look at: it waits for one to be registered (Worker.added),
+// with no ticker. Once ctx ends it waits for the passivations under way,
+// which end whole (bounded).
 func (w *Worker) passivations(ctx context.Context) {
 	every := min(max(w.cfg.IdleAfter/4, minIdleTick), w.beat)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	p := &passivating{sem: make(chan struct{}, renewParallel), fan: newGroup(context.Background()), ids: map[uuid.UUID]bool{}}
+	defer func() {
+		p.fan.Stop(nil)
+		_ = p.fan.Wait(context.Background())
+	}()
 	for {
 		w.mu.Lock()
 		none := len(w.teams) == 0
@@ -39,37 +50,54 @@ func (w *Worker) passivations(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		w.passivateIdle(ctx)
+		w.passivateIdle(ctx, p)
 	}
 }
 
-// passivateIdle passivates the idle teams of this worker, several at a
-// time (a passivation waits on JetStream: one after another, thousands of
-// idle teams would take longer than the teams take to become idle), until
-// all are done or ctx ends (Close: the passivations under way end whole).
-func (w *Worker) passivateIdle(ctx context.Context) {
+// passivating is the passivations under way: at most cap(sem) at once,
+// one per team (ids).
+type passivating struct {
+	sem chan struct{}
+	fan *group
+	mu  sync.Mutex
+	ids map[uuid.UUID]bool
+}
+
+// passivateIdle begins the passivation of each idle team of this worker
+// not being passivated already, while fewer than cap(p.sem) are under way
+// (the next look begins the rest).
+func (w *Worker) passivateIdle(ctx context.Context, p *passivating) {
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
 	w.mu.Unlock()
-	sem := make(chan struct{}, renewParallel)
-	fan := newGroup(context.Background())
-	defer fan.Stop(nil)
 	for id, o := range teams {
-		if !w.idle(o) {
+		if ctx.Err() != nil {
+			return
+		}
+		p.mu.Lock()
+		busy := p.ids[id]
+		p.mu.Unlock()
+		if busy || !w.idle(o) {
 			continue
 		}
 		select {
-		case <-ctx.Done():
-			_ = fan.Wait(context.Background())
-			return
-		case sem <- struct{}{}:
+		case p.sem <- struct{}{}:
+		default:
+			return // as many as allowed under way
 		}
-		fan.Go("passivate", func(context.Context) {
-			defer func() { <-sem }()
+		p.mu.Lock()
+		p.ids[id] = true
+		p.mu.Unlock()
+		p.fan.Go("passivate", func(context.Context) {
+			defer func() {
+				p.mu.Lock()
+				delete(p.ids, id)
+				p.mu.Unlock()
+				<-p.sem
+			}()
 			w.passivate(ctx, id, o)
 		})
 	}
-	_ = fan.Wait(context.Background())
 }
 
 // minIdleTick bounds how often the passivations look for idle teams.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
+	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // passiveCycles is how many times the passivation test puts its team to
@@ -161,4 +166,92 @@ func TestPassiveTeamIsActivatedByItsInputAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitInputs(t, ctx, w.inputs, input)
+}
+
+// stallStop is a member whose stop waits, once in the process (the first
+// to stop), until stallRelease is closed, saying so on stallEntered: a
+// passivation under way for as long as a test needs.
+type stallStop struct{}
+
+// stallGate is the gate the first stallStop to stop waits at: set by the
+// test using it.
+var stallGate atomic.Pointer[gate]
+
+// gate holds one caller (the first) until released; the others pass.
+type gate struct {
+	taken   atomic.Bool
+	entered chan struct{} // told when the first caller waits
+	release chan struct{} // closed to let it go
+}
+
+func init() { actor.RegisterKind("cluster.test.stallStop", func() actor.Actor { return &stallStop{} }) }
+
+func (*stallStop) Receive(*actor.Context, any) (any, error) { return nil, nil }
+
+func (*stallStop) OnStop(*actor.Context) {
+	if g := stallGate.Load(); g != nil && g.taken.CompareAndSwap(false, true) {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+}
+
+// A passivation that takes long (a team slow to stop) holds back neither
+// the passivation of the worker's other idle teams nor the renewals: the
+// second team is passivated while the first one's stop still waits.
+func TestSlowPassivationHoldsBackNoOther(t *testing.T) {
+	ctx := actortest.Context(t)
+	e := embedded(t)
+	nc := connect(t, e)
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	stallGate.Store(g)
+	defer stallGate.Store(nil)
+	passivated := make(chan uuid.UUID, 8)
+	// A passivation gives up on a team's stop after FlushTimeout and a
+	// beat: longer than the test, so that the first one's holds until
+	// released.
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "idle", IdleAfter: 10 * time.Millisecond, FlushTimeout: time.Hour,
+		passivated: func(id uuid.UUID) { passivated <- id }}
+	tmpls := map[string]Template{"stall": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+			return err
+		}
+		_, err := t.Spawn(ctx, &stallStop{}, &actor.Config{Name: "s", Role: "Stall"})
+		return err
+	}}}
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	var release sync.Once
+	free := func() { release.Do(func() { close(g.release) }) }
+	t.Cleanup(free) // before the worker's Close
+
+	first, err := w.Create(ctx, "stall", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.entered: // its passivation began, and waits in its stop
+	case <-ctx.Done():
+		t.Fatal("the first team was never passivated")
+	}
+	second, err := w.Create(ctx, "stall", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-passivated:
+		if id != second.ID() {
+			t.Fatalf("team %s passivated first; want the second, %s, while the first one's stop waits", id, second.ID())
+		}
+	case <-ctx.Done():
+		t.Fatal("the second team was not passivated while the first one's passivation waited")
+	}
+	free()
+	waitFor(t, ctx, passivated, first.ID(), "passivated")
 }

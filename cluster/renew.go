@@ -115,7 +115,13 @@ const renewParallel = 16
 // tries again to open its inbox when that failed. It reports whether the
 // lease could not be renewed and is to be tried again.
 func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again bool) {
-	o.leasing.Lock()
+	if !o.leasing.TryLock() {
+		// Being passivated: its passivation marks the lease passive, or
+		// the team goes on and the next round renews it. Waiting would
+		// hold the round, every other team's renewal with it, for as long
+		// as the team takes to stop.
+		return false
+	}
 	defer o.leasing.Unlock()
 	w.mu.Lock()
 	gone := w.teams[id] != o // passivated (or settled) since the round began

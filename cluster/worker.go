@@ -73,7 +73,7 @@ type owned struct {
 	until      time.Time // the lease's end, as last stored
 	// leasing is held by the team's lease renewal and by its passivation:
 	// a renewal never renews, or settles as stopped, a team being
-	// passivated.
+	// passivated (it skips the team while a passivation holds it).
 	leasing sync.Mutex
 }
 
@@ -152,7 +152,7 @@ type Worker struct {
 	backoff  map[uuid.UUID]backoff // teams this worker failed to resume
 	taking   map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
 	added    chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
-	closed   bool // Close settles the teams: none is registered from now on
+	closed   bool                  // Close settles the teams: none is registered from now on
 
 	// Every goroutine the worker starts, in three groups because Close
 	// ends them in three stages (one group could not tell them apart):
