@@ -130,14 +130,22 @@ func run(ctx context.Context, natsURL string, out io.Writer) (err error) {
 	if err := watch(ctx, c, id, out); err != nil {
 		return err
 	}
-	teams, err := c.Teams(ctx)
-	if err != nil {
-		return err
-	}
-	for _, t := range teams {
-		if t.ID == id {
-			fmt.Fprintf(out, "listed: template %s, owner %s, stopped %v\n", t.Template, t.Owner, t.Stopped)
+	// The teams held by a worker, by page (a cluster of many teams is
+	// never read whole): Next is the cursor of the next page, 0 at the end.
+	for after := uint64(0); ; {
+		page, err := c.TeamsPage(ctx, cluster.TeamFilter{Template: "assistant", State: cluster.TeamHeld}, after, 100)
+		if err != nil {
+			return err
 		}
+		for _, t := range page.Teams {
+			if t.ID == id {
+				fmt.Fprintf(out, "listed: template %s, owner %s, stopped %v\n", t.Template, t.Owner, t.Stopped)
+			}
+		}
+		if page.Next == 0 {
+			break
+		}
+		after = page.Next
 	}
 	if err := c.Stop(ctx, id); err != nil {
 		return err
