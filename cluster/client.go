@@ -437,12 +437,13 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // also means the first), in the team's own record order (the ledger's,
 // as ReadTeam gives it), then each new one as it is stored (catch-up, then
 // follow), until ctx ends or the loop stops. It reads with an ordered
-// consumer on the team's records subject, from where the records after
-// the team's latest snapshot are stored when that snapshot ends before
-// from (a watch from a late index reads at most a snapshot interval,
-// Config.SnapshotEvery, of records before it), from the subject's start
-// otherwise; records before from are read and skipped, not decoded. It
-// decodes with message.UnmarshalMessage. The stream may hold a team's records out
+// consumer on the team's records subject: when the team's latest snapshot
+// ends before from, from where the records after that snapshot are
+// stored (so a watch from an index past the latest snapshot reads only
+// the records since it: with the workers' Config.SnapshotEvery, usually
+// fewer than that many before from); otherwise (no snapshot, or from at
+// or before its end) from the subject's start. Records before from are
+// read and skipped, not decoded. It decodes with message.UnmarshalMessage. The stream may hold a team's records out
 // of their order (a publish retried after a later one was stored): a
 // record is held until the ones before it came. A record stored twice (a
 // publish retried past the stream's duplicate window) is yielded once;
@@ -510,7 +511,8 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 	}
 }
 
-// snapshotBefore reads the head of the team's latest snapshot: ok when
+// snapshotBefore reads the team's latest snapshot (the whole message,
+// decoding only its index and where the records after it are): ok when
 // it covers the ledger up to an index before from, with the stream
 // sequence the records after it are stored from, that index, and the
 // claim it was written under. No snapshot, one at or after from, or one

@@ -87,8 +87,9 @@ type Config struct {
 	// A restore (OpenLedger, so a takeover or an activation) reads the
 	// latest snapshot and the records after it, not the whole ledger; a
 	// snapshot missing, unreadable or larger than the server takes falls
-	// back to the whole read (logged). ReadTeam, Watch and Team.Messages
-	// past the window still read every record: the ledger is kept whole.
+	// back to the whole read (logged). ReadTeam and Team.Messages past the
+	// window still read every record, and Watch every record after the
+	// latest snapshot ending before its index: the ledger is kept whole.
 	SnapshotEvery int
 	// Shards is the number of shards of each template's teams (see
 	// Worker): fixed when the cluster is first used (stored in the leases

@@ -84,23 +84,36 @@ type TeamPage struct {
 	Next uint64
 }
 
-// maxTeamsPage bounds a page's limit (and its reads' batches).
+// maxTeamsPage bounds a page's limit.
 const maxTeamsPage = 10_000
+
+// pageBatch bounds the leases one pull of a page asks for.
+const pageBatch = 1000
+
+// pageAttempts bounds the reads of a page that missed a delivery.
+const pageAttempts = 3
 
 // TeamsPage lists up to limit teams matching f, reading the leases
 // bucket from the cursor after (0: from the start, else a page's Next)
-// in the order the leases were last stored. A page reads the leases after
-// its cursor until it holds limit teams or reaches the last one stored:
-// with no filter it reads limit leases, whatever the number of teams; a
+// in the order the leases were last stored. A page reads the teams'
+// leases after its cursor until it holds limit teams or has read the last
+// one stored: with no filter it reads about limit leases (a team stored
+// twice during the read counts twice), whatever the number of teams; a
 // filter that selects few teams reads more to fill its page. limit is at
 // most 10,000; 0 or less is 100.
 //
 // A lease is stored again on every change and, while its team runs, on
 // every renewal of the lease (every third of Config.Lease): a team whose
 // lease is stored again while a listing pages on moves past the cursor
-// and comes again in a later page. A listing to the end (Next 0) holds
-// every team stored before it began, at least once; callers that need
-// each once keep them by ID, the later one being the newer state.
+// and comes again in a later page, as it is then. A listing to the end
+// (Next 0) holds every team stored before it began, at least once;
+// callers that need each once keep them by ID, the later copy being the
+// newer. With a filter, a team whose newer lease no longer matches is not
+// listed again: an earlier page's copy of it is then out of date. Within
+// one page a team comes once, as last read, and not at all when its last
+// lease read does not match. A listing pages on as long as leases are
+// stored faster than it reads them: read thousands a second, it outruns
+// the renewals of a fleet's active teams.
 func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limit int) (TeamPage, error) {
 	if limit <= 0 {
 		limit = 100
@@ -115,24 +128,21 @@ func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limi
 	if err != nil {
 		return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
 	}
-	page, err := readTeamsPage(ctx, st, c.cfg.bucketName(), f, after, limit)
-	if err != nil {
-		return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
+	for try := 1; ; try++ {
+		page, err := readTeamsPage(ctx, st, c.cfg.bucketName(), f, after, limit)
+		if errors.Is(err, errMissed) && try < pageAttempts {
+			continue // read again, from a consumer made anew
+		}
+		if err != nil {
+			return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
+		}
+		return page, nil
 	}
-	return page, nil
 }
 
 // readTeamsPage reads a page of the teams' leases of the bucket's stream
 // st after stream sequence after.
 func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f TeamFilter, after uint64, limit int) (TeamPage, error) {
-	info, err := st.Info(ctx)
-	if err != nil {
-		return TeamPage{}, err
-	}
-	last := info.State.LastSeq
-	if after >= last {
-		return TeamPage{}, nil
-	}
 	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
 	defer cancel()
 	prefix := "$KV." + bucket + "."
@@ -150,20 +160,33 @@ func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f Te
 		return TeamPage{}, err
 	}
 	defer dropConsumer(st, cons)
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		return TeamPage{}, nil // nothing stored after the cursor
+	}
 
-	var page TeamPage
-	at := map[uuid.UUID]int{} // a team's place in the page: one stored twice during the read keeps its newer lease
+	var teams []*TeamInfo     // nil: a team read again that no longer matches
+	at := map[uuid.UUID]int{} // a team's place in teams
+	matched := 0              // the teams not nil
 	now := time.Now()
 	next := uint64(1) // the consumer sequence of the next delivery
+	finish := func(cursor uint64) TeamPage {
+		p := TeamPage{Next: cursor, Teams: make([]TeamInfo, 0, matched)}
+		for _, t := range teams {
+			if t != nil {
+				p.Teams = append(p.Teams, *t)
+			}
+		}
+		return p
+	}
 	for empty := 0; ; {
 		if err := ctx.Err(); err != nil {
 			return TeamPage{}, context.Cause(ctx)
 		}
 		var batch jetstream.MessageBatch
 		if empty == 0 {
-			batch, err = cons.FetchNoWait(min(limit, 1000))
+			batch, err = cons.FetchNoWait(min(limit, pageBatch))
 		} else {
-			batch, err = cons.Fetch(min(limit, 1000), jetstream.FetchMaxWait(time.Second))
+			batch, err = cons.Fetch(min(limit, pageBatch), jetstream.FetchMaxWait(time.Second))
 		}
 		if err != nil {
 			return TeamPage{}, err
@@ -179,21 +202,31 @@ func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f Te
 				return TeamPage{}, fmt.Errorf("%w: delivery %d came after %d", errMissed, meta.Sequence.Consumer, next-1)
 			}
 			next++
-			seq := meta.Sequence.Stream
-			if t, ok := teamOfEntry(m, prefix); ok && f.match(t, now) {
-				if i, seen := at[t.ID]; seen {
-					page.Teams[i] = t
-				} else {
-					at[t.ID] = len(page.Teams)
-					page.Teams = append(page.Teams, t)
+			if id, t, ok := teamOfEntry(m, prefix); ok {
+				keep := t != nil && f.match(*t, now)
+				i, seen := at[id]
+				switch {
+				case seen && keep:
+					if teams[i] == nil {
+						matched++
+					}
+					teams[i] = t
+				case seen:
+					if teams[i] != nil {
+						matched--
+					}
+					teams[i] = nil
+				case keep:
+					at[id] = len(teams)
+					teams = append(teams, t)
+					matched++
 				}
 			}
 			switch {
-			case seq >= last:
-				return page, nil // Next 0: up to the last lease stored when the page began
-			case len(page.Teams) == limit:
-				page.Next = seq
-				return page, nil
+			case meta.NumPending == 0:
+				return finish(0), nil // read up to the last team's lease stored
+			case matched == limit:
+				return finish(meta.Sequence.Stream), nil
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
@@ -203,32 +236,32 @@ func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f Te
 		case got > 0:
 			empty = 0
 		case empty > 0:
-			// Nothing more after a wait: the last leases were deleted (a
-			// key's deletion leaves a marker, but a purge of the bucket's
-			// stream does not).
-			return page, nil
+			// Nothing delivered after a wait, though the consumer had
+			// leases pending: they were removed meanwhile (a purge).
+			return finish(0), nil
 		default:
 			empty++
 		}
 	}
 }
 
-// teamOfEntry decodes a team's lease from a message of the leases
-// bucket's stream; ok false for another key, a deletion, or a value that
-// does not decode.
-func teamOfEntry(m jetstream.Msg, prefix string) (TeamInfo, bool) {
-	if op := m.Headers().Get("KV-Operation"); op != "" {
-		return TeamInfo{}, false // DEL or PURGE
-	}
+// teamOfEntry decodes a message of the leases bucket's stream: ok for a
+// team's key, with its lease (nil for a deletion, or a value that does
+// not decode).
+func teamOfEntry(m jetstream.Msg, prefix string) (uuid.UUID, *TeamInfo, bool) {
 	id, err := uuid.Parse(strings.TrimPrefix(m.Subject(), prefix))
 	if err != nil {
-		return TeamInfo{}, false
+		return uuid.UUID{}, nil, false
+	}
+	if op := m.Headers().Get("KV-Operation"); op != "" {
+		return id, nil, true // DEL or PURGE
 	}
 	var l lease
 	if json.Unmarshal(m.Data(), &l) != nil {
-		return TeamInfo{}, false
+		return id, nil, true
 	}
-	return teamInfo(id, l), true
+	t := teamInfo(id, l)
+	return id, &t, true
 }
 
 // teamInfo is a team's lease as TeamInfo tells it.

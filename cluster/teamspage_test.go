@@ -96,7 +96,17 @@ func TestTeamsPageListsByPageWithFilters(t *testing.T) {
 		all[id] = x
 		want[x.stateAt(time.Now())] = append(want[x.stateAt(time.Now())], id)
 	}
+	gone := uuid.New() // a team whose key was deleted: not listed
+	putLease(t, ctx, c, gone, lease{Owner: "w1", Template: "counters", Until: live})
+	if err := c.kv.Delete(ctx, gone.String()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.kv.Put(ctx, "not-a-team", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Stored last, keys the pages do not read (a shard's lease renewed):
+	// a listing still ends at the last team's lease.
+	if _, err := c.kv.Put(ctx, "shard.counters.3", []byte(`{"owner":"w1"}`)); err != nil {
 		t.Fatal(err)
 	}
 

@@ -130,8 +130,10 @@ func run(ctx context.Context, natsURL string, out io.Writer) (err error) {
 	if err := watch(ctx, c, id, out); err != nil {
 		return err
 	}
-	// The teams held by a worker, by page (a cluster of many teams is
-	// never read whole): Next is the cursor of the next page, 0 at the end.
+	// The template's teams that a worker holds now, by page (a cluster of
+	// many teams is never read whole): Next is the cursor of the next page,
+	// 0 at the end. A team stored again while the listing pages on comes
+	// again: keep them by ID when each must come once.
 	for after := uint64(0); ; {
 		page, err := c.TeamsPage(ctx, cluster.TeamFilter{Template: "assistant", State: cluster.TeamHeld}, after, 100)
 		if err != nil {
@@ -140,6 +142,7 @@ func run(ctx context.Context, natsURL string, out io.Writer) (err error) {
 		for _, t := range page.Teams {
 			if t.ID == id {
 				fmt.Fprintf(out, "listed: template %s, owner %s, stopped %v\n", t.Template, t.Owner, t.Stopped)
+				break
 			}
 		}
 		if page.Next == 0 {
