@@ -64,8 +64,9 @@ type passivating struct {
 }
 
 // passivateIdle begins the passivation of each idle team of this worker
-// not being passivated already, while fewer than cap(p.sem) are under way
-// (the next look begins the rest).
+// not being passivated already, each as soon as fewer than cap(p.sem) are
+// under way. It does not wait for those it began: one slow to stop holds a
+// slot, not the others (a look waits only when every slot is held).
 func (w *Worker) passivateIdle(ctx context.Context, p *passivating) {
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
@@ -80,10 +81,10 @@ func (w *Worker) passivateIdle(ctx context.Context, p *passivating) {
 		if busy || !w.idle(o) {
 			continue
 		}
-		select {
+		select { // a slot: it waits only while cap(p.sem) passivations are all under way
 		case p.sem <- struct{}{}:
-		default:
-			return // as many as allowed under way
+		case <-ctx.Done():
+			return
 		}
 		p.mu.Lock()
 		p.ids[id] = true
