@@ -31,7 +31,8 @@ var (
 // errWasStopped is wrapped with ErrNoSuchTeam for a team stopped.
 var errWasStopped = errors.New("the team was stopped")
 
-// stopAttempts bounds Stop's compare-and-set tries against renewals.
+// stopAttempts bounds Stop's compare-and-set tries against the lease's
+// other changes.
 const stopAttempts = 5
 
 // Client drives a cluster's teams from any process with a NATS
@@ -53,7 +54,7 @@ type TeamInfo struct {
 	ID       uuid.UUID
 	Template string    // the template it was made from
 	Owner    string    // the worker holding (or last holding) its lease (Config.Owner)
-	Until    time.Time // its lease's end: past and not Stopped, the team waits for a worker to resume it
+	Until    time.Time // its lease's end (while its holder holds its shard, that shard lease's): past and not Stopped, the team waits for a worker to resume it
 	Stopped  bool      // stopped on purpose (Client.Stop, or it stopped on its own): resumed nowhere
 	// Passive: stopped while idle (Config.IdleAfter), held by no worker;
 	// its next input activates it.
@@ -638,21 +639,25 @@ func (c *Client) LastRecord(ctx context.Context, team uuid.UUID) (index uint64, 
 // reads every key of the bucket: a cluster of many teams lists them by
 // page (TeamsPage).
 func (c *Client) Teams(ctx context.Context) ([]TeamInfo, error) {
-	teams, _, err := readBucket(ctx, c.kv)
-	out := make([]TeamInfo, 0, len(teams))
-	for _, x := range teams {
-		out = append(out, teamInfo(x.id, x.lease))
+	shards, err := readAllShards(ctx, c.kv)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: list teams: the shards' leases: %w", reach(c.nc, err))
 	}
+	teams, _, err := readBucket(ctx, c.kv)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
+	}
+	out := make([]TeamInfo, 0, len(teams))
+	for _, x := range teams {
+		out = append(out, teamInfo(x.id, x.lease, shards, c.shards))
 	}
 	return out, nil
 }
 
 // Stop stops a team for good: its lease is marked stopped (no worker
 // resumes it), its input not yet delivered is dropped, and its owner, if
-// alive, stops its copy at its next renewal (within a third of
-// Config.Lease). Its records stay in the stream. Stopping a stopped team
+// alive, stops its copy as soon as its watcher of the leases bucket sees
+// the change. Its records stay in the stream. Stopping a stopped team
 // does nothing; an unknown one is ErrNoSuchTeam.
 func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 	for range stopAttempts {
@@ -672,7 +677,7 @@ func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 		}
 		_, err = c.kv.Update(ctx, team.String(), data, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			continue // renewed meanwhile
+			continue // stored meanwhile (the team taken, passivated or activated)
 		}
 		if err != nil {
 			return fmt.Errorf("cluster: stop team %s: %w", team, reach(c.nc, err))
@@ -682,5 +687,5 @@ func (c *Client) Stop(ctx context.Context, team uuid.UUID) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("cluster: stop team %s: %d attempts lost to its lease's renewals", team, stopAttempts)
+	return fmt.Errorf("cluster: stop team %s: %d attempts lost to its lease's other changes", team, stopAttempts)
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -45,8 +44,8 @@ func TestCloseMidTurnRerunsTheInput(t *testing.T) {
 	rerunOnNextHolder(t, ctx, e, c, id, input)
 }
 
-// A worker that stops its team mid-turn because it could not renew the
-// team's lease does not count the cut turn as done either: the next holder
+// A worker that stops its team mid-turn because it could not keep the
+// team's shard does not count the cut turn as done either: the next holder
 // (the same worker here, which takes its own team back once it no longer
 // runs it) runs the input again.
 func TestLostLeaseMidTurnRerunsTheInput(t *testing.T) {
@@ -73,7 +72,7 @@ func TestLostLeaseMidTurnRerunsTheInput(t *testing.T) {
 	if o == nil {
 		t.Fatal("the team is not w1's")
 	}
-	w1.lose(id, o, "its lease ends unrenewed", errors.New("the leases bucket has no leader")) // as renewLease does
+	w1.lose(id, o, "its shard's lease ended unrenewed", errShardNotHeld) // as tendTeam does
 	select {
 	case <-o.team.Done():
 	case <-ctx.Done():

@@ -52,13 +52,14 @@ func (ib *inbox) handle(m jetstream.Msg) {
 	default:
 	}
 	if until, ok := ib.w.leaseEnd(ib.id); !ok || !time.Now().Before(until) {
-		// The lease this worker last stored has ended (the process was
-		// paused, its renewals lag): another worker may hold the team now.
+		// This worker's hold on the team has ended (the process was
+		// paused, its shard's renewals lag): another worker may hold the
+		// team now.
 		// No turn begins (no model call paid for a team it may no longer
-		// hold); the renewal settles whose the team is, and the input is
+		// hold); the shard's renewal settles whose the team is, and the input is
 		// delivered again, to whichever worker holds it.
 		ib.forget(input)
-		ib.w.logger.Warn("cluster: an input is not run: this worker's lease of the team has ended", "team_id", ib.id, "input", input, "lease_end", until)
+		ib.w.logger.Warn("cluster: an input is not run: this worker's hold on the team (its shard's lease) has ended", "team_id", ib.id, "input", input, "lease_end", until)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sayTimeout)

@@ -13,13 +13,15 @@
 //     that publishes every record to the stream, with the records the
 //     stream already holds for orchestrator.Restore. ReadTeam reads a
 //     team's records without claiming it.
-//   - Worker runs teams on a fleet: a lease per team in a JetStream
-//     key-value bucket (owner, end and template, claimed and renewed with
-//     compare-and-set on the key's revision), a presence entry of its own
-//     in the same bucket (its templates and subject, renewed with its
-//     leases), Create for a new team from one of the worker's named
-//     Templates, and the takeover of every team whose lease expired,
-//     restored from the stream (see Placement).
+//   - Worker runs teams on a fleet: a lease on each shard it holds in a
+//     JetStream key-value bucket, renewed every beat, and a lease per team
+//     in the same bucket (owner, end, template and state, stored with
+//     compare-and-set on the key's revision when the team is taken or
+//     changes, never renewed: a team is held while its worker holds its
+//     shard), a presence entry of its own (its templates and subject,
+//     renewed with its shards), Create for a new team from one of the
+//     worker's named Templates, and the takeover of every team of its
+//     shards whose lease ended, restored from the stream (see Placement).
 //   - The durable inbox: a team's input waits in a JetStream stream
 //     (Config.Stream + "_INBOX", a work queue, <prefix>.in.<team id>) and
 //     is consumed by the team's owner through a durable consumer per team,
@@ -52,13 +54,16 @@
 // worker does not answer (gone since it last renewed its presence).
 // Worker.Create runs the team on the worker it is called on.
 //
-// A dead worker's teams (their leases ended, its presence ended) are
-// taken over by the live workers serving their template, each in one scan
-// of the bucket up to its fair share: the template's teams, live and to
-// resume, over the live workers serving it, rounded up, less those it
-// already runs; the lease's compare-and-set decides between two workers
-// trying the same team. The survivors thus take all of its teams about a
-// lease after its death, about evenly, a few at a time each.
+// A dead worker's shards (their leases ended unrenewed, its presence
+// ended) are taken by the live workers serving their template, each up to
+// its fair share of the template's shards; the holder of a shard then
+// takes over, in one scan of its copy of the bucket, every team of the
+// shard whose lease ended and that no live worker runs (a team's lease is
+// stored when it is taken, not renewed, so a dead worker's teams' leases
+// have all ended by then). The lease's compare-and-set decides between
+// two workers trying the same team. The survivors thus take all of its
+// teams about a lease after its death, about evenly, a few at a time
+// each.
 //
 // # At least once
 //
@@ -85,7 +90,7 @@
 // and the records after it: Config.SnapshotEvery) and delivers the input. A wake lost
 // is made up by the takeover scan, which takes the passive teams whose
 // inbox holds input. A worker that stops a team to hand it over (Close, a
-// lease it could not renew, a passivation) first cuts the team's ledger
+// shard it could not keep, a passivation) first cuts the team's ledger
 // (no record closing a message is stored from then on), so that a turn the
 // stop cuts is not closed in it and runs again.
 //

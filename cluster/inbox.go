@@ -367,8 +367,8 @@ func (ib *inbox) ack(m jetstream.Msg, input uuid.UUID) {
 
 // progress tells JetStream that the inputs delivered to this inbox are
 // still being worked on (their ack wait starts again): called on every
-// heartbeat, so an input is delivered to another worker only about a lease
-// after its holder stopped renewing.
+// heartbeat, so an input is delivered to another worker only about two
+// beats after its holder stopped.
 func (ib *inbox) progress() {
 	ib.mu.Lock()
 	ms := make([]jetstream.Msg, 0, len(ib.inflight)+len(ib.queue))

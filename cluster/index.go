@@ -13,19 +13,20 @@ import (
 
 // leaseIndex is the leases bucket indexed for the takeover scans, kept
 // entry by entry as the bucket changes (bucketView's watcher) so that a
-// scan costs what is due, not what the bucket holds: the leases that can
-// end (neither stopped nor passive) are in a min-heap per template and
-// owner, by end, so a scan reads the ended ones and the first end of each
-// heap, and each heap's size is the count its fair share needs; the
-// passive leases are counted per template and found by id (through their
-// pending input); the workers' presences are few. Not safe for concurrent
-// use (bucketView locks it).
+// scan costs what is due, not what the bucket holds: the leases of teams
+// that run or wait to (neither stopped nor passive) are in a min-heap per
+// shard, by end, so a scan reads the heaps of the shards its worker holds
+// (the leases ended there, and the first end to come); the passive leases
+// are counted per template and found by id (through their pending input);
+// the workers' presences are few. Not safe for concurrent use (bucketView
+// locks it).
 type leaseIndex struct {
-	teams     map[uuid.UUID]*slot            // every team's key seen (a deleted one keeps its revision)
-	workers   map[string]presence            // by key
-	revs      map[string]uint64              // the revision of every presence key seen
-	ends      map[string]map[string]*endHeap // by template, then owner: the leases that can end
-	passiveBy map[string]int                 // by template: the passive leases, not stopped
+	teams     map[uuid.UUID]*slot   // every team's key seen (a deleted one keeps its revision)
+	workers   map[string]presence   // by key
+	revs      map[string]uint64     // the revision of every presence key seen
+	ends      map[shardRef]*endHeap // by shard: the leases of teams that run or wait to run
+	nshards   int                   // shards per template (a team's shard is a hash of its id)
+	passiveBy map[string]int        // by template: the passive leases, not stopped
 }
 
 // slot is one team's key in the index: its last revision and, unless the
@@ -38,15 +39,17 @@ type slot struct {
 	pos  int      // its place in heap
 }
 
-func newLeaseIndex() *leaseIndex {
+// newLeaseIndex is an empty index of a cluster of nshards shards per
+// template.
+func newLeaseIndex(nshards int) *leaseIndex {
 	return &leaseIndex{teams: map[uuid.UUID]*slot{}, workers: map[string]presence{}, revs: map[string]uint64{},
-		ends: map[string]map[string]*endHeap{}, passiveBy: map[string]int{}}
+		ends: map[shardRef]*endHeap{}, nshards: nshards, passiveBy: map[string]int{}}
 }
 
 // indexLeases is the index of the leases and presences of one read of the
-// bucket (readBucket).
-func indexLeases(teams []teamLease, workers []presence) *leaseIndex {
-	ix := newLeaseIndex()
+// bucket (readBucket), in a cluster of nshards shards per template.
+func indexLeases(nshards int, teams []teamLease, workers []presence) *leaseIndex {
+	ix := newLeaseIndex(nshards)
 	for _, x := range teams {
 		ix.setTeam(x)
 	}
@@ -114,8 +117,8 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 	}
 	// The same few owners, templates and instances in every lease: held once.
 	x.Owner, x.Template, x.Instance = intern(x.Owner), intern(x.Template), intern(x.Instance)
-	if s.heap != nil && !x.Stopped && !x.Passive && x.Owner == s.x.Owner && x.Template == s.x.Template {
-		s.rev, s.x = x.rev, x // a renewal: its heap's order mended in place
+	if s.heap != nil && !x.Stopped && !x.Passive && x.Template == s.x.Template {
+		s.rev, s.x = x.rev, x // the same heap (its shard's): its order mended in place
 		heap.Fix(s.heap, s.pos)
 		return
 	}
@@ -126,15 +129,11 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 	case x.Passive:
 		ix.passiveBy[x.Template]++
 	default:
-		byOwner := ix.ends[x.Template]
-		if byOwner == nil {
-			byOwner = map[string]*endHeap{}
-			ix.ends[x.Template] = byOwner
-		}
-		h := byOwner[x.Owner]
+		r := shardRef{template: x.Template, n: shardOf(x.id, max(ix.nshards, 1))}
+		h := ix.ends[r]
 		if h == nil {
-			h = &endHeap{}
-			byOwner[x.Owner] = h
+			h = &endHeap{ref: r}
+			ix.ends[r] = h
 		}
 		s.heap = h
 		heap.Push(h, s)
@@ -164,10 +163,7 @@ func (ix *leaseIndex) unindex(s *slot) {
 		heap.Remove(h, s.pos)
 		s.heap = nil
 		if h.Len() == 0 {
-			delete(ix.ends[x.Template], x.Owner)
-			if len(ix.ends[x.Template]) == 0 {
-				delete(ix.ends, x.Template)
-			}
+			delete(ix.ends, h.ref)
 		}
 	case x.Passive && !x.Stopped:
 		if ix.passiveBy[x.Template]--; ix.passiveBy[x.Template] <= 0 {
@@ -193,104 +189,30 @@ func (ix *leaseIndex) presences() []presence {
 	return ws
 }
 
-// fairShare returns, by template of me's, the teams to take over and how
-// many of them me may take (see the function fairShare, whose rules these
-// are): from the leases ended at now and the heaps' sizes, not from every
-// lease.
-func (ix *leaseIndex) fairShare(me taker, now time.Time) (map[string][]teamLease, map[string]int) {
-	serving := map[string]map[string]bool{} // template: the live workers serving it
-	for name := range me.templates {
-		serving[name] = map[string]bool{me.owner: true}
-	}
-	alive := map[string]bool{me.owner: true}
-	for _, p := range ix.workers {
-		if !p.Until.After(now) {
-			continue // dead, or closed without removing its presence
-		}
-		alive[p.Owner] = true
-		for _, name := range p.Templates {
-			if serving[name] != nil {
-				serving[name][p.Owner] = true
-			}
-		}
-	}
-	todo := map[string][]teamLease{}
-	share := map[string]int{}
-	for name := range me.templates {
-		live, mine := 0, 0
-		var xs []teamLease
-		for owner, h := range ix.ends[name] {
-			running := h.Len() // leases not ended, less those ended below
-			h.ended(now, func(s *slot) {
-				running--
-				x := s.x
-				switch {
-				case me.waiting[x.id]:
-				case owner == me.owner && !me.runs(x.id): // me's, not run by me
-					xs = append(xs, x)
-				case owner == me.owner || alive[owner] && now.Before(x.Until.Add(me.lease)):
-					live++ // its live owner's renewal lags (or me runs it)
-					if owner == me.owner {
-						mine++
-					}
-				default:
-					xs = append(xs, x)
-				}
-			})
-			live += running
-			if owner == me.owner {
-				mine += running
-			}
-		}
-		if len(xs) > 0 {
-			n := len(serving[name])
-			todo[name] = xs
-			share[name] = (live+len(xs)+n-1)/n - mine
-		}
-	}
-	return todo, share
-}
-
-// nextEnd returns when me's next takeover scan is due (see the function
-// nextEnd, whose rule this is): the first end after now of each other
-// owner's heap, and, for an owner whose presence still runs while leases
-// of its heap ended within the last lease, the end of that presence or a
-// lease after the earliest of them, whichever comes first.
-func (ix *leaseIndex) nextEnd(me taker, now time.Time) time.Time {
-	alive := map[string]time.Time{} // a live worker's presence end
-	for _, p := range ix.workers {
-		if p.Until.After(now) && p.Until.After(alive[p.Owner]) {
-			alive[p.Owner] = p.Until
-		}
-	}
+// due returns the teams me is to resume at now and when its next scan is
+// due (zero when no lease says), from the heaps of the shards me holds
+// (held), not from every lease (see the function toResume, whose rule
+// this is): the leases ended of those heaps, and the earliest end after
+// now among them.
+func (ix *leaseIndex) due(me taker, held map[shardRef]bool, now time.Time) ([]teamLease, time.Time) {
+	var todo []teamLease
 	var next time.Time
-	earlier := func(t time.Time) {
-		if t.After(now) && (next.IsZero() || t.Before(next)) {
-			next = t
+	for r := range held {
+		h := ix.ends[r]
+		if h == nil || !me.templates[r.template] {
+			continue
+		}
+		h.ended(now, func(s *slot) {
+			x := s.x
+			if !me.waiting[x.id] && !(x.Owner == me.owner && me.runs(x.id)) {
+				todo = append(todo, x)
+			}
+		})
+		if e := h.firstAfter(now); !e.IsZero() && (next.IsZero() || e.Before(next)) {
+			next = e
 		}
 	}
-	for name := range me.templates {
-		for owner, h := range ix.ends[name] {
-			if owner == me.owner {
-				continue
-			}
-			earlier(h.firstAfter(now))
-			p, ok := alive[owner]
-			if !ok {
-				continue // its ended leases are taken now (this scan)
-			}
-			// The earliest lease ended within the last lease: its owner's
-			// presence runs, so fairShare leaves it to that owner until
-			// the presence ends or a lease has passed.
-			if e := h.firstAfter(now.Add(-me.lease)); !e.IsZero() && !e.After(now) {
-				if limit := e.Add(me.lease); limit.Before(p) {
-					p = limit
-				}
-				earlier(p)
-			}
-		}
-	}
-	return next
+	return todo, next
 }
 
 // passive reports whether a passive team of one of me's templates is
@@ -306,7 +228,10 @@ func (ix *leaseIndex) passive(me taker) bool {
 
 // endHeap is a min-heap of leases by end (container/heap), each slot
 // knowing its place.
-type endHeap struct{ items []*slot }
+type endHeap struct {
+	ref   shardRef // the shard whose leases it holds
+	items []*slot
+}
 
 func (h *endHeap) Len() int           { return len(h.items) }
 func (h *endHeap) Less(i, j int) bool { return h.items[i].x.Until.Before(h.items[j].x.Until) }

@@ -15,7 +15,7 @@ import (
 // (heldShard.handle, Worker.activateFor).
 
 // passivations looks for idle teams every quarter of IdleAfter (at most a
-// beat) until ctx ends (Close), and passivates them, up to renewParallel
+// beat) until ctx ends (Close), and passivates them, up to tendParallel
 // at a time (a passivation waits on JetStream: one after another,
 // thousands of idle teams would take longer than teams take to become
 // idle). A look does not wait for the passivations it began: a team slow
@@ -27,7 +27,7 @@ func (w *Worker) passivations(ctx context.Context) {
 	every := min(max(w.cfg.IdleAfter/4, minIdleTick), w.beat)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	p := &passivating{sem: make(chan struct{}, renewParallel), fan: newGroup(context.Background()), ids: map[uuid.UUID]bool{}}
+	p := &passivating{sem: make(chan struct{}, tendParallel), fan: newGroup(context.Background()), ids: map[uuid.UUID]bool{}}
 	defer func() {
 		p.fan.Stop(nil)
 		_ = p.fan.Wait(context.Background())

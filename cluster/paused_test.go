@@ -7,8 +7,9 @@ import (
 	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
-// An owner whose lease of a team has ended by its own clock (its process was
-// paused past it, its renewals lag) starts no turn for the team: an input
+// An owner whose hold on a team (the lease it stored for the team's
+// shard) has ended by its own clock (its process was paused past it, its
+// renewals lag) starts no turn for the team: an input
 // delivered to it then is left unacknowledged, for whichever worker holds the
 // team, and no member sees it (no model call paid for a team it may no
 // longer hold).
@@ -19,8 +20,9 @@ func TestEndedLeaseStartsNoTurn(t *testing.T) {
 	c := client(t, ctx, nc)
 	var logs logCapture
 	sys := system(t)
-	// A long lease: no renewal (every third of it) stores a new end while
-	// the test runs, and no input is delivered again.
+	// A long lease: no renewal of the shard's lease (every third of it)
+	// stores a new end while the test runs, and no input is delivered
+	// again.
 	w, err := StartWorker(ctx, nc.Conn, sys, Config{Logger: logs.logger(), Lease: time.Minute, Owner: "paused"}, counters)
 	if err != nil {
 		t.Fatal(err)
@@ -35,10 +37,12 @@ func TestEndedLeaseStartsNoTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.mu.Lock()
-	w.teams[team.ID()].until = time.Now().Add(-time.Second) // as a paused process finds it when it goes on
+	past := time.Now().Add(-time.Second) // as a paused process finds its leases when it goes on
+	w.teams[team.ID()].until = past
+	w.shards[w.shardOfTeam("counters", team.ID())].until = past
 	w.mu.Unlock()
 	input := send(t, ctx, c, team.ID(), "a", "while paused")
-	logs.waitLog(t, ctx, "an input is not run: this worker's lease of the team has ended")
+	logs.waitLog(t, ctx, "an input is not run: this worker's hold on the team (its shard's lease) has ended")
 	if _, calls := total(t, ctx, sys, team, "a"); calls != 1 {
 		t.Fatalf("a: %d calls; want 1 (the input %s not run, then one more)", calls, input[0])
 	}

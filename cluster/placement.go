@@ -9,7 +9,7 @@ import (
 )
 
 // Placement: which worker a new team goes to (fewest) and which teams a
-// worker takes over (fairShare, nextEnd). Pure functions over what one
+// worker takes over (toResume). Pure functions over what one
 // read of the leases bucket gives (readBucket), or the index of it a
 // worker keeps (leaseIndex), and the time of the read.
 
@@ -71,7 +71,6 @@ func lightest(workers []presence, template string, now time.Time) (p presence, o
 type taker struct {
 	owner     string
 	templates map[string]bool
-	lease     time.Duration
 	running   func(uuid.UUID) bool // whether it runs a team (nil: none)
 	waiting   map[uuid.UUID]bool   // the teams it failed to resume lately, left to others or for later
 }
@@ -79,33 +78,23 @@ type taker struct {
 // runs reports whether me runs team id.
 func (me taker) runs(id uuid.UUID) bool { return me.running != nil && me.running(id) }
 
-// fairShare returns, by template of me's, the teams to take over and how
-// many of them me may take: the template's teams, live and to resume, over
-// the live workers serving it (me included), rounded up, less the
-// template's live teams me holds (see Worker).
-//
-// A team is to resume when its lease ended and its owner is dead, or ended
-// more than a lease ago (its live owner lost it), or is me's and not run
-// by me; a live owner's lease that just ended is left to its owner, whose
-// renewals may lag. Stopped teams, passive ones, teams of other templates
-// and teams me is waiting on (waiting) are neither.
+// toResume returns the teams me is to take over at now, and when its next
+// scan is due (zero when no lease says): a team is to resume when it is
+// of a shard me holds (held), its lease ended and it is not run by me; a
+// stopped team, a passive one (its next input activates it), a team of
+// another template or one me is waiting on (waiting) is not. A team's
+// lease ends at the end of the one lease its holder stored when it took
+// the team (Create, a takeover, an activation): from then on it is held
+// while its holder holds its shard, so the holder renews its shards'
+// leases alone, not its teams'. The holder of a team's shard is the only
+// worker running it, so it takes over each team of the shard held there
+// by another worker (whose shard lease ended, or which handed the shard
+// over), and its own teams that it does not run. The next scan is due at
+// the earliest end after now of a lease in one of the held shards.
 //
 // This is the rule over one read of the bucket; a worker's scans apply
-// it to the index its watcher keeps (leaseIndex.fairShare), which reads
-// only the leases ended.
-func fairShare(me taker, teams []teamLease, workers []presence, now time.Time) (map[string][]teamLease, map[string]int) {
-	return indexLeases(teams, workers).fairShare(me, now)
-}
-
-// nextEnd returns when me's next takeover scan is due (zero when no
-// lease says): the earliest end, after now, of the lease of another
-// worker's team of me's templates, not stopped; and, for such a team whose
-// lease ended while its owner's presence still runs (fairShare leaves it to
-// that owner), the end of that presence, or a lease after the team's
-// lease ended, whichever comes first. A worker's presence is stored after
-// its leases (on a create, say), so it may outlive them by a moment: the
-// dead worker's teams are then taken when the presence ends, not a beat
-// later. Over one read of the bucket, as fairShare.
-func nextEnd(me taker, teams []teamLease, workers []presence, now time.Time) time.Time {
-	return indexLeases(teams, workers).nextEnd(me, now)
+// it to the index its watcher keeps (leaseIndex.due), which reads only
+// the heaps of the shards it holds.
+func toResume(me taker, held map[shardRef]bool, nshards int, teams []teamLease, workers []presence, now time.Time) ([]teamLease, time.Time) {
+	return indexLeases(nshards, teams, workers).due(me, held, now)
 }

@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,19 +16,21 @@ import (
 	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
-// heartbeat renews the worker's teams' leases (renew) every beat, a third
-// of the lease, until ctx ends (Close began). Its presence and shards have
-// a loop of their own (presenceBeat), and so do the takeovers: a slow
-// restore, or a round of thousands of teams, never delays them.
+// heartbeat tends the worker's teams (tend) every beat, a third of the
+// lease, until ctx ends (Close began). It stores nothing in the leases
+// bucket: a team is held while its worker holds the team's shard, whose
+// lease the presence loop renews (presenceBeat). Its presence, shards and
+// takeovers have loops of their own: a round of thousands of teams never
+// delays them.
 func (w *Worker) heartbeat(ctx context.Context) {
-	w.everyBeat(ctx, func() bool { return w.renew(ctx) })
+	w.everyBeat(ctx, func() bool { w.tend(ctx); return false })
 }
 
 // presenceBeat renews the worker's presence and its shards' leases
 // (renewPresence) every beat until ctx ends (Close began). It runs apart
-// from the teams' renewals, whose round grows with the teams running: a
-// worker busy renewing thousands of teams is never taken for dead, nor
-// loses its shards, for it.
+// from the heartbeat, whose round grows with the teams running: a worker
+// busy tending thousands of teams is never taken for dead, nor loses its
+// shards, for it.
 func (w *Worker) presenceBeat(ctx context.Context) {
 	w.everyBeat(ctx, w.renewPresence)
 }
@@ -71,63 +73,61 @@ func (w *Worker) renewPresence() (failed bool) {
 // renewals fail.
 const retryBeats = 4
 
-// renew renews the lease of every team this worker
-// runs; a team that stopped on its own is marked stopped; a team whose
-// lease another worker took, or whose lease ended unrenewed, is stopped
-// now. It reports whether a renewal failed and is to be tried again
-// soon. Once quit ends (Close began) no more renewal begins; those under
-// way end on their own deadlines, not cancelled.
-func (w *Worker) renew(quit context.Context) (failed bool) {
+// tend looks at every team this worker runs, a few at a time (tendTeam).
+// Once quit ends (Close began) no more look begins; those under way end on
+// their own deadlines, not cancelled.
+func (w *Worker) tend(quit context.Context) {
 	w.mu.Lock()
 	teams := maps.Clone(w.teams)
 	w.mu.Unlock()
-	// Several renewals at a time, each with its own deadline: one round
-	// trip after another, hundreds of teams would take longer than a beat.
-	sem := make(chan struct{}, renewParallel)
+	// Several at a time, each with its own deadline: telling JetStream
+	// that the inputs of hundreds of teams are under way, one after
+	// another, could take longer than a beat.
+	sem := make(chan struct{}, tendParallel)
 	fan := newGroup(context.Background())
 	defer fan.Stop(nil)
-	var retry atomic.Bool
 	for id, o := range teams {
 		select {
-		case <-quit.Done(): // Close began: it settles the teams; the renewals under way end
+		case <-quit.Done(): // Close began: it settles the teams; the looks under way end
 			_ = fan.Wait(context.Background())
-			return false
+			return
 		case sem <- struct{}{}:
 		}
-		fan.Go("renew", func(context.Context) {
+		fan.Go("tend", func(context.Context) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), w.beat)
 			defer cancel()
-			if w.renewTeam(ctx, id, o) {
-				retry.Store(true)
-			}
+			w.tendTeam(ctx, id, o)
 		})
 	}
 	_ = fan.Wait(context.Background())
-	return failed || retry.Load()
 }
 
-// renewParallel bounds the lease renewals of one worker in flight.
-const renewParallel = 16
+// tendParallel bounds the teams of one worker tended at a time, and its
+// passivations under way.
+const tendParallel = 16
 
-// renewTeam renews the lease of one team this worker runs (see renew),
-// tells JetStream its inputs under way are still being worked on, and
-// tries again to open its inbox when that failed. It reports whether the
-// lease could not be renewed and is to be tried again.
-func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again bool) {
+// tendTeam looks at one team this worker runs (see tend): one that stopped
+// on its own is settled (ended); one whose ledger broke, or whose shard's
+// lease ended unrenewed, is stopped; JetStream is told its inputs under
+// way are still being worked on; and its inbox is opened again when that
+// failed. Its lease is not stored again: its liveness is its shard's
+// (a client's Stop, or another worker's takeover, is seen by the bucket's
+// watcher: noticed).
+func (w *Worker) tendTeam(ctx context.Context, id uuid.UUID, o *owned) {
 	if !o.leasing.TryLock() {
 		// Being passivated: its passivation marks the lease passive, or
-		// the team goes on and the next round renews it. Waiting would
-		// hold the round, every other team's renewal with it, for as long
-		// as the team takes to stop.
-		return false
+		// the team goes on and the next round looks at it. Waiting would
+		// hold the round, every other team with it, for as long as the
+		// team takes to stop.
+		return
 	}
 	defer o.leasing.Unlock()
 	w.mu.Lock()
 	gone := w.teams[id] != o // passivated (or settled) since the round began
 	w.mu.Unlock()
 	if gone {
-		return false
+		return
 	}
 	select {
 	case <-o.team.Done():
@@ -135,7 +135,7 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again b
 			w.forget(id)
 			w.ended(ctx, id, o)
 		}
-		return false
+		return
 	default:
 	}
 	if _, broken := o.ledger.state(); broken != nil {
@@ -144,16 +144,16 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again b
 		// or elsewhere, from what the stream holds; the inputs of the
 		// turns lost run again.
 		w.lose(id, o, "its ledger stopped storing records; it resumes from the stream once its lease ends", broken)
-		return false
+		return
 	}
 	if w.heldShardOf(o.template, id) == nil {
-		// Its shard's lease ended unrenewed: the team's is not renewed
-		// either, and the team stops once it ends.
+		// Its shard's lease ended unrenewed: the team stops, once the
+		// one lease stored when it was taken ended too (no other worker
+		// takes it before).
 		if !time.Now().Before(w.untilOf(o)) {
-			w.lose(id, o, "its shard's lease, then its own, ended unrenewed", errShardNotHeld)
-			return false
+			w.lose(id, o, "its shard's lease ended unrenewed", errShardNotHeld)
 		}
-		return true
+		return
 	}
 	w.mu.Lock()
 	ib, retry := o.inbox, o.noInbox // set once the team's input is consumed
@@ -161,45 +161,61 @@ func (w *Worker) renewTeam(ctx context.Context, id uuid.UUID, o *owned) (again b
 	if ib != nil {
 		ib.progress()
 	}
-	again = w.renewLease(ctx, id, o)
-	if retry != nil && w.team(id) != nil { // after the renewal, with a beat of its own
+	if retry != nil && w.team(id) != nil {
 		w.retryInbox(id, o, retry)
 	}
-	return again
 }
 
-// untilOf is the end of o's lease as last stored.
+// untilOf is the end of the lease stored when o was taken.
 func (w *Worker) untilOf(o *owned) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return o.until
 }
 
-// renewLease stores a team's lease a lease from now, or stops the team
-// when it is no longer this worker's (see renew): another worker took it,
-// a client stopped it, or its lease ended unrenewed by this worker's
-// clock. A renewal that failed otherwise (JetStream did not answer) is
-// reported, to be tried again soon, while the lease lasts: a leader
-// election of the bucket shorter than the lease stops no team.
-func (w *Worker) renewLease(ctx context.Context, id uuid.UUID, o *owned) (retry bool) {
-	l := w.newLease(o.template)
-	rev, err := w.put(ctx, id, l, o.rev)
-	switch {
-	case err == nil:
-		w.mu.Lock()
-		o.rev, o.until = rev, l.Until
-		w.mu.Unlock()
-	case errors.Is(err, errStopped):
-		w.lose(id, o, "a client stopped it", nil)
-	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isFence(err):
-		w.lose(id, o, "another worker took its lease", err)
-	case !time.Now().Before(o.until):
-		w.lose(id, o, "its lease ended unrenewed", err)
-	default:
-		w.logger.Warn("cluster: lease renewal failed; retrying until it ends", "team_id", id, "until", o.until, "error", err)
-		return true
+// noticed stops a team this worker runs when the bucket's watcher sees
+// its lease change to one this worker did not store (e, later than the
+// revision the worker knows): a client stopped it (Client.Stop), or
+// another worker took it (its claim then fences this worker's copy off
+// anyway), or the key was deleted.
+func (w *Worker) noticed(e jetstream.KeyValueEntry) {
+	id, err := uuid.Parse(e.Key())
+	if err != nil || id.String() != e.Key() {
+		return
 	}
-	return false
+	w.mu.Lock()
+	o := w.teams[id]
+	known := o != nil && e.Revision() <= o.rev
+	w.mu.Unlock()
+	if o == nil || known {
+		return
+	}
+	var l lease
+	switch {
+	case e.Operation() != jetstream.KeyValuePut:
+		w.loseLater(id, o, "its lease was deleted", errLeaseTaken)
+	case json.Unmarshal(e.Value(), &l) != nil:
+	case l.Stopped:
+		w.loseLater(id, o, "a client stopped it", nil)
+	case l.Instance != w.instance:
+		w.loseLater(id, o, "another worker took its lease", errLeaseTaken)
+	}
+}
+
+// errLeaseTaken is why a team is stopped whose lease the bucket's watcher
+// saw another worker store.
+var errLeaseTaken = errors.New("cluster: the team's lease is no longer this worker's")
+
+// loseLater is lose, off the watcher's goroutine (stopping the team's
+// inbox waits a while).
+func (w *Worker) loseLater(id uuid.UUID, o *owned, why string, err error) {
+	if !w.work.Go("lose", func(context.Context) {
+		if w.team(id) == o.team {
+			w.lose(id, o, why, err)
+		}
+	}) {
+		w.lose(id, o, why, err) // Close began: it settles what is left
+	}
 }
 
 // ended settles the lease of a team of this worker's that stopped: one

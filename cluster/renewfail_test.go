@@ -14,7 +14,8 @@ import (
 	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
-// electionKV is a leases bucket whose updates (lease renewals and takes)
+// electionKV is a leases bucket whose updates (shard lease renewals and
+// takes)
 // fail as they do while the bucket elects a leader, while failing is set;
 // each failed update's time is sent on failed when there is room.
 type electionKV struct {
@@ -69,16 +70,16 @@ func electionWorker(t *testing.T, ctx context.Context) (*Worker, *electionKV, uu
 	return w, kv, team.ID(), resumed
 }
 
-// A worker whose lease renewals fail (the bucket electing a leader) keeps
-// its team while the lease lasts, trying again every quarter of a beat,
-// and renews it as soon as the bucket answers: a failure past the point
-// where a next try a beat later would come after the lease's end (where
-// the team used to be stopped) stops nothing.
+// A worker whose shard lease renewals fail (the bucket electing a leader)
+// keeps the shard's team while the lease lasts, trying again every
+// quarter of a beat, and renews it as soon as the bucket answers: a
+// failure past the point where a next try a beat later would come after
+// the lease's end stops nothing.
 func TestRenewalsFailingWhileTheLeaseLastsKeepTheTeam(t *testing.T) {
 	ctx := actortest.Context(t)
 	w, kv, id, _ := electionWorker(t, ctx)
 	team := w.team(id)
-	until, ok := w.leaseEnd(id)
+	until, ok := w.shardEnd(id)
 	if team == nil || !ok {
 		t.Fatal("the created team is not the worker's")
 	}
@@ -99,15 +100,15 @@ func TestRenewalsFailingWhileTheLeaseLastsKeepTheTeam(t *testing.T) {
 		if at.Add(beat).After(until) { // a beat later would be past the lease's end
 			break
 		}
-		if now, _ := w.leaseEnd(id); now.After(until) {
+		if now, _ := w.shardEnd(id); now.After(until) {
 			until = now // renewed before the failures began
 		}
 	}
 	kv.failing.Store(false)
 	for {
-		now, ok := w.leaseEnd(id)
-		if !ok {
-			t.Fatal("the worker stopped the team after failed renewals while its lease lasted")
+		now, ok := w.shardEnd(id)
+		if !ok || w.team(id) == nil {
+			t.Fatal("the worker let the shard go, or stopped the team, after failed renewals while its lease lasted")
 		}
 		if now.After(until) {
 			break
@@ -125,8 +126,8 @@ func TestRenewalsFailingWhileTheLeaseLastsKeepTheTeam(t *testing.T) {
 	}
 }
 
-// Renewals failing until the lease's end stop the team then, not
-// before, and the worker takes its team back from the stream once the
+// Shard lease renewals failing until the lease's end stop the shard's
+// team then, not before, and the worker takes its team back from the stream once the
 // bucket answers again.
 func TestRenewalsFailingPastTheLeaseStopTheTeam(t *testing.T) {
 	ctx := actortest.Context(t)
@@ -137,13 +138,13 @@ func TestRenewalsFailingPastTheLeaseStopTheTeam(t *testing.T) {
 	}
 	kv.failing.Store(true)
 	var until time.Time
-	for { // the lease the last successful renewal stored
+	for { // the shard's lease the last successful renewal stored
 		select {
 		case <-kv.failed:
 		case <-ctx.Done():
 			t.Fatal("no renewal was tried")
 		}
-		if u, ok := w.leaseEnd(id); ok {
+		if u, ok := w.shardEnd(id); ok {
 			until = u
 			break
 		}
@@ -206,6 +207,18 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// shardEnd is the end of the lease w last stored for the shard of its
+// team id of "counters"; false when w does not hold that shard.
+func (w *Worker) shardEnd(id uuid.UUID) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hs := w.shards[w.shardOfTeam("counters", id)]
+	if hs == nil {
+		return time.Time{}, false
+	}
+	return hs.until, true
 }
 
 // leaseOf reads team id's lease from the bucket.

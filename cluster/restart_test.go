@@ -10,8 +10,8 @@ import (
 )
 
 // The embedded server restarts while a worker's team runs, for less than a
-// lease: the team is not stopped, its lease is renewed once the server is
-// back, its publishes resume, and the stream holds every record once.
+// lease: the team is not stopped, its shard's lease is renewed once the
+// server is back, its publishes resume, and the stream holds every record once.
 func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	e := embedded(t)
 	ctx := actortest.Context(t)
@@ -44,9 +44,9 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	}
 	l := w.ledgerOf(team.ID())
 	assertStored(t, ctx, team, l)
-	// The lease is renewed after the restart: the next update of its key
-	// is the worker's renewal.
-	watch, err := w.kv.Watch(ctx, team.ID().String(), jetstream.UpdatesOnly())
+	// The shard's lease is renewed after the restart: the next update of
+	// its key is the worker's renewal.
+	watch, err := w.kv.Watch(ctx, shardKey(w.shardOfTeam("counters", team.ID())), jetstream.UpdatesOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +55,10 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	case e := <-watch.Updates():
 		var l lease
 		if err := json.Unmarshal(e.Value(), &l); err != nil || l.Owner != "parent" || l.Stopped {
-			t.Fatalf("the lease after the restart: %s, %v", e.Value(), err)
+			t.Fatalf("the shard's lease after the restart: %s, %v", e.Value(), err)
 		}
 	case <-ctx.Done():
-		t.Fatal("the lease was not renewed after the restart")
+		t.Fatal("the shard's lease was not renewed after the restart")
 	}
 	select {
 	case <-team.Done():

@@ -172,12 +172,32 @@ type shardLease struct {
 // readShards reads the leases of a template's shards (a watch of their
 // keys alone: O(shards)).
 func readShards(ctx context.Context, kv jetstream.KeyValue, template string) (map[int]shardLease, error) {
-	watch, err := kv.Watch(ctx, shardPrefix+template+".*")
+	all, err := watchShards(ctx, kv, shardPrefix+template+".*")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]shardLease, len(all))
+	for r, x := range all {
+		out[r.n] = x
+	}
+	return out, nil
+}
+
+// readAllShards reads the leases of every template's shards (a watch of
+// their keys alone: O(templates x shards), whatever the number of teams).
+func readAllShards(ctx context.Context, kv jetstream.KeyValue) (map[shardRef]shardLease, error) {
+	return watchShards(ctx, kv, shardPrefix+">")
+}
+
+// watchShards reads the shard leases whose keys match pattern, each key's
+// last value.
+func watchShards(ctx context.Context, kv jetstream.KeyValue, pattern string) (map[shardRef]shardLease, error) {
+	watch, err := kv.Watch(ctx, pattern)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = watch.Stop() }()
-	out := map[int]shardLease{}
+	out := map[shardRef]shardLease{}
 	for {
 		select {
 		case e := <-watch.Updates():
@@ -185,9 +205,9 @@ func readShards(ctx context.Context, kv jetstream.KeyValue, template string) (ma
 				return out, nil
 			}
 			if x, ok := decodeShard(e); ok {
-				out[x.ref.n] = x
+				out[x.ref] = x
 			} else if r, ok := parseShardKey(e.Key()); ok {
-				delete(out, r.n)
+				delete(out, r)
 			}
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)

@@ -240,8 +240,8 @@ func (w *Worker) renewShards(ctx context.Context) (failed bool) {
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 			w.loseShard(hs, "another worker took its lease", err, true)
 		case !time.Now().Before(until):
-			// Its teams run on until their own leases end (renewTeam):
-			// no worker takes them before.
+			// Its teams run on until this worker's hold on them ends
+			// (tendTeam stops them): no worker takes them before.
 			w.loseShard(hs, "its lease ended unrenewed", err, false)
 		default:
 			w.logger.Warn("cluster: shard lease renewal failed; retrying until it ends", "shard", hs.ref, "until", until, "error", err)
@@ -493,11 +493,11 @@ func (hs *heldShard) refusePending(id uuid.UUID, why string) {
 
 // activateFor runs, on this worker, a team of a shard it holds whose input
 // came while it does not run here: a passive team is activated (restored,
-// then given its input); a team whose lease ended and that its holder left
-// (dead, released, or its lease ended more than a lease ago) is taken
-// over; a team another worker's lease still holds is left to the takeover
-// scan, which takes it at its lease's end (its input kept meanwhile, or
-// delivered again). Input of a stopped or unknown team is refused.
+// then given its input); a team whose lease ended is taken over (this
+// worker holds its shard: the team's last holder no longer does); a team
+// whose lease still runs is left to the takeover scan, which takes it at
+// its lease's end (its input kept meanwhile, or delivered again). Input
+// of a stopped or unknown team is refused.
 func (w *Worker) activateFor(ctx context.Context, hs *heldShard, id uuid.UUID) {
 	defer hs.woken(id)
 	if w.runs(id) {
@@ -529,9 +529,10 @@ func (w *Worker) activateFor(ctx context.Context, hs *heldShard, id uuid.UUID) {
 		return
 	case l.Passive:
 	case l.Until.After(now):
-		return // another worker's lease, or this worker's being settled: the scan takes it at its end
-	case l.Owner != w.cfg.Owner && w.view.alive(l.Owner, now) && now.Before(l.Until.Add(w.cfg.Lease)):
-		return // its live holder's renewal lags: left to it for a lease (the scan)
+		// Taken a moment ago (by this worker, its registration under way,
+		// or by the shard's last holder), or a backoff: the scan takes it
+		// at its end.
+		return
 	}
 	w.take(ctx, teamLease{id: id, rev: e.Revision(), lease: l})
 }

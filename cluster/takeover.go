@@ -44,58 +44,68 @@ func (w *Worker) takeovers(ctx context.Context) {
 	}
 }
 
-// takeExpired scans the worker's view of the bucket (its index: the
-// leases ended, not every lease) and takes over, for each of this
-// worker's templates, up to its fair share of the teams whose lease ended
-// (fairShare), in a random order. It returns when the earliest lease
-// still running of another worker's team of these templates ends (zero
-// when none). The scan's reads are bounded by a lease; the takeovers end
-// with life.
+// takeExpired scans the worker's view of the bucket: first the shards
+// (scanShards: its share taken, its surplus handed over), then the teams
+// of the shards it holds (its index: the leases ended there, not every
+// lease): it takes over each team of those shards whose lease ended and
+// that it does not run (toResume), in a random order. It returns when the
+// earliest lease still running of such a team, or of another worker's
+// shard, ends (zero when none). The scan's reads are bounded by a lease;
+// the takeovers end with life.
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
 	defer cancel()
 	if w.cfg.scanned != nil {
 		defer w.cfg.scanned()
 	}
-	me := w.self(time.Now())
-	s, ok := w.view.scan(me, time.Now())
+	workers, ok := w.view.presences()
+	var fresh *leaseIndex
 	if !ok { // the view not filled yet: one read of the bucket, indexed
-		teams, workers, err := readBucket(ctx, w.kv)
+		teams, ws, err := readBucket(ctx, w.kv)
 		if err != nil {
 			w.logger.Warn("cluster: cannot read the leases", "error", err)
 			return time.Time{}
 		}
-		s = indexLeases(teams, workers).scan(me, time.Now())
+		fresh, workers = indexLeases(w.nshards, teams, ws), ws
 	}
 	now := time.Now()
-	w.purgeDead(ctx, s.workers, now)
+	w.purgeDead(ctx, workers, now)
 	sctx, scancel := context.WithTimeout(life, w.cfg.Lease) // a handover's wait for its turns ends with Close
-	w.scanShards(sctx, s.workers, now)
+	w.scanShards(sctx, workers, now)
 	scancel()
-	for _, xs := range s.todo {
-		// Only the teams of the shards this worker holds: each shard's
-		// holder takes all of its teams to resume (the shards spread the
-		// teams over the workers).
-		mine := xs[:0]
-		for _, x := range xs {
-			if w.heldShardOf(x.Template, x.id) != nil {
-				mine = append(mine, x)
-			}
-		}
-		rand.Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
-		w.takeSome(life, mine, len(mine))
+	held := w.heldShards()
+	me := w.self(time.Now())
+	var todo []teamLease
+	var next time.Time
+	if fresh != nil {
+		todo, next = fresh.due(me, held, time.Now())
+	} else {
+		todo, next = w.view.due(me, held, time.Now())
 	}
-	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, time.Now()); !e.IsZero() && (s.next.IsZero() || e.Before(s.next)) {
+	rand.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
+	w.takeSome(life, todo, len(todo))
+	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, time.Now()); !e.IsZero() && (next.IsZero() || e.Before(next)) {
 		return e
 	}
-	return s.next
+	return next
+}
+
+// heldShards is the set of the shards this worker holds.
+func (w *Worker) heldShards() map[shardRef]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := make(map[shardRef]bool, len(w.shards))
+	for r := range w.shards {
+		held[r] = true
+	}
+	return held
 }
 
 // self is this worker as its takeover scan at now sees it (fairShare).
 // Backoffs that ended long ago are forgotten: the team resumed elsewhere,
 // or stopped.
 func (w *Worker) self(now time.Time) taker {
-	me := taker{owner: w.cfg.Owner, lease: w.cfg.Lease, templates: make(map[string]bool, len(w.tmpls)),
+	me := taker{owner: w.cfg.Owner, templates: make(map[string]bool, len(w.tmpls)),
 		running: w.runs, waiting: map[uuid.UUID]bool{}}
 	for name := range w.tmpls {
 		me.templates[name] = true

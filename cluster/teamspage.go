@@ -102,8 +102,8 @@ const pageAttempts = 3
 // filter that selects few teams reads more to fill its page. limit is at
 // most 10,000; 0 or less is 100.
 //
-// A lease is stored again on every change and, while its team runs, on
-// every renewal of the lease (every third of Config.Lease): a team whose
+// A lease is stored again on every change (the team taken over,
+// passivated, activated, stopped), not while the team runs: a team whose
 // lease is stored again while a listing pages on moves past the cursor
 // and comes again in a later page, as it is then. A listing to the end
 // (Next 0) holds every team stored before it began, at least once;
@@ -113,7 +113,7 @@ const pageAttempts = 3
 // one page a team comes once, as last read, and not at all when its last
 // lease read does not match. A listing pages on as long as leases are
 // stored faster than it reads them: read thousands a second, it outruns
-// the renewals of a fleet's active teams.
+// the changes of a fleet's teams.
 func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limit int) (TeamPage, error) {
 	if limit <= 0 {
 		limit = 100
@@ -128,8 +128,12 @@ func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limi
 	if err != nil {
 		return TeamPage{}, fmt.Errorf("cluster: list teams: %w", reach(c.nc, err))
 	}
+	shards, err := readAllShards(ctx, c.kv)
+	if err != nil {
+		return TeamPage{}, fmt.Errorf("cluster: list teams: the shards' leases: %w", reach(c.nc, err))
+	}
 	for try := 1; ; try++ {
-		page, err := readTeamsPage(ctx, st, c.cfg.bucketName(), f, after, limit)
+		page, err := readTeamsPage(ctx, st, c.cfg.bucketName(), f, after, limit, shards, c.shards)
 		if errors.Is(err, errMissed) && try < pageAttempts {
 			continue // read again, from a consumer made anew
 		}
@@ -142,7 +146,7 @@ func (c *Client) TeamsPage(ctx context.Context, f TeamFilter, after uint64, limi
 
 // readTeamsPage reads a page of the teams' leases of the bucket's stream
 // st after stream sequence after.
-func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f TeamFilter, after uint64, limit int) (TeamPage, error) {
+func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f TeamFilter, after uint64, limit int, shards map[shardRef]shardLease, nshards int) (TeamPage, error) {
 	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
 	defer cancel()
 	prefix := "$KV." + bucket + "."
@@ -202,7 +206,7 @@ func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f Te
 				return TeamPage{}, fmt.Errorf("%w: delivery %d came after %d", errMissed, meta.Sequence.Consumer, next-1)
 			}
 			next++
-			if id, t, ok := teamOfEntry(m, prefix); ok {
+			if id, t, ok := teamOfEntry(m, prefix, shards, nshards); ok {
 				keep := t != nil && f.match(*t, now)
 				i, seen := at[id]
 				switch {
@@ -248,7 +252,7 @@ func readTeamsPage(ctx context.Context, st jetstream.Stream, bucket string, f Te
 // teamOfEntry decodes a message of the leases bucket's stream: ok for a
 // team's key, with its lease (nil for a deletion, or a value that does
 // not decode).
-func teamOfEntry(m jetstream.Msg, prefix string) (uuid.UUID, *TeamInfo, bool) {
+func teamOfEntry(m jetstream.Msg, prefix string, shards map[shardRef]shardLease, nshards int) (uuid.UUID, *TeamInfo, bool) {
 	id, err := uuid.Parse(strings.TrimPrefix(m.Subject(), prefix))
 	if err != nil {
 		return uuid.UUID{}, nil, false
@@ -260,11 +264,22 @@ func teamOfEntry(m jetstream.Msg, prefix string) (uuid.UUID, *TeamInfo, bool) {
 	if json.Unmarshal(m.Data(), &l) != nil {
 		return id, nil, true
 	}
-	t := teamInfo(id, l)
+	t := teamInfo(id, l, shards, nshards)
 	return id, &t, true
 }
 
-// teamInfo is a team's lease as TeamInfo tells it.
-func teamInfo(id uuid.UUID, l lease) TeamInfo {
-	return TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: l.Until, Stopped: l.Stopped, Passive: l.Passive, Error: l.Error}
+// teamInfo is a team's lease as TeamInfo tells it, given the leases of the
+// cluster's shards (nshards a template): a team's lease ends at the end
+// of the one lease stored when its holder took it, and from then on it is
+// held while its holder (the same Worker: Instance) holds the team's
+// shard, so Until is the later of the two ends.
+func teamInfo(id uuid.UUID, l lease, shards map[shardRef]shardLease, nshards int) TeamInfo {
+	until := l.Until
+	if !l.Stopped && !l.Passive && !l.Until.IsZero() && nshards > 0 { // zero: released
+		x, ok := shards[shardRef{template: l.Template, n: shardOf(id, nshards)}]
+		if ok && x.Instance != "" && x.Instance == l.Instance && x.Owner == l.Owner && x.Until.After(until) {
+			until = x.Until
+		}
+	}
+	return TeamInfo{ID: id, Template: l.Template, Owner: l.Owner, Until: until, Stopped: l.Stopped, Passive: l.Passive, Error: l.Error}
 }

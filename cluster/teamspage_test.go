@@ -92,7 +92,7 @@ func TestTeamsPageListsByPageWithFilters(t *testing.T) {
 			l.Until, l.Error = time.Now().Add(-time.Second).UTC(), "its restore failed"
 		}
 		putLease(t, ctx, c, id, l)
-		x := teamInfo(id, l)
+		x := teamInfo(id, l, nil, 0)
 		all[id] = x
 		want[x.stateAt(time.Now())] = append(want[x.stateAt(time.Now())], id)
 	}
@@ -232,5 +232,43 @@ func TestTeamsPageBoundsAndEnd(t *testing.T) {
 	p, err = c.TeamsPage(ctx, TeamFilter{}, 1<<40, 10)
 	if err != nil || len(p.Teams) != 0 || p.Next != 0 {
 		t.Fatalf("a cursor past the end: %+v, %v; want one empty last page", p, err)
+	}
+}
+
+// A team's lease ends at the end of the one lease stored when its holder
+// took it; from then on the team is held while the same worker holds its
+// shard: TeamInfo.Until is the shard lease's end then, and only then.
+func TestTeamInfoHeldWhileItsShardIs(t *testing.T) {
+	now := time.Now()
+	id := uuid.New()
+	const nshards = 8
+	ref := shardRef{template: "t", n: shardOf(id, nshards)}
+	ended, shardEnd := now.Add(-time.Minute), now.Add(10*time.Second)
+	l := lease{Owner: "w1", Instance: "i1", Template: "t", Until: ended}
+	cases := []struct {
+		name  string
+		l     lease
+		shard lease
+		want  TeamState
+	}{
+		{"its holder holds its shard", l, lease{Owner: "w1", Instance: "i1", Until: shardEnd}, TeamHeld},
+		{"another worker holds its shard", l, lease{Owner: "w2", Instance: "i2", Until: shardEnd}, TeamWaiting},
+		{"a later run of its holder's Owner holds its shard", l, lease{Owner: "w1", Instance: "i9", Until: shardEnd}, TeamWaiting},
+		{"its holder's shard lease ended", l, lease{Owner: "w1", Instance: "i1", Until: ended}, TeamWaiting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shards := map[shardRef]shardLease{ref: {ref: ref, lease: c.shard}}
+			got := teamInfo(id, c.l, shards, nshards)
+			if s := got.stateAt(now); s != c.want {
+				t.Fatalf("state %v (until %v), want %v", s, got.Until.Sub(now), c.want)
+			}
+		})
+	}
+	passive := l
+	passive.Passive = true
+	shards := map[shardRef]shardLease{ref: {ref: ref, lease: lease{Owner: "w1", Instance: "i1", Until: shardEnd}}}
+	if got := teamInfo(id, passive, shards, nshards); got.stateAt(now) != TeamPassive || !got.Until.Equal(ended) {
+		t.Fatalf("a passive team: %v until %v, want passive, its own lease's end", got.stateAt(now), got.Until)
 	}
 }

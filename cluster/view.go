@@ -19,9 +19,10 @@ import (
 // bucketView is a worker's copy of the leases bucket, kept up to date by
 // one watcher (watchBucket) and indexed as it changes (leaseIndex): the
 // takeover scans read it instead of the whole bucket every beat, so an
-// idle worker costs what the bucket's changes cost (the renewals of active
-// teams), not what it holds (a passive team's lease changes only when it
-// is activated), and a scan reads what is due, not every lease.
+// idle worker costs what the bucket's changes cost (the renewals of the
+// workers' presences and shards), not what it holds (a team's lease
+// changes only when it is taken, passivated, activated or stopped), and a
+// scan reads what is due, not every lease.
 type bucketView struct {
 	mu     sync.Mutex
 	index  *leaseIndex
@@ -29,8 +30,10 @@ type bucketView struct {
 	ready  bool                    // the watcher delivered the bucket's values once
 }
 
-func newBucketView() *bucketView {
-	return &bucketView{index: newLeaseIndex(), shards: map[shardRef]shardLease{}}
+// newBucketView is an empty view of a cluster of nshards shards per
+// template.
+func newBucketView(nshards int) *bucketView {
+	return &bucketView{index: newLeaseIndex(nshards), shards: map[shardRef]shardLease{}}
 }
 
 // apply takes one entry of the bucket (a put, a delete or a purge).
@@ -95,19 +98,6 @@ func (v *bucketView) joins(e jetstream.KeyValueEntry, owner string) bool {
 	return v.ready && !known
 }
 
-// alive reports whether the view holds a presence of owner not ended at
-// now.
-func (v *bucketView) alive(owner string, now time.Time) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, p := range v.index.workers {
-		if p.Owner == owner && p.Until.After(now) {
-			return true
-		}
-	}
-	return false
-}
-
 // applyEntry puts one entry of the bucket into teams or workers (by key),
 // unless an entry of a later revision of its key is there; a key of
 // neither kind, or whose value does not decode, is dropped.
@@ -150,31 +140,23 @@ func byRevision(teams map[string]teamLease, workers map[string]presence, revs ma
 	return ts, ws
 }
 
-// due is what a takeover scan of me at now finds in an index: the
-// workers' presences, the teams to take over and me's shares (fairShare),
-// and the next end of another worker's lease (nextEnd).
-type due struct {
-	workers []presence
-	todo    map[string][]teamLease
-	share   map[string]int
-	next    time.Time
-}
-
-// scan is what is due for me at now in ix (see due).
-func (ix *leaseIndex) scan(me taker, now time.Time) due {
-	todo, share := ix.fairShare(me, now)
-	return due{workers: ix.presences(), todo: todo, share: share, next: ix.nextEnd(me, now)}
-}
-
-// scan is what is due for me at now in the view; false until the watcher
+// presences lists the workers' presences; false until the watcher
 // delivered the bucket's values once.
-func (v *bucketView) scan(me taker, now time.Time) (due, bool) {
+func (v *bucketView) presences() ([]presence, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !v.ready {
-		return due{}, false
+		return nil, false
 	}
-	return v.index.scan(me, now), true
+	return v.index.presences(), true
+}
+
+// due is what is due for me at now in the view (leaseIndex.due), the
+// shards me holds being held.
+func (v *bucketView) due(me taker, held map[shardRef]bool, now time.Time) ([]teamLease, time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.index.due(me, held, now)
 }
 
 // watchBucket keeps w.view until ctx ends (Close): one watcher of the
@@ -218,6 +200,7 @@ func (w *Worker) follow(ctx context.Context, watch jetstream.KeyWatcher, last ui
 				seen = max(seen, e.Revision())
 				joined := w.view.joins(e, w.cfg.Owner)
 				w.view.apply(e)
+				w.noticed(e)
 				if joined || released(e, w.cfg.Owner, time.Now()) {
 					select { // a scan takes it now
 					case w.freed <- struct{}{}:

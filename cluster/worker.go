@@ -77,16 +77,25 @@ type owned struct {
 	leasing sync.Mutex
 }
 
-// Worker runs teams for the cluster: it holds a lease on each of its
-// teams in a JetStream key-value bucket (the team's owner and the lease's
-// end), renews them on a heartbeat (a third of Config.Lease), and takes
-// over, with a compare-and-set on the lease's revision, any team whose
-// lease expired: it claims the team's ledger (OpenLedger, which fences off
-// the old owner) and restores the team from the stream. A renewal that
-// fails (NATS unreachable) is tried again every quarter of a beat; a team
-// whose lease ended unrenewed by the worker's clock, or that another
-// worker took, is stopped at once, and no turn begins once the lease has
-// ended: a worker never runs a team it does not hold a lease for.
+// Worker runs teams for the cluster. It holds leases in a JetStream
+// key-value bucket: one on each shard it serves (Config.Shards per
+// template, a team's shard a hash of its id), renewed every beat (a third
+// of Config.Lease) with its presence, and one on each team it runs (its
+// owner, its state), stored when it takes the team (Create, a takeover,
+// an activation) and when the team changes (passivated, stopped,
+// released), never renewed: a team is held while its worker holds the
+// team's shard, so the heartbeat costs O(shards held), not O(teams). Only
+// a shard's holder runs the shard's teams: it takes over, with a
+// compare-and-set on the lease's revision, any team of its shards whose
+// lease ended and that it does not run (a dead worker's, once that
+// worker's shard lease ended and this one took the shard): it claims the
+// team's ledger (OpenLedger, which fences off the old owner) and restores
+// the team from the stream. A shard renewal that fails (NATS unreachable)
+// is tried again every quarter of a beat; the teams of a shard whose lease
+// ended unrenewed by the worker's clock, or that another worker took, are
+// stopped at once, as is a team whose lease the worker's watcher of the
+// bucket sees a client stop or another worker take: a worker never runs a
+// team whose shard it does not hold.
 //
 // A team that stops with Team.Stop is marked stopped (resumed nowhere);
 // one that stops otherwise (its actor system shut down before Close, its
@@ -99,7 +108,7 @@ type owned struct {
 // (key "worker.<hash of Config.Owner>", no team's id): its owner, its
 // templates, its own create subject and an end, renewed with its leases
 // and removed by Close. A worker whose presence ended is dead: its
-// presence ends no later than its teams' leases.
+// presence ends no later than its shards' leases.
 //
 // Shards: each template's teams are spread over Config.Shards shards (a
 // hash of the team's id); a worker holds a lease on its fair share of each
@@ -156,12 +165,12 @@ type Worker struct {
 
 	// Every goroutine the worker starts, in three groups because Close
 	// ends them in three stages (one group could not tell them apart):
-	// first the heartbeat, waited for whole (a renewal round, bounded by a
-	// few beats, ends before Close settles the teams); then the creates
+	// first the heartbeat, waited for whole (a round of the teams, bounded
+	// by a few beats, ends before Close settles the teams); then the creates
 	// and takeovers, cancelled and waited for within Close's context;
 	// last, once the teams are stopped, the acknowledgements of their last
 	// inputs (bounded by ackTimeout).
-	beats *group // the heartbeat (renewals); its context ends when Close begins
+	beats *group // the heartbeat (its teams tended) and the presence loop; its context ends when Close begins
 	work  *group // the takeover loop and the create requests served; its context ends the creates and takeovers under way
 	acks  *group // inputs' acknowledgements waiting for JetStream's confirmation (inbox.ack)
 
@@ -219,7 +228,7 @@ func StartWorker(ctx context.Context, nc *nats.Conn, sys *actor.System, cfg Conf
 		backoff:  map[uuid.UUID]backoff{},
 		taking:   map[uuid.UUID]bool{},
 		added:    make(chan struct{}, 1),
-		view:     newBucketView(),
+		view:     newBucketView(nshards),
 		freed:    make(chan struct{}, 1),
 		beats:    newGroup(context.Background()),
 		work:     newGroup(context.Background()),
@@ -411,15 +420,22 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// leaseEnd is the end of the lease of team id this worker last stored;
-// false when it runs no such team.
+// leaseEnd is when this worker's hold on team id ends, as far as it
+// knows: the later of the end of the team's lease it stored when it took
+// the team and the end of the lease it last stored for the team's shard
+// while it holds the shard; false when it runs no such team.
 func (w *Worker) leaseEnd(id uuid.UUID) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if o, ok := w.teams[id]; ok {
-		return o.until, true
+	o, ok := w.teams[id]
+	if !ok {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	until := o.until
+	if hs := w.shards[w.shardOfTeam(o.template, id)]; hs != nil && hs.until.After(until) {
+		until = hs.until
+	}
+	return until, true
 }
 
 // team returns a team this worker runs, nil when it runs none with that id.

@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/akgentic/akgentic-go/actor/actortest"
+)
+
+// A team's lease is stored when its worker takes it and not renewed: the
+// worker holds the team while it holds the team's shard. An input sent
+// after that first lease's end is run, and the team's lease in the bucket
+// still ends where it was first stored.
+func TestInputPastTheTeamsOwnLeaseIsRun(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	w := startNamed(t, ctx, connect(t, e), system(t), "w")
+	c := client(t, ctx, connect(t, e))
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := leaseOf(t, ctx, w.kv, id)
+	if stored.Until.IsZero() || stored.Owner != "w" {
+		t.Fatalf("the created team's lease: %+v", stored)
+	}
+	select { // the behaviour under test is the passing of the lease's end
+	case <-time.After(time.Until(stored.Until) + 50*time.Millisecond):
+	case <-ctx.Done():
+		t.Fatal("the test ran out of time before the team's lease ended")
+	}
+	if w.team(id) == nil {
+		t.Fatal("the worker stopped its team at its own lease's end, while holding its shard")
+	}
+	input := send(t, ctx, c, id, "a", "late")
+	waitInputs(t, ctx, w.inputs, input...)
+	if _, calls := total(t, ctx, w.sys, w.team(id), "a"); calls != 2 {
+		t.Fatalf("a made %d calls; want 2 (the input, then the check's own)", calls)
+	}
+	if now := leaseOf(t, ctx, w.kv, id); !now.Until.Equal(stored.Until) || now.Instance != stored.Instance {
+		t.Fatalf("the team's lease changed from %+v to %+v; want it as stored when the team was taken", stored, now)
+	}
+}
