@@ -5,12 +5,15 @@
 // creates -teams teams through the client, -concurrency at a time, sends
 // each its first input and waits until every team answered it and was
 // passivated; then it measures each child's memory (its resident set
-// growth) and its CPU while every team sleeps.
+// growth) and its CPU while every team sleeps. With -idle-after 0 the
+// teams are not passivated: the same figures are then those of a fleet
+// holding that many active, quiet teams.
 //
 // Usage:
 //
 //	go run ./cmd/clusterload -teams 10000 -workers 3
 //	go run ./cmd/clusterload -teams 100000 -workers 3 -concurrency 64
+//	go run ./cmd/clusterload -teams 3000 -idle-after 0
 //
 // The figures are read from /proc (Linux); elsewhere they are left out.
 package main
@@ -57,7 +60,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.teams, "teams", 1000, "teams to create")
 	fs.IntVar(&cfg.workers, "workers", 3, "worker processes")
 	fs.IntVar(&cfg.concurrency, "concurrency", 32, "creates in flight at once")
-	fs.DurationVar(&cfg.idleAfter, "idle-after", time.Second, "the workers' Config.IdleAfter: a team answered is passivated after this long idle")
+	fs.DurationVar(&cfg.idleAfter, "idle-after", time.Second, "the workers' Config.IdleAfter: a team answered is passivated after this long idle (0: the teams stay active, and the idle window measures the fleet holding them)")
 	fs.DurationVar(&cfg.idleWindow, "idle-window", 10*time.Second, "how long the sleeping fleet's CPU is measured")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
 	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")

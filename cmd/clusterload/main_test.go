@@ -34,7 +34,7 @@ func TestMainErr(t *testing.T) {
 		"clusterload: 6 teams on 2 worker processes",
 		"create and first input: 6 in ", "0 failed",
 		"all 6 passive ",
-		"worker-0: RSS ", "worker-1: RSS ", "a passive team", "server: RSS ",
+		"worker-0: RSS ", "worker-1: RSS ", "B a team", "server: RSS ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())

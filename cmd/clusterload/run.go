@@ -303,7 +303,8 @@ func createOne(ctx context.Context, c *cluster.Client, key string) error {
 }
 
 // waitPassive waits until every team created is passive, reading the
-// list of teams every second at most.
+// list of teams every second at most; with the teams kept active
+// (-idle-after 0) it reads the list once.
 func (r *report) waitPassive(ctx context.Context, c *cluster.Client, begin time.Time) error {
 	for {
 		t0 := time.Now()
@@ -319,7 +320,7 @@ func (r *report) waitPassive(ctx context.Context, c *cluster.Client, begin time.
 			}
 			r.teamsOnEachOwner[t.Owner]++
 		}
-		if r.passiveTeams >= r.created {
+		if r.passiveTeams >= r.created || r.cfg.idleAfter == 0 {
 			r.allPassive = time.Since(begin)
 			return nil
 		}
@@ -334,8 +335,12 @@ func (r *report) waitPassive(ctx context.Context, c *cluster.Client, begin time.
 // print writes the report.
 func (r *report) print(w io.Writer) {
 	cfg := r.cfg
-	fmt.Fprintf(w, "clusterload: %d teams on %d worker processes and a server process, %d creates in flight, passivated after %v idle\n",
-		cfg.teams, cfg.workers, cfg.concurrency, cfg.idleAfter)
+	kept := fmt.Sprintf("passivated after %v idle", cfg.idleAfter)
+	if cfg.idleAfter == 0 {
+		kept = "kept active (-idle-after 0)"
+	}
+	fmt.Fprintf(w, "clusterload: %d teams on %d worker processes and a server process, %d creates in flight, %s\n",
+		cfg.teams, cfg.workers, cfg.concurrency, kept)
 	slices.Sort(r.latency)
 	q := func(p float64) time.Duration {
 		return r.latency[min(len(r.latency)-1, int(p*float64(len(r.latency))))].Round(100 * time.Microsecond)
@@ -345,7 +350,11 @@ func (r *report) print(w io.Writer) {
 	if r.lastFailure != nil {
 		fmt.Fprintf(w, "last failure: %v\n", r.lastFailure)
 	}
-	fmt.Fprintf(w, "all %d passive %v after the first create\n", r.passiveTeams, r.allPassive.Round(time.Millisecond))
+	if cfg.idleAfter == 0 {
+		fmt.Fprintf(w, "%d teams active, %d passive, %v after the first create\n", r.created, r.passiveTeams, r.allPassive.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "all %d passive %v after the first create\n", r.passiveTeams, r.allPassive.Round(time.Millisecond))
+	}
 	owners := make([]string, 0, len(r.teamsOnEachOwner))
 	for o := range r.teamsOnEachOwner {
 		owners = append(owners, fmt.Sprintf("%s %d", o, r.teamsOnEachOwner[o]))
@@ -360,11 +369,11 @@ func (r *report) print(w io.Writer) {
 	for i := range r.workersBefore {
 		b, a, idle := r.workersBefore[i], r.workersAfter[i], r.workersIdle[i]
 		grew += a.rss - b.rss
-		fmt.Fprintf(w, "worker-%d: RSS %s -> %s; CPU %.0f%% of a core until all passive, %.2f%% idle\n",
+		fmt.Fprintf(w, "worker-%d: RSS %s -> %s; CPU %.0f%% of a core until then, %.2f%% idle\n",
 			i, mb(b.rss), mb(a.rss), cpuPercent(b, a, r.allPassive), cpuPercent(a, idle, r.idleWindow))
 	}
-	fmt.Fprintf(w, "workers: RSS growth %.0f B a passive team\n", float64(grew)/float64(max(1, r.created)))
-	fmt.Fprintf(w, "server: RSS %s -> %s; CPU %.0f%% of a core until all passive, %.2f%% idle\n", mb(r.serverBefore.rss), mb(r.serverAfter.rss),
+	fmt.Fprintf(w, "workers: RSS growth %.0f B a team\n", float64(grew)/float64(max(1, r.created)))
+	fmt.Fprintf(w, "server: RSS %s -> %s; CPU %.0f%% of a core until then, %.2f%% idle\n", mb(r.serverBefore.rss), mb(r.serverAfter.rss),
 		cpuPercent(r.serverBefore, r.serverAfter, r.allPassive), cpuPercent(r.serverAfter, r.serverIdle, r.idleWindow))
 }
 
