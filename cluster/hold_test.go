@@ -21,8 +21,12 @@ func TestInputPastTheTeamsOwnLeaseIsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := leaseOf(t, ctx, w.kv, id)
-	if stored.Until.IsZero() || stored.Owner != "w" {
-		t.Fatalf("the created team's lease: %+v", stored)
+	if stored.Until.IsZero() || stored.Owner != "w" || stored.Instance != w.instance {
+		t.Fatalf("the created team's lease: %+v; want w's, stamped with its instance", stored)
+	}
+	teams, err := c.Teams(ctx)
+	if err != nil || len(teams) != 1 || teams[0].Until.Before(stored.Until) {
+		t.Fatalf("Teams = %+v, %v; want the team held at least to its lease's end", teams, err)
 	}
 	select { // the behaviour under test is the passing of the lease's end
 	case <-time.After(time.Until(stored.Until) + 50*time.Millisecond):
@@ -39,5 +43,11 @@ func TestInputPastTheTeamsOwnLeaseIsRun(t *testing.T) {
 	}
 	if now := leaseOf(t, ctx, w.kv, id); !now.Until.Equal(stored.Until) || now.Instance != stored.Instance {
 		t.Fatalf("the team's lease changed from %+v to %+v; want it as stored when the team was taken", stored, now)
+	}
+	// Past its own lease's end, a client sees the team held for as long
+	// as its worker holds its shard.
+	teams, err = c.Teams(ctx)
+	if err != nil || len(teams) != 1 || !teams[0].Until.After(time.Now()) || teams[0].Owner != "w" {
+		t.Fatalf("Teams = %+v, %v; want the team held by w, its hold ending in the future", teams, err)
 	}
 }

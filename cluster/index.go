@@ -15,18 +15,19 @@ import (
 // entry by entry as the bucket changes (bucketView's watcher) so that a
 // scan costs what is due, not what the bucket holds: the leases of teams
 // that run or wait to (neither stopped nor passive) are in a min-heap per
-// shard, by end, so a scan reads the heaps of the shards its worker holds
-// (the leases ended there, and the first end to come); the passive leases
+// shard and worker instance, by end, so a scan reads the heaps of the
+// shards its worker holds (the leases ended there, and the first end to
+// come of another instance's); the passive leases
 // are counted per template and found by id (through their pending input);
 // the workers' presences are few. Not safe for concurrent use (bucketView
 // locks it).
 type leaseIndex struct {
-	teams     map[uuid.UUID]*slot   // every team's key seen (a deleted one keeps its revision)
-	workers   map[string]presence   // by key
-	revs      map[string]uint64     // the revision of every presence key seen
-	ends      map[shardRef]*endHeap // by shard: the leases of teams that run or wait to run
-	nshards   int                   // shards per template (a team's shard is a hash of its id)
-	passiveBy map[string]int        // by template: the passive leases, not stopped
+	teams     map[uuid.UUID]*slot              // every team's key seen (a deleted one keeps its revision)
+	workers   map[string]presence              // by key
+	revs      map[string]uint64                // the revision of every presence key seen
+	ends      map[shardRef]map[string]*endHeap // by shard, then instance: the leases of teams that run or wait to run
+	nshards   int                              // shards per template (a team's shard is a hash of its id)
+	passiveBy map[string]int                   // by template: the passive leases, not stopped
 }
 
 // slot is one team's key in the index: its last revision and, unless the
@@ -43,7 +44,7 @@ type slot struct {
 // template.
 func newLeaseIndex(nshards int) *leaseIndex {
 	return &leaseIndex{teams: map[uuid.UUID]*slot{}, workers: map[string]presence{}, revs: map[string]uint64{},
-		ends: map[shardRef]*endHeap{}, nshards: nshards, passiveBy: map[string]int{}}
+		ends: map[shardRef]map[string]*endHeap{}, nshards: nshards, passiveBy: map[string]int{}}
 }
 
 // indexLeases is the index of the leases and presences of one read of the
@@ -117,8 +118,8 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 	}
 	// The same few owners, templates and instances in every lease: held once.
 	x.Owner, x.Template, x.Instance = intern(x.Owner), intern(x.Template), intern(x.Instance)
-	if s.heap != nil && !x.Stopped && !x.Passive && x.Template == s.x.Template {
-		s.rev, s.x = x.rev, x // the same heap (its shard's): its order mended in place
+	if s.heap != nil && !x.Stopped && !x.Passive && x.Template == s.x.Template && x.Instance == s.x.Instance {
+		s.rev, s.x = x.rev, x // the same heap (its shard's and instance's): its order mended in place
 		heap.Fix(s.heap, s.pos)
 		return
 	}
@@ -130,10 +131,15 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 		ix.passiveBy[x.Template]++
 	default:
 		r := shardRef{template: x.Template, n: shardOf(x.id, max(ix.nshards, 1))}
-		h := ix.ends[r]
+		byInst := ix.ends[r]
+		if byInst == nil {
+			byInst = map[string]*endHeap{}
+			ix.ends[r] = byInst
+		}
+		h := byInst[x.Instance]
 		if h == nil {
-			h = &endHeap{ref: r}
-			ix.ends[r] = h
+			h = &endHeap{ref: r, instance: x.Instance}
+			byInst[x.Instance] = h
 		}
 		s.heap = h
 		heap.Push(h, s)
@@ -163,7 +169,12 @@ func (ix *leaseIndex) unindex(s *slot) {
 		heap.Remove(h, s.pos)
 		s.heap = nil
 		if h.Len() == 0 {
-			delete(ix.ends, h.ref)
+			if byInst := ix.ends[h.ref]; byInst != nil {
+				delete(byInst, h.instance)
+				if len(byInst) == 0 {
+					delete(ix.ends, h.ref)
+				}
+			}
 		}
 	case x.Passive && !x.Stopped:
 		if ix.passiveBy[x.Template]--; ix.passiveBy[x.Template] <= 0 {
@@ -193,23 +204,27 @@ func (ix *leaseIndex) presences() []presence {
 // due (zero when no lease says), from the heaps of the shards me holds
 // (held), not from every lease (see the function toResume, whose rule
 // this is): the leases ended of those heaps, and the earliest end after
-// now among them.
+// now among the leases another instance stored there.
 func (ix *leaseIndex) due(me taker, held map[shardRef]bool, now time.Time) ([]teamLease, time.Time) {
 	var todo []teamLease
 	var next time.Time
 	for r := range held {
-		h := ix.ends[r]
-		if h == nil || !me.templates[r.template] {
+		if !me.templates[r.template] {
 			continue
 		}
-		h.ended(now, func(s *slot) {
-			x := s.x
-			if !me.waiting[x.id] && !(x.Owner == me.owner && me.runs(x.id)) {
-				todo = append(todo, x)
+		for inst, h := range ix.ends[r] {
+			h.ended(now, func(s *slot) {
+				x := s.x
+				if !me.waiting[x.id] && !(x.Owner == me.owner && me.runs(x.id)) {
+					todo = append(todo, x)
+				}
+			})
+			if inst == me.instance && me.instance != "" {
+				continue // its own: a team it runs needs no scan at the lease's end
 			}
-		})
-		if e := h.firstAfter(now); !e.IsZero() && (next.IsZero() || e.Before(next)) {
-			next = e
+			if e := h.firstAfter(now); !e.IsZero() && (next.IsZero() || e.Before(next)) {
+				next = e
+			}
 		}
 	}
 	return todo, next
@@ -229,8 +244,9 @@ func (ix *leaseIndex) passive(me taker) bool {
 // endHeap is a min-heap of leases by end (container/heap), each slot
 // knowing its place.
 type endHeap struct {
-	ref   shardRef // the shard whose leases it holds
-	items []*slot
+	ref      shardRef // the shard whose leases it holds
+	instance string   // the worker instance that stored them
+	items    []*slot
 }
 
 func (h *endHeap) Len() int           { return len(h.items) }

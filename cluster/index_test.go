@@ -34,10 +34,11 @@ func indexPresence(t *testing.T, ix *leaseIndex, rev uint64, p presence) {
 
 // heapLen is how many leases of the template's shard n hold in ix's heaps.
 func heapLen(ix *leaseIndex, template string, n int) int {
-	if h := ix.ends[shardRef{template: template, n: n}]; h != nil {
-		return h.Len()
+	total := 0
+	for _, h := range ix.ends[shardRef{template: template, n: n}] {
+		total += h.Len()
 	}
-	return 0
+	return total
 }
 
 // A lease is indexed by what it is: one of a team that runs or waits to in
@@ -116,7 +117,7 @@ func TestLeaseIndexExpiry(t *testing.T) {
 		indexLease(t, ix, ids[i], uint64(i+1), lease{Owner: "dead", Template: "t", Until: at(i + 1)})
 	}
 	var ended []uuid.UUID
-	ix.ends[shardRef{template: "t"}].ended(at(3), func(s *slot) { ended = append(ended, s.x.id) })
+	ix.ends[shardRef{template: "t"}][""].ended(at(3), func(s *slot) { ended = append(ended, s.x.id) })
 	if want := ids[:3]; !sameIDs(ended, want) {
 		t.Fatalf("ended at 3 s: %v, want %v", ended, want)
 	}
@@ -125,7 +126,7 @@ func TestLeaseIndexExpiry(t *testing.T) {
 		t.Fatalf("at 3 s: to resume %v, next %v; want %v, 4 s", leaseIDs(todo), next.Sub(t0), ids[:3])
 	}
 	indexLease(t, ix, ids[0], 20, lease{Owner: "dead", Template: "t", Until: at(9)}) // stored again
-	if got := ix.ends[shardRef{template: "t"}].items[0].x.id; got != ids[1] {
+	if got := ix.ends[shardRef{template: "t"}][""].items[0].x.id; got != ids[1] {
 		t.Fatalf("the heap's top after the store is %v, want %v", got, ids[1])
 	}
 	if todo, _ := ix.due(me, held, at(3)); !sameIDs(leaseIDs(todo), ids[1:3]) {
@@ -192,6 +193,30 @@ func TestLeaseIndexDueInHeldShards(t *testing.T) {
 	}
 }
 
+// The end of a lease the worker itself stored does not make its next
+// scan: it runs that team, held by the shard. The end of one another
+// instance stored in a shard it holds (a team of the shard's previous
+// holder, taken a moment before that one died) does.
+func TestLeaseIndexNextSkipsItsOwnLeases(t *testing.T) {
+	ix := newLeaseIndex(1)
+	now := time.Now()
+	held := map[shardRef]bool{{template: "t", n: 0}: true}
+	mine, theirs := uuid.New(), uuid.New()
+	me := taker{owner: "me", instance: "me-1", templates: map[string]bool{"t": true},
+		running: func(id uuid.UUID) bool { return id == mine }}
+	indexLease(t, ix, mine, 1, lease{Owner: "me", Instance: "me-1", Template: "t", Until: now.Add(time.Second)})
+	if todo, next := ix.due(me, held, now); len(todo) != 0 || !next.IsZero() {
+		t.Fatalf("its own running team: to resume %v, next %v; want none, no next", leaseIDs(todo), next)
+	}
+	indexLease(t, ix, theirs, 2, lease{Owner: "gone", Instance: "gone-1", Template: "t", Until: now.Add(2 * time.Second)})
+	if _, next := ix.due(me, held, now); !next.Equal(now.Add(2 * time.Second)) {
+		t.Fatalf("next %v; want the other instance's lease end, %v", next, now.Add(2*time.Second))
+	}
+	if todo, _ := ix.due(me, held, now.Add(3*time.Second)); !sameIDs(leaseIDs(todo), []uuid.UUID{theirs}) {
+		t.Fatalf("after both ends: to resume %v; want the other instance's team alone", leaseIDs(todo))
+	}
+}
+
 // The index's scan equals the rule over every lease (dueAll) after any
 // sequence of puts, changes and deletes, at any time.
 func TestLeaseIndexMatchesFullScan(t *testing.T) {
@@ -226,6 +251,10 @@ func TestLeaseIndexMatchesFullScan(t *testing.T) {
 				id := ids[r.IntN(len(ids))]
 				l := lease{Owner: owners[r.IntN(len(owners))], Template: templates[r.IntN(len(templates))],
 					Until: t0.Add(time.Duration(r.IntN(6000)-3000) * time.Millisecond)}
+				l.Instance = l.Owner + "-1"
+				if r.IntN(4) == 0 {
+					l.Instance = l.Owner + "-0" // an earlier run of the same owner
+				}
 				switch r.IntN(8) {
 				case 0:
 					l.Passive, l.Until = true, time.Time{}
@@ -240,7 +269,7 @@ func TestLeaseIndexMatchesFullScan(t *testing.T) {
 				waiting[id] = r.IntN(6) == 0
 			}
 		}
-		me := taker{owner: "me", templates: map[string]bool{"t": true, "u": true},
+		me := taker{owner: "me", instance: "me-1", templates: map[string]bool{"t": true, "u": true},
 			running: func(id uuid.UUID) bool { return running[id] }, waiting: waiting}
 		teams := slices.Collect(maps.Values(leases))
 		for _, now := range []time.Time{t0.Add(-4 * time.Second), t0, t0.Add(time.Duration(r.IntN(4000)) * time.Millisecond), t0.Add(time.Hour)} {
@@ -268,7 +297,7 @@ func dueAll(me taker, held map[shardRef]bool, nshards int, teams []teamLease, no
 			continue
 		}
 		if x.Until.After(now) {
-			if next.IsZero() || x.Until.Before(next) {
+			if (x.Instance != me.instance || me.instance == "") && (next.IsZero() || x.Until.Before(next)) {
 				next = x.Until
 			}
 			continue

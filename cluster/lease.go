@@ -247,9 +247,10 @@ func (w *Worker) presence() ([]byte, error) {
 }
 
 // newLease is this worker's lease of a team of template, ending a lease
-// from now.
+// from now, stamped with the worker's instance (a team is held while the
+// same instance holds its shard).
 func (w *Worker) newLease(template string) lease {
-	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC(), Template: template}
+	return lease{Owner: w.cfg.Owner, Until: time.Now().Add(w.cfg.Lease).UTC(), Template: template, Instance: w.instance}
 }
 
 // put stores a lease at the revision rev (compare-and-set). When the

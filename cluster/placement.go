@@ -70,6 +70,7 @@ func lightest(workers []presence, template string, now time.Time) (p presence, o
 // taker is a worker as its takeover scan sees it.
 type taker struct {
 	owner     string
+	instance  string // its worker's instance (Worker.instance)
 	templates map[string]bool
 	running   func(uuid.UUID) bool // whether it runs a team (nil: none)
 	waiting   map[uuid.UUID]bool   // the teams it failed to resume lately, left to others or for later
@@ -90,7 +91,10 @@ func (me taker) runs(id uuid.UUID) bool { return me.running != nil && me.running
 // worker running it, so it takes over each team of the shard held there
 // by another worker (whose shard lease ended, or which handed the shard
 // over), and its own teams that it does not run. The next scan is due at
-// the earliest end after now of a lease in one of the held shards.
+// the earliest end after now of a lease another worker instance stored in
+// one of the held shards (the end of one of its own matters only for a
+// team it no longer runs, which its next periodic scan takes, within a
+// beat).
 //
 // This is the rule over one read of the bucket; a worker's scans apply
 // it to the index its watcher keeps (leaseIndex.due), which reads only

@@ -105,7 +105,7 @@ func (w *Worker) heldShards() map[shardRef]bool {
 // Backoffs that ended long ago are forgotten: the team resumed elsewhere,
 // or stopped.
 func (w *Worker) self(now time.Time) taker {
-	me := taker{owner: w.cfg.Owner, templates: make(map[string]bool, len(w.tmpls)),
+	me := taker{owner: w.cfg.Owner, instance: w.instance, templates: make(map[string]bool, len(w.tmpls)),
 		running: w.runs, waiting: map[uuid.UUID]bool{}}
 	for name := range w.tmpls {
 		me.templates[name] = true
