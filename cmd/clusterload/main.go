@@ -50,6 +50,7 @@ type config struct {
 	timeout                     time.Duration
 	serverProfile, serverHeap   string
 	workerHeap                  string
+	workerProfile               string
 }
 
 // mainErr parses the flags, runs the load and prints its report.
@@ -65,6 +66,7 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
 	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")
 	fs.StringVar(&cfg.serverHeap, "server-heap", "", "write a heap profile of the server process, as it stops, to `FILE`")
+	fs.StringVar(&cfg.workerProfile, "worker-profile", "", "write a CPU profile of each worker process over the idle window to `PREFIX`-<worker name>")
 	fs.StringVar(&cfg.workerHeap, "worker-heap", "", "write a heap profile of each worker process, when its memory is measured, to `PREFIX`-<worker name>")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -74,8 +76,10 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	case cfg.teams < 1, cfg.workers < 1, cfg.concurrency < 1:
 		return errors.New("-teams, -workers and -concurrency must be at least 1")
-	case cfg.idleAfter <= 0, cfg.idleWindow <= 0, cfg.timeout <= 0:
-		return errors.New("-idle-after, -idle-window and -timeout must be positive")
+	case cfg.idleAfter < 0:
+		return errors.New("-idle-after must be positive, or 0 to keep the teams active")
+	case cfg.idleWindow <= 0, cfg.timeout <= 0:
+		return errors.New("-idle-window and -timeout must be positive")
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

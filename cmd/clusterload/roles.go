@@ -44,6 +44,10 @@ const (
 	// workerHeapEnv, when set, is the file a worker writes a heap profile
 	// to when its memory is measured (the flag -worker-heap).
 	workerHeapEnv = "CLUSTERLOAD_WORKER_HEAP"
+	// workerProfileEnv, when set, is the file a worker writes a CPU
+	// profile to, from when its memory is measured (SIGUSR1) to the end
+	// of the idle window (SIGUSR2; the flag -worker-profile).
+	workerProfileEnv = "CLUSTERLOAD_WORKER_PROFILE"
 )
 
 // template is the name of the workers' one template.
@@ -123,13 +127,31 @@ func runWorker(url, name, idle string) error {
 		return err
 	}
 	free := make(chan os.Signal, 1)
-	signal.Notify(free, syscall.SIGUSR1)
+	signal.Notify(free, syscall.SIGUSR1, syscall.SIGUSR2)
 	go func() { // ends when free is closed, below
-		for range free {
+		var profile *os.File
+		for sig := range free {
+			if sig == syscall.SIGUSR2 { // the idle window ended
+				if profile != nil {
+					pprof.StopCPUProfile()
+					if err := profile.Close(); err != nil {
+						logger.Error("clusterload: the CPU profile", "error", err)
+					}
+					profile = nil
+				}
+				fmt.Println("profiled")
+				continue
+			}
 			debug.FreeOSMemory()
 			if path := os.Getenv(workerHeapEnv); path != "" {
 				if err := writeHeap(path); err != nil {
 					logger.Error("clusterload: the heap profile", "error", err)
+				}
+			}
+			if path := os.Getenv(workerProfileEnv); path != "" && profile == nil {
+				var err error
+				if profile, err = startCPU(path); err != nil {
+					logger.Error("clusterload: the CPU profile", "error", err)
 				}
 			}
 			fmt.Println("freed")
@@ -147,6 +169,19 @@ func runWorker(url, name, idle string) error {
 		return err
 	}
 	return sys.Shutdown(cctx)
+}
+
+// startCPU starts a CPU profile of this process into path.
+func startCPU(path string) (*os.File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // writeHeap writes a heap profile of this process to path.

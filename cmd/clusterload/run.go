@@ -188,6 +188,9 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 	for i := range cfg.workers {
 		name := fmt.Sprint("worker-", i)
 		wenv := []string{urlEnv + "=" + url, nameEnv + "=" + name, idleEnv + "=" + cfg.idleAfter.String()}
+		if cfg.workerProfile != "" {
+			wenv = append(wenv, workerProfileEnv+"="+cfg.workerProfile+"-"+name)
+		}
 		if cfg.workerHeap != "" {
 			wenv = append(wenv, workerHeapEnv+"="+cfg.workerHeap+"-"+name)
 		}
@@ -241,6 +244,16 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 	r.serverIdle = srv.usage()
 	for _, w := range workers {
 		r.workersIdle = append(r.workersIdle, w.usage())
+	}
+	if cfg.workerProfile != "" {
+		for _, w := range workers { // the window's end: the profiles stop
+			if err := w.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+				return nil, fmt.Errorf("%s: %w", w.name, err)
+			}
+			if l, err := w.line(ctx); err != nil || l != "profiled" {
+				return nil, fmt.Errorf("%s said %q, not profiled: %v", w.name, l, err)
+			}
+		}
 	}
 	return r, nil
 }
