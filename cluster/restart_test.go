@@ -3,11 +3,19 @@ package cluster
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/actor/actortest"
 )
+
+// restartLease is the lease of the restart tests: a restart of the
+// embedded server (JetStream recovering its streams from disk, then the
+// client reconnecting) takes well under a second on a quiet machine, but
+// more than testLease beside the race run of every other package on two
+// cores. These tests are about a restart shorter than a lease.
+const restartLease = 10 * time.Second
 
 // The embedded server restarts while a worker's team runs, for less than a
 // lease: the team is not stopped, its shard's lease is renewed once the
@@ -17,7 +25,7 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	ctx := actortest.Context(t)
 	nc := connect(t, e)
 	sys := system(t)
-	w, _ := startParent(t, ctx, nc, sys)
+	w := startNamedWith(t, ctx, nc, sys, "parent", func(c *Config) { c.Lease = restartLease }).Worker
 	team, err := w.Create(ctx, "counters", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +85,7 @@ func TestInputAfterNATSRestartIsRun(t *testing.T) {
 	e := embedded(t)
 	ctx := actortest.Context(t)
 	nc := connect(t, e)
-	w := startNamed(t, ctx, nc, system(t), "w")
+	w := startNamedWith(t, ctx, nc, system(t), "w", func(c *Config) { c.Lease = restartLease })
 	c := client(t, ctx, connect(t, e))
 	id, err := c.Create(ctx, "counters", nil)
 	if err != nil {
