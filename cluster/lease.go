@@ -57,6 +57,14 @@ type presence struct {
 	// load Client.Create places by (nil from an earlier version: counted
 	// from the leases then).
 	Teams *int `json:"teams,omitempty"`
+	// Since is when the worker's presence began to last without a break:
+	// its start, or its first renewal after its presence ended unrenewed
+	// (the worker was paused, or cut off from JetStream, for longer than
+	// its lease). A worker holding more than its share of shards hands
+	// them over only to a worker present for settleBeats beats: a worker
+	// back from a pause only to exit, or one just started that dies at
+	// once, draws no handover (zero from an earlier version: settled).
+	Since time.Time `json:"since,omitzero"`
 
 	key string // its key and revision in the bucket (readBucket)
 	rev uint64
@@ -182,7 +190,7 @@ func leasesOnce(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstr
 // take each other's teams for their own. The store is a compare-and-set,
 // so of two workers starting with one Owner at once, one fails.
 func (w *Worker) unique(ctx context.Context) error {
-	data, err := w.presence()
+	data, until, err := w.presence()
 	if err != nil {
 		return err
 	}
@@ -216,24 +224,46 @@ func (w *Worker) unique(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store this worker's presence: %w", err)
 	}
+	w.presentTill(until)
 	return nil
 }
 
 // present stores (or renews) this worker's presence in the leases bucket,
 // ending a lease from now.
 func (w *Worker) present(ctx context.Context) error {
-	data, err := w.presence()
+	data, until, err := w.presence()
 	if err != nil {
 		return err
 	}
 	if _, err := w.kv.Put(ctx, presenceKey(w.cfg.Owner), data); err != nil {
 		return fmt.Errorf("store this worker's presence: %w", err)
 	}
+	w.presentTill(until)
 	return nil
 }
 
-// presence is this worker's presence entry, ending a lease from now.
-func (w *Worker) presence() ([]byte, error) {
+// presentSince is when this worker's presence began to last without a
+// break (presence.Since), as of a presence to be stored now: when the
+// last one stored (presentTill) ended before now, a new stretch begins.
+func (w *Worker) presentSince(now time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.since.IsZero() || (!w.presentUntil.IsZero() && now.After(w.presentUntil)) {
+		w.since = now
+	}
+	return w.since
+}
+
+// presentTill notes the end of the presence just stored.
+func (w *Worker) presentTill(until time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.presentUntil = until
+}
+
+// presence is this worker's presence entry, ending a lease from now, and
+// that end.
+func (w *Worker) presence() ([]byte, time.Time, error) {
 	names := make([]string, 0, len(w.tmpls))
 	for name := range w.tmpls {
 		names = append(names, name)
@@ -242,8 +272,11 @@ func (w *Worker) presence() ([]byte, error) {
 	w.mu.Lock()
 	n := len(w.teams)
 	w.mu.Unlock()
-	return json.Marshal(presence{Owner: w.cfg.Owner, Templates: names,
-		Subject: w.cfg.workerSubject(w.cfg.Owner), Until: time.Now().Add(w.cfg.Lease).UTC(), Teams: &n})
+	now := time.Now()
+	until := now.Add(w.cfg.Lease)
+	data, err := json.Marshal(presence{Owner: w.cfg.Owner, Templates: names, Subject: w.cfg.workerSubject(w.cfg.Owner),
+		Until: until.UTC(), Teams: &n, Since: w.presentSince(now).UTC()})
+	return data, until, err
 }
 
 // newLease is this worker's lease of a team of template, ending a lease

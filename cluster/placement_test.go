@@ -188,6 +188,9 @@ func TestWorkerPresence(t *testing.T) {
 	if p.Owner != "host:42" || fmt.Sprint(p.Templates) != "[counters held]" || p.Subject != w.cfg.workerSubject("host:42") || !p.Until.After(time.Now()) {
 		t.Fatalf("presence %+v", p)
 	}
+	if p.Since.IsZero() || p.Since.After(time.Now()) {
+		t.Fatalf("presence since %v; want the worker's start", p.Since)
+	}
 	for range 2 { // a scan over the presence takes nothing and fails nothing
 		select {
 		case <-scans:
@@ -207,6 +210,28 @@ func TestWorkerPresence(t *testing.T) {
 	}
 	if _, err := c.kv.Get(ctx, presenceKey("host:42")); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("the presence after Close: %v, want ErrKeyNotFound", err)
+	}
+}
+
+// A worker's presence says since when it has lasted without a break: the
+// same across its renewals, and begun again by a renewal after its last
+// stored presence ended (the worker was paused, or cut off, for longer
+// than its lease), so that a worker back from a pause is not handed
+// shards at once.
+func TestPresenceSinceBeginsAgainAfterALapse(t *testing.T) {
+	w := &Worker{}
+	t0 := time.Now()
+	if got := w.presentSince(t0); !got.Equal(t0) {
+		t.Fatalf("first presence since %v; want %v", got, t0)
+	}
+	w.presentTill(t0.Add(testLease))
+	if got := w.presentSince(t0.Add(testLease / 3)); !got.Equal(t0) {
+		t.Fatalf("renewed within its lease: since %v; want %v", got, t0)
+	}
+	w.presentTill(t0.Add(testLease / 3).Add(testLease))
+	back := t0.Add(5 * testLease) // paused past the presence's end
+	if got := w.presentSince(back); !got.Equal(back) {
+		t.Fatalf("renewed after its presence ended: since %v; want %v", got, back)
 	}
 }
 

@@ -33,9 +33,20 @@ import (
 // workers serving it, rounded up); a worker holding more than its share
 // while another holds fewer hands the surplus over (its teams stopped,
 // their turns cut and their inputs handed back, then the shard's lease
-// released), so a worker that joins gets a share within a beat or two.
+// released), so a worker that joins gets a share once its presence has
+// lasted settleBeats beats (at most maxSettle).
 // A dead worker's shards are taken when their lease ends, then its teams
 // when theirs do.
+
+// settleBeats is how many beats a worker's presence lasts, without a
+// break, before a worker above its share of shards hands it any
+// (presence.Since), and maxSettle bounds that wait: a worker back from a
+// pause only to exit does so well within it, and a long lease (a minute's
+// beat) does not keep a joiner waiting minutes for its share.
+const (
+	settleBeats = 2
+	maxSettle   = 3 * time.Second
+)
 
 // defaultShards is the number of shards per template of a new cluster
 // when Config.Shards is 0.
@@ -240,13 +251,17 @@ type shardPlan struct {
 
 // planShards is the plan of me (owner) for a template of n shards at now,
 // given the shards' leases, the live workers serving the template (owners,
-// me included) and the shards me holds. A shard is free when its key is
+// me included), those of them present for too short a while to be handed
+// shards (unsettled: see presence.Since) and the shards me holds. Me hands
+// its surplus over only while a settled worker holds fewer than its
+// share; an unsettled one counts in the share, and takes free shards at
+// once. A shard is free when its key is
 // missing, or its lease ended and its holder is dead (not among live) or
 // it ended more than a lease ago (its live holder lost it), or it was
 // released (its end the zero time). The free shards are looked at from
 // offset on (a random one, so that workers starting together try
 // different shards first).
-func planShards(me string, n int, leases map[int]shardLease, live []string, held map[int]bool, lease time.Duration, now time.Time, offset int) shardPlan {
+func planShards(me string, n int, leases map[int]shardLease, live []string, unsettled map[string]bool, held map[int]bool, lease time.Duration, now time.Time, offset int) shardPlan {
 	share := (n + len(live) - 1) / len(live)
 	count := map[string]int{}
 	for _, x := range leases {
@@ -259,7 +274,7 @@ func planShards(me string, n int, leases map[int]shardLease, live []string, held
 	if len(held) > share {
 		short := false
 		for _, o := range live {
-			if o != me && count[o] < share {
+			if o != me && count[o] < share && !unsettled[o] {
 				short = true
 			}
 		}

@@ -80,20 +80,25 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 		return m
 	}
 	// Alone on a new cluster: every shard.
-	if p := planShards("a", 8, nil, []string{"a"}, nil, lease, now, 3); len(p.take) != 8 || len(p.release) != 0 {
+	if p := planShards("a", 8, nil, []string{"a"}, nil, nil, lease, now, 3); len(p.take) != 8 || len(p.release) != 0 {
 		t.Fatalf("alone: %+v; want all 8 shards taken", p)
 	}
 	// Two live workers, b holding every shard: a takes none, b hands 4 over.
 	all := held("b", now.Add(lease), 0, 1, 2, 3, 4, 5, 6, 7)
-	if p := planShards("a", 8, all, []string{"a", "b"}, nil, lease, now, 0); len(p.take) != 0 {
+	if p := planShards("a", 8, all, []string{"a", "b"}, nil, nil, lease, now, 0); len(p.take) != 0 {
 		t.Fatalf("a beside b's live leases: %+v; want nothing taken", p)
 	}
-	p := planShards("b", 8, all, []string{"b", "a"}, set(0, 1, 2, 3, 4, 5, 6, 7), lease, now, 0)
+	p := planShards("b", 8, all, []string{"b", "a"}, nil, set(0, 1, 2, 3, 4, 5, 6, 7), lease, now, 0)
 	if len(p.release) != 4 || len(p.take) != 0 {
 		t.Fatalf("b holding all 8 beside a: %+v; want 4 handed over", p)
 	}
+	// a present too short a while (unsettled: a worker just started, or
+	// back from a pause) is handed nothing yet; its share still counts.
+	if p := planShards("b", 8, all, []string{"b", "a"}, map[string]bool{"a": true}, set(0, 1, 2, 3, 4, 5, 6, 7), lease, now, 0); len(p.take)+len(p.release) != 0 {
+		t.Fatalf("b holding all 8 beside an unsettled a: %+v; want nothing handed over yet", p)
+	}
 	// At its share, or above it with no one short: nothing moves.
-	if p := planShards("b", 8, held("b", now.Add(lease), 0, 1, 2, 3), []string{"b", "a"}, set(0, 1, 2, 3), lease, now, 0); len(p.take)+len(p.release) != 0 {
+	if p := planShards("b", 8, held("b", now.Add(lease), 0, 1, 2, 3), []string{"b", "a"}, nil, set(0, 1, 2, 3), lease, now, 0); len(p.take)+len(p.release) != 0 {
 		t.Fatalf("b at its share: %+v; want nothing", p)
 	}
 	three := held("c", now.Add(lease), 0, 1, 2)
@@ -103,7 +108,7 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 	for k, v := range held("b", now.Add(lease), 6, 7) {
 		three[k] = v
 	}
-	if p := planShards("c", 8, three, []string{"a", "b", "c"}, set(0, 1, 2), lease, now, 0); len(p.take)+len(p.release) != 0 {
+	if p := planShards("c", 8, three, []string{"a", "b", "c"}, nil, set(0, 1, 2), lease, now, 0); len(p.take)+len(p.release) != 0 {
 		t.Fatalf("3, 3, 2 over three workers, c at 3: %+v; want nothing (none holds more than its share of 3)", p)
 	}
 	// A dead holder's ended leases are taken; a live holder's just ended
@@ -112,7 +117,7 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 	lagging := held("b", now.Add(-time.Millisecond), 2)
 	released := held("b", time.Time{}, 3)
 	ls := map[int]shardLease{0: dead[0], 1: dead[1], 2: lagging[2], 3: released[3]}
-	p = planShards("a", 4, ls, []string{"a", "b"}, nil, lease, now, 0)
+	p = planShards("a", 4, ls, []string{"a", "b"}, nil, nil, lease, now, 0)
 	var got []int
 	for _, x := range p.take {
 		got = append(got, x.ref.n)
@@ -120,7 +125,7 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 	if want := []int{0, 1}; !slices.Equal(got, want) {
 		t.Fatalf("took %v; want %v (the dead holder's, up to a's share of 2)", got, want)
 	}
-	p = planShards("a", 4, ls, []string{"a", "b"}, nil, lease, now, 3)
+	p = planShards("a", 4, ls, []string{"a", "b"}, nil, nil, lease, now, 3)
 	got = got[:0]
 	for _, x := range p.take {
 		got = append(got, x.ref.n)

@@ -76,6 +76,32 @@ func (w *Worker) scanShards(ctx context.Context, workers []presence, now time.Ti
 	}
 }
 
+// settleAfter is how long a worker's presence lasts, without a break, before a
+// worker above its share of shards hands it any (presence.Since):
+// settleBeats beats, at most maxSettle.
+func (w *Worker) settleAfter() time.Duration { return min(settleBeats*w.beat, maxSettle) }
+
+// settledAt is the earliest moment one of the live workers serving one of
+// this worker's templates, present for too short a while to be handed
+// shards, becomes settled (zero when none): the takeover loop scans then,
+// so that a worker that joins gets its share at once.
+func (w *Worker) settledAt(workers []presence, now time.Time) time.Time {
+	var first time.Time
+	for _, p := range workers {
+		if p.Owner == w.cfg.Owner || !p.Until.After(now) {
+			continue
+		}
+		at := p.Since.Add(w.settleAfter())
+		if !now.Before(at) || !slices.ContainsFunc(p.Templates, func(t string) bool { _, ok := w.tmpls[t]; return ok }) {
+			continue
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
+
 // shardRounds bounds the rounds of one scan of a template's shards: a
 // round whose takes another worker won (two survivors of a dead worker
 // taking its shards at once) is followed by another, on a fresh read, so
@@ -87,9 +113,13 @@ const shardRounds = 3
 // due).
 func (w *Worker) planTemplate(ctx context.Context, template string, leases map[int]shardLease, workers []presence, now time.Time) (again bool) {
 	live := []string{w.cfg.Owner}
+	unsettled := map[string]bool{}
 	for _, p := range workers {
 		if p.Owner != w.cfg.Owner && p.Until.After(now) && slices.Contains(p.Templates, template) {
 			live = append(live, p.Owner)
+			if now.Before(p.Since.Add(w.settleAfter())) {
+				unsettled[p.Owner] = true
+			}
 		}
 	}
 	held := map[int]bool{}
@@ -100,7 +130,7 @@ func (w *Worker) planTemplate(ctx context.Context, template string, leases map[i
 		}
 	}
 	w.mu.Unlock()
-	p := planShards(w.cfg.Owner, w.nshards, leases, live, held, w.cfg.Lease, now, rand.IntN(w.nshards))
+	p := planShards(w.cfg.Owner, w.nshards, leases, live, unsettled, held, w.cfg.Lease, now, rand.IntN(w.nshards))
 	for _, r := range p.release {
 		r.template = template
 		w.handOver(ctx, r)

@@ -50,7 +50,8 @@ func (w *Worker) takeovers(ctx context.Context) {
 // lease): it takes over each team of those shards whose lease ended and
 // that it does not run (toResume), in a random order. It returns when the
 // earliest lease still running of such a team, or of another worker's
-// shard, ends (zero when none). The scan's reads are bounded by a lease;
+// shard, ends, or a worker that joined may be handed shards (settledAt),
+// whichever comes first (zero when none). The scan's reads are bounded by a lease;
 // the takeovers end with life.
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)
@@ -85,7 +86,10 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 	rand.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
 	w.takeSome(life, todo, len(todo))
 	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, time.Now()); !e.IsZero() && (next.IsZero() || e.Before(next)) {
-		return e
+		next = e
+	}
+	if e := w.settledAt(workers, now); !e.IsZero() && (next.IsZero() || e.Before(next)) {
+		next = e // a worker that joined is handed its share then
 	}
 	return next
 }

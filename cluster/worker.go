@@ -115,7 +115,8 @@ type owned struct {
 // of its templates' shards, renewed with its presence, consumes their input
 // with one durable consumer per shard, and is the only one to create, take
 // over or activate their teams. A worker holding more than its share while
-// another holds fewer (one that joined) hands the surplus over: the
+// another holds fewer (one that joined, present for two beats, or 3 s,
+// without a break: presence.Since) hands the surplus over: the
 // shard's turns under way finish (within a beat), its teams stop as Close
 // stops them, and the shard's lease is released.
 //
@@ -162,6 +163,9 @@ type Worker struct {
 	taking   map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
 	added    chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
 	closed   bool                  // Close settles the teams: none is registered from now on
+	// since and presentUntil are presence.Since, and the end of the
+	// presence last stored.
+	since, presentUntil time.Time
 
 	// Every goroutine the worker starts, in three groups because Close
 	// ends them in three stages (one group could not tell them apart):
