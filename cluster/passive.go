@@ -144,6 +144,10 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	still := w.teams[id] == o && !w.closed && len(left) == 0 && !ib.busy() && o.ledger.idleFor(0)
 	if still {
 		delete(w.teams, id)
+		// No take of it (a scan, its input's activation) until its lease
+		// says passive: its copy still stops, and its lease ended long
+		// ago, its shard holding it (see take).
+		w.taking[id] = true
 	} else if w.teams[id] == o {
 		o.inbox = nil
 	}
@@ -160,9 +164,13 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	if err := o.team.Stop(ctx); err != nil {
 		w.logger.Warn("cluster: a passivated team did not stop in time", "team_id", id, "error", err)
 	}
-	if _, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Passive: true}, o.rev); err != nil {
-		// Its lease ends by itself: a worker then resumes it as any other.
-		w.logger.Warn("cluster: a passivated team's lease could not be marked passive", "team_id", id, "error", err)
+	_, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Passive: true}, o.rev)
+	w.mu.Lock()
+	delete(w.taking, id)
+	w.mu.Unlock()
+	if err != nil {
+		// Its lease ended long ago: the next scan takes it again.
+		w.logger.Warn("cluster: a passivated team's lease could not be marked passive; it runs again", "team_id", id, "error", err)
 		return
 	}
 	w.logger.Debug("cluster: team passivated", "team_id", id)

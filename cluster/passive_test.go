@@ -255,3 +255,77 @@ func TestSlowPassivationHoldsBackNoOther(t *testing.T) {
 	free()
 	waitFor(t, ctx, passivated, first.ID(), "passivated")
 }
+
+// A team whose passivation outlasts its own lease (its copy slow to stop)
+// is not taken over meanwhile by its worker's scan: its lease ended long
+// ago, as every running team's does, but until the passivation marks it
+// passive its copy still stops, and a take would restore a second copy
+// beside it (its agents' ids still registered) and then have its lease
+// overwritten as passive while it runs.
+func TestTeamBeingPassivatedIsNotTakenOver(t *testing.T) {
+	ctx := actortest.Context(t)
+	e := embedded(t)
+	nc := connect(t, e)
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	stallGate.Store(g)
+	defer stallGate.Store(nil)
+	passivated, resumed := make(chan uuid.UUID, 8), make(chan uuid.UUID, 8)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "idle", IdleAfter: 10 * time.Millisecond, FlushTimeout: time.Hour,
+		passivated: func(id uuid.UUID) { passivated <- id }, resumed: func(id uuid.UUID) { resumed <- id }}
+	tmpls := map[string]Template{"stall": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+			return err
+		}
+		_, err := t.Spawn(ctx, &stallStop{}, &actor.Config{Name: "s", Role: "Stall"})
+		return err
+	}}}
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	var release sync.Once
+	free := func() { release.Do(func() { close(g.release) }) }
+	t.Cleanup(free) // before the worker's Close
+
+	team, err := w.Create(ctx, "stall", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := w.kv.Get(ctx, team.ID().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := leaseOf(t, ctx, w.kv, team.ID())
+	select {
+	case <-g.entered: // its passivation began, and waits in its stop
+	case <-ctx.Done():
+		t.Fatal("the team was never passivated")
+	}
+	select { // the behaviour under test is the passing of the lease's end
+	case <-time.After(time.Until(stored.Until) + 50*time.Millisecond):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	w.takeExpired(ctx) // a scan, the team's lease ended in a shard the worker holds
+	select {
+	case id := <-resumed:
+		t.Fatalf("team %s taken over while its passivation stops it", id)
+	default:
+	}
+	if now, err := w.kv.Get(ctx, team.ID().String()); err != nil || now.Revision() != entry.Revision() {
+		t.Fatalf("the team's lease while its passivation stops it: %s, %v; want it as stored at the create (a scan tried to take it)", now.Value(), err)
+	}
+	free()
+	waitFor(t, ctx, passivated, team.ID(), "passivated")
+	if l := leaseOf(t, ctx, w.kv, team.ID()); !l.Passive || l.Error != "" {
+		t.Fatalf("the lease after the passivation: %+v; want passive, with no error", l)
+	}
+	if w.team(team.ID()) != nil {
+		t.Fatal("the worker runs the passivated team")
+	}
+}

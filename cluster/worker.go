@@ -160,7 +160,7 @@ type Worker struct {
 	shardsUp chan struct{}
 	teams    map[uuid.UUID]*owned
 	backoff  map[uuid.UUID]backoff // teams this worker failed to resume
-	taking   map[uuid.UUID]bool    // teams this worker is taking (take): one take of a team at a time
+	taking   map[uuid.UUID]bool    // teams this worker is taking (take), or passivating: one take of a team at a time, none while its copy stops
 	added    chan struct{}         // told (without waiting) when a team is registered: the passivations wait on it while none runs
 	closed   bool                  // Close settles the teams: none is registered from now on
 	// since and presentUntil are presence.Since, and the end of the
