@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -129,5 +131,35 @@ func TestAnswerThroughInbox(t *testing.T) {
 	}
 	if _, err := c.Answer(ctx, id, q, " "); err == nil {
 		t.Error("an empty answer: no error")
+	}
+}
+
+// A person's answer to a passive team's question activates the team: the
+// team, passivated while its question waited, is restored on its shard's
+// holder and given the answer, which its log shows sent from the person to
+// the question's sender and processed once.
+func TestAnswerWakesAPassiveTeam(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w, passivated := startIdle(t, ctx, nc, "w", func(cfg *Config) { cfg.IdleAfter = 100 * time.Millisecond })
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := send(t, ctx, c, id, "a", askContent)
+	waitInputs(t, ctx, w.inputs, ask...)
+	q := questionOf(t, ctx, c, id, 0)
+	for w.team(id) != nil { // passivated with its question waiting
+		waitFor(t, ctx, passivated, id, "passivated")
+	}
+	input, err := c.Answer(ctx, id, q, "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitInputs(t, ctx, w.inputs, input)
+	if am, processed := answered(t, ctx, c, id, input, q); am == nil || !processed || am.Content != "5" {
+		t.Fatalf("answer %+v processed %v; want \"5\" sent and processed", am, processed)
 	}
 }

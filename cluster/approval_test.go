@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -112,4 +113,70 @@ func approvalRequest(t *testing.T, ctx context.Context, c *Client, team uuid.UUI
 		t.Fatal("no approval request for the person")
 	}
 	return req
+}
+
+// A person's decision on a passive team's approval request activates the
+// team: the team, passivated while its tool call waited for the person,
+// is restored with the agent still waiting, given the decision, and the
+// call runs once; the conversation completes.
+func TestDecisionWakesAPassiveTeam(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	srv := llmtest.NewServer(llmtest.WithReporter(t))
+	t.Cleanup(srv.Close)
+	srv.Model("@Assistant").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "team_roles", `{}`)),
+		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"`+approvedAnswer+`"}]}`),
+	)
+	env := &agent.Env{HTTPClient: srv.HTTPClient(), Guards: &agent.Guards{
+		Approval: &tool.Approval{Always: []string{"team_roles"}}}}
+	passivated := make(chan uuid.UUID, 8)
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "w", IdleAfter: 100 * time.Millisecond,
+		passivated: func(id uuid.UUID) { passivated <- id }}
+	nc := connect(t, e)
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg,
+		assistantTeam(srv, env, &teamtool.Card{Roles: tool.Capability{Expose: tool.ToolCall}}), agent.WithEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	c := client(t, ctx, nc)
+	id, err := c.Create(ctx, "assistant", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, ctx, c, id, "@Assistant", "Which roles are missing?")
+	request := approvalRequest(t, ctx, c, id)
+	for w.team(id) != nil { // passivated with its call waiting
+		waitFor(t, ctx, passivated, id, "passivated")
+	}
+	if _, err := c.Decide(ctx, id, request, true, "go ahead"); err != nil {
+		t.Fatal(err)
+	}
+	returns := 0
+	answered := watchUntil(t, ctx, c, id, 0, func(m message.Message) bool {
+		switch r := m.(type) {
+		case *message.EventMessage:
+			if ev, ok := r.Event.(*llm.ToolReturnEvent); ok && ev.ToolCallID == "call_1" && ev.Success {
+				returns++
+			}
+		case *message.SentMessage:
+			am, ok := r.Message.(*agent.AgentMessage)
+			return ok && r.Sender.Name() == "@Assistant" && am.Content == approvedAnswer
+		}
+		return false
+	})
+	if !answered {
+		t.Fatal("the approved run did not answer")
+	}
+	if returns != 1 {
+		t.Fatalf("the call ran %d times; want once", returns)
+	}
+	if reqs := srv.RequestsFor("@Assistant"); len(reqs) != 2 {
+		t.Fatalf("%d model requests; want 2 (the tool call, the answer after it ran)", len(reqs))
+	}
 }

@@ -160,3 +160,50 @@ func TestWatchInRecordOrder(t *testing.T) {
 		t.Fatalf("Watch from 6: %v; want the bad record reported, then r7", got)
 	}
 }
+
+// A team's inputs run in the order they were sent, one turn closed before
+// the next begins: a burst sent to a running team, and a burst sent to a
+// passive one (kept by its shard while it is activated, then given to it),
+// each close in the ledger in the order of their sending.
+func TestInputsRunInTheOrderSent(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	w, passivated := startIdle(t, ctx, nc, "w", func(cfg *Config) { cfg.IdleAfter = 200 * time.Millisecond })
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const burst = 20
+	texts := make([]string, burst)
+	for i := range texts {
+		texts[i] = "input " + strconv.Itoa(i)
+	}
+	var sent []uuid.UUID
+	for _, phase := range []string{"running", "passive"} {
+		if phase == "passive" {
+			for w.team(id) != nil { // passivated after the first burst, not before it
+				waitFor(t, ctx, passivated, id, "passivated")
+			}
+		} else if w.team(id) == nil {
+			t.Fatal("the created team does not run on its worker")
+		}
+		ids := send(t, ctx, c, id, "a", texts...)
+		waitInputs(t, ctx, w.inputs, ids...)
+		sent = append(sent, ids...)
+		log, err := ReadTeam(ctx, nc.Conn, id, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var closed []uuid.UUID
+		for _, m := range log {
+			if p, ok := m.(*message.ProcessedMessage); ok && slices.Contains(sent, p.MessageID) {
+				closed = append(closed, p.MessageID)
+			}
+		}
+		if !slices.Equal(closed, sent) {
+			t.Fatalf("%s team: the inputs' turns closed in the order %v; want the order sent, %v", phase, closed, sent)
+		}
+	}
+}
