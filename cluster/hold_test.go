@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/akgentic/akgentic-go/actor/actortest"
 )
 
@@ -49,5 +52,54 @@ func TestInputPastTheTeamsOwnLeaseIsRun(t *testing.T) {
 	teams, err = c.Teams(ctx)
 	if err != nil || len(teams) != 1 || !teams[0].Until.After(time.Now()) || teams[0].Owner != "w" {
 		t.Fatalf("Teams = %+v, %v; want the team held by w, its hold ending in the future", teams, err)
+	}
+}
+
+// A worker's heartbeat writes the leases of its shards and its presence,
+// never one per team: over two renewals of every shard it holds, with
+// twenty teams running, no team's key is written.
+func TestHeartbeatWritesShardsNotTeams(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	w := startNamedWith(t, ctx, nc, system(t), "w", func(c *Config) { c.Shards = 4 })
+	c := client(t, ctx, nc)
+	for range 20 {
+		if _, err := c.Create(ctx, "counters", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.count() != 20 {
+		t.Fatalf("the worker runs %d teams; want 20", w.count())
+	}
+	watch, err := w.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Stop() }()
+	renewed := map[string]int{} // by shard key
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-watch.Updates():
+		case <-ctx.Done():
+			t.Fatalf("the shards' renewals seen: %v; want two of each of the 8 (4 shards of 2 templates)", renewed)
+		}
+		if e == nil {
+			continue
+		}
+		if _, err := uuid.Parse(e.Key()); err == nil {
+			t.Fatalf("team %s's lease written by the heartbeat: %s", e.Key(), e.Value())
+		}
+		if _, ok := parseShardKey(e.Key()); ok {
+			renewed[e.Key()]++
+		}
+		done := len(renewed) == 4*len(counters)
+		for _, n := range renewed {
+			done = done && n >= 2
+		}
+		if done {
+			return
+		}
 	}
 }
