@@ -115,24 +115,26 @@ func approvalRequest(t *testing.T, ctx context.Context, c *Client, team uuid.UUI
 	return req
 }
 
-// A person's decision on a passive team's approval request activates the
-// team: the team, passivated while its tool call waited for the person,
-// is restored with the agent still waiting, given the decision, and the
-// call runs once; the conversation completes.
-func TestDecisionWakesAPassiveTeam(t *testing.T) {
+// passiveAssistant starts a worker that passivates idle teams after
+// 100 ms, with the assistant template whose team_roles call waits for the
+// person's approval (timeout: its deadline, 0 for none), creates a team
+// and asks it the question whose call waits, and waits until the team is
+// passive with the call waiting. The model answers the call, then
+// approvedAnswer.
+func passiveAssistant(t *testing.T, ctx context.Context, timeout time.Duration) (w *Worker, c *Client, srv *llmtest.Server, id uuid.UUID, resumed chan uuid.UUID) {
+	t.Helper()
 	e := embedded(t)
-	ctx := actortest.Context(t)
-	srv := llmtest.NewServer(llmtest.WithReporter(t))
+	srv = llmtest.NewServer(llmtest.WithReporter(t))
 	t.Cleanup(srv.Close)
 	srv.Model("@Assistant").Enqueue(
 		llmtest.ToolCalls(llmtest.Call("call_1", "team_roles", `{}`)),
 		llmtest.Final(`{"messages":[{"message_type":"response","recipient":"@Human","message":"`+approvedAnswer+`"}]}`),
 	)
 	env := &agent.Env{HTTPClient: srv.HTTPClient(), Guards: &agent.Guards{
-		Approval: &tool.Approval{Always: []string{"team_roles"}}}}
-	passivated := make(chan uuid.UUID, 8)
+		Approval: &tool.Approval{Always: []string{"team_roles"}, Timeout: timeout}}}
+	passivated, resumed := make(chan uuid.UUID, 8), make(chan uuid.UUID, 8)
 	cfg := Config{Logger: discard, Lease: testLease, Owner: "w", IdleAfter: 100 * time.Millisecond,
-		passivated: func(id uuid.UUID) { passivated <- id }}
+		passivated: func(id uuid.UUID) { passivated <- id }, resumed: func(id uuid.UUID) { resumed <- id }}
 	nc := connect(t, e)
 	w, err := StartWorker(ctx, nc.Conn, system(t), cfg,
 		assistantTeam(srv, env, &teamtool.Card{Roles: tool.Capability{Expose: tool.ToolCall}}), agent.WithEnv(env))
@@ -144,16 +146,25 @@ func TestDecisionWakesAPassiveTeam(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	c := client(t, ctx, nc)
-	id, err := c.Create(ctx, "assistant", nil)
-	if err != nil {
+	c = client(t, ctx, nc)
+	if id, err = c.Create(ctx, "assistant", nil); err != nil {
 		t.Fatal(err)
 	}
 	send(t, ctx, c, id, "@Assistant", "Which roles are missing?")
-	request := approvalRequest(t, ctx, c, id)
 	for w.team(id) != nil { // passivated with its call waiting
 		waitFor(t, ctx, passivated, id, "passivated")
 	}
+	return w, c, srv, id, resumed
+}
+
+// A person's decision on a passive team's approval request activates the
+// team: the team, passivated while its tool call waited for the person,
+// is restored with the agent still waiting, given the decision, and the
+// call runs once; the conversation completes.
+func TestDecisionWakesAPassiveTeam(t *testing.T) {
+	ctx := actortest.Context(t)
+	_, c, srv, id, _ := passiveAssistant(t, ctx, 0)
+	request := approvalRequest(t, ctx, c, id)
 	if _, err := c.Decide(ctx, id, request, true, "go ahead"); err != nil {
 		t.Fatal(err)
 	}
@@ -178,5 +189,54 @@ func TestDecisionWakesAPassiveTeam(t *testing.T) {
 	}
 	if reqs := srv.RequestsFor("@Assistant"); len(reqs) != 2 {
 		t.Fatalf("%d model requests; want 2 (the tool call, the answer after it ran)", len(reqs))
+	}
+}
+
+// A passive team waiting for an approval with a deadline is activated at
+// the deadline though no input comes: its passive lease holds the wake
+// time, its shard's holder takes it then, and the restored agent denies
+// the call as expired, once; the model is told and the conversation
+// completes.
+func TestApprovalDeadlineWakesAPassiveTeam(t *testing.T) {
+	ctx := actortest.Context(t)
+	// The deadline is the behaviour under test: long enough for the team
+	// to be passivated before it, on a loaded machine.
+	w, c, srv, id, resumed := passiveAssistant(t, ctx, 3*time.Second)
+	l := leaseOf(t, ctx, w.kv, id)
+	if !l.Passive || l.WakeAt.IsZero() {
+		t.Fatalf("the passive team's lease: %+v; want passive, waking at the approval's deadline", l)
+	}
+	if time.Now().After(l.WakeAt) {
+		t.Skipf("the machine is too slow for this test: the team was passivated %v after the approval's deadline", time.Since(l.WakeAt))
+	}
+	waitFor(t, ctx, resumed, id, "activated at its wake time")
+	if now := time.Now(); now.Before(l.WakeAt) {
+		t.Fatalf("activated %v before its wake time", l.WakeAt.Sub(now))
+	}
+	expired := 0
+	answered := watchUntil(t, ctx, c, id, 0, func(m message.Message) bool {
+		switch r := m.(type) {
+		case *message.EventMessage:
+			if ev, ok := r.Event.(*llm.ApprovalDeniedEvent); ok && ev.ToolCallID == "call_1" && ev.Expired {
+				expired++
+			}
+		case *message.SentMessage:
+			am, ok := r.Message.(*agent.AgentMessage)
+			return ok && r.Sender.Name() == "@Assistant" && am.Content == approvedAnswer
+		}
+		return false
+	})
+	if !answered {
+		t.Fatal("the run did not answer after the deadline")
+	}
+	if expired != 1 {
+		t.Fatalf("the call was denied as expired %d times; want once", expired)
+	}
+	reqs := srv.RequestsFor("@Assistant")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests; want 2 (the tool call, the answer after its denial)", len(reqs))
+	}
+	if h := reqs[1].History(); len(h) != 3 || h[2].Role != "tool" || h[2].ToolCallID != "call_1" {
+		t.Fatalf("the request after the deadline has history %+v; want the prompt, the call, its denial", h)
 	}
 }

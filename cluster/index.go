@@ -18,7 +18,9 @@ import (
 // shard and worker instance, by end, so a scan reads the heaps of the
 // shards its worker holds (the leases ended there, and the first end to
 // come of another instance's); the passive leases
-// are counted per template and found by id (through their pending input);
+// are counted per template and found by id (through their pending input),
+// and those with a wake time (lease.WakeAt) are in a heap of their own per
+// shard, by that time (wakeHeap);
 // the workers' presences are few. Not safe for concurrent use (bucketView
 // locks it).
 type leaseIndex struct {
@@ -118,32 +120,52 @@ func (ix *leaseIndex) setTeam(x teamLease) {
 	}
 	// The same few owners, templates and instances in every lease: held once.
 	x.Owner, x.Template, x.Instance = intern(x.Owner), intern(x.Template), intern(x.Instance)
-	if s.heap != nil && !x.Stopped && !x.Passive && x.Template == s.x.Template && x.Instance == s.x.Instance {
+	if s.heap != nil && !x.Stopped && !x.Passive && x.Template == s.x.Template && x.Instance == s.heap.instance {
 		s.rev, s.x = x.rev, x // the same heap (its shard's and instance's): its order mended in place
 		heap.Fix(s.heap, s.pos)
 		return
 	}
 	ix.unindex(s)
 	s.rev, s.has, s.x = x.rev, true, x
+	inst := x.Instance
 	switch {
 	case x.Stopped:
+		return
 	case x.Passive:
 		ix.passiveBy[x.Template]++
-	default:
-		r := shardRef{template: x.Template, n: shardOf(x.id, max(ix.nshards, 1))}
-		byInst := ix.ends[r]
-		if byInst == nil {
-			byInst = map[string]*endHeap{}
-			ix.ends[r] = byInst
+		if x.WakeAt.IsZero() {
+			return
 		}
-		h := byInst[x.Instance]
-		if h == nil {
-			h = &endHeap{ref: r, instance: x.Instance}
-			byInst[x.Instance] = h
-		}
-		s.heap = h
-		heap.Push(h, s)
+		inst = wakeHeap
 	}
+	r := shardRef{template: x.Template, n: shardOf(x.id, max(ix.nshards, 1))}
+	byInst := ix.ends[r]
+	if byInst == nil {
+		byInst = map[string]*endHeap{}
+		ix.ends[r] = byInst
+	}
+	h := byInst[inst]
+	if h == nil {
+		h = &endHeap{ref: r, instance: inst}
+		byInst[inst] = h
+	}
+	s.heap = h
+	heap.Push(h, s)
+}
+
+// wakeHeap is the key, among a shard's heaps by worker instance, of the
+// heap of its passive leases with a wake time: no worker's instance (a
+// uuid has no space), so that its first wake always counts for a scan's
+// next.
+const wakeHeap = " wake"
+
+// dueAt is when a lease is due in a takeover scan: a passive lease's wake
+// time (lease.WakeAt), any other's end.
+func (x *lease) dueAt() time.Time {
+	if x.Passive {
+		return x.WakeAt
+	}
+	return x.Until
 }
 
 // delTeam deletes a team's lease, its key keeping revision rev.
@@ -163,9 +185,7 @@ func (ix *leaseIndex) unindex(s *slot) {
 		return
 	}
 	x := s.x
-	switch {
-	case s.heap != nil:
-		h := s.heap
+	if h := s.heap; h != nil {
 		heap.Remove(h, s.pos)
 		s.heap = nil
 		if h.Len() == 0 {
@@ -176,7 +196,8 @@ func (ix *leaseIndex) unindex(s *slot) {
 				}
 			}
 		}
-	case x.Passive && !x.Stopped:
+	}
+	if x.Passive && !x.Stopped {
 		if ix.passiveBy[x.Template]--; ix.passiveBy[x.Template] <= 0 {
 			delete(ix.passiveBy, x.Template)
 		}
@@ -203,8 +224,9 @@ func (ix *leaseIndex) presences() []presence {
 // due returns the teams me is to resume at now and when its next scan is
 // due (zero when no lease says), from the heaps of the shards me holds
 // (held), not from every lease (see the function toResume, whose rule
-// this is): the leases ended of those heaps, and the earliest end after
-// now among the leases another instance stored there.
+// this is): the leases ended of those heaps (and the passive ones whose
+// wake time came), and the earliest end after now among the leases
+// another instance stored there and the wake times.
 func (ix *leaseIndex) due(me taker, held map[shardRef]bool, now time.Time) ([]teamLease, time.Time) {
 	var todo []teamLease
 	var next time.Time
@@ -241,16 +263,16 @@ func (ix *leaseIndex) passive(me taker) bool {
 	return false
 }
 
-// endHeap is a min-heap of leases by end (container/heap), each slot
-// knowing its place.
+// endHeap is a min-heap of leases by end (lease.dueAt: a passive lease's
+// wake time), each slot knowing its place.
 type endHeap struct {
 	ref      shardRef // the shard whose leases it holds
-	instance string   // the worker instance that stored them
+	instance string   // the worker instance that stored them, or wakeHeap (passive leases to wake)
 	items    []*slot
 }
 
 func (h *endHeap) Len() int           { return len(h.items) }
-func (h *endHeap) Less(i, j int) bool { return h.items[i].x.Until.Before(h.items[j].x.Until) }
+func (h *endHeap) Less(i, j int) bool { return h.items[i].x.dueAt().Before(h.items[j].x.dueAt()) }
 func (h *endHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.items[i].pos, h.items[j].pos = i, j
@@ -277,7 +299,7 @@ func (h *endHeap) Pop() any {
 func (h *endHeap) ended(now time.Time, fn func(*slot)) {
 	var walk func(i int)
 	walk = func(i int) {
-		if i >= len(h.items) || h.items[i].x.Until.After(now) {
+		if i >= len(h.items) || h.items[i].x.dueAt().After(now) {
 			return // and every lease below it ends later
 		}
 		fn(h.items[i])
@@ -295,7 +317,7 @@ func (h *endHeap) firstAfter(now time.Time) time.Time {
 		if i >= len(h.items) {
 			return time.Time{}
 		}
-		if u := h.items[i].x.Until; u.After(now) {
+		if u := h.items[i].x.dueAt(); u.After(now) {
 			return u // the earliest of its subtree
 		}
 		a, b := walk(2*i+1), walk(2*i+2)

@@ -258,6 +258,9 @@ func TestLeaseIndexMatchesFullScan(t *testing.T) {
 				switch r.IntN(8) {
 				case 0:
 					l.Passive, l.Until = true, time.Time{}
+					if r.IntN(2) == 0 { // waiting for an approval's deadline
+						l.WakeAt = t0.Add(time.Duration(r.IntN(6000)-3000) * time.Millisecond)
+					}
 				case 1:
 					l.Stopped = true
 				case 2:
@@ -293,12 +296,16 @@ func dueAll(me taker, held map[shardRef]bool, nshards int, teams []teamLease, no
 	var todo []teamLease
 	var next time.Time
 	for _, x := range teams {
-		if x.Stopped || x.Passive || !me.templates[x.Template] || !held[shardRef{template: x.Template, n: shardOf(x.id, nshards)}] {
+		if x.Stopped || (x.Passive && x.WakeAt.IsZero()) || !me.templates[x.Template] || !held[shardRef{template: x.Template, n: shardOf(x.id, nshards)}] {
 			continue
 		}
-		if x.Until.After(now) {
-			if (x.Instance != me.instance || me.instance == "") && (next.IsZero() || x.Until.Before(next)) {
-				next = x.Until
+		end, theirs := x.Until, x.Instance != me.instance || me.instance == ""
+		if x.Passive {
+			end, theirs = x.WakeAt, true // a wake counts whoever stored it
+		}
+		if end.After(now) {
+			if theirs && (next.IsZero() || end.Before(next)) {
+				next = end
 			}
 			continue
 		}
@@ -366,5 +373,33 @@ func BenchmarkTakeoverScan(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A passive team with a wake time (the deadline of an approval it waits
+// for) is due at that time in a shard the worker holds, even one the
+// worker itself passivated, and its wake time makes the next scan; a
+// passive team without one is never due.
+func TestLeaseIndexWakesAPassiveTeamAtItsTime(t *testing.T) {
+	ix := newLeaseIndex(1)
+	now := time.Now()
+	held := map[shardRef]bool{{template: "t", n: 0}: true}
+	me := taker{owner: "me", instance: "me-1", templates: map[string]bool{"t": true}}
+	waking, sleeping := uuid.New(), uuid.New()
+	indexLease(t, ix, waking, 1, lease{Owner: "me", Instance: "me-1", Template: "t", Passive: true, WakeAt: now.Add(time.Second)})
+	indexLease(t, ix, sleeping, 2, lease{Owner: "me", Instance: "me-1", Template: "t", Passive: true})
+	if todo, next := ix.due(me, held, now); len(todo) != 0 || !next.Equal(now.Add(time.Second)) {
+		t.Fatalf("before the wake time: to resume %v, next %v; want none, the wake time", leaseIDs(todo), next)
+	}
+	if todo, _ := ix.due(me, held, now.Add(2*time.Second)); !sameIDs(leaseIDs(todo), []uuid.UUID{waking}) {
+		t.Fatalf("after the wake time: to resume %v; want the waking team alone", leaseIDs(todo))
+	}
+	// Activated: its lease is an active one of me's, off the wake heap.
+	indexLease(t, ix, waking, 3, lease{Owner: "me", Instance: "me-1", Template: "t", Until: now.Add(time.Minute)})
+	if todo, next := ix.due(me, held, now.Add(2*time.Second)); len(todo) != 0 || !next.IsZero() {
+		t.Fatalf("once activated: to resume %v, next %v; want none, no next", leaseIDs(todo), next)
+	}
+	if !ix.passive(me) {
+		t.Fatal("the sleeping team is not counted passive")
 	}
 }

@@ -32,6 +32,11 @@ type lease struct {
 	// Passive: the team is stopped while idle (Config.IdleAfter), held by
 	// no worker, and activated by its next input.
 	Passive bool `json:"passive,omitempty"`
+	// WakeAt, on a passive lease, is when the team is activated though no
+	// input came: the earliest deadline of the approvals its agents wait
+	// for (a timer of its own, which a stopped team cannot keep); zero
+	// when none. The holder of its shard activates it then.
+	WakeAt time.Time `json:"wake_at,omitzero"`
 	// Instance is the Worker that stored the lease (a random id per
 	// Worker: two with the same Owner are told apart).
 	Instance string `json:"instance,omitempty"`

@@ -7,12 +7,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/akgentic/akgentic-go/agent"
+	"github.com/akgentic/akgentic-go/orchestrator"
 )
 
 // Passivation (Config.IdleAfter): an idle team is stopped on its worker
 // and its lease marked passive; its next input, which the consumer of its
 // shard delivers to the shard's holder, activates it there
-// (heldShard.handle, Worker.activateFor).
+// (heldShard.handle, Worker.activateFor), and so does the holder's
+// takeover scan at its wake time, the deadline of an approval it waits
+// for (lease.WakeAt).
 
 // passivations looks for idle teams every quarter of IdleAfter (at most a
 // beat) until ctx ends (Close), and passivates them, up to tendParallel
@@ -139,6 +144,11 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	// Not cut short by Close: a passivation begun ends whole (bounded).
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(life), w.cfg.FlushTimeout+w.beat)
 	defer cancel()
+	wake, err := wakeAt(ctx, o.team)
+	if err != nil { // it goes on; the next look tries again
+		w.logger.Warn("cluster: an idle team is not passivated: its approvals' deadlines cannot be read", "team_id", id, "error", err)
+		return
+	}
 	left := ib.stop(ctx)
 	w.mu.Lock()
 	still := w.teams[id] == o && !w.closed && len(left) == 0 && !ib.busy() && o.ledger.idleFor(0)
@@ -164,7 +174,7 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	if err := o.team.Stop(ctx); err != nil {
 		w.logger.Warn("cluster: a passivated team did not stop in time", "team_id", id, "error", err)
 	}
-	_, err := w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Passive: true}, o.rev)
+	_, err = w.put(ctx, id, lease{Owner: w.cfg.Owner, Template: o.template, Passive: true, WakeAt: wake}, o.rev)
 	w.mu.Lock()
 	delete(w.taking, id)
 	w.mu.Unlock()
@@ -182,4 +192,22 @@ func (w *Worker) passivate(life context.Context, id uuid.UUID, o *owned) {
 	if hs := ib.shard; hs.hasPending(id) {
 		w.work.Go("activate", func(ctx context.Context) { w.activateFor(ctx, hs, id) })
 	}
+}
+
+// wakeAt is when a team about to be passivated is to be activated though
+// no input comes (lease.WakeAt): the earliest deadline of the approvals
+// its agents wait for, whose denial at the deadline is a turn of the
+// team's (zero when none has a deadline).
+func wakeAt(ctx context.Context, t *orchestrator.Team) (time.Time, error) {
+	asked, err := agent.PendingApprovals(ctx, t)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var first time.Time
+	for _, m := range asked {
+		if d := m.Approval.Deadline; !d.IsZero() && (first.IsZero() || d.Before(first)) {
+			first = d
+		}
+	}
+	return first, nil
 }

@@ -83,7 +83,9 @@ func (me taker) runs(id uuid.UUID) bool { return me.running != nil && me.running
 // scan is due (zero when no lease says): a team is to resume when it is
 // of a shard me holds (held), its lease ended and it is not run by me; a
 // stopped team, a passive one (its next input activates it), a team of
-// another template or one me is waiting on (waiting) is not. A team's
+// another template or one me is waiting on (waiting) is not, but for a
+// passive team whose wake time (lease.WakeAt) came: it is activated then,
+// and its wake time counts for the next scan whoever stored it. A team's
 // lease ends at the end of the one lease its holder stored when it took
 // the team (Create, a takeover, an activation): from then on it is held
 // while its holder holds its shard, so the holder renews its shards'
