@@ -110,6 +110,7 @@ type Config struct {
 	resumed    func(uuid.UUID) // tests: a Worker took a team over
 	passivated func(uuid.UUID) // tests: a Worker passivated a team
 	scanned    func()          // tests: a Worker ended a takeover scan
+	presented  func()          // tests: a Worker ended a round of its presence and shards' renewals
 	// tests: a Ledger read its team, from a snapshot or not, and how
 	// many records of the ledger it read
 	readTeam func(team uuid.UUID, fromSnapshot bool, records int)

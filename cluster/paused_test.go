@@ -23,7 +23,14 @@ func TestEndedLeaseStartsNoTurn(t *testing.T) {
 	// A long lease: no renewal of the shard's lease (every third of it)
 	// stores a new end while the test runs, and no input is delivered
 	// again.
-	w, err := StartWorker(ctx, nc.Conn, sys, Config{Logger: logs.logger(), Lease: time.Minute, Owner: "paused"}, counters)
+	presented := make(chan struct{}, 1)
+	cfg := Config{Logger: logs.logger(), Lease: time.Minute, Owner: "paused", presented: func() {
+		select {
+		case presented <- struct{}{}:
+		default:
+		}
+	}}
+	w, err := StartWorker(ctx, nc.Conn, sys, cfg, counters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +42,11 @@ func TestEndedLeaseStartsNoTurn(t *testing.T) {
 	team, err := w.Create(ctx, "counters", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	select { // the first renewal round, at the worker's start, ended: the next is a beat (20 s) away
+	case <-presented:
+	case <-ctx.Done():
+		t.Fatal("the worker's presence was never renewed")
 	}
 	w.mu.Lock()
 	past := time.Now().Add(-time.Second) // as a paused process finds its leases when it goes on

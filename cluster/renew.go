@@ -62,6 +62,9 @@ func (w *Worker) everyBeat(ctx context.Context, round func() (failed bool)) {
 func (w *Worker) renewPresence() (failed bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.beat)
 	defer cancel()
+	if w.cfg.presented != nil {
+		defer w.cfg.presented()
+	}
 	if err := w.present(ctx); err != nil {
 		w.logger.Warn("cluster: presence renewal failed", "error", err)
 		failed = true
