@@ -131,10 +131,7 @@ func (w *Worker) planTemplate(ctx context.Context, template string, leases map[i
 	}
 	w.mu.Unlock()
 	p := planShards(w.cfg.Owner, w.nshards, leases, live, unsettled, held, w.cfg.Lease, now, rand.IntN(w.nshards))
-	for _, r := range p.release {
-		r.template = template
-		w.handOver(ctx, r)
-	}
+	w.handOverAll(ctx, template, p.release)
 	for _, x := range p.take {
 		x.ref.template = template
 		if ctx.Err() != nil {
@@ -397,6 +394,25 @@ func (w *Worker) handOver(ctx context.Context, r shardRef) {
 	rev := hs.rev
 	w.mu.Unlock()
 	w.releaseShardLease(sctx, r, rev)
+}
+
+// handOverAll hands the shards rs of template over, up to tendParallel
+// at a time: each waits up to a beat for its turns under way, so one after
+// another the surplus of a worker that held every shard (a fleet's first
+// worker, when the others join) took tens of seconds to reach them.
+func (w *Worker) handOverAll(ctx context.Context, template string, rs []shardRef) {
+	sem := make(chan struct{}, tendParallel)
+	fan := newGroup(context.Background())
+	defer fan.Stop(nil)
+	for _, r := range rs {
+		r.template = template
+		sem <- struct{}{}
+		fan.Go("hand over", func(context.Context) {
+			defer func() { <-sem }()
+			w.handOver(ctx, r)
+		})
+	}
+	_ = fan.Wait(context.Background())
 }
 
 // stopConsume stops the shard's consumer and waits for its end (or ctx).
