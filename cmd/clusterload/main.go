@@ -47,6 +47,7 @@ func main() {
 type config struct {
 	teams, workers, concurrency int
 	idleAfter, idleWindow       time.Duration
+	idleSettle                  time.Duration
 	timeout                     time.Duration
 	serverProfile, serverHeap   string
 	workerHeap                  string
@@ -63,10 +64,11 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.concurrency, "concurrency", 32, "creates in flight at once")
 	fs.DurationVar(&cfg.idleAfter, "idle-after", time.Second, "the workers' Config.IdleAfter: a team answered is passivated after this long idle (0: the teams stay active, and the idle window measures the fleet holding them)")
 	fs.DurationVar(&cfg.idleWindow, "idle-window", 10*time.Second, "how long the sleeping fleet's CPU is measured")
+	fs.DurationVar(&cfg.idleSettle, "idle-settle", 0, "how long the fleet is left, once passive and its memory measured, before the idle window: each worker's view of the leases bucket catches up with the creation's lease changes meanwhile (100,000 teams: about a minute), which the window would otherwise count")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "give up after this long")
 	fs.StringVar(&cfg.serverProfile, "server-profile", "", "write a CPU profile of the server process's whole run to `FILE`")
 	fs.StringVar(&cfg.serverHeap, "server-heap", "", "write a heap profile of the server process, as it stops, to `FILE`")
-	fs.StringVar(&cfg.workerProfile, "worker-profile", "", "write a CPU profile of each worker process over the idle window to `PREFIX`-<worker name>")
+	fs.StringVar(&cfg.workerProfile, "worker-profile", "", "write a CPU profile of each worker process, from when its memory is measured to the end of the idle window (the settle included), to `PREFIX`-<worker name>")
 	fs.StringVar(&cfg.workerHeap, "worker-heap", "", "write a heap profile of each worker process, when its memory is measured, to `PREFIX`-<worker name>")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -80,6 +82,8 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return errors.New("-idle-after must be positive, or 0 to keep the teams active")
 	case cfg.idleWindow <= 0, cfg.timeout <= 0:
 		return errors.New("-idle-window and -timeout must be positive")
+	case cfg.idleSettle < 0:
+		return errors.New("-idle-settle must not be negative")
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

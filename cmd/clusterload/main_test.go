@@ -43,7 +43,7 @@ func TestMainErr(t *testing.T) {
 }
 
 func TestMainErrBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-teams", "0"}, {"-workers", "0"}, {"-idle-after", "-1s"}, {"-nope"}, {"extra"}} {
+	for _, args := range [][]string{{"-teams", "0"}, {"-workers", "0"}, {"-idle-after", "-1s"}, {"-idle-settle", "-1s"}, {"-nope"}, {"extra"}} {
 		var out, errOut strings.Builder
 		if err := mainErr(t.Context(), args, &out, &errOut); err == nil {
 			t.Errorf("%q: no error", args)

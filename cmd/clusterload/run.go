@@ -146,6 +146,8 @@ type report struct {
 	workersAfter     []usage
 	serverBefore     usage
 	serverAfter      usage
+	workersStart     []usage // at the start of the idle window
+	serverStart      usage
 	workersIdle      []usage // at the end of the idle window
 	serverIdle       usage
 	idleWindow       time.Duration
@@ -235,6 +237,15 @@ func run(ctx context.Context, cfg config, stderr io.Writer) (*report, error) {
 			return nil, fmt.Errorf("%s said %q, not freed: %v", w.name, l, err)
 		}
 		r.workersAfter = append(r.workersAfter, w.usage())
+	}
+	select { // the fleet left to settle, not a synchronisation
+	case <-time.After(cfg.idleSettle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r.serverStart = srv.usage()
+	for _, w := range workers {
+		r.workersStart = append(r.workersStart, w.usage())
 	}
 	select { // a window of the sleeping fleet, not a synchronisation
 	case <-time.After(cfg.idleWindow):
@@ -380,14 +391,14 @@ func (r *report) print(w io.Writer) {
 	}
 	var grew int64
 	for i := range r.workersBefore {
-		b, a, idle := r.workersBefore[i], r.workersAfter[i], r.workersIdle[i]
+		b, a, start, idle := r.workersBefore[i], r.workersAfter[i], r.workersStart[i], r.workersIdle[i]
 		grew += a.rss - b.rss
 		fmt.Fprintf(w, "worker-%d: RSS %s -> %s; CPU %.0f%% of a core until then, %.2f%% idle\n",
-			i, mb(b.rss), mb(a.rss), cpuPercent(b, a, r.allPassive), cpuPercent(a, idle, r.idleWindow))
+			i, mb(b.rss), mb(a.rss), cpuPercent(b, a, r.allPassive), cpuPercent(start, idle, r.idleWindow))
 	}
 	fmt.Fprintf(w, "workers: RSS growth %.0f B a team\n", float64(grew)/float64(max(1, r.created)))
 	fmt.Fprintf(w, "server: RSS %s -> %s; CPU %.0f%% of a core until then, %.2f%% idle\n", mb(r.serverBefore.rss), mb(r.serverAfter.rss),
-		cpuPercent(r.serverBefore, r.serverAfter, r.allPassive), cpuPercent(r.serverAfter, r.serverIdle, r.idleWindow))
+		cpuPercent(r.serverBefore, r.serverAfter, r.allPassive), cpuPercent(r.serverStart, r.serverIdle, r.idleWindow))
 }
 
 func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) }
