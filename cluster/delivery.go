@@ -196,6 +196,6 @@ func (ib *inbox) refuse(m jetstream.Msg, input uuid.UUID, why error) {
 func (ib *inbox) forget(input uuid.UUID) {
 	ib.mu.Lock()
 	delete(ib.inflight, input)
-	ib.quietLocked()
+	ib.freedLocked()
 	ib.mu.Unlock()
 }

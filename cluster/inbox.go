@@ -124,8 +124,25 @@ type inbox struct {
 	queue    []jetstream.Msg             // dispatched, not yet taken (in order)
 	draining chan struct{}               // closed when the goroutine taking the queue ends; nil when none runs
 	quiet    chan struct{}               // closed once no turn runs (quiesce); nil when none waits
+	room     chan struct{}               // told (without waiting) when a turn closes or the inbox stops: drain waits on it with openTurns open
 	stopped  bool
 }
+
+// turnRecords is the records a turn is allowed for in a team's ledger
+// window when its inbox bounds the inputs given to the team whose turns
+// have not closed (openTurns): the inputs after wait in the inbox's
+// queue. Given every input at once, a team flooded with them (16 senders
+// to one team, 4,096 inputs delivered) made records faster than JetStream
+// acknowledged them, its ledger's window (Config.Window, 1,024 records)
+// filled, and the ledger stopped the team: it resumed, and the inputs ran
+// again, at about 100 turns a second (2 of 5 runs of BenchmarkFleetTurns
+// at one team). A counter's turn makes about 5 records, an agent's a few
+// more per model call.
+const turnRecords = 32
+
+// openTurns is how many of a team's inputs its inbox gives it whose turns
+// have not closed: Config.Window over turnRecords, at least one.
+func (ib *inbox) openTurns() int { return max(1, ib.w.cfg.Window/turnRecords) }
 
 // enqueue adds a delivery to the inbox's queue (the shard's lock held,
 // so inputs are queued in the order they came) and starts the goroutine
@@ -145,7 +162,8 @@ func (ib *inbox) enqueue(m jetstream.Msg) {
 }
 
 // drain takes the queue's inputs one after the other until it is empty or
-// the inbox stops.
+// the inbox stops, waiting while openTurns of them are given to the team
+// and not closed.
 func (ib *inbox) drain(done chan struct{}) {
 	defer close(done)
 	for {
@@ -155,6 +173,19 @@ func (ib *inbox) drain(done chan struct{}) {
 			ib.quietLocked()
 			ib.mu.Unlock()
 			return
+		}
+		if len(ib.inflight) >= ib.openTurns() {
+			ib.mu.Unlock()
+			select { // a turn closes, the inbox stops, or the team stops (its turns never close)
+			case <-ib.room:
+			case <-ib.team.Done():
+				ib.mu.Lock()
+				ib.draining = nil
+				ib.quietLocked()
+				ib.mu.Unlock()
+				return // its inputs are delivered again to its next owner
+			}
+			continue
 		}
 		m := ib.queue[0]
 		ib.queue = ib.queue[1:]
@@ -204,7 +235,7 @@ func (w *Worker) openInbox(ctx context.Context, id uuid.UUID, person string, don
 		return fmt.Errorf("%w: team %s", errShardNotHeld, id)
 	}
 	ib := &inbox{w: w, id: id, team: o.team, ledger: o.ledger, person: person, shard: hs,
-		done: done, inflight: map[uuid.UUID]jetstream.Msg{}}
+		done: done, inflight: map[uuid.UUID]jetstream.Msg{}, room: make(chan struct{}, 1)}
 	o.ledger.touch()
 	w.mu.Lock()
 	if w.teams[id] != o {
@@ -306,11 +337,21 @@ func (ib *inbox) closed(input, mid uuid.UUID) {
 	ib.done[mid] = true
 	m := ib.inflight[input]
 	delete(ib.inflight, input)
-	ib.quietLocked()
+	ib.freedLocked()
 	ib.mu.Unlock()
 	if m != nil {
 		ib.ack(m, input)
 	}
+}
+
+// freedLocked tells drain that a turn is no longer open, and quiesce
+// that none runs any more, once none does (ib.mu held).
+func (ib *inbox) freedLocked() {
+	select {
+	case ib.room <- struct{}{}:
+	default:
+	}
+	ib.quietLocked()
 }
 
 // quietLocked tells quiesce that no turn runs any more, once none does
@@ -410,6 +451,7 @@ func (ib *inbox) stop(ctx context.Context) []jetstream.Msg {
 	left := ib.queue
 	ib.queue = nil
 	wait := ib.draining
+	ib.freedLocked() // a drain waiting for room ends
 	ib.mu.Unlock()
 	if wait != nil {
 		select {

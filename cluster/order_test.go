@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,5 +206,69 @@ func TestInputsRunInTheOrderSent(t *testing.T) {
 		if !slices.Equal(closed, sent) {
 			t.Fatalf("%s team: the inputs' turns closed in the order %v; want the order sent, %v", phase, closed, sent)
 		}
+	}
+}
+
+// A flood of inputs to one team (sixteen senders at once) is given to the
+// team a few open turns at a time, so its ledger's window of records not
+// yet acknowledged never fills: every input runs once on the team as
+// created, which is never stopped and resumed, and its ledger reports no
+// failure. Given every input at once, the team made records faster than
+// JetStream acknowledged them and its ledger stopped it.
+func TestAFloodOfInputsKeepsTheLedgerWithinItsWindow(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	nc := connect(t, e)
+	c := client(t, ctx, nc)
+	const inputs = 400
+	w := startNamedWith(t, ctx, nc, system(t), "w", func(cfg *Config) { cfg.Window = 64 })
+	w.inputs = make(chan uuid.UUID, inputs)
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, l := w.team(id), w.ledgerOf(id)
+	if team == nil || l == nil {
+		t.Fatal("the created team does not run on its worker")
+	}
+	sent := make(chan uuid.UUID, inputs)
+	errs := make(chan error, inputs)
+	var senders sync.WaitGroup
+	for s := range 16 {
+		senders.Go(func() {
+			for k := s; k < inputs; k += 16 {
+				in, err := c.Send(ctx, id, "a", "hello")
+				if err != nil {
+					errs <- err
+					return
+				}
+				sent <- in
+			}
+		})
+	}
+	senders.Wait()
+	close(sent)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var all []uuid.UUID
+	for in := range sent {
+		all = append(all, in)
+	}
+	waitInputs(t, ctx, w.inputs, all...)
+	if err := l.Err(); err != nil {
+		t.Fatalf("the team's ledger failed under the flood: %v", err)
+	}
+	if w.team(id) != team {
+		t.Fatal("the team was stopped and resumed under the flood")
+	}
+	select {
+	case got := <-w.resumed:
+		t.Fatalf("team %s resumed under the flood", got)
+	default:
+	}
+	if _, calls := total(t, ctx, w.sys, team, "a"); calls != inputs+1 {
+		t.Fatalf("a: %d calls; want %d (each input once, then one more)", calls, inputs+1)
 	}
 }
