@@ -200,36 +200,7 @@ func (*stallStop) OnStop(*actor.Context) {
 // second team is passivated while the first one's stop still waits.
 func TestSlowPassivationHoldsBackNoOther(t *testing.T) {
 	ctx := actortest.Context(t)
-	e := embedded(t)
-	nc := connect(t, e)
-	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	stallGate.Store(g)
-	defer stallGate.Store(nil)
-	passivated := make(chan uuid.UUID, 8)
-	// A passivation gives up on a team's stop after FlushTimeout and a
-	// beat: longer than the test, so that the first one's holds until
-	// released.
-	cfg := Config{Logger: discard, Lease: testLease, Owner: "idle", IdleAfter: 10 * time.Millisecond, FlushTimeout: time.Hour,
-		passivated: func(id uuid.UUID) { passivated <- id }}
-	tmpls := map[string]Template{"stall": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
-		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
-			return err
-		}
-		_, err := t.Spawn(ctx, &stallStop{}, &actor.Config{Name: "s", Role: "Stall"})
-		return err
-	}}}
-	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	var release sync.Once
-	free := func() { release.Do(func() { close(g.release) }) }
-	t.Cleanup(free) // before the worker's Close
+	w, g, free, passivated, _ := stallWorker(t, ctx)
 
 	first, err := w.Create(ctx, "stall", nil)
 	if err != nil {
@@ -264,33 +235,7 @@ func TestSlowPassivationHoldsBackNoOther(t *testing.T) {
 // overwritten as passive while it runs.
 func TestTeamBeingPassivatedIsNotTakenOver(t *testing.T) {
 	ctx := actortest.Context(t)
-	e := embedded(t)
-	nc := connect(t, e)
-	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	stallGate.Store(g)
-	defer stallGate.Store(nil)
-	passivated, resumed := make(chan uuid.UUID, 8), make(chan uuid.UUID, 8)
-	cfg := Config{Logger: discard, Lease: testLease, Owner: "idle", IdleAfter: 10 * time.Millisecond, FlushTimeout: time.Hour,
-		passivated: func(id uuid.UUID) { passivated <- id }, resumed: func(id uuid.UUID) { resumed <- id }}
-	tmpls := map[string]Template{"stall": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
-		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
-			return err
-		}
-		_, err := t.Spawn(ctx, &stallStop{}, &actor.Config{Name: "s", Role: "Stall"})
-		return err
-	}}}
-	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	var release sync.Once
-	free := func() { release.Do(func() { close(g.release) }) }
-	t.Cleanup(free) // before the worker's Close
+	w, g, free, passivated, resumed := stallWorker(t, ctx)
 
 	team, err := w.Create(ctx, "stall", nil)
 	if err != nil {
@@ -328,4 +273,43 @@ func TestTeamBeingPassivatedIsNotTakenOver(t *testing.T) {
 	if w.team(team.ID()) != nil {
 		t.Fatal("the worker runs the passivated team")
 	}
+}
+
+// stallWorker starts a worker passivating its teams idle for 10 ms, with
+// the template "stall", whose member s waits in its stop at the gate g
+// (the first to stop in the test) until free is called (at the latest
+// when the test ends, before the worker's Close): a passivation under way
+// for as long as the test needs. passivated and resumed receive the teams
+// the worker passivated and took over.
+func stallWorker(t *testing.T, ctx context.Context) (w *Worker, g *gate, free func(), passivated, resumed chan uuid.UUID) {
+	t.Helper()
+	nc := connect(t, embedded(t))
+	g = &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	stallGate.Store(g)
+	t.Cleanup(func() { stallGate.Store(nil) })
+	passivated, resumed = make(chan uuid.UUID, 8), make(chan uuid.UUID, 8)
+	// A passivation gives up on a team's stop after FlushTimeout and a
+	// beat: longer than the test, so that one holds until released.
+	cfg := Config{Logger: discard, Lease: testLease, Owner: "idle", IdleAfter: 10 * time.Millisecond, FlushTimeout: time.Hour,
+		passivated: func(id uuid.UUID) { passivated <- id }, resumed: func(id uuid.UUID) { resumed <- id }}
+	tmpls := map[string]Template{"stall": {Person: "@Human", Build: func(ctx context.Context, t *orchestrator.Team, _ json.RawMessage) error {
+		if _, err := t.Spawn(ctx, &agent.HumanProxy{}, &actor.Config{Name: "@Human", Role: "Human"}); err != nil {
+			return err
+		}
+		_, err := t.Spawn(ctx, &stallStop{}, &actor.Config{Name: "s", Role: "Stall"})
+		return err
+	}}}
+	w, err := StartWorker(ctx, nc.Conn, system(t), cfg, tmpls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	var release sync.Once
+	free = func() { release.Do(func() { close(g.release) }) }
+	t.Cleanup(free) // before the worker's Close
+	return w, g, free, passivated, resumed
 }
