@@ -166,8 +166,14 @@ func TestScaleLostWorker(t *testing.T) {
 	if n := workers[1].count() + workers[2].count(); n != 3*perWorker {
 		t.Fatalf("the survivors run %d teams, want %d", n, 3*perWorker)
 	}
-	if count[1] < 35 || count[2] < 35 {
-		t.Fatalf("the lost worker's teams did not spread fairly over the survivors: %v", count)
+	// Fair by shards: the survivors hold every shard, each at most its
+	// share. Their counts of the lost worker's teams follow the teams'
+	// hashes over those shards (100 teams in about 22 shards, 11 or so
+	// each way: a split of 70 to 30 came once in a -cpu 1 run), so they
+	// are only checked to be both taken some.
+	waitShares(t, ctx, "counters", workers[1], workers[2])
+	if count[1] == 0 || count[2] == 0 {
+		t.Fatalf("the lost worker's teams did not spread over the survivors: %v", count)
 	}
 	// Both survivors at once: one closed first would see the other take
 	// its 150 teams over.
