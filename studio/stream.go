@@ -84,10 +84,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	c, stopped := s.hub.join() // before the history is read: nothing falls between
 	defer s.hub.leave(c)
 
-	// The state changes first, then the rest: a state change queued on c
-	// but missing from states is newer than every one in states.
-	states, _ := s.team.Messages(ctx, orchestrator.Filter{Type: "StateChangedMessage"})
-	hist, herr := s.team.Messages(ctx, orchestrator.Filter{})
+	states, hist, herr := s.history(ctx)
 	if herr != nil && !errors.Is(herr, orchestrator.ErrOutsideWindow) {
 		http.Error(w, fmt.Sprintf("studio: reading the team's history: %v", herr), http.StatusServiceUnavailable)
 		return
@@ -135,6 +132,36 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	}
 	st.flush()
 	s.follow(ctx, st, c, skip, skipState)
+}
+
+// history reads the team's state changes and the rest of its history
+// (which does not list them) as of one moment. Read one after the other,
+// a state change made between the two reads would be in neither: it
+// would come live, after the history's records that followed it, and a
+// page showing an earlier moment would miss it. So the state changes are
+// read again after the history until they did not change meanwhile (a
+// few tries; then the later ones are taken, which places a state change
+// made meanwhile a few records early rather than late).
+func (s *Studio) history(ctx context.Context) (states, hist []message.Message, herr error) {
+	byType := orchestrator.Filter{Type: "StateChangedMessage"}
+	states, _ = s.team.Messages(ctx, byType)
+	for try := 0; ; try++ {
+		hist, herr = s.team.Messages(ctx, orchestrator.Filter{})
+		again, _ := s.team.Messages(ctx, byType)
+		if sameStates(states, again) || try == 3 || ctx.Err() != nil {
+			return again, hist, herr
+		}
+		states = again
+	}
+}
+
+// sameStates reports whether two reads of the state changes have the
+// same ones (the log only grows; its window drops the oldest first).
+func sameStates(a, b []message.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || a[len(a)-1].Envelope().ID == b[len(b)-1].Envelope().ID
 }
 
 // writeHistory writes the records of hist from start, with the state

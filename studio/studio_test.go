@@ -598,6 +598,45 @@ func TestToolsAndBoard(t *testing.T) {
 	}
 }
 
+// hookedSource runs before, once, when the history (every record but
+// the state changes) is first read.
+type hookedSource struct {
+	source
+	before func()
+}
+
+func (h *hookedSource) Messages(ctx context.Context, f orchestrator.Filter) ([]message.Message, error) {
+	if f.Type == "" && h.before != nil {
+		before := h.before
+		h.before = nil
+		before()
+	}
+	return h.source.Messages(ctx, f)
+}
+
+// A page opened while the board changes gets the board among the
+// records in the order they were made: a state change made after the
+// page read the state changes but before it read the rest of the history
+// comes before the answer that followed it, not after it (a page showing
+// an earlier moment would miss it).
+func TestBoardChangedWhileThePageOpensStaysInOrder(t *testing.T) {
+	f := newFixture(t, Options{}, false)
+	f.model.Model("@Manager").Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "update_planning",
+			`{"update":{"create_tasks":[{"id":1,"description":"Write the page"}]}}`)),
+		reply("response", "@Human", "planned"))
+	f.studio.team = &hookedSource{source: f.studio.team, before: func() { f.say("Plan it.") }}
+	evs := f.open("", nil).until(func(g got) bool { return g.k() == "msg" && g.s("text") == "planned" })
+	// The board of now, sent first, is a snapshot a page showing an
+	// earlier moment skips: the one among the records is wanted.
+	board := slices.IndexFunc(evs, func(g got) bool {
+		return g.k() == "board" && g.ev["snap"] != true && strings.Contains(stringOf(g.ev["tasks"]), "Write the page")
+	})
+	if board < 0 {
+		t.Errorf("no board with the task before the answer that followed it: %v", evs)
+	}
+}
+
 // A board whose changes all left the in-memory window (no Archive) is
 // still shown: the page gets it from the team's states.
 func TestBoardOutsideWindow(t *testing.T) {
