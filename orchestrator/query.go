@@ -40,10 +40,14 @@ type Filter struct {
 	// which Messages otherwise leaves out: each with its parent id,
 	// the message whose turn changed the state.
 	Type string
+	// States keeps the state changes too, each in its place in the log:
+	// with Type "", the whole log in order (a reader that shows the team
+	// as it was at some record needs both, read at one moment).
+	States bool
 }
 
 // states reports whether f asks for the StateChanged records.
-func (f Filter) states() bool { return f.Type == "StateChangedMessage" }
+func (f Filter) states() bool { return f.States || f.Type == "StateChangedMessage" }
 
 func (f Filter) match(m message.Message) bool {
 	if f.Sender != uuid.Nil {
@@ -57,7 +61,7 @@ func (f Filter) match(m message.Message) bool {
 
 // Messages returns the team's log in ledger order: every telemetry
 // message except StateChanged (those update States; Filter.Type
-// "StateChangedMessage" asks for them), filtered by f.
+// "StateChangedMessage" or Filter.States asks for them), filtered by f.
 // Addresses in it are live where the actor is; the slice is the caller's.
 //
 // The team keeps a window of its most recent records in memory (4,096 by

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/akgentic/akgentic-go/actor"
 	"github.com/akgentic/akgentic-go/actor/actortest"
@@ -454,5 +457,84 @@ func TestStateChangesWithTheirParents(t *testing.T) {
 		if !sc.ParentID.Valid || sc.ParentID.UUID != sent[i].ID {
 			t.Fatalf("state change %d: parent %v, want the message %q (%s)", i, sc.ParentID, sent[i].Content, sent[i].ID)
 		}
+	}
+}
+
+// Filter.States lists the state changes among the other records, each in
+// its place in the log: the order the subscribers got them in, the state
+// change after the Received record of the message whose turn changed it
+// and before the next message's. So from the in-memory window, and from
+// the Archive once the window is passed.
+func TestStatesInTheirPlaces(t *testing.T) {
+	for _, retention := range []int{0, 20} {
+		t.Run(fmt.Sprintf("retention=%d", retention), func(t *testing.T) {
+			arch := &archive{}
+			opts := []orchestrator.Option{orchestrator.WithSubscribers(arch)}
+			if retention > 0 {
+				opts = append(opts, orchestrator.WithRetention(retention))
+			}
+			sys, team, _ := actortest.NewTeam(t, opts...)
+			ctx := actortest.Context(t)
+			nb := mustSpawn(t, team, &Notebook{}, named("nb"))
+			var sent []*message.UserMessage
+			for i := range 10 {
+				m := message.NewUserMessage(fmt.Sprintf("note %d", i))
+				sent = append(sent, m)
+				if _, err := sys.Ask(ctx, nb, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := team.Messages(ctx, orchestrator.Filter{States: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := team.Messages(ctx, orchestrator.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			changes := orchestrator.Select[*message.StateChangedMessage](all)
+			if len(all)-len(changes) != len(plain) || len(changes) < len(sent) {
+				t.Fatalf("%d records with the states, %d state changes, %d without", len(all), len(changes), len(plain))
+			}
+			got := make([]uuid.UUID, len(all))
+			for i, m := range all {
+				got[i] = m.Envelope().ID
+			}
+			if err := team.Sync(ctx); err != nil { // the subscriber has had every record
+				t.Fatal(err)
+			}
+			arch.mu.Lock()
+			var want []uuid.UUID // what the subscriber got, in its order
+			for _, m := range arch.msgs {
+				switch m.(type) {
+				case *orchestrator.MetadataChanged, *orchestrator.CatalogChanged:
+				default:
+					want = append(want, m.Envelope().ID)
+				}
+			}
+			arch.mu.Unlock()
+			if !slices.Equal(got, want) {
+				t.Fatalf("the log with its states is not in the subscriber's order:\n got %v\nwant %v", got, want)
+			}
+			received := func(m *message.UserMessage) int {
+				return slices.IndexFunc(all, func(r message.Message) bool {
+					x, ok := r.(*message.ReceivedMessage)
+					return ok && x.MessageID == m.ID
+				})
+			}
+			for i, m := range sent {
+				changed := slices.IndexFunc(all, func(r message.Message) bool {
+					x, ok := r.(*message.StateChangedMessage)
+					return ok && x.ParentID.UUID == m.ID
+				})
+				next := len(all)
+				if i+1 < len(sent) {
+					next = received(sent[i+1])
+				}
+				if at := received(m); !(at >= 0 && at < changed && changed < next) {
+					t.Errorf("%q: received at %d, its state change at %d, the next message received at %d", m.Content, at, changed, next)
+				}
+			}
+		})
 	}
 }

@@ -197,15 +197,15 @@ func (m *mirrored) end() {
 // ID is the team's id.
 func (m *mirrored) ID() uuid.UUID { return m.id }
 
-// Messages returns the records kept, state changes apart (as
-// orchestrator.Team.Messages does), filtered by f. When some are no
+// Messages returns the records kept, state changes apart unless asked
+// for (as orchestrator.Team.Messages does), filtered by f. When some are no
 // longer kept, the error wraps orchestrator.ErrOutsideWindow and says how
 // many. The state changes asked for include the latest of each member
 // even when it is no longer kept.
 func (m *mirrored) Messages(_ context.Context, f orchestrator.Filter) ([]message.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	states := f.Type == "StateChangedMessage"
+	states := f.States || f.Type == "StateChangedMessage"
 	var out []message.Message
 	if states && m.dropped > 0 {
 		out = m.oldStates()

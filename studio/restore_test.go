@@ -125,12 +125,12 @@ func TestMirrorRosterKeepsARestoredMembersPlace(t *testing.T) {
 	}
 }
 
-// A restored history is not in time order: the restored team's new
-// orchestrator records come first, then the older log. Each state change
-// still goes among the records of its time (not all before the first
-// record), and a board of a tool decoded from a log (no tool flag, its
-// role kept) is shown.
-func TestHistoryPlacesStateChangesByTimeInARestoredHistory(t *testing.T) {
+// The history is written in the log's order, the state changes in their
+// places, even where that is not the order of their times (a restored
+// team's new records come before its older log): the time slider counts
+// records in that order. A board of a tool decoded from a log (no tool
+// flag, its role kept) is shown.
+func TestHistoryKeepsTheLogsOrderAndShowsDecodedBoards(t *testing.T) {
 	team := uuid.New()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	addr := func(name, role string) *message.Address { // as decoded from a log: no tool flag
@@ -149,11 +149,11 @@ func TestHistoryPlacesStateChangesByTimeInARestoredHistory(t *testing.T) {
 		b.ID, b.Sender, b.Timestamp = uuid.New(), tool, t0.Add(time.Duration(sec)*time.Second)
 		return m
 	}
-	hist := []message.Message{msg(100, "restored"), msg(1, "first"), msg(3, "second"), msg(5, "third")}
-	states := []message.Message{state(2, "after first"), state(4, "after second"), state(101, "as restored")}
+	hist := []message.Message{msg(100, "restored"), msg(1, "first"), state(2, "after first"), msg(3, "second"),
+		state(4, "after second"), msg(5, "third"), state(101, "as restored")}
 	rec := httptest.NewRecorder()
 	st := &stream{w: rec, rc: http.NewResponseController(rec), writeTimeout: time.Second}
-	writeHistory(st, hist, 0, states)
+	writeHistory(st, hist, 0)
 	var order []string
 	for frame := range strings.SplitSeq(rec.Body.String(), "\n\n") {
 		if frame == "" {

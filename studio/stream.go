@@ -84,7 +84,10 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	c, stopped := s.hub.join() // before the history is read: nothing falls between
 	defer s.hub.leave(c)
 
-	states, hist, herr := s.history(ctx)
+	// One read of the whole log, the state changes in their places: read
+	// apart, a state change made between the two reads is in neither, and
+	// placing one among the records by time is wrong within a clock tick.
+	hist, herr := s.team.Messages(ctx, orchestrator.Filter{States: true})
 	if herr != nil && !errors.Is(herr, orchestrator.ErrOutsideWindow) {
 		http.Error(w, fmt.Sprintf("studio: reading the team's history: %v", herr), http.StatusServiceUnavailable)
 		return
@@ -123,9 +126,10 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		st.write(control(s.roster(ctx)))
 		st.write(control(s.cards(ctx)))
 	}
+	recs, states := splitStates(hist)
 	st.write(s.lastBoard(ctx, states))
-	writeHistory(st, hist, start, states)
-	skip, skipState := seen(hist, s.opt.Buffer), seen(states, s.opt.Buffer)
+	writeHistory(st, hist, start)
+	skip, skipState := seen(recs, s.opt.Buffer), seen(states, s.opt.Buffer)
 	st.write(control(event{K: "live", Live: !stopped}))
 	if stopped {
 		st.write(stoppedFrame()) // the history is all there is: the stream ends
@@ -134,80 +138,26 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 	s.follow(ctx, st, c, skip, skipState)
 }
 
-// history reads the team's state changes and the rest of its history
-// (which does not list them) as of one moment. Read one after the other,
-// a state change made between the two reads would be in neither: it
-// would come live, after the history's records that followed it, and a
-// page showing an earlier moment would miss it. So the state changes are
-// read again after the history until they did not change meanwhile (a
-// few tries; then the later ones are taken, which places a state change
-// made meanwhile a few records early rather than late).
-func (s *Studio) history(ctx context.Context) (states, hist []message.Message, herr error) {
-	byType := orchestrator.Filter{Type: "StateChangedMessage"}
-	states, _ = s.team.Messages(ctx, byType)
-	for try := 0; ; try++ {
-		hist, herr = s.team.Messages(ctx, orchestrator.Filter{})
-		again, _ := s.team.Messages(ctx, byType)
-		if sameStates(states, again) || try == 3 || ctx.Err() != nil {
-			return again, hist, herr
-		}
-		states = again
-	}
-}
-
-// sameStates reports whether two reads of the state changes have the
-// same ones (the log only grows; its window drops the oldest first).
-func sameStates(a, b []message.Message) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	return len(a) == 0 || a[len(a)-1].Envelope().ID == b[len(b)-1].Envelope().ID
-}
-
-// writeHistory writes the records of hist from start, with the state
-// changes (states, which the history does not list) among them in time
-// order: a page showing an earlier moment sees the board as it was then.
-// A state change no later than the page's last event is not sent again.
-//
-// A record's place is its time, except that a history need not be in
-// time order: a restored team's begins with its new orchestrator's
-// records, then the log it was restored from, older. A state change goes
-// before the first record from which every later one is newer than it
-// (the suffix minimum of the times), so an early record out of order
-// does not pull every state change of the log before it.
-func writeHistory(st *stream, hist []message.Message, start int, states []message.Message) {
-	later := make([]time.Time, len(hist)) // later[i]: the oldest time of hist[i:]
-	for i := len(hist) - 1; i >= 0; i-- {
-		later[i] = hist[i].Envelope().Timestamp
-		if i+1 < len(hist) && later[i+1].Before(later[i]) {
-			later[i] = later[i+1]
-		}
-	}
-	j := 0
-	if start > 0 { // the page has what came up to its last record (and no later than the records it lacks)
-		seen := hist[start-1].Envelope().Timestamp
-		if start < len(hist) && later[start].Before(seen) {
-			seen = later[start]
-		}
-		for j < len(states) && !states[j].Envelope().Timestamp.After(seen) {
-			j++
-		}
-	}
-	write := func(m message.Message) {
+// writeHistory writes the records of hist from start, the state changes
+// among them.
+func writeHistory(st *stream, hist []message.Message, start int) {
+	for _, m := range hist[start:] {
 		if ev, ok := render(m); ok {
 			st.write(encode(ev))
 		}
 	}
-	for i := start; i < len(hist); i++ {
-		for j < len(states) && states[j].Envelope().Timestamp.Before(later[i]) {
-			write(states[j])
-			j++
+}
+
+// splitStates returns the records of hist and its state changes apart.
+func splitStates(hist []message.Message) (recs, states []message.Message) {
+	for _, m := range hist {
+		if _, ok := m.(*message.StateChangedMessage); ok {
+			states = append(states, m)
+		} else {
+			recs = append(recs, m)
 		}
-		write(hist[i])
 	}
-	for ; j < len(states); j++ {
-		write(states[j])
-	}
+	return recs, states
 }
 
 // follow writes the records queued on c until the team's stop is

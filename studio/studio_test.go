@@ -614,11 +614,11 @@ func (h *hookedSource) Messages(ctx context.Context, f orchestrator.Filter) ([]m
 	return h.source.Messages(ctx, f)
 }
 
-// A page opened while the board changes gets the board among the
-// records in the order they were made: a state change made after the
-// page read the state changes but before it read the rest of the history
-// comes before the answer that followed it, not after it (a page showing
-// an earlier moment would miss it).
+// A page opened just after the board changed gets that change among the
+// records in the log's order: before the answer that followed it. (Read
+// apart from the records and placed among them by time, it came after
+// that answer whenever both fell in one tick of the records' clock, and a
+// page showing an earlier moment missed it.)
 func TestBoardChangedWhileThePageOpensStaysInOrder(t *testing.T) {
 	f := newFixture(t, Options{}, false)
 	f.model.Model("@Manager").Enqueue(
