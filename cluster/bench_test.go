@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/akgentic/akgentic-go/message"
 )
@@ -149,4 +152,136 @@ func benchLedger(b *testing.B, nc *nats.Conn, cfg Config) {
 	}
 	l.OnStop(team)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkRawPublishR3Teams is the raw baseline of
+// BenchmarkLedgerPublishR3Teams: the same records (the Ledger's encoding
+// and headers, on the same three servers and stream, claimed by a Ledger
+// first) published by the JetStream client alone, without the Ledger's
+// bookkeeping. mode=batch sends them as the Ledger does on a replicated
+// stream (each team one atomic batch in flight at a time, up to maxBatch
+// records, the commit acknowledged); mode=async publishes them record by
+// record, the client's default window in flight, without the claims
+// check (which a replicated stream refuses to overlap): the ceiling of
+// the client and the servers on this machine.
+func BenchmarkRawPublishR3Teams(b *testing.B) {
+	servers := threeServers(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := Config{Logger: discard, Window: 8192, Replicas: 3}
+	nc := connectCluster(b, ctx, servers, cfg)
+	for _, mode := range []string{"batch", "async"} {
+		for _, teams := range []int{1, 8, 32, 128} {
+			b.Run(fmt.Sprintf("mode=%s/teams=%d", mode, teams), func(b *testing.B) { benchRaw(b, nc, cfg, teams, mode == "batch") })
+		}
+	}
+}
+
+// benchRaw publishes b.N records spread over n teams' subjects with the
+// JetStream client alone (see BenchmarkRawPublishR3Teams), timed to the
+// last acknowledgement.
+func benchRaw(b *testing.B, nc *nats.Conn, cfg Config, n int, batch bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type team struct {
+		subj, own, claim string
+		data             []byte
+	}
+	teams := make([]team, n)
+	for i := range teams {
+		id := uuid.New()
+		l, _, err := OpenLedger(ctx, nc, id, cfg) // the team's claim, as a Ledger makes it
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := &message.SentMessage{Message: message.NewUserMessage("What is the capital of France?")}
+		rec.ID, rec.TeamID, rec.Timestamp = uuid.New(), uuid.NullUUID{UUID: id, Valid: true}, time.Now()
+		data, err := encode(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		teams[i] = team{subj: l.recSubj, own: l.ownSubj, claim: strconv.FormatUint(l.claimSeq, 10), data: data}
+		l.OnStop(id)
+	}
+	msg := func(t team, index int) *nats.Msg {
+		h := nats.Header{
+			indexHeader:           {strconv.Itoa(index)},
+			jetstream.MsgIDHeader: {uuid.NewString()},
+		}
+		if batch {
+			h[jetstream.ExpectedLastSubjSeqHeader] = []string{t.claim}
+			h[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{t.own}
+		}
+		return &nats.Msg{Subject: t.subj, Data: t.data, Header: h}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !batch {
+		for k := range b.N {
+			if _, err := js.PublishMsgAsync(msg(teams[k%n], k/n+1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			b.Fatal("the acknowledgements did not all come")
+		}
+	} else {
+		errs := make(chan error, n)
+		for i, t := range teams {
+			count := b.N / n
+			if i < b.N%n {
+				count++
+			}
+			go func() { errs <- rawBatches(ctx, js, count, maxBatch, func(k int) *nats.Msg { return msg(t, k+1) }) }()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// rawBatches sends count records made by rec as atomic batches of at most
+// size, one in flight: every record but the last published plainly, the
+// last committing the batch and waited for. A batch the server refuses
+// for too many in flight is sent again.
+func rawBatches(ctx context.Context, js jetstream.JetStream, count, size int, rec func(k int) *nats.Msg) error {
+	nc := js.Conn()
+	for k := 0; k < count; {
+		n := min(size, count-k)
+		last := rec(k + n - 1)
+		if n > 1 {
+			id := uuid.NewString()
+			for i := range n - 1 {
+				m := rec(k + i)
+				m.Header.Set(batchIDHeader, id)
+				m.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+				if err := nc.PublishMsg(m); err != nil {
+					return err
+				}
+			}
+			last.Header.Set(batchIDHeader, id)
+			last.Header.Set(batchSeqHeader, strconv.Itoa(n))
+			last.Header.Set(batchCommitHeader, "1")
+		}
+		_, err := js.PublishMsg(ctx, last)
+		var ae *jetstream.APIError
+		switch {
+		case errors.As(err, &ae) && ae.ErrorCode == errBatchInflight:
+			continue // the same records again, as a new batch
+		case err != nil:
+			return err
+		}
+		k += n
+	}
+	return nil
 }
