@@ -253,7 +253,7 @@ func benchRaw(b *testing.B, nc *nats.Conn, cfg Config, n int, batch bool) {
 // rawBatches sends count records made by rec as atomic batches of at most
 // size, one in flight: every record but the last published plainly, the
 // last committing the batch and waited for. A batch the server refuses
-// for too many in flight is sent again.
+// for a reason the Ledger sends it again for is sent again.
 func rawBatches(ctx context.Context, js jetstream.JetStream, count, size int, rec func(k int) *nats.Msg) error {
 	nc := js.Conn()
 	for k := 0; k < count; {
@@ -276,8 +276,8 @@ func rawBatches(ctx context.Context, js jetstream.JetStream, count, size int, re
 		_, err := js.PublishMsg(ctx, last)
 		var ae *jetstream.APIError
 		switch {
-		case errors.As(err, &ae) && ae.ErrorCode == errBatchInflight:
-			continue // the same records again, as a new batch
+		case errors.As(err, &ae) && (ae.ErrorCode == errBatchInflight || ae.ErrorCode == errBatchIncomplt || ae.ErrorCode == errDupInProcess):
+			continue // the same records again, as a new batch (as the Ledger does)
 		case err != nil:
 			return err
 		}
