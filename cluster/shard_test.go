@@ -138,6 +138,47 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 func lease0(owner string, until time.Time) lease { return lease{Owner: owner, Until: until} }
 
 // A team's shard is a hash of its id, spread about evenly; a shard's key
+// The takeover scan wakes when a shard of another worker may be free: at
+// its lease's end; for a lease already ended, when its holder's presence
+// ends (a worker killed stops renewing both, its shards' leases a little
+// before its presence), or a lease after the end if its holder stays
+// present; not at all for a shard free now or of a template it does not
+// serve.
+func TestScanWakesWhenAShardOfAKilledWorkerIsFree(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const term = 10 * time.Second
+	tmpls := map[string]Template{"t": {}}
+	view := func(xs ...shardLease) *bucketView {
+		v := newBucketView(8)
+		for _, x := range xs {
+			v.shards[x.ref] = x
+		}
+		return v
+	}
+	held := func(n int, owner string, until time.Time) shardLease {
+		return shardLease{ref: shardRef{template: "t", n: n}, lease: lease{Owner: owner, Until: until}}
+	}
+	for _, c := range []struct {
+		name    string
+		v       *bucketView
+		present map[string]time.Time
+		want    time.Time
+	}{
+		{"a running lease: its end", view(held(0, "b", now.Add(3*time.Second))), map[string]time.Time{"b": now.Add(5 * time.Second)}, now.Add(3 * time.Second)},
+		{"ended, its holder present a while yet: the presence's end", view(held(0, "b", now.Add(-time.Second))), map[string]time.Time{"b": now.Add(400 * time.Millisecond)}, now.Add(400 * time.Millisecond)},
+		{"ended, its holder renewing its presence: a lease after the end", view(held(0, "b", now.Add(-time.Second))), map[string]time.Time{"b": now.Add(term)}, now.Add(term - time.Second)},
+		{"ended, its holder gone: free now, no wake", view(held(0, "b", now.Add(-time.Second))), map[string]time.Time{}, time.Time{}},
+		{"released (no end): free now, no wake", view(held(0, "b", time.Time{})), map[string]time.Time{"b": now.Add(term)}, time.Time{}},
+		{"its own: no wake", view(held(0, "me", now.Add(time.Second))), nil, time.Time{}},
+		{"another template's: no wake", view(shardLease{ref: shardRef{template: "u"}, lease: lease{Owner: "b", Until: now.Add(time.Second)}}), nil, time.Time{}},
+		{"the earliest of several", view(held(0, "b", now.Add(3*time.Second)), held(1, "c", now.Add(-time.Second))), map[string]time.Time{"b": now.Add(term), "c": now.Add(2 * time.Second)}, now.Add(2 * time.Second)},
+	} {
+		if got := c.v.nextShardEnd("me", tmpls, c.present, term, now); !got.Equal(c.want) {
+			t.Errorf("%s: wakes at %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // reads back; an input's subject names its team.
 func TestShardOfSpreadsTeamsAndKeysReadBack(t *testing.T) {
 	const n, teams = 16, 16000

@@ -85,7 +85,11 @@ func (w *Worker) takeExpired(life context.Context) time.Time {
 	}
 	rand.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
 	w.takeSome(life, todo, len(todo))
-	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, time.Now()); !e.IsZero() && (next.IsZero() || e.Before(next)) {
+	present := make(map[string]time.Time, len(workers))
+	for _, p := range workers {
+		present[p.Owner] = p.Until
+	}
+	if e := w.view.nextShardEnd(w.cfg.Owner, w.tmpls, present, w.cfg.Lease, time.Now()); !e.IsZero() && (next.IsZero() || e.Before(next)) {
 		next = e
 	}
 	if e := w.settledAt(workers, now); !e.IsZero() && (next.IsZero() || e.Before(next)) {

@@ -71,15 +71,35 @@ func (v *bucketView) shardLeases(template string) (map[int]shardLease, bool) {
 	return out, true
 }
 
-// nextShardEnd is the first end after now of a lease of another
-// worker's shard of templates: a scan then takes it if its holder died.
-func (v *bucketView) nextShardEnd(owner string, templates map[string]Template, now time.Time) time.Time {
+// nextShardEnd is the first moment after now a shard of templates held
+// by another worker may be free for a scan to take: the end of its lease,
+// or, for a lease already ended whose holder is still present (planShards
+// takes it only once its holder is gone, or a lease after its end), the
+// earlier of its holder's presence end (in present, by owner) and that
+// lease later. A worker killed renews neither its shards nor its
+// presence, and its shards' leases end a little before its presence does:
+// without the second kind the scan at their end found the holder still
+// present, and the next came a beat later.
+func (v *bucketView) nextShardEnd(owner string, templates map[string]Template, present map[string]time.Time, lease time.Duration, now time.Time) time.Time {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var next time.Time
 	for r, x := range v.shards {
-		if _, ok := templates[r.template]; ok && x.Owner != owner && x.Until.After(now) && (next.IsZero() || x.Until.Before(next)) {
-			next = x.Until
+		if _, ok := templates[r.template]; !ok || x.Owner == owner || x.Until.IsZero() {
+			continue
+		}
+		at := x.Until
+		if !at.After(now) {
+			at = x.Until.Add(lease)
+			if p := present[x.Owner]; p.Before(at) {
+				at = p // zero (its holder gone): free now
+			}
+			if !at.After(now) {
+				continue // free now: this scan saw it so
+			}
+		}
+		if next.IsZero() || at.Before(next) {
+			next = at
 		}
 	}
 	return next
