@@ -137,13 +137,12 @@ func TestPlanShardsTakesItsShareAndHandsOverTheSurplus(t *testing.T) {
 
 func lease0(owner string, until time.Time) lease { return lease{Owner: owner, Until: until} }
 
-// A team's shard is a hash of its id, spread about evenly; a shard's key
 // The takeover scan wakes when a shard of another worker may be free: at
-// its lease's end; for a lease already ended, when its holder's presence
-// ends (a worker killed stops renewing both, its shards' leases a little
-// before its presence), or a lease after the end if its holder stays
-// present; not at all for a shard free now or of a template it does not
-// serve.
+// its lease's end; for a lease already ended, at the earlier of its
+// holder's presence end (a worker killed renews neither, and its presence
+// can end after its shards' leases: each Create stores it between beats)
+// and a lease after the lease's end (its holder staying present); not at
+// all for a shard free now or of a template it does not serve.
 func TestScanWakesWhenAShardOfAKilledWorkerIsFree(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	const term = 10 * time.Second
@@ -179,6 +178,7 @@ func TestScanWakesWhenAShardOfAKilledWorkerIsFree(t *testing.T) {
 	}
 }
 
+// A team's shard is a hash of its id, spread about evenly; a shard's key
 // reads back; an input's subject names its team.
 func TestShardOfSpreadsTeamsAndKeysReadBack(t *testing.T) {
 	const n, teams = 16, 16000

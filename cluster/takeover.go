@@ -23,8 +23,10 @@ const wakeSlack = 10 * time.Millisecond
 // takeovers runs the takeover scans until ctx ends (Close): every third of
 // a lease, at the end of the next lease of another worker's team this
 // worker could take (so that a dead worker's team is resumed right when
-// its lease ends, not up to a third of a lease later), and when another
-// worker released a lease (w.freed).
+// its lease ends, not up to a third of a lease later), when a shard of
+// another worker may be free (nextShardEnd: its lease's end, or its dead
+// holder's presence end), when a worker that joined may be handed shards
+// (settledAt), and when another worker released a lease (w.freed).
 func (w *Worker) takeovers(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -49,9 +51,9 @@ func (w *Worker) takeovers(ctx context.Context) {
 // of the shards it holds (its index: the leases ended there, not every
 // lease): it takes over each team of those shards whose lease ended and
 // that it does not run (toResume), in a random order. It returns when the
-// earliest lease still running of such a team, or of another worker's
-// shard, ends, or a worker that joined may be handed shards (settledAt),
-// whichever comes first (zero when none). The scan's reads are bounded by a lease;
+// earliest lease still running of such a team ends, or a shard of another
+// worker may be free (nextShardEnd), or a worker that joined may be handed
+// shards (settledAt), whichever comes first (zero when none). The scan's reads are bounded by a lease;
 // the takeovers end with life.
 func (w *Worker) takeExpired(life context.Context) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Lease)

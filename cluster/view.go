@@ -77,9 +77,10 @@ func (v *bucketView) shardLeases(template string) (map[int]shardLease, bool) {
 // takes it only once its holder is gone, or a lease after its end), the
 // earlier of its holder's presence end (in present, by owner) and that
 // lease later. A worker killed renews neither its shards nor its
-// presence, and its shards' leases end a little before its presence does:
-// without the second kind the scan at their end found the holder still
-// present, and the next came a beat later.
+// presence, and its presence can end after its shards' leases (each
+// Create stores the presence between beats): without the second kind the
+// scan at the leases' end found the holder still present, and the next
+// came a beat later.
 func (v *bucketView) nextShardEnd(owner string, templates map[string]Template, present map[string]time.Time, lease time.Duration, now time.Time) time.Time {
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -463,8 +463,9 @@ func TestStateChangesWithTheirParents(t *testing.T) {
 // Filter.States lists the state changes among the other records, each in
 // its place in the log: the order the subscribers got them in, the state
 // change after the Received record of the message whose turn changed it
-// and before the next message's. So from the in-memory window, and from
-// the Archive once the window is passed.
+// and before the next message's. So from the in-memory window, from the
+// Archive once the window is passed, and in a team restored from that log
+// (its own new records first, then the log replayed in its order).
 func TestStatesInTheirPlaces(t *testing.T) {
 	for _, retention := range []int{0, 20} {
 		t.Run(fmt.Sprintf("retention=%d", retention), func(t *testing.T) {
@@ -534,6 +535,33 @@ func TestStatesInTheirPlaces(t *testing.T) {
 				if at := received(m); !(at >= 0 && at < changed && changed < next) {
 					t.Errorf("%q: received at %d, its state change at %d, the next message received at %d", m.Content, at, changed, next)
 				}
+			}
+			if retention > 0 {
+				return
+			}
+			if err := team.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			restored, err := orchestrator.Restore(ctx, sys, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = restored.Stop(ctx) }()
+			again, err := restored.Messages(ctx, orchestrator.Filter{States: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := 0 // the log's records, in order, among the restored team's
+			for _, m := range again {
+				if i < len(got) && m.Envelope().ID == got[i] {
+					i++
+				}
+			}
+			if i < len(got) {
+				t.Errorf("the restored team's log with its states has the log's records in order up to %d of %d", i, len(got))
+			}
+			if n := len(orchestrator.Select[*message.StateChangedMessage](again)); n < len(changes) {
+				t.Errorf("the restored team's log has %d state changes; the log it was restored from %d", n, len(changes))
 			}
 		})
 	}

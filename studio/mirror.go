@@ -208,7 +208,11 @@ func (m *mirrored) Messages(_ context.Context, f orchestrator.Filter) ([]message
 	states := f.States || f.Type == "StateChangedMessage"
 	var out []message.Message
 	if states && m.dropped > 0 {
-		out = m.oldStates()
+		for _, sc := range m.oldStates() {
+			if matches(f, sc) {
+				out = append(out, sc)
+			}
+		}
 	}
 	for i := range m.recs {
 		rec := m.recs[(m.head+i)%len(m.recs)]

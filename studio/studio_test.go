@@ -598,8 +598,8 @@ func TestToolsAndBoard(t *testing.T) {
 	}
 }
 
-// hookedSource runs before, once, when the history (every record but
-// the state changes) is first read.
+// hookedSource runs before, once, when the whole history (Filter.Type
+// empty) is first read.
 type hookedSource struct {
 	source
 	before func()
