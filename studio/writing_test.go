@@ -52,7 +52,12 @@ func (h *held) wait(f *fixture) string {
 	case <-f.ctx.Done():
 		f.t.Fatal("the answer's request was not sent again")
 	}
-	f.sync() // the deltas were emitted before the request was sent again
+	// The deltas were emitted before the request was sent again: once
+	// every subscriber has been given them (Sync, not a query: the log's
+	// barrier does not wait for the studio's hub), the hub has them.
+	if err := f.team.Sync(f.ctx); err != nil {
+		f.t.Fatal(err)
+	}
 	f.studio.hub.mu.Lock()
 	defer f.studio.hub.mu.Unlock()
 	a := f.studio.hub.answers[f.manager.AgentID()]
