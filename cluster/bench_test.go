@@ -37,11 +37,20 @@ func BenchmarkLedgerPublish(b *testing.B) {
 // in flight at a time (a replicated stream refuses overlapping checks),
 // holding the records queued while the previous one was in flight.
 func BenchmarkLedgerPublishR3(b *testing.B) {
+	nc, cfg := r3Cluster(b)
+	benchLedger(b, nc, cfg)
+}
+
+// r3Cluster starts three servers in the process and connects to them, for
+// the R3 benchmarks: the connection and the Ledgers' config (R3, a window
+// of 8192).
+func r3Cluster(b *testing.B) (*nats.Conn, Config) {
+	b.Helper()
 	servers := threeServers(b)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := Config{Logger: discard, Window: 8192, Replicas: 3}
-	benchLedger(b, connectCluster(b, ctx, servers, cfg), cfg)
+	return connectCluster(b, ctx, servers, cfg), cfg
 }
 
 // BenchmarkLedgerPublishR3Teams is BenchmarkLedgerPublishR3 with the
@@ -50,11 +59,7 @@ func BenchmarkLedgerPublishR3(b *testing.B) {
 // overlap (the server bounds them at 50 per stream by default; a refused
 // batch is sent again after a pause). teams=1 is the one-team baseline.
 func BenchmarkLedgerPublishR3Teams(b *testing.B) {
-	servers := threeServers(b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cfg := Config{Logger: discard, Window: 8192, Replicas: 3}
-	nc := connectCluster(b, ctx, servers, cfg)
+	nc, cfg := r3Cluster(b)
 	for _, teams := range []int{1, 8, 32, 128} {
 		b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) { benchLedgers(b, nc, cfg, teams) })
 	}
@@ -165,11 +170,7 @@ func benchLedger(b *testing.B, nc *nats.Conn, cfg Config) {
 // check (which a replicated stream refuses to overlap): the ceiling of
 // the client and the servers on this machine.
 func BenchmarkRawPublishR3Teams(b *testing.B) {
-	servers := threeServers(b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cfg := Config{Logger: discard, Window: 8192, Replicas: 3}
-	nc := connectCluster(b, ctx, servers, cfg)
+	nc, cfg := r3Cluster(b)
 	for _, mode := range []string{"batch", "async"} {
 		for _, teams := range []int{1, 8, 32, 128} {
 			b.Run(fmt.Sprintf("mode=%s/teams=%d", mode, teams), func(b *testing.B) { benchRaw(b, nc, cfg, teams, mode == "batch") })
