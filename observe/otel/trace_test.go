@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/akgentic/akgentic-go/actor/actortest"
 	"github.com/akgentic/akgentic-go/agent"
 	"github.com/akgentic/akgentic-go/agent/llm"
 	"github.com/akgentic/akgentic-go/agent/llmtest"
@@ -36,6 +37,11 @@ func TestConversationIsOneTrace(t *testing.T) {
 	tm.srv.Model("@Developer100").Enqueue(final(agent.Response, "@Manager", "3 days.").WithUsage(50, 5, 0))
 	if got := tm.ask("Plan the sprint."); got.Content != "Login page: 3 days." {
 		t.Fatalf("the person got %q", got.Content)
+	}
+	// The person's answer can reach the test before the exporter has been
+	// given the members' Start records: Sync waits for every subscriber.
+	if err := tm.team.Sync(actortest.Context(t)); err != nil {
+		t.Fatal(err)
 	}
 	rm := tel.metrics(t) // before the stop: the live members
 	if n, _ := sum(rm, "akgentic.team.members", attribute.String("akgentic.team.id", tm.team.ID().String())); n != 3 {
