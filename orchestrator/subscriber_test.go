@@ -71,9 +71,12 @@ func TestSubscriberFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The query waited for the subscriber to be given every record before
+	// it; the relays' turns may still close after it (an actor's Processed
+	// record comes when it parks), so the subscriber can hold more.
 	got := sub.messages()
 	want := log[1:] // the orchestrator's own Start predates the subscription
-	if len(got) != len(want) {
+	if len(got) < len(want) {
 		t.Fatalf("subscriber got %v, log has %v", typeNames(got), typeNames(want))
 	}
 	sawNested := false
