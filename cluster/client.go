@@ -451,8 +451,10 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // records an old owner wrote after a hole, which the next owner wrote
 // over (see ReadTeam), are never yielded. A record that does not decode,
 // or carries no ledger index, is yielded as it comes (an error for one
-// that does not decode), and the watch goes on; a failure of the consumer
-// (the connection closed) is yielded last.
+// that does not decode), and the watch goes on. A consumer that fails (a
+// server gone, its own resets not answered) is made anew, reading on
+// after the last record read; the connection closed, or a sixth failure
+// in a row with no record read between them, is yielded last.
 //
 // A team the leases bucket does not know is an error wrapping
 // ErrNoSuchTeam, yielded at once. A team stopped before the watch began
@@ -469,45 +471,107 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 		cc := jetstream.OrderedConsumerConfig{
 			FilterSubjects:    []string{c.cfg.recordsSubject(team)},
 			InactiveThreshold: readIdle,
+			MaxResetAttempts:  watchResets,
 		}
 		if seq, index, epoch, ok := c.snapshotBefore(ctx, team, from); ok {
 			cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq
 			o.next, o.epoch = index+1, epoch
 		}
-		cons, err := c.ledger.OrderedConsumer(ctx, cc)
-		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
-			return
-		}
-		defer dropConsumer(c.ledger, cons)
-		if stopped && cons.CachedInfo().NumPending == 0 {
-			return // a stopped team without records
-		}
-		it, err := cons.Messages()
-		if err != nil {
-			yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
-			return
-		}
-		defer it.Stop()
-		stop := context.AfterFunc(ctx, it.Stop)
-		defer stop()
-		for {
-			m, err := it.Next()
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
-				return
+		for failed := 0; ; {
+			w := watchRun{c: c, o: o, stopped: stopped}
+			err := w.follow(ctx, cc, yield)
+			if err == nil {
+				return // the loop stopped, ctx ended, or a stopped team's last record
 			}
-			if err != nil { // the ordered consumer recovers from what it can: this ends the watch
+			if w.read {
+				failed = 0
+			}
+			if failed++; failed > watchRetries || c.nc.IsClosed() {
 				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
-			if !o.add(m, yield) {
+			// A consumer made anew, after the last record read: the
+			// ordered consumer's own reset may be stuck on a consumer
+			// the server placed on a peer that is gone.
+			c.cfg.Logger.Debug("cluster: a watch's consumer failed; making a new one", "team_id", team, "error", err)
+			if o.seq > 0 {
+				cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.seq+1
+			}
+			select {
+			case <-ctx.Done():
 				return
+			case <-time.After(time.Duration(failed) * watchPause):
 			}
-			if stopped {
-				if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
-					return // a stopped team's last record
-				}
-			}
+		}
+	}
+}
+
+// watchResets is how many times a watch's ordered consumer makes its
+// consumer again by itself after a failure (each try waits up to the
+// client's ten seconds for the server) before Watch makes a new one: a
+// server gone can leave the consumer's name assigned to it, so that the
+// ordered consumer's own tries, made under that name, are never
+// answered.
+const watchResets = 1
+
+// watchRetries bounds the consumers Watch makes in a row, after failures,
+// without reading a record in between; the last failure then ends the
+// watch.
+const watchRetries = 5
+
+// watchPause is the pause before a watch's consumer is made anew, times
+// the failures in a row.
+const watchPause = 200 * time.Millisecond
+
+// watchRun is one consumer of a watch.
+type watchRun struct {
+	c       *Client
+	o       *watchOrder
+	stopped bool // the team was stopped before the watch began
+	read    bool // a record was read
+}
+
+// follow reads the records with one ordered consumer made from cc and
+// yields them in order: nil when the watch is over (the loop stopped,
+// ctx ended, a stopped team's last record read), else the consumer's
+// failure.
+func (w *watchRun) follow(ctx context.Context, cc jetstream.OrderedConsumerConfig, yield func(message.Message, error) bool) error {
+	cons, err := w.c.ledger.OrderedConsumer(ctx, cc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer dropConsumer(w.c.ledger, cons)
+	if info := cons.CachedInfo(); w.stopped && info != nil && info.NumPending == 0 {
+		return nil // a stopped team with no record after the last one read
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			return nil
+		}
+		if err != nil { // the ordered consumer recovers from what it can
+			return err
+		}
+		w.read = true
+		md, err := m.Metadata()
+		if err == nil {
+			w.o.seq = md.Sequence.Stream
+		}
+		if !w.o.add(m, yield) {
+			return nil
+		}
+		if w.stopped && err == nil && md.NumPending == 0 {
+			return nil // a stopped team's last record
 		}
 	}
 }
@@ -548,6 +612,7 @@ type watchOrder struct {
 	epoch uint64                   // the claim of the owner whose records are read now
 	held  map[uint64]jetstream.Msg // records that came before the ones before them, by index
 	seen  map[uuid.UUID]bool       // record ids yielded
+	seq   uint64                   // the stream sequence of the last record read (0: none)
 }
 
 // add takes one record read and yields it with every held record that
