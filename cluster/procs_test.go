@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,31 +44,18 @@ const faultShortLeaseEnv = "AKGENTIC_CLUSTER_FAULT_SHORT_LEASE"
 // again with the same key. Every input is run exactly once (one turn, one
 // close), the ledger has no duplicate record and no hole, the counter saw
 // each input once, and the stream has a new leader.
+//
+// By default only the records stream's case runs here: the three run with
+// the worker as a process in TestServerKilledUnderAWorkerProcess. With
+// faultRepeatsEnv set, all three run here too, that many times.
 func TestServerKilledWhileInputsFlow(t *testing.T) {
-	repeats := 1
-	if s := os.Getenv(faultRepeatsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a number of at least 1", faultRepeatsEnv, s)
-		}
-		repeats = n
-	}
-	leases := func(c Config) string { return "KV_" + c.bucketName() }
-	cases := []struct {
-		name   string
-		stream func(Config) string
-		lease  time.Duration
-	}{
-		{"records", func(c Config) string { return c.Stream }, faultLease},
-		{"inbox", func(c Config) string { return c.inboxStream() }, faultLease},
-		{"leases", leases, faultLeaseBucket},
+	repeats := procRepeats(t)
+	cases := serverFaults()
+	if os.Getenv(faultRepeatsEnv) == "" {
+		cases = cases[:1]
 	}
 	if os.Getenv(faultShortLeaseEnv) == "1" {
-		cases = append(cases, struct {
-			name   string
-			stream func(Config) string
-			lease  time.Duration
-		}{"leases-short-lease", leases, faultLease})
+		cases = append(cases, serverFault{"leases-short-lease", leasesStream, faultLease})
 	}
 	for _, tc := range cases {
 		for r := range repeats {
@@ -77,6 +63,27 @@ func TestServerKilledWhileInputsFlow(t *testing.T) {
 				serverKilled(t, tc.stream, tc.lease)
 			})
 		}
+	}
+}
+
+// serverFault is a case of the server fault tests: the stream whose
+// leader is killed, and the lease the workers run on.
+type serverFault struct {
+	name   string
+	stream func(Config) string
+	lease  time.Duration
+}
+
+// leasesStream is the stream of the leases bucket.
+func leasesStream(c Config) string { return "KV_" + c.bucketName() }
+
+// serverFaults are the server fault tests' cases: the leader of the
+// records stream, of the inbox, of the leases bucket killed.
+func serverFaults() []serverFault {
+	return []serverFault{
+		{"records", func(c Config) string { return c.Stream }, faultLease},
+		{"inbox", func(c Config) string { return c.inboxStream() }, faultLease},
+		{"leases", leasesStream, faultLeaseBucket},
 	}
 }
 

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -208,14 +210,21 @@ type procWorker struct {
 
 // newFleet starts a three-server cluster of processes and connects to it;
 // withClient makes the client now (which makes the streams and the
-// bucket), else the workers make them (client does later).
+// bucket), else the workers make them (client does later). Its workers
+// and client run on procLease.
 func newFleet(t *testing.T, ctx context.Context, withClient bool) *fleet {
+	t.Helper()
+	return newFleetLease(t, ctx, withClient, procLease)
+}
+
+// newFleetLease is newFleet with the workers' and client's lease.
+func newFleetLease(t *testing.T, ctx context.Context, withClient bool, lease time.Duration) *fleet {
 	t.Helper()
 	f := &fleet{t: t, dir: t.TempDir(), records: map[uuid.UUID][]seenRecord{},
 		workers: map[string]*procWorker{}, changed: make(chan struct{})}
 	f.servers = procServers(t, ctx)
 	f.nc = connectProcs(t, f.servers)
-	f.cfg = Config{Logger: discard, Replicas: 3, Lease: procLease}
+	f.cfg = Config{Logger: discard, Replicas: 3, Lease: lease}
 	if withClient {
 		f.client(ctx)
 	}
@@ -241,7 +250,8 @@ func (f *fleet) signalLocked() {
 	f.changed = make(chan struct{})
 }
 
-// start runs a worker process named name (its Config.Owner); hold makes
+// start runs a worker process named name (its Config.Owner), on the
+// fleet's lease; hold makes
 // its held turns wait for their stop. It returns once the process runs,
 // not once the worker started (ready waits for that). The process is
 // killed at the end of the test; when the test failed, the end of its log
@@ -249,7 +259,7 @@ func (f *fleet) signalLocked() {
 func (f *fleet) start(name string, hold bool) *procWorker {
 	t := f.t
 	t.Helper()
-	spec, err := json.Marshal(workerProcSpec{URLs: procURLs(f.servers), Owner: name, Lease: procLease, Hold: hold})
+	spec, err := json.Marshal(workerProcSpec{URLs: procURLs(f.servers), Owner: name, Lease: f.cfg.Lease, Hold: hold})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,10 +298,22 @@ func (f *fleet) start(name string, hold bool) *procWorker {
 		_ = p.cmd.Wait()
 		_ = file.Close()
 		if t.Failed() {
+			t.Logf("worker %s's log, its warnings and errors (the last 40):\n%s", name, lastLines(warningLines(p.log.String()), 40))
 			t.Logf("worker %s's log (%s), its last lines:\n%s", name, p.logPath, lastLines(p.log.String(), 40))
 		}
 	})
 	return p
+}
+
+// warningLines returns the lines of a worker's log at level WARN or ERROR.
+func warningLines(log string) string {
+	var out []string
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			out = append(out, strings.TrimRight(line, "\n"))
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // lastLines returns the last n lines of s.
@@ -320,6 +342,13 @@ func (f *fleet) add(worker, line string) {
 // error.
 func (f *fleet) await(ctx context.Context, what string, cond func() bool) {
 	f.t.Helper()
+	f.awaitOr(ctx, what, cond, nil)
+}
+
+// awaitOr is await; when ctx ends first, the failure adds what diagnose
+// says (it runs without the fleet's lock).
+func (f *fleet) awaitOr(ctx context.Context, what string, cond func() bool, diagnose func() string) {
+	f.t.Helper()
 	for {
 		f.mu.Lock()
 		ok := cond()
@@ -340,6 +369,9 @@ func (f *fleet) await(ctx context.Context, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			if diagnose != nil {
+				f.t.Fatalf("waiting for %s: %v; %s", what, ctx.Err(), diagnose())
+			}
 			f.t.Fatalf("waiting for %s: %v", what, ctx.Err())
 		}
 	}
@@ -619,14 +651,14 @@ func (f *fleet) send(ctx context.Context, team uuid.UUID, key, to string) procIn
 // inputs' acknowledgements confirmed).
 func (f *fleet) allAnswered(ctx context.Context, inputs []procInput) {
 	f.t.Helper()
-	f.await(ctx, fmt.Sprintf("the %d inputs answered", len(inputs)), func() bool {
+	f.awaitOr(ctx, fmt.Sprintf("the %d inputs answered", len(inputs)), func() bool {
 		for _, in := range inputs {
 			if !f.answeredLocked(in.team, in.id) {
 				return false
 			}
 		}
 		return true
-	})
+	}, func() string { return f.unanswered(inputs) })
 	var teams []uuid.UUID
 	for _, in := range inputs {
 		if !slices.Contains(teams, in.team) {
@@ -636,6 +668,89 @@ func (f *fleet) allAnswered(ctx context.Context, inputs []procInput) {
 	for _, team := range teams {
 		f.drained(ctx, team)
 	}
+}
+
+// unanswered says, for each input whose close Watch did not yield,
+// whether a worker said it acknowledged it and whether the team's ledger
+// closes it, with the watches' errors and the records each watch yielded:
+// it tells an input never run from a watch that stopped seeing records.
+func (f *fleet) unanswered(inputs []procInput) string {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	f.mu.Lock()
+	var missing []procInput
+	for _, in := range inputs {
+		if !f.answeredLocked(in.team, in.id) {
+			missing = append(missing, in)
+		}
+	}
+	seen := map[uuid.UUID]int{}
+	for team, rs := range f.records {
+		seen[team] = len(rs)
+	}
+	werrs := slices.Clone(f.werrs)
+	f.mu.Unlock()
+	logs := map[uuid.UUID][]message.Message{}
+	var b strings.Builder
+	for _, in := range missing {
+		log, ok := logs[in.team]
+		if !ok {
+			var err error
+			if log, err = ReadTeam(ctx, f.nc.Conn, in.team, f.cfg); err != nil {
+				fmt.Fprintf(&b, "team %s's ledger: %v; ", in.team, err)
+			}
+			logs[in.team] = log
+		}
+		inLedger := false
+		for _, m := range log {
+			if mid, ok := closes(m); ok && attemptOf(in.id, mid) > 0 {
+				inLedger = true
+			}
+		}
+		e, acked := f.event("", "done", in.id.String())
+		fmt.Fprintf(&b, "input %s (team %s): acknowledged by %q %v, closed in the ledger %v; ", in.key, in.team, e.worker, acked, inLedger)
+	}
+	for team, log := range logs {
+		fmt.Fprintf(&b, "team %s: %d records in the ledger, %d yielded by Watch; ", team, len(log), seen[team])
+	}
+	if n, err := teamInputsAll(ctx, f, missing); err == nil {
+		fmt.Fprintf(&b, "inputs held in the inbox: %s; ", n)
+	}
+	fmt.Fprintf(&b, "watch errors: %v; ", werrs)
+	if st, err := f.c.js.Stream(ctx, f.cfg.withDefaultsT(f.t).Stream); err == nil {
+		for ci := range st.ListConsumers(ctx).Info() {
+			if ci.Cluster != nil {
+				fmt.Fprintf(&b, "consumer %s on the records: leader %q, replicas %d, pending %d; ", ci.Name, ci.Cluster.Leader, len(ci.Cluster.Replicas), ci.NumPending)
+			}
+		}
+	}
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	for g := range strings.SplitSeq(stacks.String(), "\n\n") {
+		if strings.Contains(g, "(*Client).Watch") {
+			fmt.Fprintf(&b, "a watch's goroutine:\n%s\n", g)
+		}
+	}
+	return b.String()
+}
+
+// teamInputsAll says how many inputs the inbox holds for each team of
+// inputs.
+func teamInputsAll(ctx context.Context, f *fleet, inputs []procInput) (string, error) {
+	var parts []string
+	done := map[uuid.UUID]bool{}
+	for _, in := range inputs {
+		if done[in.team] {
+			continue
+		}
+		done[in.team] = true
+		n, err := teamInputs(ctx, f.c.js, f.c.cfg, in.team)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", in.team, n))
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 // drained waits until the inbox holds no input of the team (each
