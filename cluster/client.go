@@ -451,10 +451,12 @@ func (c *Client) live(ctx context.Context, team uuid.UUID) (jetstream.KeyValueEn
 // records an old owner wrote after a hole, which the next owner wrote
 // over (see ReadTeam), are never yielded. A record that does not decode,
 // or carries no ledger index, is yielded as it comes (an error for one
-// that does not decode), and the watch goes on. A consumer that fails (a
-// server gone, its own resets not answered) is made anew, reading on
-// after the last record read; the connection closed, or a sixth failure
-// in a row with no record read between them, is yielded last.
+// that does not decode), and the watch goes on. When the ordered consumer
+// cannot make its JetStream consumer again after a server's loss (it
+// tries once, under a name the lost server may still hold), Watch makes a
+// new one that reads on after the last record read. The connection
+// closed, or consumers failing for a minute with no record read, end the
+// watch: the last failure is yielded.
 //
 // A team the leases bucket does not know is an error wrapping
 // ErrNoSuchTeam, yielded at once. A team stopped before the watch began
@@ -477,78 +479,91 @@ func (c *Client) Watch(ctx context.Context, team uuid.UUID, from uint64) iter.Se
 			cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq
 			o.next, o.epoch = index+1, epoch
 		}
+		var failing time.Time // when the failures in a row began (zero: none)
 		for failed := 0; ; {
 			w := watchRun{c: c, o: o, stopped: stopped}
 			err := w.follow(ctx, cc, yield)
-			if err == nil {
+			if err == nil || ctx.Err() != nil {
 				return // the loop stopped, ctx ended, or a stopped team's last record
 			}
-			if w.read {
-				failed = 0
+			if w.read || !w.began.IsZero() && time.Since(w.began) >= watchGiveUp {
+				failed, failing = 0, time.Time{} // it read, or ran long enough: a new run of failures
 			}
-			if failed++; failed > watchRetries || c.nc.IsClosed() {
+			if failed++; failing.IsZero() {
+				failing = time.Now()
+			}
+			if c.nc.IsClosed() || (failed > 1 && time.Since(failing) >= watchGiveUp) {
 				yield(nil, fmt.Errorf("cluster: watch team %s: %w", team, reach(c.nc, err)))
 				return
 			}
-			// A consumer made anew, after the last record read: the
-			// ordered consumer's own reset may be stuck on a consumer
-			// the server placed on a peer that is gone.
 			c.cfg.Logger.Debug("cluster: a watch's consumer failed; making a new one", "team_id", team, "error", err)
-			if o.seq > 0 {
+			if o.seq > 0 { // on after the last record read
 				cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.seq+1
 			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(time.Duration(failed) * watchPause):
+			case <-time.After(min(time.Duration(failed)*watchPause, watchMaxPause)):
 			}
 		}
 	}
 }
 
-// watchResets is how many times a watch's ordered consumer makes its
-// consumer again by itself after a failure (each try waits up to the
-// client's ten seconds for the server) before Watch makes a new one: a
-// server gone can leave the consumer's name assigned to it, so that the
-// ordered consumer's own tries, made under that name, are never
-// answered.
+// watchResets is how many times a watch's ordered consumer tries by
+// itself to make its consumer again after a failure (nats.go gives each
+// try ten seconds) before Watch makes a new one. Its tries all use one
+// name, and a server lost can keep that name's assignment: the tries
+// are then never answered, and an ordered consumer left to retry would
+// wait forever.
 const watchResets = 1
 
-// watchRetries bounds the consumers Watch makes in a row, after failures,
-// without reading a record in between; the last failure then ends the
-// watch.
-const watchRetries = 5
+// watchGiveUp is how long a watch's consumers may go on failing, made
+// anew each time with no record read, before the watch ends with the
+// last failure: about a minute, longer than a cluster's elections.
+const watchGiveUp = time.Minute
 
-// watchPause is the pause before a watch's consumer is made anew, times
-// the failures in a row.
-const watchPause = 200 * time.Millisecond
+// watchPause is the pause before a watch's consumer is made anew: this
+// times the failures in a row, at most watchMaxPause.
+const (
+	watchPause    = 200 * time.Millisecond
+	watchMaxPause = 2 * time.Second
+)
 
 // watchRun is one consumer of a watch.
 type watchRun struct {
 	c       *Client
 	o       *watchOrder
-	stopped bool // the team was stopped before the watch began
-	read    bool // a record was read
+	stopped bool      // the team was stopped before the watch began
+	began   time.Time // when the consumer was made
+	read    bool      // a record was read
 }
 
 // follow reads the records with one ordered consumer made from cc and
 // yields them in order: nil when the watch is over (the loop stopped,
 // ctx ended, a stopped team's last record read), else the consumer's
-// failure.
+// failure (the connection closed included).
 func (w *watchRun) follow(ctx context.Context, cc jetstream.OrderedConsumerConfig, yield func(message.Message, error) bool) error {
-	cons, err := w.c.ledger.OrderedConsumer(ctx, cc)
+	cctx, cancel := context.WithTimeout(ctx, readCreateTimeout)
+	cons, err := w.c.ledger.OrderedConsumer(cctx, cc)
+	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
 		return err
 	}
-	defer dropConsumer(w.c.ledger, cons)
+	w.began = time.Now()
+	failed := false
+	defer func() {
+		// A failed consumer is not deleted here: nats.go's own reset
+		// deleted it, and one a lost server held ends after readIdle.
+		if !failed {
+			dropConsumer(w.c.ledger, cons)
+		}
+	}()
 	if info := cons.CachedInfo(); w.stopped && info != nil && info.NumPending == 0 {
 		return nil // a stopped team with no record after the last one read
 	}
 	it, err := cons.Messages()
 	if err != nil {
+		failed = true
 		return err
 	}
 	defer it.Stop()
@@ -556,10 +571,14 @@ func (w *watchRun) follow(ctx context.Context, cc jetstream.OrderedConsumerConfi
 	defer stop()
 	for {
 		m, err := it.Next()
-		if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil { // the ordered consumer recovers from what it can
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) && !w.c.nc.IsClosed() {
+			return nil
+		}
+		if err != nil { // the connection closed, or the ordered consumer could not recover
+			failed = true
 			return err
 		}
 		w.read = true

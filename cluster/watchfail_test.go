@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,9 +70,10 @@ func TestWatchGoesOnWhenItsConsumerCannotBeMadeAgain(t *testing.T) {
 		n++
 	}
 
-	// The watch's consumer, named PREFIX_1 by the ordered consumer: a
-	// durable consumer of another kind takes the name it would be made
-	// again under (PREFIX_2), then the watch's is deleted.
+	// The watch's consumer, named PREFIX_N by the ordered consumer (N is
+	// 1 unless it was made again already): a durable consumer of another
+	// kind takes the name it would be made again under (PREFIX_N+1), then
+	// the watch's is deleted.
 	st, err := c.js.Stream(ctx, c.cfg.Stream)
 	if err != nil {
 		t.Fatal(err)
@@ -80,15 +84,17 @@ func TestWatchGoesOnWhenItsConsumerCannotBeMadeAgain(t *testing.T) {
 			name = ci.Name
 		}
 	}
-	prefix, ok := strings.CutSuffix(name, "_1")
-	if !ok {
-		t.Fatalf("the watch's consumer is %q; want a name ending in _1", name)
+	i := strings.LastIndexByte(name, '_')
+	serial, err := strconv.Atoi(name[i+1:])
+	if i < 0 || err != nil {
+		t.Fatalf("the watch's consumer is %q; want a name PREFIX_N", name)
 	}
-	if _, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: prefix + "_2", AckPolicy: jetstream.AckExplicitPolicy,
+	blocker := fmt.Sprintf("%s_%d", name[:i], serial+1)
+	if _, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: blocker, AckPolicy: jetstream.AckExplicitPolicy,
 		FilterSubject: c.cfg.recordsSubject(id)}); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = st.DeleteConsumer(context.Background(), prefix+"_2") }()
+	defer func() { _ = st.DeleteConsumer(context.Background(), blocker) }()
 	if err := st.DeleteConsumer(ctx, name); err != nil {
 		t.Fatal(err)
 	}
@@ -124,5 +130,35 @@ func TestWatchGoesOnWhenItsConsumerCannotBeMadeAgain(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A watch whose connection is closed ends with an error saying so, not
+// as a stopped team's watch ends (with no error).
+func TestWatchEndsWithAnErrorWhenItsConnectionCloses(t *testing.T) {
+	e := embedded(t)
+	ctx := actortest.Context(t)
+	sys := system(t)
+	w := startNamed(t, ctx, connect(t, e), sys, "w1")
+	own := connect(t, e) // the client's own connection, closed below
+	c := client(t, ctx, own)
+	id, err := c.Create(ctx, "counters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitInputs(t, ctx, w.inputs, send(t, ctx, c, id, "a", "one")...)
+	var last error
+	records := 0
+	for _, err := range c.Watch(ctx, id, 0) {
+		if err != nil {
+			last = err
+			break
+		}
+		if records++; records == 1 {
+			own.Close()
+		}
+	}
+	if !errors.Is(last, ErrUnreachable) {
+		t.Fatalf("the watch ended with %v after %d records; want an error wrapping ErrUnreachable", last, records)
 	}
 }

@@ -711,9 +711,11 @@ func (f *fleet) unanswered(inputs []procInput) string {
 		fmt.Fprintf(&b, "input %s (team %s): acknowledged by %q %v, closed in the ledger %v; ", in.key, in.team, e.worker, acked, inLedger)
 	}
 	for team, log := range logs {
-		fmt.Fprintf(&b, "team %s: %d records in the ledger, %d yielded by Watch; ", team, len(log), seen[team])
+		fmt.Fprintf(&b, "team %s: %d records in the ledger, %d yielded by Watch (a watch begun again yields some again); ", team, len(log), seen[team])
 	}
-	if n, err := teamInputsAll(ctx, f, missing); err == nil {
+	if n, err := teamInputsAll(ctx, f, missing); err != nil {
+		fmt.Fprintf(&b, "the inbox not read: %v; ", err)
+	} else {
 		fmt.Fprintf(&b, "inputs held in the inbox: %s; ", n)
 	}
 	fmt.Fprintf(&b, "watch errors: %v; ", werrs)
