@@ -90,6 +90,7 @@ func (cn *conn) transport(s *session) (sdk.Transport, error) {
 		cmd.Env = env
 		s.stderr = &tail{}
 		cmd.Stderr = s.stderr
+		s.cmd = cmd
 		return &command{cmd: cmd, tap: s.listing.line}, nil
 	}
 	rt := &roundTripper{base: cn.http, tap: s.listing.line}
@@ -282,6 +283,7 @@ type session struct {
 	stderr  *tail         // a stdio server's; nil for HTTP
 	listing taskTools     // the tools only callable as tasks
 	ended   chan struct{} // closed when the SDK has seen the session end
+	cmd     *exec.Cmd     // a stdio server's process; nil for HTTP
 }
 
 // dead reports whether the session is known to have ended (a stdio
@@ -292,8 +294,10 @@ func (s *session) dead() bool {
 	case <-s.ended:
 		return true
 	default:
-		return false
 	}
+	// A stdio server that exited before the SDK read the end of its
+	// output: a call now would go to its pipe and fail as if cut in flight.
+	return s.cmd != nil && s.cmd.Process != nil && childExited(s.cmd.Process.Pid)
 }
 
 // explain adds to err what a stdio server last wrote on its stderr.
