@@ -363,7 +363,7 @@ func TestDeadTeamResumesAfterBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = watch.Stop() }()
+	defer stopWatch(watch)
 	if err := w1.sys.Stop(ctx, team.Address()); err != nil { // a raw stop: no Team.Stop
 		t.Fatal(err)
 	}

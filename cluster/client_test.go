@@ -327,7 +327,7 @@ func TestStoppedTeamLeavesNoConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = watch.Stop() }()
+	defer stopWatch(watch)
 	if err := w.team(id).Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

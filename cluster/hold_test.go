@@ -76,7 +76,7 @@ func TestHeartbeatWritesShardsNotTeams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = watch.Stop() }()
+	defer stopWatch(watch)
 	renewed := map[string]int{} // by shard key
 	for {
 		var e jetstream.KeyValueEntry

@@ -112,7 +112,7 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { _ = watch.Stop() }()
+	defer stopWatch(watch)
 	teams := map[string]teamLease{}
 	workers := map[string]presence{}
 	revs := map[string]uint64{}
@@ -144,6 +144,17 @@ func readBucket(ctx context.Context, kv jetstream.KeyValue) ([]teamLease, []pres
 	return ts, ws, nil
 }
 
+// stopWatch stops a watcher of the leases bucket, then takes what it
+// still delivers until it closes its channel: a watcher stopped while its
+// handler waits to deliver an entry (its channel full) would keep that
+// goroutine forever. nats.go closes the channel once the watcher's
+// subscription has ended.
+func stopWatch(watch jetstream.KeyWatcher) {
+	_ = watch.Stop()
+	for range watch.Updates() {
+	}
+}
+
 // readPresences reads the workers' presences alone (a watch of their keys,
 // not of the whole bucket): O(workers), whatever the number of teams. A
 // presence stored during the read may be missed (the watcher's end of the
@@ -154,7 +165,7 @@ func readPresences(ctx context.Context, kv jetstream.KeyValue) ([]presence, erro
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = watch.Stop() }()
+	defer stopWatch(watch)
 	teams, workers, revs := map[string]teamLease{}, map[string]presence{}, map[string]uint64{}
 	for {
 		select {

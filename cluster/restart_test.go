@@ -58,7 +58,7 @@ func TestWorkerSurvivesNATSRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer watch.Stop()
+	defer stopWatch(watch)
 	select {
 	case e := <-watch.Updates():
 		var l lease

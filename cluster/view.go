@@ -198,7 +198,7 @@ func (w *Worker) watchBucket(ctx context.Context) {
 		}
 		wait = retryMin
 		w.follow(ctx, watch, lastRevision(ctx, w.kv))
-		_ = watch.Stop()
+		stopWatch(watch)
 	}
 }
 
